@@ -1,0 +1,3 @@
+//! tacit-signer and tacit-verify.
+//!
+//! Not built yet: issue 5 fills this crate.

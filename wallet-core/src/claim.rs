@@ -1,0 +1,317 @@
+//! Claims: yes/no questions with public parameters from a site's policy, and their evaluation.
+//!
+//! A claim carries no value from the profile. Evaluating one yields the claim and a boolean,
+//! nothing else.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use time::Date;
+
+use crate::error::Error;
+use crate::profile::{ConditionCode, Currency, DistrictId, MAX_AGE_YEARS, MAX_INCOME_MINOR, Money};
+use crate::profile::{Profile, years_before};
+
+/// The profile attribute a claim is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attribute {
+    Income,
+    Age,
+    District,
+    Conditions,
+}
+
+impl Attribute {
+    pub const ALL: [Attribute; 4] = [
+        Attribute::Income,
+        Attribute::Age,
+        Attribute::District,
+        Attribute::Conditions,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Attribute::Income => "income",
+            Attribute::Age => "age",
+            Attribute::District => "district",
+            Attribute::Conditions => "conditions",
+        }
+    }
+}
+
+/// A question a site may ask. Every parameter is public: it comes from the site's policy.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "ClaimRepr")]
+pub enum Claim {
+    /// Annual income strictly below `limit`, in the same currency as the profile.
+    IncomeBelow { limit: Money },
+    /// At least `years` old on the evaluation date.
+    AgeAtLeast { years: u8 },
+    /// Resides in one of `districts`.
+    ResidesIn { districts: BTreeSet<DistrictId> },
+    /// Has none of `conditions`.
+    HasNoneOf { conditions: BTreeSet<ConditionCode> },
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum ClaimRepr {
+    IncomeBelow { limit: Money },
+    AgeAtLeast { years: u8 },
+    ResidesIn { districts: Vec<DistrictId> },
+    HasNoneOf { conditions: Vec<ConditionCode> },
+}
+
+impl TryFrom<ClaimRepr> for Claim {
+    type Error = Error;
+    fn try_from(repr: ClaimRepr) -> Result<Self, Error> {
+        match repr {
+            ClaimRepr::IncomeBelow { limit } => Claim::income_below(limit),
+            ClaimRepr::AgeAtLeast { years } => Claim::age_at_least(years),
+            ClaimRepr::ResidesIn { districts } => Claim::resides_in(districts),
+            ClaimRepr::HasNoneOf { conditions } => Claim::has_none_of(conditions),
+        }
+    }
+}
+
+impl Claim {
+    /// Income strictly below `limit`; the limit must be positive and below the income ceiling.
+    pub fn income_below(limit: Money) -> Result<Self, Error> {
+        if limit.amount_minor == 0 || limit.amount_minor > MAX_INCOME_MINOR {
+            return Err(Error::InvalidClaim(
+                "income limit must be between 1 and 100000000000 minor units",
+            ));
+        }
+        Ok(Claim::IncomeBelow { limit })
+    }
+
+    /// At least `years` old; between 1 and 130.
+    pub fn age_at_least(years: u8) -> Result<Self, Error> {
+        if years == 0 || years > MAX_AGE_YEARS {
+            return Err(Error::InvalidClaim(
+                "age threshold must be between 1 and 130 years",
+            ));
+        }
+        Ok(Claim::AgeAtLeast { years })
+    }
+
+    /// Resides in one of the given districts; at least one, no repeats.
+    pub fn resides_in(districts: impl IntoIterator<Item = DistrictId>) -> Result<Self, Error> {
+        let list: Vec<_> = districts.into_iter().collect();
+        let set: BTreeSet<_> = list.iter().cloned().collect();
+        if set.is_empty() {
+            return Err(Error::InvalidClaim(
+                "districts must name at least one district",
+            ));
+        }
+        if set.len() != list.len() {
+            return Err(Error::InvalidClaim(
+                "districts lists a district more than once",
+            ));
+        }
+        Ok(Claim::ResidesIn { districts: set })
+    }
+
+    /// Has none of the given conditions; at least one, no repeats.
+    pub fn has_none_of(conditions: impl IntoIterator<Item = ConditionCode>) -> Result<Self, Error> {
+        let list: Vec<_> = conditions.into_iter().collect();
+        let set: BTreeSet<_> = list.iter().cloned().collect();
+        if set.is_empty() {
+            return Err(Error::InvalidClaim(
+                "conditions must name at least one condition",
+            ));
+        }
+        if set.len() != list.len() {
+            return Err(Error::InvalidClaim(
+                "conditions lists a condition more than once",
+            ));
+        }
+        Ok(Claim::HasNoneOf { conditions: set })
+    }
+
+    /// The attribute this claim is about.
+    pub fn attribute(&self) -> Attribute {
+        match self {
+            Claim::IncomeBelow { .. } => Attribute::Income,
+            Claim::AgeAtLeast { .. } => Attribute::Age,
+            Claim::ResidesIn { .. } => Attribute::District,
+            Claim::HasNoneOf { .. } => Attribute::Conditions,
+        }
+    }
+
+    /// The kind as spelled in JSON (`income_below`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Claim::IncomeBelow { .. } => "income_below",
+            Claim::AgeAtLeast { .. } => "age_at_least",
+            Claim::ResidesIn { .. } => "resides_in",
+            Claim::HasNoneOf { .. } => "has_none_of",
+        }
+    }
+
+    /// A byte-stable one-line rendering: `kind` then its public parameters, space separated.
+    /// Used for hashing, the log export and people-facing summaries.
+    pub fn canonical(&self) -> String {
+        match self {
+            Claim::IncomeBelow { limit } => {
+                format!(
+                    "income_below {} {}",
+                    limit.amount_minor,
+                    limit.currency.as_str()
+                )
+            }
+            Claim::AgeAtLeast { years } => format!("age_at_least {years}"),
+            Claim::ResidesIn { districts } => format!(
+                "resides_in {}",
+                join(districts.iter().map(DistrictId::as_str))
+            ),
+            Claim::HasNoneOf { conditions } => {
+                format!(
+                    "has_none_of {}",
+                    join(conditions.iter().map(ConditionCode::as_str))
+                )
+            }
+        }
+    }
+
+    /// Parses [`Claim::canonical`] output, validating every parameter.
+    pub fn parse_canonical(text: &str) -> Result<Self, Error> {
+        let bad = Error::InvalidClaim("not a canonical claim");
+        let mut parts = text.split(' ');
+        let kind = parts.next().ok_or_else(|| bad.clone())?;
+        let rest: Vec<&str> = parts.collect();
+        match (kind, rest.as_slice()) {
+            ("income_below", [amount, currency]) => {
+                let amount_minor = parse_canonical_u64(amount).ok_or_else(|| bad.clone())?;
+                let currency = Currency::parse(currency).map_err(|_| bad.clone())?;
+                Claim::income_below(Money {
+                    amount_minor,
+                    currency,
+                })
+            }
+            ("age_at_least", [years]) => {
+                let years = parse_canonical_u64(years)
+                    .and_then(|y| u8::try_from(y).ok())
+                    .ok_or_else(|| bad.clone())?;
+                Claim::age_at_least(years)
+            }
+            ("resides_in", [list]) => {
+                let codes = list
+                    .split(',')
+                    .map(DistrictId::parse)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let claim = Claim::resides_in(codes)?;
+                if claim.canonical() == text {
+                    Ok(claim)
+                } else {
+                    Err(bad)
+                }
+            }
+            ("has_none_of", [list]) => {
+                let codes = list
+                    .split(',')
+                    .map(ConditionCode::parse)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let claim = Claim::has_none_of(codes)?;
+                if claim.canonical() == text {
+                    Ok(claim)
+                } else {
+                    Err(bad)
+                }
+            }
+            _ => Err(bad),
+        }
+    }
+}
+
+fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items.collect::<Vec<_>>().join(",")
+}
+
+/// Decimal without sign, leading zeros or other decoration, so that parse ∘ render is the identity.
+fn parse_canonical_u64(text: &str) -> Option<u64> {
+    let ok = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    if ok { text.parse().ok() } else { None }
+}
+
+/// What happened to a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Satisfied,
+    NotSatisfied,
+    /// Refused because answering would narrow what is known below the privacy floor,
+    /// or because the grant no longer holds.
+    Declined,
+    /// The question could not be asked of this profile (for example another currency).
+    Invalid,
+}
+
+impl Outcome {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Satisfied => "satisfied",
+            Outcome::NotSatisfied => "not_satisfied",
+            Outcome::Declined => "declined",
+            Outcome::Invalid => "invalid",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            Outcome::Satisfied,
+            Outcome::NotSatisfied,
+            Outcome::Declined,
+            Outcome::Invalid,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == text)
+    }
+
+    pub const fn from_bool(satisfied: bool) -> Self {
+        if satisfied {
+            Outcome::Satisfied
+        } else {
+            Outcome::NotSatisfied
+        }
+    }
+}
+
+/// The whole result of evaluating a claim: the claim and whether it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evaluation {
+    pub claim: Claim,
+    pub satisfied: bool,
+}
+
+/// The latest date of birth for which a person is at least `years` old on `today`.
+///
+/// A 29 February birthday counts as passed on 1 March in a common year.
+pub fn age_cutoff(today: Date, years: u8) -> Date {
+    years_before(today, years)
+}
+
+/// Evaluates `claim` against `profile` on `today` (the caller's date).
+///
+/// An income claim in another currency than the profile's is [`Error::CurrencyMismatch`].
+pub fn evaluate(profile: &Profile, claim: &Claim, today: Date) -> Result<Evaluation, Error> {
+    let satisfied = match claim {
+        Claim::IncomeBelow { limit } => {
+            let income = profile.income();
+            if income.currency != limit.currency {
+                return Err(Error::CurrencyMismatch);
+            }
+            income.amount_minor < limit.amount_minor
+        }
+        Claim::AgeAtLeast { years } => profile.date_of_birth() <= age_cutoff(today, *years),
+        Claim::ResidesIn { districts } => districts.contains(profile.district()),
+        Claim::HasNoneOf { conditions } => profile.conditions().is_disjoint(conditions),
+    };
+    Ok(Evaluation {
+        claim: claim.clone(),
+        satisfied,
+    })
+}

@@ -1,0 +1,104 @@
+//! The crate's one error type. Messages name fields and reasons, never a value from the profile.
+
+/// A profile field, named in validation errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Income,
+    Currency,
+    DateOfBirth,
+    District,
+    Conditions,
+}
+
+impl Field {
+    /// The field's name as the page and the tools spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Income => "income",
+            Field::Currency => "currency",
+            Field::DateOfBirth => "date_of_birth",
+            Field::District => "district",
+            Field::Conditions => "conditions",
+        }
+    }
+}
+
+impl core::fmt::Display for Field {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Everything that can go wrong in wallet-core.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A profile field failed validation.
+    #[error("{field}: {reason}")]
+    InvalidProfile { field: Field, reason: &'static str },
+
+    /// A claim's public parameters are malformed.
+    #[error("invalid claim: {0}")]
+    InvalidClaim(&'static str),
+
+    /// An income claim is in another currency than the profile's; Tacit never converts.
+    #[error(
+        "invalid claim: the limit's currency differs from the profile's; amounts are never converted"
+    )]
+    CurrencyMismatch,
+
+    /// Creating a vault with parameters below the allowed floor.
+    #[error("vault parameters too weak: {0}")]
+    WeakKdfParams(&'static str),
+
+    /// The envelope's bytes are not a well-formed vault (used by `Envelope::parse`).
+    #[error("vault envelope malformed: {0}")]
+    Envelope(&'static str),
+
+    /// Opening a vault failed: wrong passphrase, tampering, truncation or a hostile header.
+    /// Deliberately one uninformative variant.
+    #[error("the passphrase is wrong or the vault is damaged")]
+    CannotOpen,
+
+    /// A log export could not be imported.
+    #[error("log import failed at line {line}: {reason}")]
+    LogImport { line: usize, reason: &'static str },
+
+    /// A text field for the log (origin, tool name, grant id) is not acceptable.
+    #[error("log field {field}: {reason}")]
+    LogField {
+        field: &'static str,
+        reason: &'static str,
+    },
+
+    /// The comparison log's hash chain does not hold at the entry with this index.
+    #[error("log chain broken at entry {index}")]
+    ChainBroken { index: usize },
+
+    /// A receipt could not be parsed.
+    #[error("receipt malformed: {0}")]
+    ReceiptFormat(&'static str),
+
+    /// The receipt's signature does not verify under its key.
+    #[error("receipt signature does not verify")]
+    BadSignature,
+
+    /// The receipt names a key the verifier does not know, or one not valid when it signed.
+    #[error("receipt signed by an unknown key")]
+    UnknownKey,
+
+    /// The receipt's validity window has passed.
+    #[error("receipt expired")]
+    Expired,
+
+    /// The receipt's validity window has not started.
+    #[error("receipt not yet valid")]
+    NotYetValid,
+
+    /// The receipt was made for another site.
+    #[error("receipt audience does not match")]
+    AudienceMismatch,
+
+    /// The receipt answers another nonce than the one the site issued.
+    #[error("receipt nonce does not match")]
+    NonceMismatch,
+}

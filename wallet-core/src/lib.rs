@@ -1,0 +1,24 @@
+//! # wallet-core
+//!
+//! Tacit's pure core. It promises:
+//! - a **profile** (income, date of birth, district, conditions) validated on entry, whose `Debug`
+//!   prints nothing and whose memory is wiped on drop;
+//! - a **vault**: an Argon2id + AES-256-GCM envelope, versioned, with header fields bound as
+//!   associated data and one uninformative error for every way opening can fail;
+//! - **claims** with public parameters only, whose evaluation yields a boolean and nothing else;
+//! - a **disclosure ledger** that declines any question that would narrow what has been revealed
+//!   below a floor, deciding from the question history alone, never from the secret;
+//! - a hash-chained **comparison log** that holds comparisons only, with a byte-stable export;
+//! - **receipt** payloads with canonical signing bytes and an Ed25519 verifier.
+//!
+//! It refuses to touch the outside world: no clock (dates and times are arguments), no
+//! randomness of its own (a `rand_core::CryptoRng` is passed in), no I/O, no browser types.
+
+pub mod catalogue;
+pub mod claim;
+pub mod error;
+pub mod profile;
+
+pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
+pub use error::{Error, Field};
+pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};

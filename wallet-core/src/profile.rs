@@ -1,0 +1,314 @@
+//! The person's facts. Validated on entry; never printed; zeroized on drop.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use time::{Date, Month};
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use crate::catalogue;
+use crate::error::{Error, Field};
+
+/// Largest income accepted, in minor units (one billion major units). Also the top of the
+/// disclosure ledger's income domain.
+pub const MAX_INCOME_MINOR: u64 = 100_000_000_000;
+
+/// Oldest date of birth accepted, in years before "today".
+pub const MAX_AGE_YEARS: u8 = 130;
+
+/// An ISO 4217 currency code from [`catalogue::CURRENCIES`].
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Currency([u8; 3]);
+
+impl Currency {
+    /// Parses a three-letter code from the catalogue.
+    pub fn parse(code: &str) -> Result<Self, Error> {
+        let bytes: [u8; 3] = code
+            .as_bytes()
+            .try_into()
+            .map_err(|_| Error::InvalidProfile {
+                field: Field::Currency,
+                reason: "must be a three-letter ISO 4217 code",
+            })?;
+        if !catalogue::is_currency(code) {
+            return Err(Error::InvalidProfile {
+                field: Field::Currency,
+                reason: "not a currency the wallet accepts",
+            });
+        }
+        Ok(Self(bytes))
+    }
+
+    /// The code as text.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.0).unwrap_or("???")
+    }
+}
+
+impl TryFrom<String> for Currency {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self, Error> {
+        Self::parse(&value)
+    }
+}
+
+impl From<Currency> for String {
+    fn from(value: Currency) -> Self {
+        value.as_str().to_owned()
+    }
+}
+
+impl core::fmt::Debug for Currency {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An amount in integer minor units (cents) of a currency. Public when it is a claim's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Money {
+    pub amount_minor: u64,
+    pub currency: Currency,
+}
+
+macro_rules! catalogue_code {
+    ($(#[$meta:meta])* $name:ident, $check:path, $field:expr, $what:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// Accepts only a code from the published catalogue.
+            pub fn parse(code: &str) -> Result<Self, Error> {
+                if $check(code) {
+                    Ok(Self(code.to_owned()))
+                } else {
+                    Err(Error::InvalidProfile { field: $field, reason: $what })
+                }
+            }
+
+            /// The catalogue code.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = Error;
+            fn try_from(value: String) -> Result<Self, Error> {
+                Self::parse(&value)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(value: $name) -> Self {
+                value.0.clone()
+            }
+        }
+
+        impl Zeroize for $name {
+            fn zeroize(&mut self) {
+                self.0.zeroize();
+            }
+        }
+    };
+}
+
+catalogue_code!(
+    /// A district code from [`catalogue::DISTRICTS`].
+    DistrictId,
+    catalogue::is_district,
+    Field::District,
+    "unknown district; choose one from the catalogue"
+);
+catalogue_code!(
+    /// A condition code from [`catalogue::CONDITIONS`].
+    ConditionCode,
+    catalogue::is_condition,
+    Field::Conditions,
+    "unknown condition code; choose codes from the catalogue"
+);
+
+/// What the person types, before validation. Income is signed so that a negative entry can be
+/// refused with a message rather than fail to parse.
+#[derive(Clone, Serialize, Deserialize, Zeroize, ZeroizeOnDrop)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileInput {
+    pub income_minor: i64,
+    pub currency: String,
+    /// ISO 8601 calendar date, `YYYY-MM-DD`.
+    pub date_of_birth: String,
+    pub district: String,
+    pub conditions: Vec<String>,
+}
+
+impl core::fmt::Debug for ProfileInput {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ProfileInput { .. }")
+    }
+}
+
+/// The validated profile. Its `Debug` prints no value; its memory is wiped on drop.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    income: Money,
+    #[serde(with = "iso_date")]
+    date_of_birth: Date,
+    district: DistrictId,
+    conditions: BTreeSet<ConditionCode>,
+}
+
+impl Profile {
+    /// Validates what the person entered. `today` is the caller's date (the crate has no clock).
+    pub fn new(input: &ProfileInput, today: Date) -> Result<Self, Error> {
+        let amount_minor =
+            u64::try_from(input.income_minor).map_err(|_| Error::InvalidProfile {
+                field: Field::Income,
+                reason: "must not be negative",
+            })?;
+        if amount_minor >= MAX_INCOME_MINOR {
+            return Err(Error::InvalidProfile {
+                field: Field::Income,
+                reason: "must be below 1,000,000,000 in major units",
+            });
+        }
+        let currency = Currency::parse(&input.currency)?;
+        let date_of_birth = parse_date(&input.date_of_birth)?;
+        if date_of_birth > today {
+            return Err(Error::InvalidProfile {
+                field: Field::DateOfBirth,
+                reason: "must not be in the future",
+            });
+        }
+        if date_of_birth < earliest_birth_date(today) {
+            return Err(Error::InvalidProfile {
+                field: Field::DateOfBirth,
+                reason: "must not be more than 130 years ago",
+            });
+        }
+        let district = DistrictId::parse(&input.district)?;
+        let conditions = input
+            .conditions
+            .iter()
+            .map(|c| ConditionCode::parse(c))
+            .collect::<Result<BTreeSet<_>, _>>()?;
+        if conditions.len() != input.conditions.len() {
+            return Err(Error::InvalidProfile {
+                field: Field::Conditions,
+                reason: "lists a condition more than once",
+            });
+        }
+        Ok(Self {
+            income: Money {
+                amount_minor,
+                currency,
+            },
+            date_of_birth,
+            district,
+            conditions,
+        })
+    }
+
+    /// Annual income. Read only by claim evaluation and the profile editor.
+    pub fn income(&self) -> Money {
+        self.income
+    }
+
+    /// Date of birth. Read only by claim evaluation and the profile editor.
+    pub fn date_of_birth(&self) -> Date {
+        self.date_of_birth
+    }
+
+    /// District of residence. Read only by claim evaluation and the profile editor.
+    pub fn district(&self) -> &DistrictId {
+        &self.district
+    }
+
+    /// Medical conditions. Read only by claim evaluation and the profile editor.
+    pub fn conditions(&self) -> &BTreeSet<ConditionCode> {
+        &self.conditions
+    }
+
+    /// The editor's view: the same facts as typed input.
+    pub fn to_input(&self) -> ProfileInput {
+        ProfileInput {
+            income_minor: i64::try_from(self.income.amount_minor).unwrap_or(i64::MAX),
+            currency: self.income.currency.as_str().to_owned(),
+            date_of_birth: format_date(self.date_of_birth),
+            district: self.district.as_str().to_owned(),
+            conditions: self
+                .conditions
+                .iter()
+                .map(|c| c.as_str().to_owned())
+                .collect(),
+        }
+    }
+}
+
+impl core::fmt::Debug for Profile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Profile { .. }")
+    }
+}
+
+impl Drop for Profile {
+    fn drop(&mut self) {
+        self.income.amount_minor.zeroize();
+        self.date_of_birth = Date::MIN;
+        self.district.zeroize();
+        // BTreeSet cannot be wiped in place; take the codes out and wipe each.
+        for mut code in core::mem::take(&mut self.conditions) {
+            code.zeroize();
+        }
+    }
+}
+
+/// The earliest date of birth accepted on `today`: 130 years before it (28 February when
+/// `today` is 29 February and that year is not a leap year).
+pub fn earliest_birth_date(today: Date) -> Date {
+    years_before(today, MAX_AGE_YEARS)
+}
+
+/// The same calendar day `years` earlier; 29 February maps to 28 February in a common year.
+/// Saturates at `Date::MIN`.
+pub fn years_before(day: Date, years: u8) -> Date {
+    let year = day.year() - i32::from(years);
+    Date::from_calendar_date(year, day.month(), day.day())
+        .or_else(|_| Date::from_calendar_date(year, Month::February, 28))
+        .unwrap_or(Date::MIN)
+}
+
+/// Parses `YYYY-MM-DD`.
+pub fn parse_date(text: &str) -> Result<Date, Error> {
+    Date::parse(text, &iso_date::FORMAT).map_err(|_| Error::InvalidProfile {
+        field: Field::DateOfBirth,
+        reason: "must be a calendar date written YYYY-MM-DD",
+    })
+}
+
+/// Formats `YYYY-MM-DD`.
+pub fn format_date(date: Date) -> String {
+    date.format(&iso_date::FORMAT).unwrap_or_default()
+}
+
+mod iso_date {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use time::Date;
+    use time::format_description::BorrowedFormatItem;
+    use time::macros::format_description;
+
+    pub const FORMAT: &[BorrowedFormatItem<'static>] = format_description!("[year]-[month]-[day]");
+
+    pub fn serialize<S: Serializer>(date: &Date, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_date(*date))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Date, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_date(&text).map_err(serde::de::Error::custom)
+    }
+}

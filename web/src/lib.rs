@@ -1,0 +1,3 @@
+//! The wallet page (wasm-bindgen host for `document.modelContext`).
+//!
+//! Not built yet: issue 4 fills this crate.
