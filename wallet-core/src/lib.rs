@@ -18,7 +18,9 @@ pub mod catalogue;
 pub mod claim;
 pub mod error;
 pub mod profile;
+pub mod types;
 
 pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
 pub use error::{Error, Field};
 pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};
+pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
