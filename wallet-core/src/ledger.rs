@@ -1,0 +1,424 @@
+//! The disclosure ledger: what has already been revealed about each attribute, across every origin.
+//!
+//! Before a claim is evaluated the ledger *assesses* it. The assessment reads only the history of
+//! questions and answers (never the profile), so a refusal carries no information about the secret:
+//!
+//! - **Known**: the answer follows from what is already revealed (a repeat, or a question outside
+//!   the remaining interval); it is given from memory and reveals nothing new.
+//! - **Decline**: one of the two possible answers would narrow what is known below a floor.
+//! - **Evaluate**: both answers keep every floor; the profile may be consulted.
+//!
+//! What is tracked per attribute:
+//! - income: a half-open interval `[lo, hi)` of minor units in the profile's currency (learned
+//!   from the first answered income question; a question in another currency is `invalid`);
+//! - age: an inclusive interval of possible birth dates (age questions are thresholds on the birth
+//!   date, so questions asked on different days combine correctly);
+//! - district: the set of districts still possible;
+//! - conditions: the codes known to be absent, and the sets known to contain at least one held
+//!   code. Any "has one of these" answer must leave at least two candidates, so no answer, alone
+//!   or combined, singles out which condition the person has.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use time::Date;
+
+use crate::catalogue;
+use crate::claim::{Attribute, Claim, Outcome, age_cutoff, evaluate};
+use crate::profile::{
+    ConditionCode, Currency, DistrictId, MAX_INCOME_MINOR, Profile, earliest_birth_date,
+};
+
+/// The narrowest the wallet lets what is known about each attribute become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Floors {
+    /// Narrowest income band, in minor units. Default 500,000 (5,000.00).
+    pub income_band_minor: u64,
+    /// Narrowest band of possible birth dates, in days. Default 365 (one year of age).
+    pub age_band_days: i64,
+    /// Fewest districts that must remain possible. Default 3.
+    pub district_candidates: usize,
+    /// Fewest candidates a "has one of these conditions" answer may leave. Default 2, so no
+    /// answer singles out a condition; values below 2 are raised to 2.
+    pub condition_candidates: usize,
+}
+
+impl Default for Floors {
+    fn default() -> Self {
+        Self {
+            income_band_minor: 500_000,
+            age_band_days: 365,
+            district_candidates: 3,
+            condition_candidates: 2,
+        }
+    }
+}
+
+/// The ledger's verdict on a question, decided from history alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assessment {
+    /// The outcome follows from what is already revealed; answering reveals nothing new.
+    Known(Outcome),
+    /// Answering could narrow what is known below a floor.
+    Decline,
+    /// Both possible answers keep every floor; evaluate the claim.
+    Evaluate,
+}
+
+/// The ledger's answer to a question, ready to log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    pub outcome: Outcome,
+    /// True when the answer came from what was already revealed (nothing new disclosed).
+    pub from_memory: bool,
+}
+
+/// What answering a question would reveal, for the consent screen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Preview {
+    pub assessment: Assessment,
+    /// Bits revealed about the claim's attribute so far.
+    pub bits_now: f64,
+    /// Bits revealed about it after a "satisfied" answer.
+    pub bits_if_satisfied: f64,
+    /// Bits revealed about it after a "not satisfied" answer.
+    pub bits_if_not_satisfied: f64,
+}
+
+/// Bits revealed per attribute: log2 of how much the set of possible values has shrunk.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Bits {
+    pub income: f64,
+    pub age: f64,
+    pub district: f64,
+    pub conditions: f64,
+}
+
+impl Bits {
+    pub fn of(&self, attribute: Attribute) -> f64 {
+        match attribute {
+            Attribute::Income => self.income,
+            Attribute::Age => self.age,
+            Attribute::District => self.district,
+            Attribute::Conditions => self.conditions,
+        }
+    }
+}
+
+/// See the module docs. Serializable so that the page can keep it in the encrypted store: it
+/// summarises answers already given, so it is as private as they are.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisclosureLedger {
+    floors: Floors,
+    /// Currency learned from the first answered income question.
+    income_currency: Option<Currency>,
+    /// Currencies an income question was asked in and found `invalid`.
+    income_not_currency: BTreeSet<Currency>,
+    income_lo: u64,
+    income_hi: u64,
+    /// Earliest possible birth date learned, if any.
+    dob_lo: Option<Date>,
+    /// Latest possible birth date learned, if any.
+    dob_hi: Option<Date>,
+    districts: BTreeSet<DistrictId>,
+    conditions_absent: BTreeSet<ConditionCode>,
+    conditions_some_of: Vec<BTreeSet<ConditionCode>>,
+}
+
+impl Default for DisclosureLedger {
+    fn default() -> Self {
+        Self::new(Floors::default())
+    }
+}
+
+impl DisclosureLedger {
+    /// A ledger that knows nothing yet.
+    pub fn new(floors: Floors) -> Self {
+        Self {
+            floors: Floors {
+                condition_candidates: floors.condition_candidates.max(2),
+                ..floors
+            },
+            income_currency: None,
+            income_not_currency: BTreeSet::new(),
+            income_lo: 0,
+            income_hi: MAX_INCOME_MINOR,
+            dob_lo: None,
+            dob_hi: None,
+            districts: all_districts(),
+            conditions_absent: BTreeSet::new(),
+            conditions_some_of: Vec::new(),
+        }
+    }
+
+    /// The floors in force.
+    pub fn floors(&self) -> Floors {
+        self.floors
+    }
+
+    /// Decides from history alone whether `claim`, asked on `today`, may be evaluated.
+    pub fn assess(&self, claim: &Claim, today: Date) -> Assessment {
+        match claim {
+            Claim::IncomeBelow { limit } => {
+                if self.income_not_currency.contains(&limit.currency) {
+                    return Assessment::Known(Outcome::Invalid);
+                }
+                if let Some(currency) = self.income_currency {
+                    if currency != limit.currency {
+                        return Assessment::Known(Outcome::Invalid);
+                    }
+                }
+                let l = limit.amount_minor;
+                if l <= self.income_lo {
+                    Assessment::Known(Outcome::NotSatisfied)
+                } else if l >= self.income_hi {
+                    Assessment::Known(Outcome::Satisfied)
+                } else if l - self.income_lo < self.floors.income_band_minor
+                    || self.income_hi - l < self.floors.income_band_minor
+                {
+                    Assessment::Decline
+                } else {
+                    Assessment::Evaluate
+                }
+            }
+            Claim::AgeAtLeast { years } => {
+                let cutoff = age_cutoff(today, *years);
+                // Known only from learned bounds; splits measured against today's possible range.
+                if self.dob_hi.is_some_and(|hi| cutoff >= hi) {
+                    return Assessment::Known(Outcome::Satisfied);
+                }
+                if self.dob_lo.is_some_and(|lo| cutoff < lo) {
+                    return Assessment::Known(Outcome::NotSatisfied);
+                }
+                let (lo, hi) = self.dob_bounds(today);
+                // satisfied => dob in [lo, cutoff]; not => dob in [cutoff+1, hi].
+                let if_yes = days_between(lo, cutoff) + 1;
+                let if_no = days_between(cutoff, hi);
+                if if_yes < self.floors.age_band_days || if_no < self.floors.age_band_days {
+                    Assessment::Decline
+                } else {
+                    Assessment::Evaluate
+                }
+            }
+            Claim::ResidesIn { districts } => {
+                let inside = self.districts.intersection(districts).count();
+                let outside = self.districts.len() - inside;
+                if outside == 0 {
+                    Assessment::Known(Outcome::Satisfied)
+                } else if inside == 0 {
+                    Assessment::Known(Outcome::NotSatisfied)
+                } else if inside < self.floors.district_candidates
+                    || outside < self.floors.district_candidates
+                {
+                    Assessment::Decline
+                } else {
+                    Assessment::Evaluate
+                }
+            }
+            Claim::HasNoneOf { conditions } => self.assess_conditions(conditions),
+        }
+    }
+
+    fn assess_conditions(&self, asked: &BTreeSet<ConditionCode>) -> Assessment {
+        let open: BTreeSet<ConditionCode> =
+            asked.difference(&self.conditions_absent).cloned().collect();
+        if open.is_empty() {
+            return Assessment::Known(Outcome::Satisfied);
+        }
+        if self
+            .conditions_some_of
+            .iter()
+            .any(|set| set.is_subset(asked))
+        {
+            // At least one of that set is held, and all of it is being asked about.
+            return Assessment::Known(Outcome::NotSatisfied);
+        }
+        // "not satisfied" would say: at least one of `open` is held.
+        if open.len() < self.floors.condition_candidates {
+            return Assessment::Decline;
+        }
+        // "satisfied" would remove `open` from every known "some of" set.
+        let singles_out = self
+            .conditions_some_of
+            .iter()
+            .any(|set| set.difference(&open).count() < self.floors.condition_candidates);
+        if singles_out {
+            Assessment::Decline
+        } else {
+            Assessment::Evaluate
+        }
+    }
+
+    /// Records the outcome of an evaluated question. `Declined` records nothing.
+    pub fn record(&mut self, claim: &Claim, today: Date, outcome: Outcome) {
+        let satisfied = match outcome {
+            Outcome::Satisfied => true,
+            Outcome::NotSatisfied => false,
+            Outcome::Invalid => {
+                if let Claim::IncomeBelow { limit } = claim {
+                    if self.income_currency.is_none() {
+                        self.income_not_currency.insert(limit.currency);
+                    }
+                }
+                return;
+            }
+            Outcome::Declined => return,
+        };
+        match claim {
+            Claim::IncomeBelow { limit } => {
+                self.income_currency = Some(limit.currency);
+                self.income_not_currency.clear();
+                if satisfied {
+                    self.income_hi = self.income_hi.min(limit.amount_minor);
+                } else {
+                    self.income_lo = self.income_lo.max(limit.amount_minor);
+                }
+            }
+            Claim::AgeAtLeast { years } => {
+                let cutoff = age_cutoff(today, *years);
+                if satisfied {
+                    self.dob_hi = Some(self.dob_hi.map_or(cutoff, |hi| hi.min(cutoff)));
+                } else {
+                    let after = cutoff.next_day().unwrap_or(cutoff);
+                    self.dob_lo = Some(self.dob_lo.map_or(after, |lo| lo.max(after)));
+                }
+            }
+            Claim::ResidesIn { districts } => {
+                if satisfied {
+                    self.districts.retain(|d| districts.contains(d));
+                } else {
+                    self.districts.retain(|d| !districts.contains(d));
+                }
+            }
+            Claim::HasNoneOf { conditions } => {
+                if satisfied {
+                    self.conditions_absent.extend(conditions.iter().cloned());
+                    for set in &mut self.conditions_some_of {
+                        set.retain(|c| !conditions.contains(c));
+                    }
+                } else {
+                    let open = conditions
+                        .difference(&self.conditions_absent)
+                        .cloned()
+                        .collect();
+                    self.conditions_some_of.push(open);
+                }
+            }
+        }
+    }
+
+    /// Assesses, evaluates when allowed, and records: the one way the gate answers a claim.
+    pub fn answer(&mut self, profile: &Profile, claim: &Claim, today: Date) -> Answer {
+        match self.assess(claim, today) {
+            Assessment::Known(outcome) => Answer {
+                outcome,
+                from_memory: true,
+            },
+            Assessment::Decline => Answer {
+                outcome: Outcome::Declined,
+                from_memory: false,
+            },
+            Assessment::Evaluate => {
+                let outcome = match evaluate(profile, claim, today) {
+                    Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
+                    // CurrencyMismatch is the only error evaluation gives.
+                    Err(_) => Outcome::Invalid,
+                };
+                self.record(claim, today, outcome);
+                Answer {
+                    outcome,
+                    from_memory: false,
+                }
+            }
+        }
+    }
+
+    /// What answering `claim` on `today` would reveal, for the consent screen.
+    pub fn preview(&self, claim: &Claim, today: Date) -> Preview {
+        let attribute = claim.attribute();
+        let after = |outcome| {
+            let mut ledger = self.clone();
+            ledger.record(claim, today, outcome);
+            ledger.bits_released(today).of(attribute)
+        };
+        Preview {
+            assessment: self.assess(claim, today),
+            bits_now: self.bits_released(today).of(attribute),
+            bits_if_satisfied: after(Outcome::Satisfied),
+            bits_if_not_satisfied: after(Outcome::NotSatisfied),
+        }
+    }
+
+    /// Bits released per attribute so far (age measured against the birth dates possible on `today`).
+    pub fn bits_released(&self, today: Date) -> Bits {
+        let income_width = self.income_hi.saturating_sub(self.income_lo).max(1);
+        let (lo, hi) = self.dob_bounds(today);
+        let (full_lo, full_hi) = (earliest_birth_date(today), today);
+        let dob_width = (days_between(lo, hi) + 1).max(1);
+        let dob_full = days_between(full_lo, full_hi) + 1;
+        Bits {
+            income: log2_ratio(MAX_INCOME_MINOR as f64, income_width as f64),
+            age: log2_ratio(dob_full as f64, dob_width as f64),
+            district: log2_ratio(
+                catalogue::DISTRICTS.len() as f64,
+                self.districts.len().max(1) as f64,
+            ),
+            conditions: log2_ratio(
+                (1u64 << catalogue::CONDITIONS.len()) as f64,
+                self.consistent_condition_sets().max(1) as f64,
+            ),
+        }
+    }
+
+    /// The income interval `[lo, hi)` known so far, in minor units.
+    pub fn income_interval(&self) -> (u64, u64) {
+        (self.income_lo, self.income_hi)
+    }
+
+    /// The birth-date interval known so far (inclusive), relative to `today` where unbounded.
+    pub fn dob_bounds(&self, today: Date) -> (Date, Date) {
+        let lo = self.dob_lo.unwrap_or_else(|| earliest_birth_date(today));
+        let hi = self.dob_hi.unwrap_or(today);
+        (lo, hi)
+    }
+
+    /// Districts still possible.
+    pub fn district_candidates(&self) -> &BTreeSet<DistrictId> {
+        &self.districts
+    }
+
+    /// Number of condition sets (subsets of the catalogue) consistent with what is revealed.
+    fn consistent_condition_sets(&self) -> u64 {
+        let codes: Vec<&str> = catalogue::CONDITIONS.iter().map(|c| c.code).collect();
+        let mask_of = |set: &BTreeSet<ConditionCode>| {
+            codes.iter().enumerate().fold(0u64, |m, (i, code)| {
+                if set.iter().any(|c| c.as_str() == *code) {
+                    m | (1 << i)
+                } else {
+                    m
+                }
+            })
+        };
+        let absent = mask_of(&self.conditions_absent);
+        let some_of: Vec<u64> = self.conditions_some_of.iter().map(mask_of).collect();
+        (0u64..(1 << codes.len()))
+            .filter(|s| s & absent == 0 && some_of.iter().all(|m| s & m != 0))
+            .count() as u64
+    }
+}
+
+fn all_districts() -> BTreeSet<DistrictId> {
+    catalogue::DISTRICTS
+        .iter()
+        .filter_map(|d| DistrictId::parse(d.code).ok())
+        .collect()
+}
+
+fn days_between(from: Date, to: Date) -> i64 {
+    (to - from).whole_days()
+}
+
+fn log2_ratio(whole: f64, part: f64) -> f64 {
+    (whole / part).log2().max(0.0)
+}

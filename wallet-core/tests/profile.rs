@@ -1,0 +1,128 @@
+//! Item 1: the profile and its validation.
+
+mod common;
+
+use common::{input, profile, today};
+use wallet_core::{Error, Field, Profile, ProfileInput};
+
+fn refused(edit: impl FnOnce(&mut ProfileInput)) -> Error {
+    let mut i = input();
+    edit(&mut i);
+    Profile::new(&i, today()).unwrap_err()
+}
+
+fn field_of(err: Error) -> Field {
+    match err {
+        Error::InvalidProfile { field, .. } => field,
+        other => panic!("expected InvalidProfile, got {other:?}"),
+    }
+}
+
+#[test]
+fn profile_valid_input_is_accepted_and_read_back() {
+    let p = profile();
+    assert_eq!(p.income().amount_minor, 2_840_000);
+    assert_eq!(p.income().currency.as_str(), "EUR");
+    assert_eq!(p.district().as_str(), "nordhafen");
+    assert_eq!(p.to_input().date_of_birth, "1990-02-28");
+    assert_eq!(p.to_input().conditions, vec!["asthma".to_owned()]);
+}
+
+#[test]
+fn profile_validation_names_the_field() {
+    let table: Vec<(Box<dyn FnOnce(&mut ProfileInput)>, Field, &str)> = vec![
+        (Box::new(|i| i.income_minor = -1), Field::Income, "negative"),
+        (
+            Box::new(|i| i.income_minor = 100_000_000_000),
+            Field::Income,
+            "below",
+        ),
+        (
+            Box::new(|i| i.currency = "EURO".into()),
+            Field::Currency,
+            "three-letter",
+        ),
+        (
+            Box::new(|i| i.currency = "XXX".into()),
+            Field::Currency,
+            "not a currency",
+        ),
+        (
+            Box::new(|i| i.date_of_birth = "2026-11-30".into()),
+            Field::DateOfBirth,
+            "future",
+        ),
+        (
+            Box::new(|i| i.date_of_birth = "1896-11-28".into()),
+            Field::DateOfBirth,
+            "130 years",
+        ),
+        (
+            Box::new(|i| i.date_of_birth = "29.02.1990".into()),
+            Field::DateOfBirth,
+            "YYYY-MM-DD",
+        ),
+        (
+            Box::new(|i| i.date_of_birth = "1990-02-29".into()),
+            Field::DateOfBirth,
+            "YYYY-MM-DD",
+        ),
+        (
+            Box::new(|i| i.district = "atlantis".into()),
+            Field::District,
+            "unknown district",
+        ),
+        (
+            Box::new(|i| i.conditions = vec!["flu".into()]),
+            Field::Conditions,
+            "unknown condition",
+        ),
+        (
+            Box::new(|i| i.conditions = vec!["asthma".into(), "asthma".into()]),
+            Field::Conditions,
+            "more than once",
+        ),
+    ];
+    for (edit, field, words) in table {
+        let err = refused(edit);
+        let message = err.to_string();
+        assert_eq!(field_of(err), field, "{message}");
+        assert!(message.starts_with(field.name()), "{message}");
+        assert!(message.contains(words), "{message} should contain {words}");
+    }
+}
+
+#[test]
+fn profile_boundaries_130_years_and_today_are_accepted() {
+    let mut i = input();
+    i.date_of_birth = "1896-11-29".into();
+    assert!(Profile::new(&i, today()).is_ok());
+    i.date_of_birth = "2026-11-29".into();
+    assert!(Profile::new(&i, today()).is_ok());
+    i.income_minor = 0;
+    i.conditions.clear();
+    assert!(Profile::new(&i, today()).is_ok());
+}
+
+#[test]
+fn profile_debug_prints_no_value() {
+    let p = profile();
+    let i = input();
+    for text in [format!("{p:?}"), format!("{i:?}"), format!("{p:#?}")] {
+        for secret in ["2840000", "28400", "1990", "nordhafen", "asthma", "EUR"] {
+            assert!(!text.contains(secret), "{text} leaks {secret}");
+        }
+    }
+}
+
+#[test]
+fn profile_serde_round_trip_and_strictness() {
+    let p = profile();
+    let json = serde_json::to_string(&p).unwrap();
+    let back: Profile = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+    let extra = json.replacen('{', "{\"ssn\":\"123\",", 1);
+    assert!(serde_json::from_str::<Profile>(&extra).is_err());
+    let bad_district = json.replace("nordhafen", "atlantis");
+    assert!(serde_json::from_str::<Profile>(&bad_district).is_err());
+}
