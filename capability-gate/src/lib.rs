@@ -1,3 +1,34 @@
-//! capability-gate: claim tools that exist only while consent holds.
+//! # capability-gate
 //!
-//! Not built yet: issue 3 fills this crate. It will stay pure (no browser types, no clock, no I/O).
+//! Claim tools that exist only while consent holds. This crate promises:
+//! - **one canonical tool definition** ([`ToolDef`]) that every host registers;
+//! - **a tool exists only while its grant lives**: grant → registered; revoke, expiry, lock or
+//!   the last use → withdrawn ([`Registry::sync`]); and every execution re-checks its grant
+//!   before answering, so a stale handle or a call in flight gets a refusal, never an outcome;
+//! - **the agent cannot choose the question**: thresholds are fixed by the person's grant; claim
+//!   tools take only an optional opaque `nonce`;
+//! - **probing gains nothing**: every claim goes through wallet-core's disclosure ledger;
+//! - **writes wait for a person**: `draft_application` only proposes; the person releases once
+//!   or refuses with a reason;
+//! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, error: {code,
+//!   message}}`, never panics, and validates its input whatever its schema says;
+//! - **everything is logged**: every claim execution, refusals included.
+//!
+//! It refuses to know about browsers, sockets or clocks: `now` is an argument everywhere, and the
+//! host schedules wake-ups from [`Gate::next_deadline`].
+
+pub mod audit;
+pub mod envelope;
+mod exec;
+pub mod gate;
+pub mod host;
+pub mod input;
+pub mod state;
+pub mod tool;
+
+pub use audit::{Audit, audit_registry};
+pub use envelope::{Code, Refusal};
+pub use gate::{Gate, GateError, Pending};
+pub use host::{Host, HostError, InFlight, MemoryHost, MemoryRegistration, Registry};
+pub use state::{Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState};
+pub use tool::{Annotations, Handler, Tier, ToolDef};

@@ -164,10 +164,8 @@ impl DisclosureLedger {
                 if self.income_not_currency.contains(&limit.currency) {
                     return Assessment::Known(Outcome::Invalid);
                 }
-                if let Some(currency) = self.income_currency {
-                    if currency != limit.currency {
-                        return Assessment::Known(Outcome::Invalid);
-                    }
+                if self.income_currency.is_some_and(|c| c != limit.currency) {
+                    return Assessment::Known(Outcome::Invalid);
                 }
                 let l = limit.amount_minor;
                 if l <= self.income_lo {
@@ -256,10 +254,8 @@ impl DisclosureLedger {
             Outcome::Satisfied => true,
             Outcome::NotSatisfied => false,
             Outcome::Invalid => {
-                if let Claim::IncomeBelow { limit } = claim {
-                    if self.income_currency.is_none() {
-                        self.income_not_currency.insert(limit.currency);
-                    }
+                if let (Claim::IncomeBelow { limit }, None) = (claim, self.income_currency) {
+                    self.income_not_currency.insert(limit.currency);
                 }
                 return;
             }

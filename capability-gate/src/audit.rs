@@ -1,0 +1,70 @@
+//! The absence proof: for each raw profile field, the tool that would read it, and whether any
+//! such tool is live. The page feeds this the browser's own `getTools()` list.
+
+use serde::Serialize;
+
+use crate::gate::Gate;
+
+/// The getter names a raw-value tool would plausibly have, per field.
+pub const RAW_GETTERS: [(&str, &str); 4] = [
+    ("income", "get_income"),
+    ("date_of_birth", "get_date_of_birth"),
+    ("district", "get_district"),
+    ("conditions", "get_conditions"),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldAudit {
+    pub field: &'static str,
+    pub getter: &'static str,
+    pub absent: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Audit {
+    pub fields: Vec<FieldAudit>,
+    /// Live tools the gate did not issue (someone else registered them on this page).
+    pub unexpected: Vec<String>,
+    /// Tools the gate issued that the live registry lacks.
+    pub missing: Vec<String>,
+}
+
+impl Audit {
+    /// True when no raw getter is live and the registry holds exactly what the gate issued.
+    pub fn clean(&self) -> bool {
+        self.fields.iter().all(|f| f.absent)
+            && self.unexpected.is_empty()
+            && self.missing.is_empty()
+    }
+}
+
+/// Compares the live registry with what the gate issued.
+pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
+    let issued: Vec<String> = gate
+        .tools()
+        .into_iter()
+        .map(|t| t.name.as_str().to_owned())
+        .collect();
+    let fields = RAW_GETTERS
+        .iter()
+        .map(|(field, getter)| FieldAudit {
+            field,
+            getter,
+            absent: !live_tool_names
+                .iter()
+                .any(|n| n == getter || n.contains(field)),
+        })
+        .collect();
+    Audit {
+        fields,
+        unexpected: live_tool_names
+            .iter()
+            .filter(|n| !issued.contains(n))
+            .cloned()
+            .collect(),
+        missing: issued
+            .into_iter()
+            .filter(|n| !live_tool_names.contains(n))
+            .collect(),
+    }
+}

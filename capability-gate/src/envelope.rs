@@ -1,0 +1,82 @@
+//! Refusal is a value: every tool answers `{ok: true, result}` or `{ok: false, error: {code, message}}`.
+//!
+//! Chromium turns a throwing `execute` into a bare `UnknownError`, so nothing here throws.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Why a tool refused. The code is for programs; the message is a sentence for a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// The input is malformed: unknown property, wrong type, string too long, bad value.
+    InvalidInput,
+    /// The wallet is locked: the person must unlock it in the wallet page.
+    WalletLocked,
+    /// No consent request with that id.
+    UnknownRequest,
+    /// No proposal with that id.
+    UnknownProposal,
+    /// The grant behind this tool was revoked, or the wallet was locked.
+    GrantRevoked,
+    /// The grant behind this tool expired.
+    GrantExpired,
+    /// The one-time grant behind this tool was used up.
+    GrantSpent,
+    /// Answering would narrow what is known below the person's privacy floor.
+    DeclinedPrivacyFloor,
+    /// The claim cannot be asked of this profile (for example a limit in another currency).
+    InvalidClaim,
+    /// Nothing to draft: no claim has been answered for that audience.
+    NothingToDraft,
+    /// Too many requests or proposals are waiting for the person.
+    TooManyPending,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidInput => "invalid_input",
+            Code::WalletLocked => "wallet_locked",
+            Code::UnknownRequest => "unknown_request",
+            Code::UnknownProposal => "unknown_proposal",
+            Code::GrantRevoked => "grant_revoked",
+            Code::GrantExpired => "grant_expired",
+            Code::GrantSpent => "grant_spent",
+            Code::DeclinedPrivacyFloor => "declined_privacy_floor",
+            Code::InvalidClaim => "invalid_claim",
+            Code::NothingToDraft => "nothing_to_draft",
+            Code::TooManyPending => "too_many_pending",
+        }
+    }
+}
+
+/// A refusal: a code and a sentence. Messages never carry a profile value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: Code,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// What a tool returns, before it is turned into JSON for the agent.
+pub type Reply = Result<Value, Refusal>;
+
+/// The JSON envelope the agent reads.
+pub fn envelope(reply: &Reply) -> Value {
+    match reply {
+        Ok(result) => json!({ "ok": true, "result": result }),
+        Err(refusal) => json!({
+            "ok": false,
+            "error": { "code": refusal.code.as_str(), "message": refusal.message },
+        }),
+    }
+}

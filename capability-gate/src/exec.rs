@@ -1,0 +1,269 @@
+//! The persistent tools. None reads the profile; each validates its input strictly.
+
+use serde_json::{Value, json};
+use wallet_core::{Claim, Outcome, Timestamp};
+
+use crate::envelope::{Code, Refusal, Reply};
+use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
+use crate::input::{MAX_STRING, object};
+use crate::state::{GrantState, Proposal, ProposalState, Request, RequestState};
+
+/// Most claims one policy may ask for.
+pub const MAX_CLAIMS: usize = 8;
+
+const HELD_REQUEST: &str = "Nothing has been granted. The request is held for the person, who \
+    decides in the Tacit wallet page; this can take minutes. Do not call request_claims again \
+    for this policy. Poll check_request with this request_id every few seconds.";
+
+const HELD_PROPOSAL: &str = "Nothing has been disclosed yet. The proposal is held for the \
+    person to release or refuse in the Tacit wallet page. Do not draft it again; poll \
+    check_proposal with this proposal_id every few seconds.";
+
+pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
+    object(input, &[])?;
+    let kinds: Vec<&str> = if gate.is_unlocked() {
+        vec!["income_below", "age_at_least", "resides_in", "has_none_of"]
+    } else {
+        vec![]
+    };
+    let pending_requests: Vec<&str> = gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+        .map(|r| r.id.as_str())
+        .collect();
+    let pending_proposals: Vec<&str> = gate
+        .proposals()
+        .filter(|p| p.state == ProposalState::Held)
+        .map(|p| p.id.as_str())
+        .collect();
+    let live_tools: Vec<String> = gate
+        .grants()
+        .filter(|g| g.state == GrantState::Live)
+        .filter_map(|g| tool_name_of(g).map(|n| n.as_str().to_owned()))
+        .collect();
+    Ok(json!({
+        "locked": !gate.is_unlocked(),
+        "claim_kinds": kinds,
+        "pending_requests": pending_requests,
+        "pending_proposals": pending_proposals,
+        "claim_tools": live_tools,
+    }))
+}
+
+fn truncated(text: &str) -> String {
+    let mut short: String = text.chars().take(160).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
+pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
+    let fields = object(
+        input,
+        &["origin", "nonce", "site_name", "purpose", "claims"],
+    )?;
+    let origin = parse_origin("origin", fields.str("origin", 256)?)?;
+    let nonce = parse_nonce("nonce", fields.str("nonce", 128)?)?;
+    let site_name = fields.opt_str("site_name", 120)?.map(str::to_owned);
+    let purpose = fields.opt_str("purpose", MAX_STRING)?.map(str::to_owned);
+    let items = fields.array("claims", MAX_CLAIMS)?;
+    if items.is_empty() {
+        return Err(Refusal::new(
+            Code::InvalidInput,
+            "Field \"claims\" must list at least one claim.",
+        ));
+    }
+    let mut claims: Vec<Claim> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let claim: Claim = serde_json::from_value(item.clone()).map_err(|e| {
+            Refusal::new(
+                Code::InvalidInput,
+                format!(
+                    "Field \"claims[{i}]\" is not a claim: {}.",
+                    truncated(&e.to_string())
+                ),
+            )
+        })?;
+        if claims.contains(&claim) {
+            return Err(Refusal::new(
+                Code::InvalidInput,
+                format!("Field \"claims[{i}]\" repeats an earlier claim."),
+            ));
+        }
+        claims.push(claim);
+    }
+    let held = gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+        .count();
+    if held >= MAX_PENDING {
+        return Err(Refusal::new(
+            Code::TooManyPending,
+            "Too many requests are already waiting for the person. Wait for them to be decided.",
+        ));
+    }
+    let id = gate.next_request_id();
+    gate.requests.insert(
+        id.clone(),
+        Request {
+            id: id.clone(),
+            origin,
+            nonce,
+            site_name,
+            purpose,
+            claims,
+            received_at: now,
+            state: RequestState::Held,
+        },
+    );
+    Ok(json!({ "request_id": id, "status": "held", "message": HELD_REQUEST }))
+}
+
+pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
+    let fields = object(input, &["request_id"])?;
+    let id = fields.str("request_id", 64)?;
+    let request = gate.request(id).ok_or_else(|| {
+        Refusal::new(
+            Code::UnknownRequest,
+            "No request has this id. Use the id request_claims returned.",
+        )
+    })?;
+    let mut result = json!({
+        "request_id": request.id,
+        "origin": request.origin,
+        "nonce": request.nonce,
+        "site_name": request.site_name,
+        "purpose": request.purpose,
+        "claims": request.claims,
+    });
+    let extra = match &request.state {
+        RequestState::Held => json!({ "status": "held", "message": HELD_REQUEST }),
+        RequestState::Denied { reason } => json!({
+            "status": "denied",
+            "reason": reason,
+            "message": "The person denied this request. Do not ask again unless the person says so.",
+        }),
+        RequestState::Granted { grants } => {
+            let tools: Vec<Value> = grants
+                .iter()
+                .filter_map(|id| gate.grants().find(|g| &g.id == id))
+                .map(|g| {
+                    json!({
+                        "tool": tool_name_of(g).map(|n| n.as_str().to_owned()),
+                        "claim": g.claim,
+                        "state": g.state,
+                        "expires_at_ms": g.expires_at.millis(),
+                        "uses_left": g.uses_left,
+                    })
+                })
+                .collect();
+            json!({
+                "status": "granted",
+                "tools": tools,
+                "message": "Granted. Call each live claim tool by name; each answers true or false. \
+                    Then call draft_application with the site's origin and nonce.",
+            })
+        }
+    };
+    if let (Value::Object(map), Value::Object(more)) = (&mut result, extra) {
+        map.extend(more);
+    }
+    Ok(result)
+}
+
+pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
+    let fields = object(input, &["audience", "nonce"])?;
+    let audience = parse_origin("audience", fields.str("audience", 256)?)?;
+    let nonce = parse_nonce("nonce", fields.str("nonce", 128)?)?;
+    if !gate
+        .requests()
+        .any(|r| r.origin == audience && r.nonce == nonce)
+    {
+        return Err(Refusal::new(
+            Code::InvalidInput,
+            "No request from this audience carried this nonce. Use the origin and nonce of the \
+             policy you passed to request_claims.",
+        ));
+    }
+    let entries = gate
+        .audience_logs
+        .get(&audience)
+        .map(|l| l.entries().to_vec())
+        .unwrap_or_default();
+    if !entries
+        .iter()
+        .any(|e| matches!(e.outcome, Outcome::Satisfied | Outcome::NotSatisfied))
+    {
+        return Err(Refusal::new(
+            Code::NothingToDraft,
+            "No claim has been answered for this audience yet. Call the granted claim tools first.",
+        ));
+    }
+    let held = gate
+        .proposals()
+        .filter(|p| p.state == ProposalState::Held)
+        .count();
+    if held >= MAX_PENDING {
+        return Err(Refusal::new(
+            Code::TooManyPending,
+            "Too many proposals are already waiting for the person. Wait for them to be decided.",
+        ));
+    }
+    let id = gate.next_proposal_id();
+    let proposal = Proposal::new(id.clone(), audience, nonce, entries, now);
+    let disclosed: Vec<Value> = proposal
+        .items
+        .iter()
+        .map(|(claim, satisfied)| json!({ "claim": claim, "satisfied": satisfied }))
+        .collect();
+    let reply = json!({
+        "proposal_id": id,
+        "status": "held",
+        "audience": proposal.audience,
+        "nonce": proposal.nonce,
+        "would_disclose": disclosed,
+        "message": HELD_PROPOSAL,
+    });
+    gate.proposals.insert(id, proposal);
+    Ok(reply)
+}
+
+pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
+    let fields = object(input, &["proposal_id"])?;
+    let id = fields.str("proposal_id", 64)?;
+    let proposal = gate.proposal(id).ok_or_else(|| {
+        Refusal::new(
+            Code::UnknownProposal,
+            "No proposal has this id. Use the id draft_application returned.",
+        )
+    })?;
+    Ok(match &proposal.state {
+        ProposalState::Held => json!({
+            "proposal_id": proposal.id, "status": "held", "message": HELD_PROPOSAL,
+        }),
+        ProposalState::Refused { reason } => json!({
+            "proposal_id": proposal.id,
+            "status": "refused",
+            "reason": reason,
+            "message": "The person refused this proposal. Tell the person's reason to whoever asked; \
+                do not draft it again unless the person says so.",
+        }),
+        ProposalState::Released { payload, signed } => match signed {
+            Some(signed) => json!({
+                "proposal_id": proposal.id,
+                "status": "released",
+                "signed": true,
+                "receipt": signed,
+                "message": "Released and signed. Submit this receipt to the audience's site.",
+            }),
+            None => json!({
+                "proposal_id": proposal.id,
+                "status": "released",
+                "signed": false,
+                "payload": payload,
+                "message": "Released; the receipt is not signed yet. Poll again shortly.",
+            }),
+        },
+    })
+}

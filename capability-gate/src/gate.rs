@@ -1,0 +1,593 @@
+//! The gate: consent requests, grants, proposals, and the execution of every tool.
+//!
+//! Time comes in as `now` on every call; the gate never reads a clock. The host asks
+//! [`Gate::next_deadline`] when to wake up and then calls [`Gate::tick`].
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use wallet_core::{
+    Claim, ComparisonLog, DisclosureLedger, GrantId, Nonce, Origin, Outcome, Profile,
+    ReceiptPayload, SessionId, SignedReceipt, Timestamp, ToolName,
+};
+
+use crate::envelope::{Code, Refusal, Reply, envelope};
+use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
+
+pub use crate::state::{
+    Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
+};
+
+/// How long a released receipt stays valid.
+pub const RECEIPT_TTL_MS: i64 = 15 * 60 * 1000;
+/// Most requests, and most proposals, that may wait for the person at once.
+pub const MAX_PENDING: usize = 16;
+/// Dead grants remembered (to tell a stale handle why it is refused).
+pub const MAX_DEAD_GRANTS: usize = 256;
+
+/// What the person can get wrong in the wallet page.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    #[error("no such request")]
+    UnknownRequest,
+    #[error("no such grant")]
+    UnknownGrant,
+    #[error("no such proposal")]
+    UnknownProposal,
+    #[error("this request was already decided")]
+    AlreadyDecided,
+    #[error("this proposal was already released")]
+    AlreadyReleased,
+    #[error("this proposal was refused")]
+    AlreadyRefused,
+    #[error("the proposal changed since it was shown; review it again")]
+    ApprovalVoid,
+    #[error("unlock the wallet first")]
+    Locked,
+    #[error("choose at least one claim, each listed once")]
+    NoClaimChosen,
+    #[error("the grant must last between 1 second and 24 hours, and allow at least one use")]
+    BadLifetime,
+    #[error("the reason must be 1 to 500 characters")]
+    BadReason,
+    #[error("the receipt does not match this proposal")]
+    ReceiptMismatch,
+    #[error("the receipt payload could not be built: {0}")]
+    Receipt(wallet_core::Error),
+}
+
+/// A call that has been checked and is waiting to be completed (see [`Gate::finish`]).
+#[derive(Debug)]
+pub struct Pending(PendingKind);
+
+#[derive(Debug)]
+enum PendingKind {
+    Done(Reply),
+    Claim {
+        grant: GrantId,
+        epoch: u64,
+        nonce: Option<String>,
+    },
+}
+
+/// See the crate docs.
+#[derive(Debug)]
+pub struct Gate {
+    pub(crate) session: SessionId,
+    pub(crate) epoch: u64,
+    pub(crate) profile: Option<Profile>,
+    pub(crate) ledger: DisclosureLedger,
+    pub(crate) log: ComparisonLog,
+    pub(crate) audience_logs: BTreeMap<Origin, ComparisonLog>,
+    pub(crate) requests: BTreeMap<String, Request>,
+    pub(crate) grants: BTreeMap<GrantId, Grant>,
+    pub(crate) proposals: BTreeMap<String, Proposal>,
+    next_id: u64,
+}
+
+impl Gate {
+    /// A locked gate for one page session. The ledger carries what earlier sessions revealed.
+    pub fn new(session: SessionId, ledger: DisclosureLedger) -> Self {
+        Self {
+            session,
+            epoch: 0,
+            profile: None,
+            ledger,
+            log: ComparisonLog::new(),
+            audience_logs: BTreeMap::new(),
+            requests: BTreeMap::new(),
+            grants: BTreeMap::new(),
+            proposals: BTreeMap::new(),
+            next_id: 1,
+        }
+    }
+
+    fn make_id(&mut self, prefix: &str) -> String {
+        let id = format!("{prefix}{}", self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    // ----- what exists --------------------------------------------------------------------
+
+    /// The tools that should be registered right now: the persistent ones, and one claim tool
+    /// per live grant.
+    pub fn tools(&self) -> Vec<ToolDef> {
+        let mut tools = persistent_tools();
+        tools.extend(
+            self.grants
+                .values()
+                .filter(|g| g.state == GrantState::Live)
+                .filter_map(|g| claim_tool(&g.claim, &g.origin, &g.id, g.epoch)),
+        );
+        tools
+    }
+
+    /// Whether the wallet holds an unlocked profile.
+    pub fn is_unlocked(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    pub fn session(&self) -> &SessionId {
+        &self.session
+    }
+
+    pub fn ledger(&self) -> &DisclosureLedger {
+        &self.ledger
+    }
+
+    /// Every comparison this session, all origins.
+    pub fn log(&self) -> &ComparisonLog {
+        &self.log
+    }
+
+    pub fn requests(&self) -> impl Iterator<Item = &Request> {
+        self.requests.values()
+    }
+
+    pub fn grants(&self) -> impl Iterator<Item = &Grant> {
+        self.grants.values()
+    }
+
+    pub fn proposals(&self) -> impl Iterator<Item = &Proposal> {
+        self.proposals.values()
+    }
+
+    pub fn request(&self, id: &str) -> Option<&Request> {
+        self.requests.get(id)
+    }
+
+    pub fn proposal(&self, id: &str) -> Option<&Proposal> {
+        self.proposals.get(id)
+    }
+
+    // ----- the person's side ----------------------------------------------------------------
+
+    /// Unlocks with a profile the page decrypted. Grants from before a lock do not come back.
+    pub fn unlock(&mut self, profile: Profile) {
+        self.epoch += 1;
+        self.profile = Some(profile);
+    }
+
+    /// Forgets the profile and withdraws every claim tool.
+    pub fn lock(&mut self) {
+        self.epoch += 1;
+        self.profile = None;
+        for grant in self.grants.values_mut() {
+            if grant.state == GrantState::Live {
+                grant.state = GrantState::Locked;
+            }
+        }
+    }
+
+    /// Grants some claims of a held request (by index) for `lifetime`. Returns the new grants.
+    pub fn grant(
+        &mut self,
+        request_id: &str,
+        chosen: &[usize],
+        lifetime: Lifetime,
+        now: Timestamp,
+    ) -> Result<Vec<GrantId>, GateError> {
+        if self.profile.is_none() {
+            return Err(GateError::Locked);
+        }
+        if !lifetime.is_valid() {
+            return Err(GateError::BadLifetime);
+        }
+        let request = self
+            .requests
+            .get(request_id)
+            .ok_or(GateError::UnknownRequest)?;
+        if request.state != RequestState::Held {
+            return Err(GateError::AlreadyDecided);
+        }
+        let mut unique = chosen.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.is_empty()
+            || unique.len() != chosen.len()
+            || unique.iter().any(|&i| i >= request.claims.len())
+        {
+            return Err(GateError::NoClaimChosen);
+        }
+        let (origin, claims) = (request.origin.clone(), request.claims.clone());
+        let mut ids = Vec::new();
+        for index in unique {
+            let id = GrantId::parse(&self.make_id("g")).map_err(GateError::Receipt)?;
+            let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
+            self.grants.insert(
+                id.clone(),
+                Grant {
+                    id: id.clone(),
+                    request_id: request_id.to_owned(),
+                    origin: origin.clone(),
+                    claim,
+                    epoch: self.epoch,
+                    granted_at: now,
+                    expires_at: now.plus_millis(lifetime.duration_ms),
+                    uses_left: lifetime.uses,
+                    state: GrantState::Live,
+                },
+            );
+            ids.push(id);
+        }
+        if let Some(request) = self.requests.get_mut(request_id) {
+            request.state = RequestState::Granted {
+                grants: ids.clone(),
+            };
+        }
+        self.prune_dead_grants();
+        Ok(ids)
+    }
+
+    /// Denies a held request with a reason the agent will read.
+    pub fn deny(&mut self, request_id: &str, reason: &str) -> Result<(), GateError> {
+        let reason = check_reason(reason)?;
+        let request = self
+            .requests
+            .get_mut(request_id)
+            .ok_or(GateError::UnknownRequest)?;
+        if request.state != RequestState::Held {
+            return Err(GateError::AlreadyDecided);
+        }
+        request.state = RequestState::Denied { reason };
+        Ok(())
+    }
+
+    /// Revokes a grant; its tool is withdrawn at the next sync and any handle is refused.
+    pub fn revoke(&mut self, grant: &GrantId) -> Result<(), GateError> {
+        let grant = self.grants.get_mut(grant).ok_or(GateError::UnknownGrant)?;
+        if grant.state == GrantState::Live {
+            grant.state = GrantState::Revoked;
+        }
+        Ok(())
+    }
+
+    /// The earliest instant at which a live grant expires.
+    pub fn next_deadline(&self) -> Option<Timestamp> {
+        self.grants
+            .values()
+            .filter(|g| g.state == GrantState::Live)
+            .map(|g| g.expires_at)
+            .min()
+    }
+
+    /// Expires every grant whose deadline is at or before `now`. Returns whether anything changed.
+    pub fn tick(&mut self, now: Timestamp) -> bool {
+        let mut changed = false;
+        for grant in self.grants.values_mut() {
+            if grant.state == GrantState::Live && grant.expires_at <= now {
+                grant.state = GrantState::Expired;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Releases a held proposal the person reviewed. `shown_digest` is the digest of what the
+    /// page displayed; if the proposal changed since, the approval is void.
+    pub fn release(
+        &mut self,
+        proposal_id: &str,
+        shown_digest: &str,
+        now: Timestamp,
+    ) -> Result<ReceiptPayload, GateError> {
+        let session = self.session.clone();
+        let proposal = self
+            .proposals
+            .get_mut(proposal_id)
+            .ok_or(GateError::UnknownProposal)?;
+        match proposal.state {
+            ProposalState::Held => {}
+            ProposalState::Released { .. } => return Err(GateError::AlreadyReleased),
+            ProposalState::Refused { .. } => return Err(GateError::AlreadyRefused),
+        }
+        if !proposal.digest_matches(shown_digest) {
+            return Err(GateError::ApprovalVoid);
+        }
+        let payload = ReceiptPayload::from_entries(
+            session,
+            proposal.audience.clone(),
+            proposal.nonce.clone(),
+            now,
+            now.plus_millis(RECEIPT_TTL_MS),
+            proposal.entries.clone(),
+        )
+        .map_err(GateError::Receipt)?;
+        proposal.state = ProposalState::Released {
+            payload: Box::new(payload.clone()),
+            signed: None,
+        };
+        Ok(payload)
+    }
+
+    /// Refuses a held proposal with a reason the agent will read.
+    pub fn refuse(&mut self, proposal_id: &str, reason: &str) -> Result<(), GateError> {
+        let reason = check_reason(reason)?;
+        let proposal = self
+            .proposals
+            .get_mut(proposal_id)
+            .ok_or(GateError::UnknownProposal)?;
+        match proposal.state {
+            ProposalState::Held => {
+                proposal.state = ProposalState::Refused { reason };
+                Ok(())
+            }
+            ProposalState::Released { .. } => Err(GateError::AlreadyReleased),
+            ProposalState::Refused { .. } => Err(GateError::AlreadyRefused),
+        }
+    }
+
+    /// Attaches the signer's signature to a released proposal, for `check_proposal`.
+    pub fn attach_signed(
+        &mut self,
+        proposal_id: &str,
+        signed: SignedReceipt,
+    ) -> Result<(), GateError> {
+        let proposal = self
+            .proposals
+            .get_mut(proposal_id)
+            .ok_or(GateError::UnknownProposal)?;
+        match &mut proposal.state {
+            ProposalState::Released {
+                payload,
+                signed: slot,
+            } if **payload == signed.payload => {
+                *slot = Some(Box::new(signed));
+                Ok(())
+            }
+            ProposalState::Released { .. } => Err(GateError::ReceiptMismatch),
+            _ => Err(GateError::UnknownProposal),
+        }
+    }
+
+    fn prune_dead_grants(&mut self) {
+        let dead: Vec<GrantId> = self
+            .grants
+            .values()
+            .filter(|g| g.state != GrantState::Live)
+            .map(|g| g.id.clone())
+            .collect();
+        let excess = dead.len().saturating_sub(MAX_DEAD_GRANTS);
+        // Ids are issued in increasing order, but compare by grant time to be explicit.
+        let mut by_age: Vec<(Timestamp, GrantId)> = dead
+            .into_iter()
+            .filter_map(|id| self.grants.get(&id).map(|g| (g.granted_at, id)))
+            .collect();
+        by_age.sort();
+        for (_, id) in by_age.into_iter().take(excess) {
+            self.grants.remove(&id);
+        }
+    }
+
+    // ----- the agent's side -----------------------------------------------------------------
+
+    /// Executes a tool in one step: `finish(begin(..))`.
+    pub fn execute(&mut self, handler: &Handler, input: &Value, now: Timestamp) -> Value {
+        let pending = self.begin(handler, input, now);
+        self.finish(pending, now)
+    }
+
+    /// Validates the input and checks authority. Nothing about the profile is read yet.
+    pub fn begin(&mut self, handler: &Handler, input: &Value, now: Timestamp) -> Pending {
+        let reply = match handler {
+            Handler::WalletStatus => crate::exec::wallet_status(self, input),
+            Handler::RequestClaims => crate::exec::request_claims(self, input, now),
+            Handler::CheckRequest => crate::exec::check_request(self, input),
+            Handler::DraftApplication => crate::exec::draft_application(self, input, now),
+            Handler::CheckProposal => crate::exec::check_proposal(self, input),
+            Handler::Claim { grant, epoch } => {
+                return match self.begin_claim(grant, *epoch, input, now) {
+                    Ok(nonce) => Pending(PendingKind::Claim {
+                        grant: grant.clone(),
+                        epoch: *epoch,
+                        nonce,
+                    }),
+                    Err(refusal) => Pending(PendingKind::Done(Err(refusal))),
+                };
+            }
+        };
+        Pending(PendingKind::Done(reply))
+    }
+
+    /// Completes a call. A claim call re-checks its grant before answering: a call in flight
+    /// when its grant died gets a refusal, never an outcome.
+    pub fn finish(&mut self, pending: Pending, now: Timestamp) -> Value {
+        let reply = match pending.0 {
+            PendingKind::Done(reply) => reply,
+            PendingKind::Claim {
+                grant,
+                epoch,
+                nonce,
+            } => self.finish_claim(&grant, epoch, nonce, now),
+        };
+        envelope(&reply)
+    }
+
+    fn begin_claim(
+        &mut self,
+        grant_id: &GrantId,
+        epoch: u64,
+        input: &Value,
+        now: Timestamp,
+    ) -> Result<Option<String>, Refusal> {
+        let validated = crate::input::object(input, &["nonce"])
+            .and_then(|fields| fields.opt_str("nonce", 128).map(|n| n.map(str::to_owned)));
+        let authority = self.check_grant(grant_id, epoch, now);
+        match (authority, validated) {
+            (Err(refusal), _) => {
+                self.log_refusal(grant_id, Outcome::Declined, now);
+                Err(refusal)
+            }
+            (Ok(()), Err(refusal)) => {
+                self.log_refusal(grant_id, Outcome::Invalid, now);
+                Err(refusal)
+            }
+            (Ok(()), Ok(nonce)) => Ok(nonce),
+        }
+    }
+
+    fn finish_claim(
+        &mut self,
+        grant_id: &GrantId,
+        epoch: u64,
+        nonce: Option<String>,
+        now: Timestamp,
+    ) -> Reply {
+        if let Err(refusal) = self.check_grant(grant_id, epoch, now) {
+            self.log_refusal(grant_id, Outcome::Declined, now);
+            return Err(refusal);
+        }
+        let (Some(grant), Some(profile)) = (self.grants.get(grant_id), self.profile.as_ref())
+        else {
+            return Err(Refusal::new(Code::GrantRevoked, REVOKED));
+        };
+        let claim = grant.claim.clone();
+        let answer = self.ledger.answer(profile, &claim, now.date_utc());
+        self.log_claim(grant_id, &claim, answer.outcome, now);
+        if let Some(grant) = self.grants.get_mut(grant_id)
+            && let Some(uses) = grant.uses_left.as_mut()
+        {
+            *uses = uses.saturating_sub(1);
+            if *uses == 0 {
+                grant.state = GrantState::Spent;
+            }
+        }
+        match answer.outcome {
+            Outcome::Satisfied | Outcome::NotSatisfied => {
+                let mut result = json!({
+                    "satisfied": answer.outcome == Outcome::Satisfied,
+                    "claim": claim,
+                });
+                if let (Some(nonce), Value::Object(map)) = (nonce, &mut result) {
+                    map.insert("nonce".into(), Value::String(nonce));
+                }
+                Ok(result)
+            }
+            Outcome::Declined => Err(Refusal::new(
+                Code::DeclinedPrivacyFloor,
+                "Declined: answering would narrow what is already known about the person below \
+                 their privacy floor. Asking again or with nearby thresholds will be declined too.",
+            )),
+            Outcome::Invalid => Err(Refusal::new(
+                Code::InvalidClaim,
+                "This claim cannot be answered for this profile (an income limit must be in the \
+                 profile's currency; amounts are never converted).",
+            )),
+        }
+    }
+
+    /// Live, not expired, same epoch, uses left.
+    fn check_grant(
+        &mut self,
+        grant_id: &GrantId,
+        epoch: u64,
+        now: Timestamp,
+    ) -> Result<(), Refusal> {
+        let Some(grant) = self.grants.get_mut(grant_id) else {
+            return Err(Refusal::new(Code::GrantRevoked, REVOKED));
+        };
+        if grant.state == GrantState::Live && grant.expires_at <= now {
+            grant.state = GrantState::Expired;
+        }
+        if grant.epoch != epoch || (grant.state == GrantState::Live && epoch != self.epoch) {
+            return Err(Refusal::new(Code::GrantRevoked, REVOKED));
+        }
+        match grant.state {
+            GrantState::Live if grant.uses_left != Some(0) => Ok(()),
+            GrantState::Live | GrantState::Spent => Err(Refusal::new(
+                Code::GrantSpent,
+                "This one-time grant has been used. Ask the person again with request_claims.",
+            )),
+            GrantState::Expired => Err(Refusal::new(
+                Code::GrantExpired,
+                "The person's grant for this claim expired; the tool no longer exists. Ask again \
+                 with request_claims if you still need it.",
+            )),
+            GrantState::Revoked | GrantState::Locked => {
+                Err(Refusal::new(Code::GrantRevoked, REVOKED))
+            }
+        }
+    }
+
+    fn log_refusal(&mut self, grant_id: &GrantId, outcome: Outcome, now: Timestamp) {
+        if let Some(claim) = self.grants.get(grant_id).map(|g| g.claim.clone()) {
+            self.log_claim(grant_id, &claim, outcome, now);
+        }
+    }
+
+    fn log_claim(&mut self, grant_id: &GrantId, claim: &Claim, outcome: Outcome, now: Timestamp) {
+        let Some(grant) = self.grants.get(grant_id) else {
+            return;
+        };
+        let origin = grant.origin.clone();
+        let Some(tool) = claim_tool(claim, &origin, grant_id, grant.epoch).map(|t| t.name) else {
+            return;
+        };
+        self.log.append(
+            now,
+            origin.clone(),
+            tool.clone(),
+            claim.clone(),
+            outcome,
+            grant_id.clone(),
+        );
+        self.audience_logs
+            .entry(origin.clone())
+            .or_default()
+            .append(now, origin, tool, claim.clone(), outcome, grant_id.clone());
+    }
+
+    pub(crate) fn next_request_id(&mut self) -> String {
+        self.make_id("r")
+    }
+
+    pub(crate) fn next_proposal_id(&mut self) -> String {
+        self.make_id("p")
+    }
+}
+
+const REVOKED: &str = "The person's grant for this claim was revoked or the wallet was locked; \
+    the tool no longer exists. Do not retry; ask again with request_claims if still needed.";
+
+fn check_reason(reason: &str) -> Result<String, GateError> {
+    let trimmed = reason.trim();
+    if trimmed.is_empty() || trimmed.chars().count() > 500 {
+        return Err(GateError::BadReason);
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Used by `exec`: a nonce or origin from outside, parsed.
+pub(crate) fn parse_origin(field: &str, text: &str) -> Result<Origin, Refusal> {
+    crate::input::parse_with(field, text, Origin::parse)
+}
+
+pub(crate) fn parse_nonce(field: &str, text: &str) -> Result<Nonce, Refusal> {
+    crate::input::parse_with(field, text, Nonce::parse)
+}
+
+/// For the page: the tool name a grant's claim tool has.
+pub fn tool_name_of(grant: &Grant) -> Option<ToolName> {
+    claim_tool(&grant.claim, &grant.origin, &grant.id, grant.epoch).map(|t| t.name)
+}

@@ -1,0 +1,184 @@
+//! The records the gate keeps: consent requests, grants and proposals.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use wallet_core::{Claim, GrantId, LogEntry, Nonce, Origin, ReceiptPayload, SignedReceipt};
+use wallet_core::{Outcome, Timestamp};
+
+/// Longest grant: one day.
+pub const MAX_GRANT_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// How long a grant lives and how often it may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetime {
+    pub duration_ms: i64,
+    /// `None`: unlimited uses until expiry. `Some(1)`: a one-time grant.
+    pub uses: Option<u32>,
+}
+
+impl Lifetime {
+    pub const ONE_MINUTE: Lifetime = Lifetime {
+        duration_ms: 60_000,
+        uses: None,
+    };
+    pub const TEN_MINUTES: Lifetime = Lifetime {
+        duration_ms: 600_000,
+        uses: None,
+    };
+    pub const ONE_HOUR: Lifetime = Lifetime {
+        duration_ms: 3_600_000,
+        uses: None,
+    };
+    /// One use, within ten minutes.
+    pub const ONE_USE: Lifetime = Lifetime {
+        duration_ms: 600_000,
+        uses: Some(1),
+    };
+
+    pub fn is_valid(&self) -> bool {
+        (1_000..=MAX_GRANT_MS).contains(&self.duration_ms) && self.uses != Some(0)
+    }
+}
+
+/// Where a consent request stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RequestState {
+    Held,
+    Granted { grants: Vec<GrantId> },
+    Denied { reason: String },
+}
+
+/// A site's policy, passed on by the agent and held for the person. Its text is untrusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub id: String,
+    pub origin: Origin,
+    pub nonce: Nonce,
+    pub site_name: Option<String>,
+    pub purpose: Option<String>,
+    pub claims: Vec<Claim>,
+    pub received_at: Timestamp,
+    pub state: RequestState,
+}
+
+/// Where a grant stands. Only `Live` grants have a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantState {
+    Live,
+    Revoked,
+    Expired,
+    Spent,
+    Locked,
+}
+
+/// The person's consent to answer one claim for one origin, for a while.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub id: GrantId,
+    pub request_id: String,
+    pub origin: Origin,
+    pub claim: Claim,
+    pub epoch: u64,
+    pub granted_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub uses_left: Option<u32>,
+    pub state: GrantState,
+}
+
+/// Where a proposal stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProposalState {
+    Held,
+    Released {
+        payload: Box<ReceiptPayload>,
+        signed: Option<Box<SignedReceipt>>,
+    },
+    Refused {
+        reason: String,
+    },
+}
+
+/// A drafted application: what would be disclosed to one audience, held for the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposal {
+    pub id: String,
+    pub audience: Origin,
+    pub nonce: Nonce,
+    /// Each claim answered for the audience and its latest outcome, in first-asked order.
+    pub items: Vec<(Claim, bool)>,
+    /// The audience's session log at draft time: the receipt's entries.
+    pub entries: Vec<LogEntry>,
+    pub created_at: Timestamp,
+    pub state: ProposalState,
+    digest: String,
+}
+
+impl Proposal {
+    pub fn new(
+        id: String,
+        audience: Origin,
+        nonce: Nonce,
+        entries: Vec<LogEntry>,
+        created_at: Timestamp,
+    ) -> Self {
+        let mut items: Vec<(Claim, bool)> = Vec::new();
+        for entry in &entries {
+            let satisfied = match entry.outcome {
+                Outcome::Satisfied => true,
+                Outcome::NotSatisfied => false,
+                Outcome::Declined | Outcome::Invalid => continue,
+            };
+            match items.iter_mut().find(|(c, _)| *c == entry.claim) {
+                Some(item) => item.1 = satisfied,
+                None => items.push((entry.claim.clone(), satisfied)),
+            }
+        }
+        let digest = substance_digest(&audience, &nonce, &items, &entries);
+        Self {
+            id,
+            audience,
+            nonce,
+            items,
+            entries,
+            created_at,
+            state: ProposalState::Held,
+            digest,
+        }
+    }
+
+    /// The digest of the substance (audience, nonce, claims, outcomes, order, log head) that the
+    /// person approves. Any change to the substance changes it.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    pub(crate) fn digest_matches(&self, shown: &str) -> bool {
+        let now = substance_digest(&self.audience, &self.nonce, &self.items, &self.entries);
+        now == self.digest && shown == self.digest
+    }
+}
+
+fn substance_digest(
+    audience: &Origin,
+    nonce: &Nonce,
+    items: &[(Claim, bool)],
+    entries: &[LogEntry],
+) -> String {
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u32).to_be_bytes());
+        h.update(bytes);
+    };
+    field(b"tacit/proposal/v1");
+    field(audience.as_str().as_bytes());
+    field(nonce.as_str().as_bytes());
+    for (claim, satisfied) in items {
+        field(claim.canonical().as_bytes());
+        field(if *satisfied { b"1" } else { b"0" });
+    }
+    let head = entries.last().map(|e| e.hash.to_hex()).unwrap_or_default();
+    field(head.as_bytes());
+    hex::encode(h.finalize())
+}

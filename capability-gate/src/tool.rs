@@ -1,0 +1,302 @@
+//! The one canonical tool definition. Every host (the WebMCP page, `MemoryHost`, a later MCP
+//! server) registers exactly these; nothing else in the workspace defines a tool.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use wallet_core::{Claim, GrantId, Origin, ToolName};
+
+use crate::input::MAX_STRING;
+
+/// The WebMCP annotations Chromium reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    pub read_only_hint: bool,
+    pub untrusted_content_hint: bool,
+    pub consequential_hint: bool,
+}
+
+/// How a tool comes to exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Always registered while the page lives; reveals nothing about the profile.
+    Persistent,
+    /// Registered only while the person's grant lives.
+    ConsentGated,
+    /// Its effect waits for the person's approval.
+    ApprovalGated,
+}
+
+/// What the gate runs when the tool is executed. A host keeps this with the registration; a
+/// stale copy of it (a "handle") is re-checked by the gate at every use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handler {
+    WalletStatus,
+    RequestClaims,
+    CheckRequest,
+    DraftApplication,
+    CheckProposal,
+    /// A claim tool, bound to its grant and to the lock epoch it was granted in.
+    Claim {
+        grant: GrantId,
+        epoch: u64,
+    },
+}
+
+/// A tool as every host registers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: ToolName,
+    pub title: String,
+    pub description: String,
+    pub input_schema: Value,
+    pub annotations: Annotations,
+    pub tier: Tier,
+    pub handler: Handler,
+}
+
+impl ToolDef {
+    /// The fields a WebMCP `registerTool` call takes (without `execute`), as JSON.
+    pub fn to_webmcp_json(&self) -> Value {
+        json!({
+            "name": self.name.as_str(),
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": self.annotations,
+        })
+    }
+}
+
+/// Optional `nonce` only: the input every claim tool accepts.
+pub fn claim_input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "nonce": { "type": "string", "maxLength": 128,
+                       "description": "Optional opaque value echoed back, for your own bookkeeping." }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// The five persistent tools.
+pub fn persistent_tools() -> Vec<ToolDef> {
+    let id_schema = |field: &str, what: &str| {
+        json!({
+            "type": "object",
+            "properties": { field: { "type": "string", "maxLength": 64, "description": what } },
+            "required": [field],
+            "additionalProperties": false
+        })
+    };
+    [
+        Draft {
+            name: "wallet_status",
+            title: "Tacit wallet status".into(),
+            description: "Reports whether the Tacit wallet is locked, which kinds of claim it can \
+                answer, and the ids of requests and proposals waiting for the person. Never \
+                returns any personal value."
+                .into(),
+            input_schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }),
+            annotations: Annotations { read_only_hint: true, ..Annotations::default() },
+            tier: Tier::Persistent,
+            handler: Handler::WalletStatus,
+        },
+        Draft {
+            name: "request_claims",
+            title: "Ask the person to allow eligibility claims".into(),
+            description: "Passes a site's eligibility policy (its origin, a nonce and the claims \
+                it needs) to the person. Nothing is granted by this call: the request is held \
+                until the person decides in the wallet page. Do not call it again for the same \
+                policy; poll check_request with the returned request_id."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "origin": { "type": "string", "maxLength": 256,
+                                "description": "The asking site's origin, e.g. https://housing.example" },
+                    "nonce": { "type": "string", "maxLength": 128, "description": "The site's fresh nonce." },
+                    "site_name": { "type": "string", "maxLength": 120 },
+                    "purpose": { "type": "string", "maxLength": MAX_STRING },
+                    "claims": {
+                        "type": "array", "minItems": 1, "maxItems": 8,
+                        "items": { "type": "object", "description":
+                            "One of {kind:'income_below', limit:{amount_minor, currency}}, \
+                             {kind:'age_at_least', years}, {kind:'resides_in', districts:[codes]}, \
+                             {kind:'has_none_of', conditions:[codes]}" }
+                    }
+                },
+                "required": ["origin", "nonce", "claims"],
+                "additionalProperties": false
+            }),
+            annotations: Annotations { untrusted_content_hint: true, ..Annotations::default() },
+            tier: Tier::Persistent,
+            handler: Handler::RequestClaims,
+        },
+        Draft {
+            name: "check_request",
+            title: "Check a held consent request".into(),
+            description: "Reports whether the person has granted or denied a request made with \
+                request_claims. When granted, lists the claim tools that now exist; when \
+                denied, the person's reason."
+                .into(),
+            input_schema: id_schema("request_id", "The id request_claims returned."),
+            annotations: Annotations {
+                read_only_hint: true,
+                untrusted_content_hint: true,
+                ..Annotations::default()
+            },
+            tier: Tier::Persistent,
+            handler: Handler::CheckRequest,
+        },
+        Draft {
+            name: "draft_application",
+            title: "Draft an application receipt for a site".into(),
+            description: "Proposes to disclose, to one audience, the outcomes (true/false only) of \
+                the claims already answered for it, bound to the site's nonce. The proposal is \
+                held until the person releases or refuses it; poll check_proposal."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "audience": { "type": "string", "maxLength": 256, "description": "The site's origin." },
+                    "nonce": { "type": "string", "maxLength": 128, "description": "The site's nonce." }
+                },
+                "required": ["audience", "nonce"],
+                "additionalProperties": false
+            }),
+            annotations: Annotations { consequential_hint: true, ..Annotations::default() },
+            tier: Tier::ApprovalGated,
+            handler: Handler::DraftApplication,
+        },
+        Draft {
+            name: "check_proposal",
+            title: "Check a held proposal".into(),
+            description: "Reports whether the person released or refused a proposal made with \
+                draft_application. When released, returns the receipt to submit to the site; \
+                when refused, the person's reason."
+                .into(),
+            input_schema: id_schema("proposal_id", "The id draft_application returned."),
+            annotations: Annotations {
+                read_only_hint: true,
+                untrusted_content_hint: true,
+                ..Annotations::default()
+            },
+            tier: Tier::Persistent,
+            handler: Handler::CheckProposal,
+        },
+    ]
+    .into_iter()
+    // The names are constants that satisfy the WebMCP rule (checked in tests/tools.rs).
+    .filter_map(|d| {
+        Some(ToolDef {
+            name: ToolName::parse(d.name).ok()?,
+            title: d.title,
+            description: d.description,
+            input_schema: d.input_schema,
+            annotations: d.annotations,
+            tier: d.tier,
+            handler: d.handler,
+        })
+    })
+    .collect()
+}
+
+struct Draft {
+    name: &'static str,
+    title: String,
+    description: String,
+    input_schema: Value,
+    annotations: Annotations,
+    tier: Tier,
+    handler: Handler,
+}
+
+/// The tool a grant creates for one claim: the threshold or set is fixed in the tool; its input
+/// has no parameter that could change the question.
+///
+/// `None` only if the name would break the WebMCP rule, which grant ids (≤ 64 characters of
+/// `[A-Za-z0-9_-]`) cannot make happen.
+pub fn claim_tool(
+    claim: &Claim,
+    audience: &Origin,
+    grant: &GrantId,
+    epoch: u64,
+) -> Option<ToolDef> {
+    let (stem, question) = describe(claim);
+    Some(ToolDef {
+        name: ToolName::parse(&format!("claim.{stem}.{grant}")).ok()?,
+        title: format!("Tacit claim: {question}"),
+        description: format!(
+            "Answers, with true or false only, whether {question}. The question is fixed by the \
+             person's grant for {audience}; it takes no threshold. Optional input: nonce."
+        ),
+        input_schema: claim_input_schema(),
+        annotations: Annotations {
+            read_only_hint: true,
+            ..Annotations::default()
+        },
+        tier: Tier::ConsentGated,
+        handler: Handler::Claim {
+            grant: grant.clone(),
+            epoch,
+        },
+    })
+}
+
+/// A short name stem and a sentence for a claim, from its public parameters only.
+pub fn describe(claim: &Claim) -> (&'static str, String) {
+    match claim {
+        Claim::IncomeBelow { limit } => (
+            "income_below",
+            format!(
+                "the person's annual income is below {} {}",
+                format_minor(limit.amount_minor),
+                limit.currency.as_str()
+            ),
+        ),
+        Claim::AgeAtLeast { years } => (
+            "age_at_least",
+            format!("the person is at least {years} years old"),
+        ),
+        Claim::ResidesIn { districts } => (
+            "resides_in",
+            format!(
+                "the person resides in one of: {}",
+                districts
+                    .iter()
+                    .map(|d| d.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        Claim::HasNoneOf { conditions } => (
+            "has_none_of",
+            format!(
+                "the person has none of: {}",
+                conditions
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    }
+}
+
+/// `3000000` → `30,000.00` (two minor digits; the wallet's catalogue currencies use two, except
+/// JPY and HUF, shown the same way for simplicity).
+pub fn format_minor(amount_minor: u64) -> String {
+    let major = amount_minor / 100;
+    let digits = major.to_string();
+    let mut grouped = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(ch);
+    }
+    format!("{grouped}.{:02}", amount_minor % 100)
+}
