@@ -260,6 +260,7 @@ impl Gate {
         if grant.state == GrantState::Live {
             grant.state = GrantState::Revoked;
         }
+        self.prune_dead_grants();
         Ok(())
     }
 
@@ -281,6 +282,7 @@ impl Gate {
                 changed = true;
             }
         }
+        self.prune_dead_grants();
         changed
     }
 

@@ -1,0 +1,154 @@
+//! A wallet on a `MemoryHost` with a fake clock, and a scripted agent.
+#![allow(dead_code)]
+
+use capability_gate::{Gate, Host, Lifetime, MemoryHost, Registry};
+use serde_json::{Value, json};
+use time::{Date, Month};
+use wallet_core::{DisclosureLedger, Profile, ProfileInput, SessionId, Timestamp};
+
+/// 2026-11-29T12:00:00Z.
+pub const T0: i64 = 1_795_953_600_000;
+
+pub fn today() -> Date {
+    Date::from_calendar_date(2026, Month::November, 29).unwrap()
+}
+
+pub fn input() -> ProfileInput {
+    ProfileInput {
+        income_minor: 2_840_000,
+        currency: "EUR".into(),
+        date_of_birth: "1990-02-28".into(),
+        district: "nordhafen".into(),
+        conditions: vec!["asthma".into()],
+    }
+}
+
+pub fn profile() -> Profile {
+    Profile::new(&input(), today()).unwrap()
+}
+
+pub const HOUSING: &str = "http://127.0.0.1:8081";
+pub const PHARMACY: &str = "http://127.0.0.1:8082";
+
+pub fn housing_policy(nonce: &str) -> Value {
+    json!({
+        "origin": HOUSING,
+        "nonce": nonce,
+        "site_name": "City Housing Programme",
+        "purpose": "Eligibility for subsidised housing",
+        "claims": [
+            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+        ]
+    })
+}
+
+pub fn pharmacy_policy(nonce: &str) -> Value {
+    json!({
+        "origin": PHARMACY,
+        "nonce": nonce,
+        "claims": [
+            { "kind": "age_at_least", "years": 18 },
+            { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
+        ]
+    })
+}
+
+pub struct World {
+    pub gate: Gate,
+    pub registry: Registry<MemoryHost>,
+    pub now: Timestamp,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let mut world = Self {
+            gate: Gate::new(
+                SessionId::parse("s-test").unwrap(),
+                DisclosureLedger::default(),
+            ),
+            registry: Registry::new(MemoryHost::default()),
+            now: Timestamp::from_millis(T0),
+        };
+        world.sync();
+        world
+    }
+
+    pub fn unlocked() -> Self {
+        let mut world = Self::new();
+        world.gate.unlock(profile());
+        world.sync();
+        world
+    }
+
+    pub fn host(&self) -> &MemoryHost {
+        self.registry.host()
+    }
+
+    pub fn sync(&mut self) {
+        let refused = self.registry.sync(&self.gate);
+        assert!(refused.is_empty(), "host refused {refused:?}");
+    }
+
+    pub fn advance(&mut self, ms: i64) {
+        self.now = self.now.plus_millis(ms);
+        if self.gate.tick(self.now) {
+            self.sync();
+        }
+    }
+
+    /// The agent calls a tool by name; the host must have it. Then the wallet syncs.
+    pub fn call(&mut self, name: &str, input: Value) -> Value {
+        let host = self.registry.host().clone();
+        let out = host
+            .execute(&mut self.gate, name, &input, self.now)
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.sync();
+        out
+    }
+
+    pub fn tools(&self) -> Vec<String> {
+        self.host().list()
+    }
+
+    pub fn claim_tools(&self) -> Vec<String> {
+        self.tools()
+            .into_iter()
+            .filter(|n| n.starts_with("claim."))
+            .collect()
+    }
+
+    /// request_claims → the request id.
+    pub fn request(&mut self, policy: Value) -> String {
+        let out = self.call("request_claims", policy);
+        assert_eq!(out["ok"], true, "{out}");
+        out["result"]["request_id"].as_str().unwrap().to_owned()
+    }
+
+    /// The person grants every claim of a request.
+    pub fn grant_all(&mut self, request_id: &str, lifetime: Lifetime) -> Vec<String> {
+        let n = self.gate.request(request_id).unwrap().claims.len();
+        let all: Vec<usize> = (0..n).collect();
+        self.gate
+            .grant(request_id, &all, lifetime, self.now)
+            .unwrap();
+        self.sync();
+        self.tools_of(request_id)
+    }
+
+    pub fn tools_of(&self, request_id: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .gate
+            .grants()
+            .filter(|g| g.request_id == request_id)
+            .filter_map(|g| capability_gate::gate::tool_name_of(g).map(|n| n.as_str().to_owned()))
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+pub fn error_code(out: &Value) -> &str {
+    assert_eq!(out["ok"], false, "expected a refusal, got {out}");
+    out["error"]["code"].as_str().unwrap()
+}
