@@ -2,6 +2,8 @@
 //! `MemoryHost`, a claim tool is listed if and only if its grant is live, and no execution under
 //! a dead grant returns an outcome.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 mod common;
 
 use std::collections::BTreeSet;

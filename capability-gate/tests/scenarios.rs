@@ -1,5 +1,7 @@
 //! Scenario tests with a fake clock, one group per numbered item of the capability-gate issue.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 mod common;
 
 use capability_gate::tool::persistent_tools;

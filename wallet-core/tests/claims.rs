@@ -1,5 +1,7 @@
 //! Item 3: claims and their evaluation.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 mod common;
 
 use common::{arb_input, profile, today};

@@ -1,5 +1,7 @@
 //! Item 4: the disclosure ledger, and adversaries that try to beat its floors.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 mod common;
 
 use std::collections::BTreeSet;

@@ -1,5 +1,7 @@
 //! Item 1: the profile and its validation.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
 mod common;
 
 use common::{input, profile, today};
