@@ -32,7 +32,8 @@ fn profile_valid_input_is_accepted_and_read_back() {
 
 #[test]
 fn profile_validation_names_the_field() {
-    let table: Vec<(Box<dyn FnOnce(&mut ProfileInput)>, Field, &str)> = vec![
+    type Edit = Box<dyn FnOnce(&mut ProfileInput)>;
+    let table: Vec<(Edit, Field, &str)> = vec![
         (Box::new(|i| i.income_minor = -1), Field::Income, "negative"),
         (
             Box::new(|i| i.income_minor = 100_000_000_000),
