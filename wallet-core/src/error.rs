@@ -59,6 +59,19 @@ pub enum Error {
     #[error("the passphrase is wrong or the vault is damaged")]
     CannotOpen,
 
+    /// Creating a vault, or changing its passphrase, with parameters above what any vault
+    /// will agree to open.
+    #[error("vault parameters above what opening allows: {0}")]
+    KdfParamsTooCostly(&'static str),
+
+    /// A passphrase was refused when set. The message never includes the passphrase.
+    #[error("passphrase too weak: {0}")]
+    WeakPassphrase(&'static str),
+
+    /// Sealing the vault failed (key derivation out of memory, or an encryption error).
+    #[error("the vault could not be sealed: {0}")]
+    Seal(&'static str),
+
     /// A log export could not be imported.
     #[error("log import failed at line {line}: {reason}")]
     LogImport { line: usize, reason: &'static str },

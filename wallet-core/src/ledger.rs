@@ -121,6 +121,9 @@ pub struct DisclosureLedger {
     dob_lo: Option<Date>,
     /// Latest possible birth date learned, if any.
     dob_hi: Option<Date>,
+    /// The first day an age question was asked: the person was born by then, and an observer
+    /// knows it.
+    dob_first_asked: Option<Date>,
     districts: BTreeSet<DistrictId>,
     conditions_absent: BTreeSet<ConditionCode>,
     conditions_some_of: Vec<BTreeSet<ConditionCode>>,
@@ -146,6 +149,7 @@ impl DisclosureLedger {
             income_hi: MAX_INCOME_MINOR,
             dob_lo: None,
             dob_hi: None,
+            dob_first_asked: None,
             districts: all_districts(),
             conditions_absent: BTreeSet::new(),
             conditions_some_of: Vec::new(),
@@ -273,6 +277,7 @@ impl DisclosureLedger {
             }
             Claim::AgeAtLeast { years } => {
                 let cutoff = age_cutoff(today, *years);
+                self.dob_first_asked = Some(self.dob_first_asked.map_or(today, |d| d.min(today)));
                 if satisfied {
                     self.dob_hi = Some(self.dob_hi.map_or(cutoff, |hi| hi.min(cutoff)));
                 } else {
@@ -306,6 +311,10 @@ impl DisclosureLedger {
 
     /// Assesses, evaluates when allowed, and records: the one way the gate answers a claim.
     pub fn answer(&mut self, profile: &Profile, claim: &Claim, today: Date) -> Answer {
+        if let Claim::AgeAtLeast { .. } = claim {
+            // Being asked on `today` shows the person was born by then, whatever the answer.
+            self.dob_first_asked = Some(self.dob_first_asked.map_or(today, |d| d.min(today)));
+        }
         match self.assess(claim, today) {
             Assessment::Known(outcome) => Answer {
                 outcome,
@@ -372,10 +381,13 @@ impl DisclosureLedger {
         (self.income_lo, self.income_hi)
     }
 
-    /// The birth-date interval known so far (inclusive), relative to `today` where unbounded.
+    /// The birth-date interval known so far (inclusive). Where nothing was learned, the bounds
+    /// are what any observer knows: born at most 130 years before `today`, and born by `today`
+    /// and by the first day an age question was asked.
     pub fn dob_bounds(&self, today: Date) -> (Date, Date) {
         let lo = self.dob_lo.unwrap_or_else(|| earliest_birth_date(today));
-        let hi = self.dob_hi.unwrap_or(today);
+        let born_by = self.dob_first_asked.map_or(today, |d| d.min(today));
+        let hi = self.dob_hi.map_or(born_by, |hi| hi.min(born_by));
         (lo, hi)
     }
 

@@ -17,10 +17,21 @@
 pub mod catalogue;
 pub mod claim;
 pub mod error;
+pub mod ledger;
+pub mod log;
 pub mod profile;
+pub mod receipt;
 pub mod types;
+pub mod vault;
 
 pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
 pub use error::{Error, Field};
+pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Floors, Preview};
+pub use log::{ComparisonLog, Hash, LogEntry, verify_entries};
 pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};
+pub use receipt::{
+    KeySet, KeyStatus, Provenance, PublicKeyEntry, ReceiptPayload, SignedReceipt, VerifiedReceipt,
+    derive_key_id,
+};
 pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
+pub use vault::{Envelope, KdfParams, Passphrase, Vault};

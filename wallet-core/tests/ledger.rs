@@ -317,13 +317,16 @@ proptest! {
     ) {
         let p = Profile::new(&input, today()).unwrap();
         let dob = p.date_of_birth();
-        prop_assume!((today() - dob).whole_days() >= 2 * 365);
+        let mut probes = probes;
+        probes.sort_by_key(|(wait, _)| *wait); // time flows forward
         let mut ledger = DisclosureLedger::new(floors);
-        // What the adversary knows: the public prior and the answers.
+        // What the adversary knows: the public prior (born at most 130 years before the profile
+        // was made, and by the first day it asks) and the answers.
         let mut lo: Date = wallet_core::profile::earliest_birth_date(today());
-        let mut hi: Date = today();
+        let mut hi: Date = today() + Duration::days(probes[0].0);
         for (wait, aim) in probes {
             let day = today() + Duration::days(wait);
+            hi = hi.min(day);
             // Aim a cutoff inside the current interval: choose the years that put it there.
             let target = lo + Duration::days(((hi - lo).whole_days() as f64 * aim) as i64);
             let years = (day.year() - target.year()).clamp(1, 130) as u8;

@@ -1,0 +1,565 @@
+//! The vault: the profile encrypted under the person's passphrase, as one versioned binary
+//! envelope that the caller stores wherever it likes (the crate does no I/O).
+//!
+//! # Construction
+//! - A random 256-bit **data key** seals the profile (its `serde_json` bytes) with AES-256-GCM.
+//! - A **key-encryption key** is derived from the passphrase with Argon2id (version 0x13,
+//!   32-byte output) over a random 16-byte salt. It wraps the data key with AES-256-GCM and is
+//!   wiped as soon as the wrap or unwrap is done.
+//! - Changing the passphrase re-wraps the data key only: the sealed profile and its nonce stay
+//!   byte-identical, so no Argon2 run or re-encryption of the profile is needed.
+//!
+//! # Byte layout, format version 1 (integers big-endian)
+//! ```text
+//! offset  len  field
+//!      0    8  magic "TACITVLT"
+//!      8    2  format version = 1
+//!     10    1  KDF id = 1 (Argon2id, version 0x13)
+//!     11    4  Argon2 memory cost m, in KiB
+//!     15    4  Argon2 passes t
+//!     19    4  Argon2 lanes p
+//!     23   16  salt
+//!     39   16  vault id (random, fixed for the vault's life)
+//!     55   12  wrap nonce
+//!     67   48  wrapped data key (32 bytes ciphertext + 16 bytes tag)
+//!    115   12  seal nonce
+//!    127    4  sealed_len
+//!    131    n  sealed profile (sealed_len bytes: ciphertext + 16 bytes tag)
+//! ```
+//! Nothing may follow the sealed profile. The **header** is bytes 0..55 (magic through vault id).
+//!
+//! Associated data:
+//! - the wrap binds the whole header: `bytes[0..55]`;
+//! - the seal binds `magic | version | vault id | b"profile"` — deliberately *not* the salt or
+//!   KDF parameters, which change with the passphrase while the seal does not. The vault id
+//!   ties the sealed profile to this vault; the data key is only ever recovered through a wrap
+//!   that authenticates every header byte.
+//!
+//! # Refusals
+//! - Creating (or changing the passphrase) below [`KdfParams::MINIMUM`] (m = 19 MiB, t = 2,
+//!   p = 1) gives [`Error::WeakKdfParams`]; above [`KdfParams::MAXIMUM`] gives
+//!   [`Error::KdfParamsTooCostly`], since no vault could open it.
+//! - Opening a header that asks for more than m = 1 GiB, t = 10 or p = 16 is refused before
+//!   Argon2 runs, so a hostile file cannot hang the page or exhaust its memory.
+//! - [`Vault::open`] reports every failure — bad magic, truncation, unknown version, hostile
+//!   parameters, wrong passphrase, any tampered byte, undecodable profile — as the one
+//!   [`Error::CannotOpen`]. [`Envelope::parse`] (no secret involved) says what is malformed.
+//!
+//! # Randomness
+//! [`Vault::create`] draws, in this order: salt, vault id, data key, wrap nonce, seal nonce.
+//! [`Vault::change_passphrase`] draws salt, wrap nonce; [`Vault::reseal`] draws a seal nonce.
+//!
+//! Not protected against: replacing a stored vault with an older envelope of the same vault
+//! (rollback); that needs state outside the envelope.
+
+use aes_gcm::aead::{Aead, AeadInOut, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Key, Nonce, Tag};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
+use rand_core::CryptoRng;
+use zeroize::Zeroizing;
+
+use crate::error::Error;
+use crate::profile::Profile;
+
+/// The first eight bytes of every vault.
+pub const MAGIC: [u8; 8] = *b"TACITVLT";
+/// The envelope format this version writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// KDF id 1: Argon2id, version 0x13, 32-byte output.
+pub const KDF_ARGON2ID_V13: u8 = 1;
+/// Fewest characters (Unicode scalar values) a passphrase may have.
+pub const MIN_PASSPHRASE_CHARS: usize = 8;
+
+const SALT_LEN: usize = 16;
+const ID_LEN: usize = 16;
+const NONCE_LEN: usize = 12;
+const KEY_LEN: usize = 32;
+const TAG_LEN: usize = 16;
+const WRAPPED_LEN: usize = KEY_LEN + TAG_LEN;
+/// Magic through vault id: the wrap's associated data.
+const HEADER_LEN: usize = MAGIC.len() + 2 + 1 + 3 * 4 + SALT_LEN + ID_LEN;
+/// Everything before the sealed profile.
+const FIXED_LEN: usize = HEADER_LEN + NONCE_LEN + WRAPPED_LEN + NONCE_LEN + 4;
+const SEAL_LABEL: &[u8] = b"profile";
+
+/// Argon2id cost parameters, as stored in the envelope header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KdfParams {
+    /// Memory cost in KiB.
+    pub m_kib: u32,
+    /// Number of passes.
+    pub t: u32,
+    /// Degree of parallelism (lanes).
+    pub p: u32,
+}
+
+impl KdfParams {
+    /// RFC 9106's second recommended option: m = 64 MiB, t = 3, p = 4.
+    pub const DEFAULT: Self = Self {
+        m_kib: 64 * 1024,
+        t: 3,
+        p: 4,
+    };
+    /// The floor for creating a vault: m = 19 MiB, t = 2, p = 1 (OWASP's Argon2id minimum).
+    pub const MINIMUM: Self = Self {
+        m_kib: 19 * 1024,
+        t: 2,
+        p: 1,
+    };
+    /// The ceiling for opening a vault: m = 1 GiB, t = 10, p = 16.
+    pub const MAXIMUM: Self = Self {
+        m_kib: 1024 * 1024,
+        t: 10,
+        p: 16,
+    };
+
+    /// Checks the bounds enforced when creating a vault or changing its passphrase.
+    pub fn check_for_create(self) -> Result<(), Error> {
+        if self.m_kib < Self::MINIMUM.m_kib {
+            return Err(Error::WeakKdfParams("memory cost below 19 MiB"));
+        }
+        if self.t < Self::MINIMUM.t {
+            return Err(Error::WeakKdfParams("fewer than 2 passes"));
+        }
+        if self.p < Self::MINIMUM.p {
+            return Err(Error::WeakKdfParams("parallelism must be at least 1"));
+        }
+        self.check_for_open().map_err(Error::KdfParamsTooCostly)
+    }
+
+    /// Checks a header's parameters before any Argon2 work: the ceiling, and Argon2's own floor.
+    fn check_for_open(self) -> Result<(), &'static str> {
+        if self.m_kib > Self::MAXIMUM.m_kib {
+            return Err("memory cost above 1 GiB");
+        }
+        if self.t > Self::MAXIMUM.t {
+            return Err("more than 10 passes");
+        }
+        if self.p > Self::MAXIMUM.p {
+            return Err("parallelism above 16");
+        }
+        if self.p == 0 {
+            return Err("parallelism of 0");
+        }
+        if self.t == 0 {
+            return Err("zero passes");
+        }
+        if self.m_kib < 8 * self.p {
+            return Err("memory cost below 8 KiB per lane");
+        }
+        Ok(())
+    }
+}
+
+impl Default for KdfParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// The person's passphrase. Wiped on drop; its `Debug` prints `Passphrase(..)`.
+pub struct Passphrase(Zeroizing<String>);
+
+impl Passphrase {
+    /// Accepts a passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters. The text is used
+    /// as given (no Unicode normalisation); the page should normalise before calling.
+    pub fn new(text: String) -> Result<Self, Error> {
+        let text = Zeroizing::new(text);
+        if text.chars().count() < MIN_PASSPHRASE_CHARS {
+            return Err(Error::WeakPassphrase("shorter than 8 characters"));
+        }
+        Ok(Self(text))
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl core::fmt::Debug for Passphrase {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Passphrase(..)")
+    }
+}
+
+/// The public layout of a vault: everything in it is either public or ciphertext.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Envelope {
+    params: KdfParams,
+    salt: [u8; SALT_LEN],
+    vault_id: [u8; ID_LEN],
+    wrap_nonce: [u8; NONCE_LEN],
+    wrapped_key: [u8; WRAPPED_LEN],
+    seal_nonce: [u8; NONCE_LEN],
+    /// Ciphertext and tag. Invariant: at least `TAG_LEN` and at most `u32::MAX` bytes.
+    sealed: Vec<u8>,
+}
+
+impl Envelope {
+    /// Parses the byte layout described in the module docs. Never panics; refuses hostile KDF
+    /// parameters (see [`KdfParams::MAXIMUM`]) with an [`Error::Envelope`] naming the problem.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+        let mut r = Reader(bytes);
+        if r.array::<8>()? != MAGIC {
+            return Err(Error::Envelope("not a Tacit vault"));
+        }
+        if u16::from_be_bytes(r.array()?) != FORMAT_VERSION {
+            return Err(Error::Envelope("unsupported format version"));
+        }
+        if u8::from_be_bytes(r.array()?) != KDF_ARGON2ID_V13 {
+            return Err(Error::Envelope("unknown key derivation function"));
+        }
+        let params = KdfParams {
+            m_kib: u32::from_be_bytes(r.array()?),
+            t: u32::from_be_bytes(r.array()?),
+            p: u32::from_be_bytes(r.array()?),
+        };
+        params.check_for_open().map_err(Error::Envelope)?;
+        let salt = r.array()?;
+        let vault_id = r.array()?;
+        let wrap_nonce = r.array()?;
+        let wrapped_key = r.array()?;
+        let seal_nonce = r.array()?;
+        let sealed_len = usize::try_from(u32::from_be_bytes(r.array()?))
+            .map_err(|_| Error::Envelope("sealed profile too long"))?;
+        if sealed_len < TAG_LEN {
+            return Err(Error::Envelope("sealed profile shorter than its tag"));
+        }
+        let sealed = r.take(sealed_len)?.to_vec();
+        if !r.0.is_empty() {
+            return Err(Error::Envelope("bytes after the sealed profile"));
+        }
+        Ok(Self {
+            params,
+            salt,
+            vault_id,
+            wrap_nonce,
+            wrapped_key,
+            seal_nonce,
+            sealed,
+        })
+    }
+
+    /// The envelope's bytes; `parse(&e.to_bytes()) == Ok(e)`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FIXED_LEN + self.sealed.len());
+        out.extend_from_slice(&self.header());
+        out.extend_from_slice(&self.wrap_nonce);
+        out.extend_from_slice(&self.wrapped_key);
+        out.extend_from_slice(&self.seal_nonce);
+        // The invariant on `sealed` makes the fallback unreachable.
+        let sealed_len = u32::try_from(self.sealed.len()).unwrap_or(u32::MAX);
+        out.extend_from_slice(&sealed_len.to_be_bytes());
+        out.extend_from_slice(&self.sealed);
+        out
+    }
+
+    /// The Argon2id parameters in the header.
+    pub fn params(&self) -> KdfParams {
+        self.params
+    }
+
+    /// The random id fixed for the vault's life.
+    pub fn vault_id(&self) -> &[u8; ID_LEN] {
+        &self.vault_id
+    }
+
+    /// The Argon2id salt (changes with the passphrase).
+    pub fn salt(&self) -> &[u8; SALT_LEN] {
+        &self.salt
+    }
+
+    /// The sealed profile: ciphertext followed by the tag.
+    pub fn sealed_bytes(&self) -> &[u8] {
+        &self.sealed
+    }
+
+    /// The nonce the profile was sealed under (changes with every reseal).
+    pub fn seal_nonce(&self) -> &[u8; NONCE_LEN] {
+        &self.seal_nonce
+    }
+
+    /// Magic through vault id: the wrap's associated data.
+    fn header(&self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        let fields: [&[u8]; 8] = [
+            &MAGIC,
+            &FORMAT_VERSION.to_be_bytes(),
+            &KDF_ARGON2ID_V13.to_be_bytes(),
+            &self.params.m_kib.to_be_bytes(),
+            &self.params.t.to_be_bytes(),
+            &self.params.p.to_be_bytes(),
+            &self.salt,
+            &self.vault_id,
+        ];
+        for (dst, src) in out.iter_mut().zip(fields.into_iter().flatten()) {
+            *dst = *src;
+        }
+        out
+    }
+
+    /// Magic, version, vault id and label: the seal's associated data.
+    fn seal_aad(&self) -> Vec<u8> {
+        [
+            &MAGIC[..],
+            &FORMAT_VERSION.to_be_bytes(),
+            &self.vault_id,
+            SEAL_LABEL,
+        ]
+        .concat()
+    }
+}
+
+impl core::fmt::Debug for Envelope {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Envelope")
+            .field("vault_id", &hex::encode(self.vault_id))
+            .field("params", &self.params)
+            .field("sealed_len", &self.sealed.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checked reading from the front of a byte slice; running out is `Error::Envelope`.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        let (head, rest) = self
+            .0
+            .split_at_checked(n)
+            .ok_or(Error::Envelope("truncated"))?;
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+        self.take(N)?
+            .try_into()
+            .map_err(|_| Error::Envelope("truncated"))
+    }
+}
+
+/// An open vault: the envelope and the unwrapped data key. Wiped on drop; its `Debug` shows
+/// the vault id and parameters only.
+pub struct Vault {
+    envelope: Envelope,
+    data_key: Zeroizing<[u8; KEY_LEN]>,
+}
+
+impl Vault {
+    /// Seals `profile` in a new vault under `passphrase`, with a fresh data key. Runs Argon2id
+    /// once at `params`, which must lie within [`KdfParams::MINIMUM`]..=[`KdfParams::MAXIMUM`].
+    pub fn create(
+        profile: &Profile,
+        passphrase: &Passphrase,
+        params: KdfParams,
+        rng: &mut impl CryptoRng,
+    ) -> Result<Self, Error> {
+        params.check_for_create()?;
+        let mut salt = [0u8; SALT_LEN];
+        rng.fill_bytes(&mut salt);
+        let mut vault_id = [0u8; ID_LEN];
+        rng.fill_bytes(&mut vault_id);
+        let mut data_key = Zeroizing::new([0u8; KEY_LEN]);
+        rng.fill_bytes(data_key.as_mut_slice());
+        let mut vault = Self {
+            envelope: Envelope {
+                params,
+                salt,
+                vault_id,
+                wrap_nonce: [0; NONCE_LEN],
+                wrapped_key: [0; WRAPPED_LEN],
+                seal_nonce: [0; NONCE_LEN],
+                sealed: Vec::new(),
+            },
+            data_key,
+        };
+        vault.envelope = vault.wrapped(vault.envelope.clone(), passphrase, rng)?;
+        vault.reseal(profile, rng)?;
+        Ok(vault)
+    }
+
+    /// Opens a vault's bytes. Every failure is [`Error::CannotOpen`], whatever its cause.
+    pub fn open(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), Error> {
+        Self::try_open(bytes, passphrase).ok_or(Error::CannotOpen)
+    }
+
+    fn try_open(bytes: &[u8], passphrase: &Passphrase) -> Option<(Self, Profile)> {
+        let envelope = Envelope::parse(bytes).ok()?;
+        let data_key = {
+            let kek = derive_kek(passphrase, &envelope.salt, envelope.params).ok()?;
+            let (ciphertext, tag) = envelope.wrapped_key.split_at_checked(KEY_LEN)?;
+            let tag: &[u8; TAG_LEN] = tag.try_into().ok()?;
+            // Decrypted in place: the key only ever exists inside `Zeroizing`.
+            let mut data_key = Zeroizing::new(<[u8; KEY_LEN]>::try_from(ciphertext).ok()?);
+            cipher(&kek)
+                .decrypt_inout_detached(
+                    &Nonce::from(envelope.wrap_nonce),
+                    &envelope.header(),
+                    data_key.as_mut_slice().into(),
+                    &Tag::from(*tag),
+                )
+                .ok()?;
+            data_key
+        };
+        let mut plaintext = Zeroizing::new(envelope.sealed.clone());
+        cipher(&data_key)
+            .decrypt_in_place(
+                &Nonce::from(envelope.seal_nonce),
+                &envelope.seal_aad(),
+                &mut *plaintext,
+            )
+            .ok()?;
+        let profile = serde_json::from_slice(&plaintext).ok()?;
+        Some((Self { envelope, data_key }, profile))
+    }
+
+    /// The envelope's bytes, to be stored by the caller.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.envelope.to_bytes()
+    }
+
+    /// The envelope (public layout and ciphertext).
+    pub fn envelope(&self) -> &Envelope {
+        &self.envelope
+    }
+
+    /// The Argon2id parameters the data key is currently wrapped under.
+    pub fn params(&self) -> KdfParams {
+        self.envelope.params
+    }
+
+    /// Seals `profile` again under the same data key with a fresh nonce. No Argon2 run.
+    pub fn reseal(&mut self, profile: &Profile, rng: &mut impl CryptoRng) -> Result<(), Error> {
+        let plaintext = profile_bytes(profile)?;
+        let mut seal_nonce = [0u8; NONCE_LEN];
+        rng.fill_bytes(&mut seal_nonce);
+        let sealed = cipher(&self.data_key)
+            .encrypt(
+                &Nonce::from(seal_nonce),
+                Payload {
+                    msg: &plaintext,
+                    aad: &self.envelope.seal_aad(),
+                },
+            )
+            .map_err(|_| Error::Seal("the profile could not be encrypted"))?;
+        if u32::try_from(sealed.len()).is_err() {
+            return Err(Error::Seal("the profile is too large"));
+        }
+        self.envelope.seal_nonce = seal_nonce;
+        self.envelope.sealed = sealed;
+        Ok(())
+    }
+
+    /// Re-wraps the data key under `new` with a fresh salt and `params`. The sealed profile and
+    /// its nonce are untouched. Runs Argon2id once. On error the vault is unchanged.
+    pub fn change_passphrase(
+        &mut self,
+        new: &Passphrase,
+        params: KdfParams,
+        rng: &mut impl CryptoRng,
+    ) -> Result<(), Error> {
+        params.check_for_create()?;
+        let mut envelope = self.envelope.clone();
+        envelope.params = params;
+        rng.fill_bytes(&mut envelope.salt);
+        self.envelope = self.wrapped(envelope, new, rng)?;
+        Ok(())
+    }
+
+    /// `envelope` with the data key wrapped under a fresh nonce and a key derived from
+    /// `passphrase` at the envelope's salt and parameters.
+    fn wrapped(
+        &self,
+        mut envelope: Envelope,
+        passphrase: &Passphrase,
+        rng: &mut impl CryptoRng,
+    ) -> Result<Envelope, Error> {
+        rng.fill_bytes(&mut envelope.wrap_nonce);
+        let kek = derive_kek(passphrase, &envelope.salt, envelope.params)
+            .map_err(|_| Error::Seal("key derivation failed"))?;
+        let mut buffer = self.data_key.clone();
+        let tag = cipher(&kek)
+            .encrypt_inout_detached(
+                &Nonce::from(envelope.wrap_nonce),
+                &envelope.header(),
+                buffer.as_mut_slice().into(),
+            )
+            .map_err(|_| Error::Seal("the data key could not be wrapped"))?;
+        for (dst, src) in envelope
+            .wrapped_key
+            .iter_mut()
+            .zip(buffer.iter().chain(tag.iter()))
+        {
+            *dst = *src;
+        }
+        Ok(envelope)
+    }
+}
+
+impl core::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Vault")
+            .field("vault_id", &hex::encode(self.envelope.vault_id))
+            .field("params", &self.envelope.params)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The key-encryption key: Argon2id v0x13 of the passphrase, 32 bytes, wiped on drop.
+///
+/// Argon2's working memory (m KiB) is allocated here rather than inside the argon2 crate, which
+/// frees it unwiped: it is reserved fallibly (an allocation failure is an error, not an abort)
+/// and wiped on drop.
+fn derive_kek(
+    passphrase: &Passphrase,
+    salt: &[u8; SALT_LEN],
+    params: KdfParams,
+) -> Result<Zeroizing<[u8; KEY_LEN]>, argon2::Error> {
+    let params = Params::new(params.m_kib, params.t, params.p, Some(KEY_LEN))?;
+    let mut memory: Zeroizing<Vec<Block>> = Zeroizing::new(Vec::new());
+    memory
+        .try_reserve_exact(params.block_count())
+        .map_err(|_| argon2::Error::OutOfMemory)?;
+    memory.resize(params.block_count(), Block::new());
+    let mut kek = Zeroizing::new([0u8; KEY_LEN]);
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params).hash_password_into_with_memory(
+        passphrase.as_bytes(),
+        salt,
+        kek.as_mut_slice(),
+        memory.as_mut_slice(),
+    )?;
+    Ok(kek)
+}
+
+/// AES-256-GCM keyed without copying the key out of its `Zeroizing` home.
+fn cipher(key: &Zeroizing<[u8; KEY_LEN]>) -> Aes256Gcm {
+    let key: &[u8; KEY_LEN] = key;
+    Aes256Gcm::new(<&Key<Aes256Gcm>>::from(key))
+}
+
+/// The profile's JSON in a buffer sized exactly beforehand, so that no reallocation leaves an
+/// unwiped copy behind.
+fn profile_bytes(profile: &Profile) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let fail = |_| Error::Seal("the profile could not be serialised");
+    let mut counter = ByteCounter(0);
+    serde_json::to_writer(&mut counter, profile).map_err(fail)?;
+    let mut bytes = Zeroizing::new(Vec::with_capacity(counter.0));
+    serde_json::to_writer(&mut *bytes, profile).map_err(fail)?;
+    Ok(bytes)
+}
+
+/// A writer that only counts.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
