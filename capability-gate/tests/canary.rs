@@ -1,0 +1,127 @@
+//! The wallet-core canary extended to every tool: for random profiles, no rendering of a raw
+//! value appears in any tool's definition, output or error text, the log export, or a receipt.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+
+use capability_gate::{Gate, Lifetime, MemoryHost, Registry};
+use common::*;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
+use wallet_core::{DisclosureLedger, Profile, ProfileInput, SessionId, Timestamp};
+
+const ASKED_DISTRICTS: [&str; 3] = ["altstadt", "nordhafen", "westend"];
+const ASKED_CONDITIONS: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
+
+fn renderings(p: &Profile) -> Vec<String> {
+    let minor = p.income().amount_minor;
+    let dob = p.date_of_birth();
+    let mut out = vec![
+        minor.to_string(),
+        format!("{}.{:02}", minor / 100, minor % 100),
+        capability_gate::tool::format_minor(minor),
+        wallet_core::profile::format_date(dob),
+        format!("{:04}{:02}{:02}", dob.year(), dob.month() as u8, dob.day()),
+        p.district().as_str().to_owned(),
+    ];
+    out.extend(p.conditions().iter().map(|c| c.as_str().to_owned()));
+    out
+}
+
+fn arb_profile() -> impl Strategy<Value = ProfileInput> {
+    let districts: Vec<&str> = DISTRICTS
+        .iter()
+        .map(|d| d.code)
+        .filter(|c| !ASKED_DISTRICTS.contains(c))
+        .collect();
+    let conditions: Vec<&str> = CONDITIONS
+        .iter()
+        .map(|c| c.code)
+        .filter(|c| !ASKED_CONDITIONS.contains(c))
+        .collect();
+    (
+        1_000_000i64..100_000_000,
+        365i64..(100 * 365),
+        proptest::sample::select(districts),
+        proptest::sample::subsequence(conditions.clone(), 0..conditions.len()),
+    )
+        .prop_map(|(income, age_days, district, conds)| ProfileInput {
+            income_minor: income,
+            currency: "EUR".into(),
+            date_of_birth: wallet_core::profile::format_date(
+                today() - time::Duration::days(age_days),
+            ),
+            district: district.into(),
+            conditions: conds.into_iter().map(str::to_owned).collect(),
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn canary_every_tool_output_and_error(input in arb_profile(), junk in "[a-z0-9]{1,12}") {
+        let profile = Profile::new(&input, today()).unwrap();
+        let raw = renderings(&profile);
+        let mut world = World {
+            gate: Gate::new(SessionId::parse("s1").unwrap(), DisclosureLedger::default()),
+            registry: Registry::new(MemoryHost::default()),
+            now: Timestamp::from_millis(T0),
+        };
+        world.gate.unlock(profile);
+        world.sync();
+        let mut outputs: Vec<Value> = Vec::new();
+        let housing = world.request(housing_policy("n-h"));
+        let pharmacy = world.request(pharmacy_policy("n-p"));
+        let mut tools = world.grant_all(&housing, Lifetime::ONE_HOUR);
+        tools.extend(world.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+        for tool in &tools {
+            outputs.push(world.call(tool, json!({})));
+            outputs.push(world.call(tool, json!({ "nonce": junk })));
+            outputs.push(world.call(tool, json!({ junk.clone(): 1 })));
+            outputs.push(world.call(tool, json!([junk])));
+        }
+        for (name, input) in [
+            ("wallet_status", json!({})),
+            ("check_request", json!({ "request_id": housing })),
+            ("check_request", json!({ "request_id": pharmacy })),
+            ("check_request", json!({ "request_id": junk })),
+            ("draft_application", json!({ "audience": HOUSING, "nonce": "n-h" })),
+            ("draft_application", json!({ "audience": PHARMACY, "nonce": "n-p" })),
+            ("check_proposal", json!({ "proposal_id": junk })),
+            ("request_claims", json!({ "origin": HOUSING, "nonce": junk, "claims": [{ "kind": junk }] })),
+        ] {
+            outputs.push(world.call(name, input));
+        }
+        let mut receipts: Vec<String> = Vec::new();
+        let proposals: Vec<(String, String)> =
+            world.gate.proposals().map(|p| (p.id.clone(), p.digest().to_owned())).collect();
+        for (id, digest) in proposals {
+            let payload = world.gate.release(&id, &digest, world.now).unwrap();
+            receipts.push(serde_json::to_string(&payload).unwrap());
+            outputs.push(world.call("check_proposal", json!({ "proposal_id": id })));
+        }
+        // Lock, then stale calls.
+        world.gate.lock();
+        for tool in &tools {
+            if let Some(def) = world.registry.handler(tool) {
+                outputs.push(world.gate.execute(def, &json!({}), world.now));
+            }
+        }
+        world.sync();
+        let mut texts: Vec<String> = outputs.iter().map(Value::to_string).collect();
+        texts.extend(world.registry.registered().map(|d| d.to_webmcp_json().to_string()));
+        texts.push(world.gate.log().export());
+        prop_assert_eq!(receipts.len(), 2);
+        texts.extend(receipts);
+        texts.push(format!("{:?}", world.gate.proposals().collect::<Vec<_>>()));
+        prop_assert!(outputs.iter().all(|o| o["ok"].is_boolean()), "every output is an envelope");
+        for text in &texts {
+            for r in &raw {
+                prop_assert!(!text.contains(r.as_str()), "{r:?} leaked into {text}");
+            }
+        }
+    }
+}
