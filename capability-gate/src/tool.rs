@@ -286,17 +286,4 @@ pub fn describe(claim: &Claim) -> (&'static str, String) {
     }
 }
 
-/// `3000000` → `30,000.00` (two minor digits; the wallet's catalogue currencies use two, except
-/// JPY and HUF, shown the same way for simplicity).
-pub fn format_minor(amount_minor: u64) -> String {
-    let major = amount_minor / 100;
-    let digits = major.to_string();
-    let mut grouped = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    format!("{grouped}.{:02}", amount_minor % 100)
-}
+pub use wallet_core::profile::format_minor;

@@ -111,6 +111,14 @@ pub enum Error {
     #[error("receipt audience does not match")]
     AudienceMismatch,
 
+    /// Saving would overwrite a newer copy of the profile written elsewhere (another tab).
+    #[error("the profile was changed in another tab or window; reload before saving")]
+    StaleWrite,
+
+    /// A stored record is not a Tacit profile record.
+    #[error("stored profile record malformed: {0}")]
+    StoreFormat(&'static str),
+
     /// The receipt answers another nonce than the one the site issued.
     #[error("receipt nonce does not match")]
     NonceMismatch,

@@ -21,6 +21,7 @@ pub mod ledger;
 pub mod log;
 pub mod profile;
 pub mod receipt;
+pub mod store;
 pub mod types;
 pub mod vault;
 

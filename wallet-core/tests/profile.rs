@@ -129,3 +129,26 @@ fn profile_serde_round_trip_and_strictness() {
     let bad_district = json.replace("nordhafen", "atlantis");
     assert!(serde_json::from_str::<Profile>(&bad_district).is_err());
 }
+
+#[test]
+fn profile_amounts_typed_in_major_units() {
+    use wallet_core::profile::{format_minor, parse_amount};
+    for (text, minor) in [
+        ("28400", 2_840_000),
+        ("28,400", 2_840_000),
+        ("28,400.5", 2_840_050),
+        ("28400.05", 2_840_005),
+        (" 0 ", 0),
+        ("1,234,567.89", 123_456_789),
+        ("-5", -500),
+    ] {
+        assert_eq!(parse_amount(text), Ok(minor), "{text}");
+    }
+    for text in ["", "abc", "28.400,00", "1,23", "12,3456", "1.234", "1.", "+5", "1e5", "١٢"] {
+        let err = parse_amount(text).unwrap_err();
+        assert!(err.to_string().starts_with("income"), "{text}: {err}");
+    }
+    assert_eq!(format_minor(3_000_000), "30,000.00");
+    assert_eq!(format_minor(5), "0.05");
+    assert_eq!(format_minor(123_456_789), "1,234,567.89");
+}
