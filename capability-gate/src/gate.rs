@@ -169,6 +169,18 @@ impl Gate {
         self.profile = Some(profile);
     }
 
+    /// Replaces the profile after the person edited it. Every grant is withdrawn (its answers
+    /// were about the old facts), and if any fact changed the disclosure ledger starts afresh,
+    /// since what it remembers describes the old facts and would now answer wrongly.
+    pub fn replace_profile(&mut self, profile: Profile) {
+        let changed = self.profile.as_ref() != Some(&profile);
+        self.lock();
+        if changed {
+            self.ledger = DisclosureLedger::new(self.ledger.floors());
+        }
+        self.unlock(profile);
+    }
+
     /// Forgets the profile and withdraws every claim tool.
     pub fn lock(&mut self) {
         self.epoch += 1;

@@ -803,3 +803,41 @@ fn item6_registry_ends_as_it_began_after_churn() {
     assert_eq!(world.tools(), before);
     assert!(world.gate.grants().count() <= capability_gate::gate::MAX_DEAD_GRANTS);
 }
+
+#[test]
+fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
+    let mut world = World::unlocked();
+    let id = world.request(housing_policy("n-1"));
+    let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
+    let income_tool = tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone();
+    assert_eq!(
+        world.call(&income_tool, json!({}))["result"]["satisfied"],
+        true
+    );
+    let mut raised = input();
+    raised.income_minor = 3_500_000;
+    world
+        .gate
+        .replace_profile(wallet_core::Profile::new(&raised, today()).unwrap());
+    world.sync();
+    assert!(
+        world.claim_tools().is_empty(),
+        "grants are withdrawn on edit"
+    );
+    let id = world.request(housing_policy("n-2"));
+    let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
+    let income_tool = tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone();
+    let out = world.call(&income_tool, json!({}));
+    assert_eq!(
+        out["result"]["satisfied"], false,
+        "not answered from the old facts: {out}"
+    );
+}

@@ -1,3 +1,33 @@
-//! The wallet page (wasm-bindgen host for `document.modelContext`).
+//! # tacit-web
 //!
-//! Not built yet: issue 4 fills this crate.
+//! The wallet page: a thin wasm-bindgen host. It converts types, talks to the browser
+//! (`document.modelContext`, the DOM, `localStorage`, `fetch`) and calls wallet-core and
+//! capability-gate, where every rule lives. It decides nothing itself.
+//!
+//! It refuses to show a raw profile value anywhere but the profile editor, and renders all
+//! site-supplied text as inert text (`textContent`, never HTML).
+//!
+//! On targets other than `wasm32` the crate is empty, so the workspace builds natively.
+
+#[cfg(target_arch = "wasm32")]
+mod actions;
+#[cfg(target_arch = "wasm32")]
+mod app;
+#[cfg(target_arch = "wasm32")]
+mod dom;
+#[cfg(target_arch = "wasm32")]
+pub mod host;
+#[cfg(target_arch = "wasm32")]
+mod render;
+#[cfg(target_arch = "wasm32")]
+mod storage;
+
+#[cfg(target_arch = "wasm32")]
+pub use host::{Detection, WebMcpHost, detect};
+
+/// Entry point: builds the app once the module loads.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+pub fn start() {
+    app::start();
+}

@@ -1,0 +1,134 @@
+//! Small DOM helpers. Text goes in with `textContent` only, so nothing a site or an agent sends
+//! can become markup.
+
+use wasm_bindgen::JsCast;
+use web_sys::{Document, Element, HtmlElement, HtmlInputElement, HtmlSelectElement};
+
+pub fn document() -> Option<Document> {
+    web_sys::window()?.document()
+}
+
+pub fn by_id(id: &str) -> Option<Element> {
+    document()?.get_element_by_id(id)
+}
+
+/// A new element with a class (may be empty) and text.
+pub fn el(tag: &str, class: &str, text: &str) -> Element {
+    let element = document()
+        .and_then(|d| d.create_element(tag).ok())
+        .unwrap_or_else(|| web_sys::Element::from(wasm_bindgen::JsValue::NULL));
+    if !class.is_empty() {
+        element.set_class_name(class);
+    }
+    if !text.is_empty() {
+        element.set_text_content(Some(text));
+    }
+    element
+}
+
+pub fn attr(element: &Element, name: &str, value: &str) -> Element {
+    let _ = element.set_attribute(name, value);
+    element.clone()
+}
+
+/// A button that the page's single click listener dispatches by `data-action`.
+pub fn button(label: &str, action: &str, id: &str, class: &str) -> Element {
+    let b = el("button", class, label);
+    attr(&b, "data-action", action);
+    attr(&b, "data-id", id);
+    b
+}
+
+pub fn append(parent: &Element, child: &Element) {
+    let _ = parent.append_child(child);
+}
+
+/// Replaces the children of `#id` with `children`.
+pub fn fill(id: &str, children: Vec<Element>) {
+    if let Some(target) = by_id(id) {
+        target.set_text_content(None);
+        for child in children {
+            append(&target, &child);
+        }
+    }
+}
+
+pub fn set_text(id: &str, text: &str) {
+    if let Some(e) = by_id(id) {
+        e.set_text_content(Some(text));
+    }
+}
+
+/// Sets a status line's text and its `ok`/`error` class.
+pub fn set_msg(id: &str, text: &str, ok: bool) {
+    if let Some(e) = by_id(id) {
+        e.set_text_content(Some(text));
+        e.set_class_name(if ok { "msg ok" } else { "msg error" });
+    }
+}
+
+pub fn show(id: &str, visible: bool) {
+    if let Some(e) = by_id(id).and_then(|e| e.dyn_into::<HtmlElement>().ok()) {
+        e.set_hidden(!visible);
+    }
+}
+
+pub fn set_pill(id: &str, text: &str, tone: &str) {
+    if let Some(e) = by_id(id) {
+        e.set_text_content(Some(text));
+        e.set_class_name(&format!("pill {tone}"));
+    }
+}
+
+pub fn input(id: &str) -> Option<HtmlInputElement> {
+    by_id(id)?.dyn_into::<HtmlInputElement>().ok()
+}
+
+pub fn value(id: &str) -> String {
+    if let Some(i) = input(id) {
+        return i.value();
+    }
+    by_id(id)
+        .and_then(|e| e.dyn_into::<HtmlSelectElement>().ok())
+        .map(|s| s.value())
+        .unwrap_or_default()
+}
+
+pub fn set_value(id: &str, v: &str) {
+    if let Some(i) = input(id) {
+        i.set_value(v);
+    } else if let Some(s) = by_id(id).and_then(|e| e.dyn_into::<HtmlSelectElement>().ok()) {
+        s.set_value(v);
+    }
+}
+
+/// Clears a password field.
+pub fn clear(id: &str) {
+    set_value(id, "");
+}
+
+/// All elements under `root` matching `selector`.
+pub fn query_all(root: &Element, selector: &str) -> Vec<Element> {
+    let Ok(list) = root.query_selector_all(selector) else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into::<Element>().ok())
+        .collect()
+}
+
+pub fn checked(element: &Element) -> bool {
+    element
+        .dyn_ref::<HtmlInputElement>()
+        .is_some_and(HtmlInputElement::checked)
+}
+
+/// Sets the value of a `<select>` or `<input>` element directly.
+pub fn set_value_of(element: &Element, v: &str) {
+    if let Some(s) = element.dyn_ref::<HtmlSelectElement>() {
+        s.set_value(v);
+    } else if let Some(i) = element.dyn_ref::<HtmlInputElement>() {
+        i.set_value(v);
+    }
+}

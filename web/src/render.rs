@@ -1,0 +1,462 @@
+//! Drawing the page from the app's state. Every piece of text goes through `textContent`; no
+//! raw profile value is drawn anywhere except the profile editor's own fields.
+
+use capability_gate::gate::tool_name_of;
+use capability_gate::tool::describe;
+use capability_gate::{GrantState, ProposalState, RequestState, audit_registry};
+use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
+use wallet_core::{Assessment, Outcome, ProfileInput};
+
+use crate::app::{App, now};
+use crate::dom::{self, append, attr, button, el, fill};
+
+/// Fills the pickers from the published catalogues, once.
+pub fn setup_form() {
+    let options = |id: &str, items: Vec<(&str, &str)>| {
+        fill(
+            id,
+            items
+                .into_iter()
+                .map(|(value, label)| attr(&el("option", "", label), "value", value))
+                .collect(),
+        );
+    };
+    options("f-currency", CURRENCIES.iter().map(|c| (*c, *c)).collect());
+    dom::set_value("f-currency", "EUR");
+    let mut districts = vec![("", "Choose your district")];
+    districts.extend(DISTRICTS.iter().map(|d| (d.code, d.label)));
+    options("f-district", districts);
+    fill(
+        "f-conditions",
+        CONDITIONS
+            .iter()
+            .map(|c| {
+                let label = el("label", "", "");
+                let check = el("input", "", "");
+                attr(&check, "type", "checkbox");
+                attr(&check, "value", c.code);
+                append(&label, &check);
+                append(&label, &el("span", "", c.label));
+                label
+            })
+            .collect(),
+    );
+}
+
+/// Puts the person's facts into the editor (the only place raw values are shown).
+pub fn fill_facts(input: &ProfileInput) {
+    let income = u64::try_from(input.income_minor)
+        .map(wallet_core::profile::format_minor)
+        .unwrap_or_default();
+    dom::set_value("f-income", &income);
+    dom::set_value(
+        "f-currency",
+        if input.currency.is_empty() {
+            "EUR"
+        } else {
+            &input.currency
+        },
+    );
+    dom::set_value("f-dob", &input.date_of_birth);
+    dom::set_value("f-district", &input.district);
+    if let Some(root) = dom::by_id("f-conditions") {
+        for check in dom::query_all(&root, "input[type=checkbox]") {
+            let on = check
+                .get_attribute("value")
+                .is_some_and(|v| input.conditions.contains(&v));
+            if let Some(i) = wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlInputElement>(&check) {
+                i.set_checked(on);
+            }
+        }
+    }
+}
+
+pub fn all(app: &App) {
+    status(app);
+    requests(app);
+    grants(app);
+    proposals(app);
+    agent(app);
+    log(app);
+}
+
+fn status(app: &App) {
+    let unlocked = app.gate.is_unlocked();
+    dom::set_pill(
+        "lock-pill",
+        if unlocked { "Unlocked" } else { "Locked" },
+        if unlocked { "ok" } else { "" },
+    );
+    let tone = match app.detection.code() {
+        "available" => "ok",
+        "absent" | "superseded-api" => "warn",
+        _ => "bad",
+    };
+    dom::set_pill(
+        "webmcp-pill",
+        &format!("WebMCP: {}", app.detection.code()),
+        tone,
+    );
+    if let Some(p) = dom::by_id("webmcp-pill") {
+        attr(&p, "title", &app.detection.describe());
+    }
+    let stored = app.stored.is_some();
+    dom::show("setup", !stored);
+    dom::show("setup-actions", !stored);
+    dom::show("facts", !stored || unlocked);
+    dom::show("unlock", stored && !unlocked);
+    dom::show("editor-actions", unlocked);
+    dom::show("backup", true);
+}
+
+fn empty(text: &str) -> web_sys::Element {
+    el("p", "empty", text)
+}
+
+fn requests(app: &App) {
+    let today = now().date_utc();
+    let mut cards = Vec::new();
+    for request in app
+        .gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+    {
+        let card = attr(&el("div", "item", ""), "id", &format!("req-{}", request.id));
+        append(
+            &card,
+            &el(
+                "div",
+                "origin",
+                &format!("{} asks (request {})", request.origin, request.id),
+            ),
+        );
+        if let Some(name) = &request.site_name {
+            append(
+                &card,
+                &el("div", "site-text", &format!("Site calls itself: {name}")),
+            );
+        }
+        if let Some(purpose) = &request.purpose {
+            append(
+                &card,
+                &el("div", "site-text", &format!("Site says: {purpose}")),
+            );
+        }
+        for (i, claim) in request.claims.iter().enumerate() {
+            let row = el("label", "claim", "");
+            let check = el("input", "", "");
+            attr(&check, "type", "checkbox");
+            attr(&check, "checked", "");
+            attr(&check, "data-claim-index", &i.to_string());
+            append(&row, &check);
+            let text = el("span", "", &describe(claim).1);
+            let preview = app.gate.ledger().preview(claim, today);
+            let reveal = match preview.assessment {
+                Assessment::Decline => {
+                    "would be declined: answering would cross your privacy floor".to_owned()
+                }
+                Assessment::Known(_) => {
+                    "already follows from earlier answers: reveals nothing new".to_owned()
+                }
+                Assessment::Evaluate => format!(
+                    "reveals up to {:.1} bits about your {} (now {:.1})",
+                    preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
+                    claim.attribute().name(),
+                    preview.bits_now
+                ),
+            };
+            append(&text, &el("div", "reveal", &reveal));
+            append(&row, &text);
+            append(&card, &row);
+        }
+        let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
+        for (value, label) in [
+            ("60000", "1 minute"),
+            ("600000", "10 minutes"),
+            ("3600000", "1 hour"),
+            ("once", "One use"),
+        ] {
+            append(&duration, &attr(&el("option", "", label), "value", value));
+        }
+        let _ = attr(&duration, "aria-label", "Grant for");
+        dom::set_value_of(&duration, "600000");
+        let actions = el("div", "row", "");
+        append(&actions, &duration);
+        append(&actions, &button("Grant", "grant", &request.id, "primary"));
+        append(
+            &actions,
+            &attr(
+                &attr(&el("input", "", ""), "id", &format!("deny-{}", request.id)),
+                "placeholder",
+                "Reason to deny (optional)",
+            ),
+        );
+        append(&actions, &button("Deny", "deny", &request.id, "danger"));
+        append(&card, &actions);
+        append(
+            &card,
+            &attr(
+                &el("p", "msg", ""),
+                "id",
+                &format!("req-msg-{}", request.id),
+            ),
+        );
+        cards.push(card);
+    }
+    if cards.is_empty() {
+        cards.push(empty(
+            "No request is waiting. When an agent calls request_claims, it appears here.",
+        ));
+    }
+    fill("requests", cards);
+}
+
+pub fn grants(app: &App) {
+    let now_ms = now().millis();
+    let mut rows = Vec::new();
+    for grant in app.gate.grants().filter(|g| g.state == GrantState::Live) {
+        let item = el("div", "item", "");
+        let name = tool_name_of(grant)
+            .map(|n| n.as_str().to_owned())
+            .unwrap_or_default();
+        append(&item, &el("div", "mono", &name));
+        append(
+            &item,
+            &el(
+                "div",
+                "",
+                &format!("{} — for {}", describe(&grant.claim).1, grant.origin),
+            ),
+        );
+        let left = ((grant.expires_at.millis() - now_ms).max(0) / 1000) as u64;
+        let uses = grant
+            .uses_left
+            .map(|u| format!(", {u} use left"))
+            .unwrap_or_default();
+        append(
+            &item,
+            &el(
+                "span",
+                "countdown",
+                &format!("expires in {}:{:02}{uses} ", left / 60, left % 60),
+            ),
+        );
+        append(
+            &item,
+            &button("Revoke", "revoke", grant.id.as_str(), "danger"),
+        );
+        rows.push(item);
+    }
+    if rows.is_empty() {
+        rows.push(empty("No active grant: no claim tool exists."));
+    }
+    fill("grants", rows);
+}
+
+fn proposals(app: &App) {
+    let mut cards = Vec::new();
+    let mut all: Vec<_> = app.gate.proposals().collect();
+    all.reverse();
+    for p in all {
+        let card = el("div", "item", "");
+        append(
+            &card,
+            &el(
+                "div",
+                "origin",
+                &format!("Application to {} (nonce {})", p.audience, p.nonce),
+            ),
+        );
+        let list = el("ul", "", "");
+        for (claim, satisfied) in &p.items {
+            let li = el("li", "", &format!("{}: ", describe(claim).1));
+            append(
+                &li,
+                &el(
+                    "span",
+                    if *satisfied { "yes" } else { "no" },
+                    if *satisfied { "yes" } else { "no" },
+                ),
+            );
+            append(&list, &li);
+        }
+        append(&card, &list);
+        match &p.state {
+            ProposalState::Held => {
+                append(
+                    &card,
+                    &el(
+                        "div",
+                        "mono",
+                        &format!("digest {}", p.digest().get(..16).unwrap_or("")),
+                    ),
+                );
+                let b = button("Release", "release", &p.id, "primary");
+                attr(&b, "data-digest", p.digest());
+                append(&card, &b);
+                append(
+                    &card,
+                    &attr(
+                        &attr(&el("input", "", ""), "id", &format!("refuse-{}", p.id)),
+                        "placeholder",
+                        "Reason to refuse",
+                    ),
+                );
+                append(&card, &button("Refuse", "refuse", &p.id, "danger"));
+            }
+            ProposalState::Refused { reason } => {
+                append(&card, &el("p", "msg error", &format!("Refused: {reason}")))
+            }
+            ProposalState::Released { signed, .. } => {
+                let state = if signed.is_some() {
+                    "Released and signed."
+                } else {
+                    "Released, not signed yet."
+                };
+                append(&card, &el("p", "msg ok", state));
+                if let Some(note) = app.signer_notes.get(&p.id) {
+                    append(&card, &el("p", "msg", note));
+                }
+                if signed.is_none() {
+                    append(
+                        &card,
+                        &button("Ask the signer again", "sign-again", &p.id, ""),
+                    );
+                }
+                append(
+                    &card,
+                    &button("Download receipt", "download-receipt", &p.id, ""),
+                );
+            }
+        }
+        cards.push(card);
+    }
+    if cards.is_empty() {
+        cards.push(empty(
+            "Nothing to approve. Drafts from draft_application appear here.",
+        ));
+    }
+    fill("proposals", cards);
+}
+
+pub fn agent(app: &App) {
+    let mut items = Vec::new();
+    for tool in &app.live_tools {
+        let name = tool["name"].as_str().unwrap_or("?");
+        let hints: Vec<&str> = ["readOnlyHint", "untrustedContentHint", "consequentialHint"]
+            .into_iter()
+            .filter(|h| tool["annotations"][*h] == true)
+            .collect();
+        let li = el("li", "", "");
+        append(&li, &el("code", "", name));
+        append(&li, &el("span", "reveal", &format!(" {}", hints.join(" "))));
+        items.push(li);
+    }
+    if items.is_empty() {
+        let note = if app.registry.host().uses_webmcp() {
+            "The registry is empty."
+        } else {
+            "No WebMCP registry in this browser; tools are offered through window.tacit."
+        };
+        items.push(el("li", "empty", note));
+    }
+    fill("registry", items);
+    let names: Vec<String> = if app.registry.host().uses_webmcp() {
+        app.live_tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    } else {
+        capability_gate::Host::list(app.registry.host())
+    };
+    let audit = audit_registry(&app.gate, &names);
+    let mut rows: Vec<_> = audit
+        .fields
+        .iter()
+        .map(|f| {
+            let verdict = if f.absent {
+                "absent from the live registry"
+            } else {
+                "PRESENT in the live registry"
+            };
+            el(
+                "li",
+                if f.absent { "" } else { "error" },
+                &format!("{} — {}() — {verdict}", f.field, f.getter),
+            )
+        })
+        .collect();
+    for name in &audit.unexpected {
+        rows.push(el("li", "error", &format!("{name} — not issued by Tacit")));
+    }
+    fill("absence", rows);
+    let calls: Vec<_> = app
+        .calls
+        .iter()
+        .map(|c| {
+            el(
+                "li",
+                "",
+                &format!("{} {} → {}", clock(c.at.millis()), c.tool, c.outcome),
+            )
+        })
+        .collect();
+    fill(
+        "calls",
+        if calls.is_empty() {
+            vec![el("li", "empty", "No call yet.")]
+        } else {
+            calls
+        },
+    );
+}
+
+fn clock(ms: i64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
+    format!(
+        "{:02}:{:02}:{:02}",
+        d.get_hours(),
+        d.get_minutes(),
+        d.get_seconds()
+    )
+}
+
+fn log(app: &App) {
+    let rows: Vec<_> = app
+        .gate
+        .log()
+        .entries()
+        .iter()
+        .rev()
+        .take(200)
+        .map(|e| {
+            let outcome_class = match e.outcome {
+                Outcome::Satisfied => "yes",
+                Outcome::NotSatisfied => "no",
+                _ => "reveal",
+            };
+            let li = el(
+                "li",
+                "",
+                &format!(
+                    "#{} {} {} {} — {} ",
+                    e.seq,
+                    clock(e.at.millis()),
+                    e.origin,
+                    e.tool,
+                    e.claim.canonical()
+                ),
+            );
+            append(&li, &el("span", outcome_class, e.outcome.as_str()));
+            li
+        })
+        .collect();
+    fill(
+        "log",
+        if rows.is_empty() {
+            vec![el("li", "empty", "No comparison yet.")]
+        } else {
+            rows
+        },
+    );
+}

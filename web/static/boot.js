@@ -1,0 +1,10 @@
+// Loads the wallet's wasm module. Kept in a file: the page's CSP forbids inline scripts.
+import init from './pkg/tacit_web.js';
+
+init().catch((error) => {
+  const note = document.getElementById('boot-note');
+  if (note) {
+    note.textContent = 'The wallet could not start: ' + error;
+    note.classList.add('error');
+  }
+});
