@@ -1,0 +1,97 @@
+//! Glue tests of `WebMcpHost` in real Chromium (wasm-bindgen-test via chromedriver, with
+//! `--enable-blink-features=WebMCP` from `web/webdriver.json`). These check the binding only;
+//! the product is tested end to end in `tests/` through the DevTools WebMCP domain.
+
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::rc::Rc;
+
+use capability_gate::tool::persistent_tools;
+use capability_gate::{Host, HostError, ToolDef};
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use tacit_web::host::model_context;
+use tacit_web::{Detection, WebMcpHost, detect};
+use wallet_core::ToolName;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn tool(name: &str) -> ToolDef {
+    let mut def = persistent_tools().remove(0);
+    def.name = ToolName::parse(name).unwrap();
+    def
+}
+
+fn host() -> WebMcpHost {
+    let executor = Rc::new(|name: String, _handler, input: JsValue| {
+        let out = Object::new();
+        Reflect::set(&out, &"ok".into(), &JsValue::TRUE).unwrap();
+        Reflect::set(&out, &"tool".into(), &name.into()).unwrap();
+        Reflect::set(&out, &"input".into(), &input).unwrap();
+        Promise::resolve(&JsValue::from(out))
+    });
+    WebMcpHost::new(executor, Rc::new(|_| {}))
+}
+
+async fn live_names() -> Vec<String> {
+    let ctx = model_context().expect("document.modelContext");
+    let get: Function = Reflect::get(&ctx, &"getTools".into()).unwrap().dyn_into().unwrap();
+    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap())).await.unwrap();
+    Array::from(&list)
+        .iter()
+        .filter_map(|t| Reflect::get(&t, &"name".into()).ok()?.as_string())
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn detection_reports_available_with_the_flag() {
+    assert_eq!(
+        detect(),
+        Detection::Available,
+        "document.modelContext is missing: run Chromium with --enable-blink-features=WebMCP"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn register_lists_and_drop_withdraws() {
+    let mut host = host();
+    assert!(host.uses_webmcp());
+    let registration = host.register(&tool("glue_register")).unwrap();
+    assert!(live_names().await.contains(&"glue_register".to_owned()));
+    assert_eq!(
+        host.register(&tool("glue_register")).unwrap_err(),
+        HostError::Duplicate("glue_register".into())
+    );
+    drop(registration);
+    assert!(!live_names().await.contains(&"glue_register".to_owned()), "withdrawn on drop");
+    assert!(host.list().is_empty());
+    // The name can be registered again after withdrawal.
+    let _again = host.register(&tool("glue_register")).unwrap();
+    assert!(live_names().await.contains(&"glue_register".to_owned()));
+}
+
+#[wasm_bindgen_test]
+async fn execute_returns_a_plain_object_through_the_registry() {
+    let mut host = host();
+    let _registration = host.register(&tool("glue_execute")).unwrap();
+    let ctx = model_context().unwrap();
+    let get: Function = Reflect::get(&ctx, &"getTools".into()).unwrap().dyn_into().unwrap();
+    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap())).await.unwrap();
+    let entry = Array::from(&list)
+        .iter()
+        .find(|t| Reflect::get(t, &"name".into()).unwrap().as_string().as_deref() == Some("glue_execute"))
+        .unwrap();
+    let execute: Function = Reflect::get(&ctx, &"executeTool".into()).unwrap().dyn_into().unwrap();
+    let input = js_sys::JSON::parse(r#"{"nonce":"abc"}"#).unwrap();
+    let text = JsFuture::from(Promise::resolve(&execute.call2(&ctx, &entry, &input).unwrap()))
+        .await
+        .unwrap();
+    let out: serde_json::Value = serde_json::from_str(&text.as_string().unwrap()).unwrap();
+    assert_eq!(out["ok"], true);
+    assert_eq!(out["tool"], "glue_execute");
+    assert_eq!(out["input"]["nonce"], "abc");
+}
