@@ -169,6 +169,12 @@ impl Gate {
         self.profile = Some(profile);
     }
 
+    /// Restores what earlier sessions revealed (the page keeps the ledger sealed beside the
+    /// vault). Call before answering anything in this session.
+    pub fn restore_ledger(&mut self, ledger: DisclosureLedger) {
+        self.ledger = ledger;
+    }
+
     /// Replaces the profile after the person edited it. Every grant is withdrawn (its answers
     /// were about the old facts), and if any fact changed the disclosure ledger starts afresh,
     /// since what it remembers describes the old facts and would now answer wrongly.

@@ -452,6 +452,60 @@ impl Vault {
         Ok(())
     }
 
+    /// Seals companion data (for example the disclosure ledger) under the vault's data key:
+    /// `nonce (12) || ciphertext+tag`, bound by associated data to this vault and to `label`
+    /// (`magic | version | vault id | "aux:" | label`), so it opens only with the same vault
+    /// and label. No Argon2 run.
+    pub fn seal_aux(
+        &self,
+        label: &str,
+        plaintext: &[u8],
+        rng: &mut impl CryptoRng,
+    ) -> Result<Vec<u8>, Error> {
+        let mut nonce = [0u8; NONCE_LEN];
+        rng.fill_bytes(&mut nonce);
+        let sealed = cipher(&self.data_key)
+            .encrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: plaintext,
+                    aad: &self.aux_aad(label),
+                },
+            )
+            .map_err(|_| Error::Seal("companion data could not be encrypted"))?;
+        Ok([&nonce[..], &sealed].concat())
+    }
+
+    /// Opens what [`Vault::seal_aux`] sealed with the same label. Any failure is
+    /// [`Error::CannotOpen`].
+    pub fn open_aux(&self, label: &str, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let (nonce, body) = sealed
+            .split_at_checked(NONCE_LEN)
+            .ok_or(Error::CannotOpen)?;
+        let nonce: [u8; NONCE_LEN] = nonce.try_into().map_err(|_| Error::CannotOpen)?;
+        cipher(&self.data_key)
+            .decrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: body,
+                    aad: &self.aux_aad(label),
+                },
+            )
+            .map(Zeroizing::new)
+            .map_err(|_| Error::CannotOpen)
+    }
+
+    fn aux_aad(&self, label: &str) -> Vec<u8> {
+        [
+            &MAGIC[..],
+            &FORMAT_VERSION.to_be_bytes(),
+            &self.envelope.vault_id,
+            b"aux:",
+            label.as_bytes(),
+        ]
+        .concat()
+    }
+
     /// Re-wraps the data key under `new` with a fresh salt and `params`. The sealed profile and
     /// its nonce are untouched. Runs Argon2id once. On error the vault is unchanged.
     pub fn change_passphrase(

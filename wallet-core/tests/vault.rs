@@ -631,3 +631,34 @@ fn frozen_vault_v1_still_opens() {
         Error::CannotOpen
     );
 }
+
+#[test]
+fn vault_companion_data_is_bound_to_vault_and_label() {
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let pass = Passphrase::new("correct horse battery".into()).unwrap();
+    let profile = sample_profile();
+    let a = Vault::create(&profile, &pass, KdfParams::MINIMUM, &mut rng).unwrap();
+    let b = Vault::create(&profile, &pass, KdfParams::MINIMUM, &mut rng).unwrap();
+    let sealed = a.seal_aux("ledger", b"{\"x\":1}", &mut rng).unwrap();
+    assert_eq!(&a.open_aux("ledger", &sealed).unwrap()[..], b"{\"x\":1}");
+    assert_eq!(a.open_aux("other", &sealed).unwrap_err(), Error::CannotOpen);
+    assert_eq!(
+        b.open_aux("ledger", &sealed).unwrap_err(),
+        Error::CannotOpen
+    );
+    for i in 0..sealed.len() {
+        let mut bad = sealed.clone();
+        bad[i] ^= 1;
+        assert_eq!(a.open_aux("ledger", &bad).unwrap_err(), Error::CannotOpen);
+    }
+    assert_eq!(
+        a.open_aux("ledger", &sealed[..5]).unwrap_err(),
+        Error::CannotOpen
+    );
+    // Survives a passphrase change: the data key is the same.
+    let mut a = a;
+    let new = Passphrase::new("another long passphrase".into()).unwrap();
+    a.change_passphrase(&new, KdfParams::MINIMUM, &mut rng)
+        .unwrap();
+    assert_eq!(&a.open_aux("ledger", &sealed).unwrap()[..], b"{\"x\":1}");
+}

@@ -185,6 +185,7 @@ fn unlock(app: &mut App) {
         render::fill_facts(&profile.to_input());
         app.vault = Some(vault);
         app.stored = Some(record);
+        app.restore_ledger();
         app.gate.unlock(profile);
         Ok::<(), String>(())
     })();
@@ -344,6 +345,10 @@ pub fn on_import(event: web_sys::Event) {
         let record = StoredVault::new(generation, &bytes);
         match storage::save(&record) {
             Ok(()) => run(|app| {
+                storage::forget_ledger();
+                app.saved_ledger = None;
+                app.gate
+                    .restore_ledger(wallet_core::DisclosureLedger::default());
                 app.gate.lock();
                 app.vault = None;
                 app.stored = Some(record);

@@ -39,6 +39,8 @@ pub struct App {
     pub signer_url: String,
     pub signer_notes: BTreeMap<String, String>,
     pub latency_ms: u32,
+    /// The ledger as last sealed to storage, to re-seal only on change.
+    pub saved_ledger: Option<DisclosureLedger>,
     deadline: Option<Timeout>,
     _countdown: Option<Interval>,
 }
@@ -83,11 +85,44 @@ impl App {
     /// After any change: bring the registry in step with the gate, re-arm the expiry timer,
     /// redraw.
     pub fn after_change(&mut self) {
+        self.persist_ledger();
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
         }
         self.arm_deadline();
         render::all(self);
+    }
+
+    /// Seals the disclosure ledger beside the vault whenever it changed, so a reload cannot be
+    /// used to make the wallet forget what it already revealed.
+    fn persist_ledger(&mut self) {
+        let (Some(vault), current) = (&self.vault, self.gate.ledger()) else {
+            return;
+        };
+        if self.saved_ledger.as_ref() == Some(current) {
+            return;
+        }
+        let Ok(json) = serde_json::to_vec(current) else {
+            return;
+        };
+        let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
+        if let Ok(sealed) = vault.seal_aux("ledger", &json, &mut rng)
+            && crate::storage::save_ledger(&sealed).is_ok()
+        {
+            self.saved_ledger = Some(current.clone());
+        }
+    }
+
+    /// After unlock: take back what earlier sessions revealed, if it belongs to this vault.
+    pub fn restore_ledger(&mut self) {
+        let Some(vault) = &self.vault else { return };
+        let restored = crate::storage::load_ledger()
+            .and_then(|sealed| vault.open_aux("ledger", &sealed).ok())
+            .and_then(|json| serde_json::from_slice::<DisclosureLedger>(&json).ok());
+        if let Some(ledger) = restored {
+            self.saved_ledger = Some(ledger.clone());
+            self.gate.restore_ledger(ledger);
+        }
     }
 
     fn arm_deadline(&mut self) {
@@ -261,6 +296,7 @@ pub fn start() {
         activated: 0,
         signer_url: query_param("signer").unwrap_or_else(|| "http://127.0.0.1:8787".into()),
         signer_notes: BTreeMap::new(),
+        saved_ledger: None,
         latency_ms: query_param("latency")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)

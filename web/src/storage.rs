@@ -35,3 +35,28 @@ pub fn save(record: &StoredVault) -> Result<(), String> {
 }
 
 pub const STORAGE_KEY: &str = KEY;
+
+const LEDGER_KEY: &str = "tacit.ledger.v1";
+
+/// The sealed disclosure ledger (hex), if stored.
+pub fn load_ledger() -> Option<Vec<u8>> {
+    let text = local()?.get_item(LEDGER_KEY).ok()??;
+    hex::decode(text).ok()
+}
+
+/// Stores the sealed disclosure ledger in one `setItem`.
+pub fn save_ledger(sealed: &[u8]) -> Result<(), String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    storage
+        .set_item(LEDGER_KEY, &hex::encode(sealed))
+        .map_err(|_| "the disclosure memory could not be saved".into())
+}
+
+/// Forgets the sealed ledger (it belonged to a profile that was replaced by an import).
+pub fn forget_ledger() {
+    if let Some(storage) = local() {
+        let _ = storage.remove_item(LEDGER_KEY);
+    }
+}

@@ -39,8 +39,13 @@ fn host() -> WebMcpHost {
 
 async fn live_names() -> Vec<String> {
     let ctx = model_context().expect("document.modelContext");
-    let get: Function = Reflect::get(&ctx, &"getTools".into()).unwrap().dyn_into().unwrap();
-    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap())).await.unwrap();
+    let get: Function = Reflect::get(&ctx, &"getTools".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap()))
+        .await
+        .unwrap();
     Array::from(&list)
         .iter()
         .filter_map(|t| Reflect::get(&t, &"name".into()).ok()?.as_string())
@@ -67,7 +72,10 @@ async fn register_lists_and_drop_withdraws() {
         HostError::Duplicate("glue_register".into())
     );
     drop(registration);
-    assert!(!live_names().await.contains(&"glue_register".to_owned()), "withdrawn on drop");
+    assert!(
+        !live_names().await.contains(&"glue_register".to_owned()),
+        "withdrawn on drop"
+    );
     assert!(host.list().is_empty());
     // The name can be registered again after withdrawal.
     let _again = host.register(&tool("glue_register")).unwrap();
@@ -79,17 +87,33 @@ async fn execute_returns_a_plain_object_through_the_registry() {
     let mut host = host();
     let _registration = host.register(&tool("glue_execute")).unwrap();
     let ctx = model_context().unwrap();
-    let get: Function = Reflect::get(&ctx, &"getTools".into()).unwrap().dyn_into().unwrap();
-    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap())).await.unwrap();
-    let entry = Array::from(&list)
-        .iter()
-        .find(|t| Reflect::get(t, &"name".into()).unwrap().as_string().as_deref() == Some("glue_execute"))
+    let get: Function = Reflect::get(&ctx, &"getTools".into())
+        .unwrap()
+        .dyn_into()
         .unwrap();
-    let execute: Function = Reflect::get(&ctx, &"executeTool".into()).unwrap().dyn_into().unwrap();
-    let input = js_sys::JSON::parse(r#"{"nonce":"abc"}"#).unwrap();
-    let text = JsFuture::from(Promise::resolve(&execute.call2(&ctx, &entry, &input).unwrap()))
+    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap()))
         .await
         .unwrap();
+    let entry = Array::from(&list)
+        .iter()
+        .find(|t| {
+            Reflect::get(t, &"name".into())
+                .unwrap()
+                .as_string()
+                .as_deref()
+                == Some("glue_execute")
+        })
+        .unwrap();
+    let execute: Function = Reflect::get(&ctx, &"executeTool".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let input = js_sys::JSON::parse(r#"{"nonce":"abc"}"#).unwrap();
+    let text = JsFuture::from(Promise::resolve(
+        &execute.call2(&ctx, &entry, &input).unwrap(),
+    ))
+    .await
+    .unwrap();
     let out: serde_json::Value = serde_json::from_str(&text.as_string().unwrap()).unwrap();
     assert_eq!(out["ok"], true);
     assert_eq!(out["tool"], "glue_execute");
