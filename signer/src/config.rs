@@ -1,0 +1,188 @@
+//! Configuration by flags and environment variables, with loopback defaults.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use wallet_core::Origin;
+
+/// Default listen address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// Default key file, relative to the working directory.
+pub const DEFAULT_KEY_FILE: &str = "tacit-signer.key";
+/// Default wallet origin allowed to POST (the wallet page served on loopback).
+pub const DEFAULT_WALLET_ORIGIN: &str = "http://127.0.0.1:8080";
+/// Default requests per minute per client for `POST /v1/receipts`.
+pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
+/// Default time a request may take, body included.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
+
+/// `tacit-signer`: signs Tacit session receipts.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tacit-signer",
+    version,
+    about = "Signs Tacit session receipts (POST /v1/receipts) and publishes its keys (GET /v1/keys)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub config: Config,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service (the default).
+    Serve,
+    /// Write a new key file (mode 0600) with a fresh Ed25519 key.
+    Keygen {
+        /// Replace an existing key file, discarding its keys.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Make a new active key; the old public key stays published as retired, so receipts it
+    /// signed keep verifying. Restart the server afterwards so it signs with the new key.
+    Rotate,
+}
+
+/// The service's settings. Every flag also reads an environment variable.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "TACIT_SIGNER_LISTEN", default_value = DEFAULT_LISTEN, global = true)]
+    pub listen: SocketAddr,
+
+    /// The key file written by `tacit-signer keygen`.
+    #[arg(long, env = "TACIT_SIGNER_KEY_FILE", default_value = DEFAULT_KEY_FILE, global = true)]
+    pub key_file: PathBuf,
+
+    /// Wallet origin allowed to POST receipts (repeat, or comma-separate in the variable).
+    #[arg(
+        long = "allowed-origin",
+        env = "TACIT_SIGNER_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        default_value = DEFAULT_WALLET_ORIGIN,
+        value_parser = parse_origin,
+        global = true
+    )]
+    pub allowed_origins: Vec<Origin>,
+
+    /// Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off.
+    #[arg(
+        long,
+        env = "TACIT_SIGNER_RATE_LIMIT_PER_MINUTE",
+        default_value_t = DEFAULT_RATE_LIMIT_PER_MINUTE,
+        global = true
+    )]
+    pub rate_limit_per_minute: u32,
+
+    /// Seconds a request may take, reading its body included.
+    #[arg(
+        long,
+        env = "TACIT_SIGNER_REQUEST_TIMEOUT_SECS",
+        default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=300),
+        global = true
+    )]
+    pub request_timeout_secs: u64,
+
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(long, env = "TACIT_SIGNER_LOG", default_value = "info", global = true)]
+    pub log_level: tracing::Level,
+}
+
+impl Config {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_secs)
+    }
+}
+
+impl Default for Config {
+    /// The same values as the flags' defaults, without reading the environment.
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            key_file: PathBuf::from(DEFAULT_KEY_FILE),
+            allowed_origins: Origin::parse(DEFAULT_WALLET_ORIGIN).into_iter().collect(),
+            rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            log_level: tracing::Level::INFO,
+        }
+    }
+}
+
+fn parse_origin(text: &str) -> Result<Origin, String> {
+    Origin::parse(text.trim()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("tacit-signer").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn flags_default_to_loopback_like_config_default() {
+        // Only meaningful when no TACIT_SIGNER_* variable is set in the test environment.
+        if std::env::vars().any(|(k, _)| k.starts_with("TACIT_SIGNER_")) {
+            return;
+        }
+        let cli = parse(&[]).unwrap();
+        let default = Config::default();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.config.listen, default.listen);
+        assert!(cli.config.listen.ip().is_loopback());
+        assert_eq!(cli.config.key_file, default.key_file);
+        assert_eq!(cli.config.allowed_origins, default.allowed_origins);
+        assert_eq!(
+            cli.config.rate_limit_per_minute,
+            default.rate_limit_per_minute
+        );
+        assert_eq!(cli.config.request_timeout(), default.request_timeout());
+    }
+
+    #[test]
+    fn flags_go_before_or_after_the_subcommand() {
+        let cli = parse(&[
+            "--key-file",
+            "/tmp/k",
+            "rotate",
+            "--allowed-origin",
+            "https://a.example",
+            "--allowed-origin",
+            "https://b.example,https://c.example",
+            "--rate-limit-per-minute",
+            "0",
+        ])
+        .unwrap();
+        assert!(matches!(cli.command, Some(Command::Rotate)));
+        assert_eq!(cli.config.key_file, PathBuf::from("/tmp/k"));
+        let origins: Vec<&str> = cli
+            .config
+            .allowed_origins
+            .iter()
+            .map(Origin::as_str)
+            .collect();
+        assert_eq!(
+            origins,
+            [
+                "https://a.example",
+                "https://b.example",
+                "https://c.example"
+            ]
+        );
+        assert_eq!(cli.config.rate_limit_per_minute, 0);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(parse(&["--allowed-origin", "https://a.example/path"]).is_err());
+        assert!(parse(&["--listen", "not-an-address"]).is_err());
+        assert!(parse(&["--request-timeout-secs", "0"]).is_err());
+        assert!(parse(&["keygen", "--force", "--bogus"]).is_err());
+    }
+}

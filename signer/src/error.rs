@@ -1,0 +1,191 @@
+//! The crate's one error type, and how each refusal looks on the wire.
+//!
+//! Every HTTP error is `{ "error": code, "message": sentence }`. Codes and sentences are fixed
+//! strings (or numbers such as an entry index): a request's bytes are never echoed back, and
+//! anything that is not the client's fault is answered as `internal` without details.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Everything that can go wrong in the signer and the verifier CLI.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The body was not sent as `application/json`.
+    #[error("the request body must be sent with Content-Type: application/json")]
+    UnsupportedMediaType,
+
+    /// The body is larger than [`crate::MAX_BODY_BYTES`].
+    #[error("the request body is larger than 64 KiB")]
+    PayloadTooLarge,
+
+    /// The body could not be read (the client went away or sent a broken body).
+    #[error("the request body could not be read")]
+    UnreadableBody,
+
+    /// The body is not a receipt payload: bad JSON, a wrong type, or an unknown field.
+    #[error(
+        "the body is not a valid receipt payload: it must match the schema exactly, \
+         with no unknown fields"
+    )]
+    InvalidPayload,
+
+    /// The payload parsed but is not well-formed (version, origins, window); the reason is
+    /// wallet-core's fixed sentence.
+    #[error("the receipt payload is malformed: {0}")]
+    InvalidReceipt(&'static str),
+
+    /// The payload's comparison log does not chain (or does not end at `log_head`).
+    #[error("the comparison log's hash chain is broken at entry {index}")]
+    ChainBroken { index: usize },
+
+    /// The payload's window has already ended by the signer's clock.
+    #[error("the receipt's validity window has already ended")]
+    Expired,
+
+    /// `issued_at` is more than two minutes away from the signer's clock.
+    #[error("issued_at must be within 2 minutes of the signer's clock")]
+    IssuedAtOutOfRange,
+
+    /// A browser origin that is not a configured wallet origin asked for a signature.
+    #[error("this origin may not ask the signer for signatures")]
+    OriginNotAllowed,
+
+    /// The client spent its request budget.
+    #[error("too many requests; retry after {retry_after_secs} seconds")]
+    RateLimited { retry_after_secs: u64 },
+
+    /// The request did not finish within the configured timeout.
+    #[error("the request took too long and was abandoned")]
+    Timeout,
+
+    /// No route.
+    #[error("there is no such endpoint")]
+    NotFound,
+
+    /// The route exists but not with this method.
+    #[error("this endpoint does not accept that method")]
+    MethodNotAllowed,
+
+    /// The server was asked to start without a key file.
+    #[error("no key file at {path}; create one with `tacit-signer keygen --key-file {path}`")]
+    KeyFileMissing { path: String },
+
+    /// The key file can be read by group or others.
+    #[error(
+        "key file {path} is readable by group or others (mode {mode:03o}); \
+         run `chmod 600 {path}` and check who else could have read it"
+    )]
+    KeyFilePermissions { path: String, mode: u32 },
+
+    /// `keygen` would overwrite a key.
+    #[error(
+        "key file {path} already exists; use `tacit-signer rotate` to replace the active key \
+         while keeping the old one published, or `keygen --force` to discard it"
+    )]
+    KeyFileExists { path: String },
+
+    /// The key file is not in the format `keygen` writes.
+    #[error("key file {path} is not a valid tacit-signer key file: {reason}")]
+    KeyFileFormat { path: String, reason: &'static str },
+
+    /// A file operation failed.
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+
+    /// The operating system's random number generator failed.
+    #[error("the operating system's random number generator failed")]
+    Random,
+
+    /// The configuration (flags, environment) cannot be used.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+
+    /// `tacit-verify` could not load the key set.
+    #[error("could not load the key set: {0}")]
+    Keys(String),
+
+    /// `tacit-verify` refused the receipt; wallet-core names the reason.
+    #[error(transparent)]
+    Verify(wallet_core::Error),
+}
+
+impl Error {
+    /// Maps a wallet-core refusal of a payload's structure to the signer's answer.
+    pub fn from_structure(error: wallet_core::Error) -> Self {
+        match error {
+            wallet_core::Error::ChainBroken { index } => Error::ChainBroken { index },
+            wallet_core::Error::ReceiptFormat(reason) => Error::InvalidReceipt(reason),
+            _ => Error::InvalidPayload,
+        }
+    }
+
+    /// The HTTP status and the stable code a client can match on.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Error::UnsupportedMediaType => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
+            Error::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Error::UnreadableBody => (StatusCode::BAD_REQUEST, "unreadable_body"),
+            Error::InvalidPayload => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_payload"),
+            Error::InvalidReceipt(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_receipt"),
+            Error::ChainBroken { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "chain_broken"),
+            Error::Expired => (StatusCode::UNPROCESSABLE_ENTITY, "expired"),
+            Error::IssuedAtOutOfRange => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "issued_at_out_of_range")
+            }
+            Error::OriginNotAllowed => (StatusCode::FORBIDDEN, "origin_not_allowed"),
+            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            Error::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
+            Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            Error::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    message: String,
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
+            // Paths, OS errors and the like stay in the server's own log.
+            tracing::error!(error = %self, "internal error");
+            "the signer could not complete the request".to_owned()
+        } else {
+            tracing::info!(code, status = status.as_u16(), "request refused");
+            self.to_string()
+        };
+        let body = serde_json::to_vec(&ErrorBody {
+            error: code,
+            message,
+        })
+        .unwrap_or_else(|_| br#"{"error":"internal","message":"internal error"}"#.to_vec());
+        let mut response = (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response();
+        if let Error::RateLimited { retry_after_secs } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        response
+    }
+}

@@ -1,0 +1,211 @@
+//! `tacit-verify RECEIPT.json --keys KEYS.json|URL [--audience ORIGIN] [--nonce N] [--now MS]`
+//!
+//! Runs wallet-core's [`verify`] and prints who attested what to whom and when; on failure it
+//! names the reason and exits with that reason's code (see [`exit`]).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
+use wallet_core::{KeySet, Nonce, Origin, SignedReceipt, Timestamp, VerifiedReceipt};
+
+use crate::{Error, http1, system_now};
+
+/// Exit codes: one per failure reason, so scripts can tell them apart.
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// Bad arguments or an unreadable receipt file (clap also exits 2 on usage errors).
+    pub const USAGE: u8 = 2;
+    /// The key set could not be loaded.
+    pub const KEYS_UNAVAILABLE: u8 = 3;
+    pub const BAD_SIGNATURE: u8 = 10;
+    pub const UNKNOWN_KEY: u8 = 11;
+    pub const EXPIRED: u8 = 12;
+    pub const NOT_YET_VALID: u8 = 13;
+    pub const AUDIENCE_MISMATCH: u8 = 14;
+    pub const NONCE_MISMATCH: u8 = 15;
+    pub const BROKEN_CHAIN: u8 = 16;
+    pub const MALFORMED_RECEIPT: u8 = 17;
+}
+
+/// Verify a signed Tacit receipt offline.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tacit-verify",
+    version,
+    about = "Verifies a signed Tacit receipt offline and says who attested what to whom and when"
+)]
+pub struct VerifyArgs {
+    /// The signed receipt (JSON, as the signer returned it).
+    pub receipt: PathBuf,
+    /// The signer's key set: a file (the body of GET /v1/keys) or an http:// URL of a signer on
+    /// this machine.
+    #[arg(long)]
+    pub keys: String,
+    /// The site the receipt must be for; defaults to the receipt's own audience (said so).
+    #[arg(long)]
+    pub audience: Option<String>,
+    /// The nonce the site issued; defaults to the receipt's own nonce (said so).
+    #[arg(long)]
+    pub nonce: Option<String>,
+    /// Verify as of this time, in Unix milliseconds, instead of now.
+    #[arg(long, allow_negative_numbers = true)]
+    pub now: Option<i64>,
+}
+
+/// The short name of a verification failure and its exit code.
+pub fn reason(error: &wallet_core::Error) -> (&'static str, u8) {
+    use wallet_core::Error as E;
+    match error {
+        E::BadSignature => ("bad signature", exit::BAD_SIGNATURE),
+        E::UnknownKey => ("unknown key", exit::UNKNOWN_KEY),
+        E::Expired => ("expired", exit::EXPIRED),
+        E::NotYetValid => ("not yet valid", exit::NOT_YET_VALID),
+        E::AudienceMismatch => ("audience mismatch", exit::AUDIENCE_MISMATCH),
+        E::NonceMismatch => ("nonce mismatch", exit::NONCE_MISMATCH),
+        E::ChainBroken { .. } => ("broken chain", exit::BROKEN_CHAIN),
+        _ => ("malformed receipt", exit::MALFORMED_RECEIPT),
+    }
+}
+
+/// Runs the verifier, writing the report to `out` and failures to `err`. Returns the exit code.
+pub fn run(args: &VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match check(args) {
+        Ok((verified, notes)) => {
+            let _ = report(out, &verified, &notes, args.now);
+            exit::OK
+        }
+        Err(Error::Verify(error)) => {
+            let (name, code) = reason(&error);
+            let _ = writeln!(err, "tacit-verify: FAILED ({name}): {error}");
+            code
+        }
+        Err(error @ Error::Keys(_)) => {
+            let _ = writeln!(err, "tacit-verify: FAILED (keys unavailable): {error}");
+            exit::KEYS_UNAVAILABLE
+        }
+        Err(error) => {
+            let _ = writeln!(err, "tacit-verify: {error}");
+            exit::USAGE
+        }
+    }
+}
+
+fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
+    let bytes = read_limited(&args.receipt)?;
+    let signed = SignedReceipt::parse(&bytes).map_err(Error::Verify)?;
+    let keys = load_keys(&args.keys)?;
+    let mut notes = Vec::new();
+    let audience = match &args.audience {
+        Some(text) => Origin::parse(text).map_err(|_| {
+            Error::Config("--audience must be an origin such as https://site.example".to_owned())
+        })?,
+        None => {
+            notes.push(
+                "no --audience given: checked against the receipt's own audience, which only \
+                 shows the receipt is consistent, not that it was meant for you"
+                    .to_owned(),
+            );
+            signed.payload.audience.clone()
+        }
+    };
+    let nonce = match &args.nonce {
+        Some(text) => Nonce::parse(text)
+            .map_err(|_| Error::Config("--nonce must match [A-Za-z0-9_.~-]{1,128}".to_owned()))?,
+        None => {
+            notes.push(
+                "no --nonce given: checked against the receipt's own nonce, so replay is not \
+                 ruled out"
+                    .to_owned(),
+            );
+            signed.payload.nonce.clone()
+        }
+    };
+    let now = args.now.map_or_else(system_now, Timestamp::from_millis);
+    let verified = verify(&signed, &keys, &audience, &nonce, now).map_err(Error::Verify)?;
+    Ok((verified, notes))
+}
+
+fn read_limited(path: &Path) -> Result<Vec<u8>, Error> {
+    let io = |action, source| Error::Io {
+        action,
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(|e| io("open", e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_RECEIPT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io("read", e))?;
+    Ok(bytes)
+}
+
+fn load_keys(source: &str) -> Result<KeySet, Error> {
+    if source.starts_with("http://") || source.starts_with("https://") {
+        return http1::fetch_key_set(source);
+    }
+    let bytes = read_limited(Path::new(source)).map_err(|e| Error::Keys(e.to_string()))?;
+    KeySet::parse(&bytes).map_err(|_| Error::Keys(format!("{source} is not a key set")))
+}
+
+fn report(
+    out: &mut dyn Write,
+    v: &VerifiedReceipt,
+    notes: &[String],
+    now: Option<i64>,
+) -> std::io::Result<()> {
+    writeln!(out, "tacit-verify: receipt verified")?;
+    writeln!(
+        out,
+        "who:     signer key {}, attesting answers from the person's own wallet entries ({})",
+        v.key_id(),
+        v.provenance().as_str()
+    )?;
+    writeln!(
+        out,
+        "what:    {} answer(s) in session {} (log head {}):",
+        v.answers().len(),
+        v.session_id(),
+        v.log_head()
+    )?;
+    for (claim, outcome) in v.answers() {
+        writeln!(
+            out,
+            "           {}: {}",
+            claim.canonical(),
+            outcome.as_str()
+        )?;
+    }
+    writeln!(out, "to whom: {} (nonce {})", v.audience(), v.nonce())?;
+    writeln!(
+        out,
+        "when:    issued {}, valid until {}, signed {}",
+        iso(v.issued_at()),
+        iso(v.expires_at()),
+        iso(v.signed_at())
+    )?;
+    if let Some(ms) = now {
+        writeln!(
+            out,
+            "checked as of {} (--now)",
+            iso(Timestamp::from_millis(ms))
+        )?;
+    }
+    for note in notes {
+        writeln!(out, "note:    {note}")?;
+    }
+    Ok(())
+}
+
+/// RFC 3339 in UTC, or the raw milliseconds if out of range.
+fn iso(at: Timestamp) -> String {
+    let nanos = i128::from(at.millis()) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| format!("{} ms", at.millis()))
+}

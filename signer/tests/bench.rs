@@ -1,0 +1,30 @@
+//! The benchmark runs end to end (figures are printed, never asserted on).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use signer::bench::{BenchArgs, run};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_runs_and_prints_a_table() {
+    let args = BenchArgs {
+        seconds: 1,
+        connections: 4,
+        sign_seconds: 1,
+        entries: 3,
+    };
+    let report = run(args).await.unwrap();
+    assert!(report.requests > 0);
+    assert_eq!(report.failures, 0);
+    assert!(report.raw_signs > 0);
+    let table = report.markdown();
+    for row in [
+        "| POST /v1/receipts |",
+        "| latency p50 |",
+        "| latency p99 |",
+        "| raw ed25519-dalek sign, 1 core |",
+        "| service / raw signing |",
+    ] {
+        assert!(table.contains(row), "{table}");
+    }
+    println!("{table}");
+}
