@@ -369,6 +369,10 @@ fn grant(app: &mut App, request_id: &str) {
         .filter_map(|c| c.get_attribute("data-claim-index")?.parse().ok())
         .collect();
     let lifetime = match dom::value(&format!("dur-{request_id}")).as_str() {
+        "2000" if app.short_grants => Lifetime {
+            duration_ms: 2_000,
+            uses: None,
+        },
         "60000" => Lifetime::ONE_MINUTE,
         "3600000" => Lifetime::ONE_HOUR,
         "once" => Lifetime::ONE_USE,

@@ -39,6 +39,8 @@ pub struct App {
     pub signer_url: String,
     pub signer_notes: BTreeMap<String, String>,
     pub latency_ms: u32,
+    /// `?short_grants=1` adds a 2-second grant choice, for demonstrations and tests of expiry.
+    pub short_grants: bool,
     /// The ledger as last sealed to storage, to re-seal only on change.
     pub saved_ledger: Option<DisclosureLedger>,
     deadline: Option<Timeout>,
@@ -297,6 +299,7 @@ pub fn start() {
         signer_url: query_param("signer").unwrap_or_else(|| "http://127.0.0.1:8787".into()),
         signer_notes: BTreeMap::new(),
         saved_ledger: None,
+        short_grants: query_param("short_grants").as_deref() == Some("1"),
         latency_ms: query_param("latency")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)

@@ -113,7 +113,39 @@ fn empty(text: &str) -> web_sys::Element {
     el("p", "empty", text)
 }
 
+thread_local! {
+    static DRAWN: std::cell::RefCell<std::collections::BTreeMap<&'static str, String>> =
+        std::cell::RefCell::default();
+}
+
+/// Whether a section must be redrawn: only when what it shows changed, so that a reason the
+/// person is typing is not wiped by an agent's unrelated call.
+fn changed(section: &'static str, key: String) -> bool {
+    DRAWN.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.get(section) == Some(&key) {
+            false
+        } else {
+            d.insert(section, key);
+            true
+        }
+    })
+}
+
 fn requests(app: &App) {
+    let held: Vec<&str> = app
+        .gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+        .map(|r| r.id.as_str())
+        .collect();
+    let ledger = serde_json::to_string(app.gate.ledger()).unwrap_or_default();
+    if !changed(
+        "requests",
+        format!("{held:?}{ledger}{}", app.gate.is_unlocked()),
+    ) {
+        return;
+    }
     let today = now().date_utc();
     let mut cards = Vec::new();
     for request in app
@@ -254,6 +286,19 @@ pub fn grants(app: &App) {
 }
 
 fn proposals(app: &App) {
+    let key: Vec<String> = app
+        .gate
+        .proposals()
+        .map(|p| format!("{}:{:?}", p.id, std::mem::discriminant(&p.state)))
+        .chain(app.signer_notes.values().cloned())
+        .chain(app.gate.proposals().filter_map(|p| match &p.state {
+            ProposalState::Released { signed, .. } => Some(signed.is_some().to_string()),
+            _ => None,
+        }))
+        .collect();
+    if !changed("proposals", key.join("|")) {
+        return;
+    }
     let mut cards = Vec::new();
     let mut all: Vec<_> = app.gate.proposals().collect();
     all.reverse();
