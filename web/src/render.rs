@@ -202,12 +202,16 @@ fn requests(app: &App) {
             append(&card, &row);
         }
         let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
-        for (value, label) in [
+        let mut choices = vec![
             ("60000", "1 minute"),
             ("600000", "10 minutes"),
             ("3600000", "1 hour"),
             ("once", "One use"),
-        ] {
+        ];
+        if app.short_grants {
+            choices.insert(0, ("2000", "2 seconds"));
+        }
+        for (value, label) in choices {
             append(&duration, &attr(&el("option", "", label), "value", value));
         }
         let _ = attr(&duration, "aria-label", "Grant for");

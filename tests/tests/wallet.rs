@@ -1,0 +1,366 @@
+//! The wallet page end to end: headless Chromium with WebMCP on, the person through the page's
+//! own UI (real clicks and typing over the DevTools protocol), the agent through the DevTools
+//! `WebMCP` domain (`toolsAdded`/`toolsRemoved`, `invokeTool`/`toolResponded`).
+//!
+//! These tests fail, never skip, when Chromium, the WebMCP switch or the built site is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+
+const WAIT: Duration = Duration::from_secs(20);
+const PASS: &str = "correct horse battery staple";
+const PERSISTENT: [&str; 5] =
+    ["check_proposal", "check_request", "draft_application", "request_claims", "wallet_status"];
+
+/// One browser test at a time: they share two cores and Argon2id at 64 MiB.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn housing_policy(nonce: &str) -> Value {
+    json!({
+        "origin": "http://127.0.0.1:8081",
+        "nonce": nonce,
+        "site_name": "City Housing Programme",
+        "purpose": "Eligibility for subsidised housing",
+        "claims": [
+            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+        ]
+    })
+}
+
+struct Wallet<'b> {
+    page: Page<'b>,
+}
+
+impl<'b> Wallet<'b> {
+    fn open(browser: &'b Browser, server: &StaticServer, query: &str) -> Self {
+        let mut page = browser.new_page().unwrap();
+        page.enable_webmcp().unwrap();
+        page.watch_csp().unwrap();
+        page.navigate(&server.url(&format!("/{query}"))).unwrap();
+        page.require_webmcp().unwrap();
+        page.wait_for("document.getElementById('app') && !document.getElementById('app').hidden", WAIT).unwrap();
+        Self { page }
+    }
+
+    fn text(&self, selector: &str) -> String {
+        let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
+        self.page.eval(&js).unwrap().as_str().unwrap_or_default().to_owned()
+    }
+
+    fn set(&self, id: &str, value: &str) {
+        self.page
+            .eval(&format!(
+                "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
+                 e.dispatchEvent(new Event('change', {{bubbles: true}})); return e.value; }})()"
+            ))
+            .unwrap();
+    }
+
+    fn wait_text(&self, selector: &str, needle: &str) {
+        let js = format!(
+            "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
+        );
+        if let Err(e) = self.page.wait_for(&js, WAIT) {
+            panic!("{selector} never showed {needle:?} (it shows {:?}): {e}", self.text(selector));
+        }
+    }
+
+    fn create_profile(&self) {
+        self.page.fill("#new-pass", PASS).unwrap();
+        self.page.fill("#new-pass2", PASS).unwrap();
+        self.page.fill("#f-income", "28,400.00").unwrap();
+        self.set("f-dob", "1990-02-28");
+        self.set("f-district", "nordhafen");
+        self.page.click("#f-conditions input[value=asthma]").unwrap();
+        self.page.click("[data-action=create-profile]").unwrap();
+        self.wait_text("#lock-pill", "Unlocked");
+    }
+
+    fn unlock(&self, pass: &str) {
+        self.page.fill("#unlock-pass", pass).unwrap();
+        self.page.click("[data-action=unlock]").unwrap();
+    }
+
+    fn call(&mut self, name: &str, input: Value) -> Value {
+        let response = self.page.call_tool(name, input).unwrap();
+        assert_eq!(response.status, ToolStatus::Completed, "{name}: {:?}", response.raw);
+        response.output
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let mut names: Vec<String> = self.page.tools().unwrap().into_iter().map(|t| t.name).collect();
+        names.sort();
+        names
+    }
+
+    fn claim_tools(&mut self) -> Vec<String> {
+        self.tool_names().into_iter().filter(|n| n.starts_with("claim.")).collect()
+    }
+
+    /// request_claims as the agent; waits until the page shows the request.
+    fn request(&mut self, policy: Value) -> String {
+        let out = self.call("request_claims", policy);
+        assert_eq!(out["ok"], true, "{out}");
+        assert_eq!(out["result"]["status"], "held");
+        let id = out["result"]["request_id"].as_str().unwrap().to_owned();
+        self.page.wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT).unwrap();
+        id
+    }
+
+    /// The person grants every claim of a request for `duration`; waits for the tools.
+    fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
+        self.set(&format!("dur-{id}"), duration);
+        self.page.click(&format!("[data-action=grant][data-id={id}]")).unwrap();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let out = self.call("check_request", json!({ "request_id": id }));
+            if out["result"]["status"] == "granted" {
+                let names: Vec<String> = out["result"]["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["tool"].as_str().unwrap().to_owned())
+                    .collect();
+                assert_eq!(names.len(), expect_tools);
+                for name in &names {
+                    self.page.wait_tool(name, WAIT).unwrap();
+                }
+                return names;
+            }
+            assert!(Instant::now() < deadline, "grant never took effect: {out}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn assert_no_csp_violation(&self) {
+        assert!(self.page.csp_violations().unwrap().is_empty());
+    }
+}
+
+fn setup() -> (StaticServer, Browser) {
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let browser = Browser::launch().unwrap();
+    (server, browser)
+}
+
+fn error_code(out: &Value) -> &str {
+    assert_eq!(out["ok"], false, "expected a refusal: {out}");
+    out["error"]["code"].as_str().unwrap()
+}
+
+#[test]
+fn wallet_before_any_grant_only_persistent_tools_exist() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    for name in PERSISTENT {
+        wallet.page.wait_tool(name, WAIT).unwrap();
+    }
+    wallet.page.screenshot("wallet-01-new").unwrap();
+    assert_eq!(wallet.tool_names(), PERSISTENT);
+    wallet.create_profile();
+    assert_eq!(wallet.tool_names(), PERSISTENT, "unlocking grants nothing");
+    // No tool in any toolsAdded event could return a raw value.
+    let log = wallet.page.webmcp_log().unwrap().to_vec();
+    let mut seen = 0;
+    for event in log.iter().filter(|e| e.method == "WebMCP.toolsAdded") {
+        for tool in event.params["tools"].as_array().unwrap() {
+            seen += 1;
+            let name = tool["name"].as_str().unwrap();
+            assert!(PERSISTENT.contains(&name), "unexpected tool {name}");
+            for raw in ["income", "date_of_birth", "district", "conditions", "get_"] {
+                assert!(!name.contains(raw), "{name} looks like a raw getter");
+            }
+        }
+    }
+    assert!(seen >= 5);
+    let status = wallet.call("wallet_status", json!({}));
+    assert_eq!(status["result"]["locked"], false);
+    let text = status.to_string();
+    for raw in ["2840000", "28,400", "1990-02-28", "nordhafen", "asthma"] {
+        assert!(!text.contains(raw), "wallet_status leaks {raw}");
+    }
+    // The page's absence proof is checked against getTools() itself.
+    wallet.wait_text("#absence", "income — get_income() — absent from the live registry");
+    wallet.page.screenshot("wallet-02-unlocked").unwrap();
+    wallet.assert_no_csp_violation();
+}
+
+#[test]
+fn wallet_request_grant_answer_revoke() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "?latency=1500");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy("n-1"));
+    wallet.wait_text(&format!("#req-{id}"), "http://127.0.0.1:8081");
+    wallet.wait_text(&format!("#req-{id}"), "below 30,000.00 EUR");
+    wallet.page.screenshot("wallet-03-request").unwrap();
+    let tools = wallet.grant(&id, "600000", 2);
+    let income = tools.iter().find(|t| t.contains("income_below")).unwrap().clone();
+    let info = wallet.page.tools().unwrap().into_iter().find(|t| t.name == income).unwrap();
+    let properties = info.input_schema["properties"].as_object().unwrap();
+    assert_eq!(properties.keys().collect::<Vec<_>>(), ["nonce"], "no threshold input");
+    wallet.page.screenshot("wallet-04-granted").unwrap();
+
+    let out = wallet.call(&income, json!({}));
+    assert_eq!(
+        out,
+        json!({ "ok": true, "result": { "satisfied": true, "claim": {
+            "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } } } })
+    );
+    // Bad input: an envelope, never status Error.
+    for input in [json!({ "limit": 1 }), json!({ "nonce": 5 }), json!({ "nonce": "x".repeat(10_000) })] {
+        let out = wallet.call(&income, input);
+        assert_eq!(error_code(&out), "invalid_input");
+    }
+    for (tool, input) in [
+        ("request_claims", json!({ "origin": "http://127.0.0.1:8081", "nonce": "n", "claims": "all" })),
+        ("check_request", json!({ "request_id": 7 })),
+        ("draft_application", json!({ "audience": "x".repeat(10_000), "nonce": "n" })),
+        ("wallet_status", json!({ "verbose": true })),
+    ] {
+        assert_eq!(error_code(&wallet.call(tool, input)), "invalid_input", "{tool}");
+    }
+
+    // A call in flight when the person revokes gets a refusal (the page answers after 1.5 s).
+    let invocation = wallet.page.begin_invoke(&info.frame_id, &income, json!({})).unwrap();
+    let grant_id = income.rsplit('.').next().unwrap().to_owned();
+    wallet.page.click(&format!("[data-action=revoke][data-id={grant_id}]")).unwrap();
+    wallet.page.wait_tool_gone(&income, WAIT).unwrap();
+    let response = wallet.page.await_response(&invocation, WAIT).unwrap();
+    assert_eq!(response.status, ToolStatus::Completed);
+    assert_eq!(error_code(&response.output), "grant_revoked");
+    // The old name is gone from the registry: invoking it fails.
+    let err = wallet.page.invoke_tool(&info.frame_id, &income, json!({})).unwrap_err();
+    assert!(err.to_string().contains("Tool not found"), "{err}");
+    wallet.page.screenshot("wallet-05-revoked").unwrap();
+    wallet.assert_no_csp_violation();
+}
+
+#[test]
+fn wallet_short_grant_disappears_by_itself() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy("n-2"));
+    let tools = wallet.grant(&id, "2000", 2);
+    let granted_at = Instant::now();
+    assert_eq!(wallet.call(&tools[0], json!({}))["ok"], true);
+    for name in &tools {
+        // Generous bound; the latency itself is measured by the bench, not asserted here.
+        if let Err(e) = wallet.page.wait_tool_gone(name, Duration::from_secs(15)) {
+            let status = wallet.call("wallet_status", json!({}));
+            panic!("{e}: status {status}, console {:?}, grants {:?}", wallet.page.console().unwrap(), wallet.text("#grants"));
+        }
+    }
+    assert!(granted_at.elapsed() >= Duration::from_millis(1_500), "gone before its deadline");
+    assert!(wallet.claim_tools().is_empty());
+    let out = wallet.call("check_request", json!({ "request_id": id }));
+    assert!(out["result"]["tools"].as_array().unwrap().iter().all(|t| t["state"] == "expired"), "{out}");
+    wallet.page.screenshot("wallet-06-expired").unwrap();
+}
+
+#[test]
+fn wallet_lock_reload_and_wrong_passphrase() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy("n-3"));
+    let tools = wallet.grant(&id, "3600000", 2);
+    // Lock withdraws every claim tool.
+    wallet.page.click("[data-action=lock]").unwrap();
+    for name in &tools {
+        wallet.page.wait_tool_gone(name, WAIT).unwrap();
+    }
+    wallet.wait_text("#lock-pill", "Locked");
+    assert_eq!(wallet.tool_names(), PERSISTENT);
+    // The editor no longer shows the facts.
+    assert_eq!(wallet.page.eval("document.getElementById('facts').hidden").unwrap(), true);
+    // Reload keeps the encrypted profile and registers no claim tool until unlock.
+    wallet.page.reload().unwrap();
+    for name in PERSISTENT {
+        wallet.page.wait_tool(name, WAIT).unwrap();
+    }
+    assert!(wallet.claim_tools().is_empty());
+    let stored = wallet.page.eval("localStorage.getItem('tacit.vault.v1')").unwrap();
+    let stored = stored.as_str().unwrap().to_owned();
+    for raw in ["2840000", "28400", "1990", "nordhafen", "asthma"] {
+        assert!(!stored.contains(raw), "stored record shows {raw}");
+    }
+    // A wrong passphrase: a clear message, nothing changed.
+    wallet.unlock("not the passphrase at all");
+    wallet.wait_text("#profile-msg", "wrong");
+    wallet.page.screenshot("wallet-07-wrong-passphrase").unwrap();
+    assert_eq!(wallet.page.eval("localStorage.getItem('tacit.vault.v1')").unwrap().as_str().unwrap(), stored);
+    assert_eq!(wallet.call("wallet_status", json!({}))["result"]["locked"], true);
+    // The right one unlocks it; still no claim tool (grants do not survive a lock).
+    wallet.unlock(PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    assert_eq!(wallet.page.eval("document.getElementById('f-income').value").unwrap(), "28,400.00");
+    assert!(wallet.claim_tools().is_empty());
+}
+
+#[test]
+fn wallet_draft_release_and_refuse() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    // No signer is listening on port 9: release keeps the unsigned payload and says so.
+    let mut wallet = Wallet::open(&browser, &server, "?signer=http://127.0.0.1:9");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy("n-4"));
+    let tools = wallet.grant(&id, "600000", 2);
+    for tool in &tools {
+        assert_eq!(wallet.call(tool, json!({}))["result"]["satisfied"], true);
+    }
+    // Calls show in the page with their outcome.
+    wallet.wait_text("#calls", "satisfied");
+    let out = wallet.call("draft_application", json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }));
+    assert_eq!(out["result"]["status"], "held", "{out}");
+    let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+    wallet.wait_text("#proposals", "Application to http://127.0.0.1:8081");
+    wallet.page.screenshot("wallet-08-proposal").unwrap();
+    assert_eq!(wallet.call("check_proposal", json!({ "proposal_id": proposal }))["result"]["status"], "held");
+    wallet.page.click(&format!("[data-action=release][data-id={proposal}]")).unwrap();
+    wallet.wait_text("#proposals", "Signer unreachable");
+    let out = wallet.call("check_proposal", json!({ "proposal_id": proposal }));
+    assert_eq!(out["result"]["status"], "released");
+    assert_eq!(out["result"]["signed"], false);
+    let payload = &out["result"]["payload"];
+    assert_eq!(payload["audience"], "http://127.0.0.1:8081");
+    assert_eq!(payload["nonce"], "n-4");
+    assert_eq!(payload["provenance"], "self_asserted");
+    assert_eq!(payload["entries"].as_array().unwrap().len(), 2);
+    wallet.page.screenshot("wallet-09-released-unsigned").unwrap();
+
+    // A second proposal, refused with a reason that reaches the agent.
+    let out = wallet.call("draft_application", json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }));
+    let second = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+    wallet.page.wait_for(&format!("!!document.getElementById('refuse-{second}')"), WAIT).unwrap();
+    wallet.page.fill(&format!("#refuse-{second}"), "Not applying this year").unwrap();
+    wallet.page.click(&format!("[data-action=refuse][data-id={second}]")).unwrap();
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let out = wallet.call("check_proposal", json!({ "proposal_id": second }));
+        if out["result"]["status"] == "refused" {
+            assert_eq!(out["result"]["reason"], "Not applying this year");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{out}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wallet.page.click("[data-action=verify-log]").unwrap();
+    wallet.wait_text("#verify-result", "Chain intact");
+}
