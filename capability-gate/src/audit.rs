@@ -45,14 +45,19 @@ pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
         .into_iter()
         .map(|t| t.name.as_str().to_owned())
         .collect();
+    let unexpected: Vec<&String> = live_tool_names
+        .iter()
+        .filter(|n| !issued.contains(n))
+        .collect();
+    // A field is exposed if its getter is live, or if a tool the gate did not issue names it.
+    // The gate's own claim tools (`claim.income_below.g1`) answer booleans only.
     let fields = RAW_GETTERS
         .iter()
         .map(|(field, getter)| FieldAudit {
             field,
             getter,
-            absent: !live_tool_names
-                .iter()
-                .any(|n| n == getter || n.contains(field)),
+            absent: !live_tool_names.iter().any(|n| n == getter)
+                && !unexpected.iter().any(|n| n.contains(field)),
         })
         .collect();
     Audit {

@@ -709,6 +709,12 @@ fn item10_absence_proof_against_the_live_registry() {
     let mut world = World::unlocked();
     let id = world.request(pharmacy_policy("n-1"));
     world.grant_all(&id, Lifetime::ONE_HOUR);
+    let id = world.request(housing_policy("n-2"));
+    world.grant_all(&id, Lifetime::ONE_HOUR);
+    assert!(
+        world.tools().iter().any(|n| n.contains("income")),
+        "the gate's own income claim tool is live"
+    );
     let audit = audit_registry(&world.gate, &world.tools());
     assert!(audit.clean(), "{audit:?}");
     assert_eq!(audit.fields.len(), 4);

@@ -1,3 +1,96 @@
-//! End-to-end tests driving headless Chromium through the DevTools `WebMCP` domain.
+//! End-to-end harness for Tacit: headless Chromium driven through the DevTools `WebMCP` domain,
+//! the way a browser agent drives it.
 //!
-//! Not built yet: issue 4 fills this crate.
+//! What it offers:
+//! - [`server`]: a loopback-only static file server that sends the wallet's security headers
+//!   (`Origin-Agent-Cluster: ?1`, a CSP with `script-src 'self' 'wasm-unsafe-eval'`, `nosniff`,
+//!   `no-store`) and the right MIME types for `.wasm` and `.js`. The demo uses it too.
+//! - [`cdp`]: a small synchronous DevTools Protocol client (one websocket, flattened sessions,
+//!   id-matched responses, an event queue).
+//! - [`browser`]: launching Chromium with the WebMCP switch, pages with navigation, evaluation,
+//!   real input events and screenshots, and the agent side of WebMCP (`toolsAdded`,
+//!   `toolsRemoved`, `invokeTool` / `toolResponded`).
+//!
+//! A wallet end-to-end test reads like this:
+//! ```no_run
+//! # fn main() -> tacit_e2e::Result<()> {
+//! use std::time::Duration;
+//! use serde_json::json;
+//! let server = tacit_e2e::serve_site("wallet")?; // fails: "run `cargo xtask build-web` first"
+//! let browser = tacit_e2e::Browser::launch()?; // fails with the apt-get command if absent
+//! let mut page = browser.new_page()?;
+//! page.enable_webmcp()?;
+//! page.watch_csp()?;
+//! page.navigate(&server.url("/"))?;
+//! page.require_webmcp()?;
+//! page.fill("#new-pass", "correct horse battery")?;
+//! page.click("[data-action=create-profile]")?;
+//! let tool = page.wait_tool("request_claims", Duration::from_secs(10))?;
+//! let answer = page.invoke_tool(&tool.frame_id, &tool.name, json!({ "policy": {} }))?;
+//! assert_eq!(answer.status, tacit_e2e::ToolStatus::Completed);
+//! page.screenshot("after-request")?;
+//! # Ok(()) }
+//! ```
+//!
+//! What it refuses to do: skip. A missing Chromium, a missing WebMCP switch or a missing built
+//! site is an error that names the command that fixes it, so a test can never pass by not running.
+
+pub mod browser;
+pub mod cdp;
+mod error;
+mod page;
+pub mod server;
+mod webmcp;
+
+use std::path::PathBuf;
+
+pub use browser::{Browser, LaunchOptions, Page};
+pub use error::{Error, Result};
+pub use server::StaticServer;
+pub use webmcp::{ToolInfo, ToolResponse, ToolStatus};
+
+/// The workspace root (the directory holding the root `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// The shared cargo target directory: `$CARGO_TARGET_DIR` if set, else `<workspace>/target`.
+pub fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace_root().join(dir)
+            }
+        }
+        None => workspace_root().join("target"),
+    }
+}
+
+/// The directory of a site built by `cargo xtask build-web` (`target/site/<name>`), or an error
+/// telling the reader to build it. `name` is `wallet` for the wallet page.
+pub fn site_dir(name: &str) -> Result<PathBuf> {
+    let dir = target_dir().join("site").join(name);
+    if dir.join("index.html").is_file() {
+        Ok(dir)
+    } else {
+        Err(Error::SiteMissing(format!(
+            "{} has no index.html: run `cargo xtask build-web` first",
+            dir.display()
+        )))
+    }
+}
+
+/// Serves a built site (see [`site_dir`]) on a free loopback port.
+pub fn serve_site(name: &str) -> Result<StaticServer> {
+    let dir = site_dir(name)?;
+    Ok(StaticServer::start(dir)?)
+}
+
+/// Where screenshots go: `target/screenshots/`.
+pub fn screenshots_dir() -> PathBuf {
+    target_dir().join("screenshots")
+}

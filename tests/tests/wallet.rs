@@ -14,8 +14,13 @@ use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
 
 const WAIT: Duration = Duration::from_secs(20);
 const PASS: &str = "correct horse battery staple";
-const PERSISTENT: [&str; 5] =
-    ["check_proposal", "check_request", "draft_application", "request_claims", "wallet_status"];
+const PERSISTENT: [&str; 5] = [
+    "check_proposal",
+    "check_request",
+    "draft_application",
+    "request_claims",
+    "wallet_status",
+];
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -48,13 +53,22 @@ impl<'b> Wallet<'b> {
         page.watch_csp().unwrap();
         page.navigate(&server.url(&format!("/{query}"))).unwrap();
         page.require_webmcp().unwrap();
-        page.wait_for("document.getElementById('app') && !document.getElementById('app').hidden", WAIT).unwrap();
+        page.wait_for(
+            "document.getElementById('app') && !document.getElementById('app').hidden",
+            WAIT,
+        )
+        .unwrap();
         Self { page }
     }
 
     fn text(&self, selector: &str) -> String {
         let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
-        self.page.eval(&js).unwrap().as_str().unwrap_or_default().to_owned()
+        self.page
+            .eval(&js)
+            .unwrap()
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     }
 
     fn set(&self, id: &str, value: &str) {
@@ -71,7 +85,10 @@ impl<'b> Wallet<'b> {
             "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
         );
         if let Err(e) = self.page.wait_for(&js, WAIT) {
-            panic!("{selector} never showed {needle:?} (it shows {:?}): {e}", self.text(selector));
+            panic!(
+                "{selector} never showed {needle:?} (it shows {:?}): {e}",
+                self.text(selector)
+            );
         }
     }
 
@@ -81,7 +98,9 @@ impl<'b> Wallet<'b> {
         self.page.fill("#f-income", "28,400.00").unwrap();
         self.set("f-dob", "1990-02-28");
         self.set("f-district", "nordhafen");
-        self.page.click("#f-conditions input[value=asthma]").unwrap();
+        self.page
+            .click("#f-conditions input[value=asthma]")
+            .unwrap();
         self.page.click("[data-action=create-profile]").unwrap();
         self.wait_text("#lock-pill", "Unlocked");
     }
@@ -93,18 +112,32 @@ impl<'b> Wallet<'b> {
 
     fn call(&mut self, name: &str, input: Value) -> Value {
         let response = self.page.call_tool(name, input).unwrap();
-        assert_eq!(response.status, ToolStatus::Completed, "{name}: {:?}", response.raw);
+        assert_eq!(
+            response.status,
+            ToolStatus::Completed,
+            "{name}: {:?}",
+            response.raw
+        );
         response.output
     }
 
     fn tool_names(&mut self) -> Vec<String> {
-        let mut names: Vec<String> = self.page.tools().unwrap().into_iter().map(|t| t.name).collect();
+        let mut names: Vec<String> = self
+            .page
+            .tools()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
         names.sort();
         names
     }
 
     fn claim_tools(&mut self) -> Vec<String> {
-        self.tool_names().into_iter().filter(|n| n.starts_with("claim.")).collect()
+        self.tool_names()
+            .into_iter()
+            .filter(|n| n.starts_with("claim."))
+            .collect()
     }
 
     /// request_claims as the agent; waits until the page shows the request.
@@ -113,14 +146,18 @@ impl<'b> Wallet<'b> {
         assert_eq!(out["ok"], true, "{out}");
         assert_eq!(out["result"]["status"], "held");
         let id = out["result"]["request_id"].as_str().unwrap().to_owned();
-        self.page.wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT).unwrap();
+        self.page
+            .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
+            .unwrap();
         id
     }
 
     /// The person grants every claim of a request for `duration`; waits for the tools.
     fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
         self.set(&format!("dur-{id}"), duration);
-        self.page.click(&format!("[data-action=grant][data-id={id}]")).unwrap();
+        self.page
+            .click(&format!("[data-action=grant][data-id={id}]"))
+            .unwrap();
         let deadline = Instant::now() + WAIT;
         loop {
             let out = self.call("check_request", json!({ "request_id": id }));
@@ -191,7 +228,10 @@ fn wallet_before_any_grant_only_persistent_tools_exist() {
         assert!(!text.contains(raw), "wallet_status leaks {raw}");
     }
     // The page's absence proof is checked against getTools() itself.
-    wallet.wait_text("#absence", "income — get_income() — absent from the live registry");
+    wallet.wait_text(
+        "#absence",
+        "income — get_income() — absent from the live registry",
+    );
     wallet.page.screenshot("wallet-02-unlocked").unwrap();
     wallet.assert_no_csp_violation();
 }
@@ -207,10 +247,34 @@ fn wallet_request_grant_answer_revoke() {
     wallet.wait_text(&format!("#req-{id}"), "below 30,000.00 EUR");
     wallet.page.screenshot("wallet-03-request").unwrap();
     let tools = wallet.grant(&id, "600000", 2);
-    let income = tools.iter().find(|t| t.contains("income_below")).unwrap().clone();
-    let info = wallet.page.tools().unwrap().into_iter().find(|t| t.name == income).unwrap();
+    let income = tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone();
+    let info = wallet
+        .page
+        .tools()
+        .unwrap()
+        .into_iter()
+        .find(|t| t.name == income)
+        .unwrap();
     let properties = info.input_schema["properties"].as_object().unwrap();
-    assert_eq!(properties.keys().collect::<Vec<_>>(), ["nonce"], "no threshold input");
+    assert_eq!(
+        properties.keys().collect::<Vec<_>>(),
+        ["nonce"],
+        "no threshold input"
+    );
+    // The gate's own claim tools answer booleans: the absence proof still holds.
+    wallet.wait_text(
+        "#absence",
+        "income — get_income() — absent from the live registry",
+    );
+    assert!(
+        !wallet.text("#absence").contains("PRESENT"),
+        "{}",
+        wallet.text("#absence")
+    );
     wallet.page.screenshot("wallet-04-granted").unwrap();
 
     let out = wallet.call(&income, json!({}));
@@ -220,29 +284,52 @@ fn wallet_request_grant_answer_revoke() {
             "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } } } })
     );
     // Bad input: an envelope, never status Error.
-    for input in [json!({ "limit": 1 }), json!({ "nonce": 5 }), json!({ "nonce": "x".repeat(10_000) })] {
+    for input in [
+        json!({ "limit": 1 }),
+        json!({ "nonce": 5 }),
+        json!({ "nonce": "x".repeat(10_000) }),
+    ] {
         let out = wallet.call(&income, input);
         assert_eq!(error_code(&out), "invalid_input");
     }
     for (tool, input) in [
-        ("request_claims", json!({ "origin": "http://127.0.0.1:8081", "nonce": "n", "claims": "all" })),
+        (
+            "request_claims",
+            json!({ "origin": "http://127.0.0.1:8081", "nonce": "n", "claims": "all" }),
+        ),
         ("check_request", json!({ "request_id": 7 })),
-        ("draft_application", json!({ "audience": "x".repeat(10_000), "nonce": "n" })),
+        (
+            "draft_application",
+            json!({ "audience": "x".repeat(10_000), "nonce": "n" }),
+        ),
         ("wallet_status", json!({ "verbose": true })),
     ] {
-        assert_eq!(error_code(&wallet.call(tool, input)), "invalid_input", "{tool}");
+        assert_eq!(
+            error_code(&wallet.call(tool, input)),
+            "invalid_input",
+            "{tool}"
+        );
     }
 
     // A call in flight when the person revokes gets a refusal (the page answers after 1.5 s).
-    let invocation = wallet.page.begin_invoke(&info.frame_id, &income, json!({})).unwrap();
+    let invocation = wallet
+        .page
+        .begin_invoke(&info.frame_id, &income, json!({}))
+        .unwrap();
     let grant_id = income.rsplit('.').next().unwrap().to_owned();
-    wallet.page.click(&format!("[data-action=revoke][data-id={grant_id}]")).unwrap();
+    wallet
+        .page
+        .click(&format!("[data-action=revoke][data-id={grant_id}]"))
+        .unwrap();
     wallet.page.wait_tool_gone(&income, WAIT).unwrap();
     let response = wallet.page.await_response(&invocation, WAIT).unwrap();
     assert_eq!(response.status, ToolStatus::Completed);
     assert_eq!(error_code(&response.output), "grant_revoked");
     // The old name is gone from the registry: invoking it fails.
-    let err = wallet.page.invoke_tool(&info.frame_id, &income, json!({})).unwrap_err();
+    let err = wallet
+        .page
+        .invoke_tool(&info.frame_id, &income, json!({}))
+        .unwrap_err();
     assert!(err.to_string().contains("Tool not found"), "{err}");
     wallet.page.screenshot("wallet-05-revoked").unwrap();
     wallet.assert_no_csp_violation();
@@ -262,13 +349,27 @@ fn wallet_short_grant_disappears_by_itself() {
         // Generous bound; the latency itself is measured by the bench, not asserted here.
         if let Err(e) = wallet.page.wait_tool_gone(name, Duration::from_secs(15)) {
             let status = wallet.call("wallet_status", json!({}));
-            panic!("{e}: status {status}, console {:?}, grants {:?}", wallet.page.console().unwrap(), wallet.text("#grants"));
+            panic!(
+                "{e}: status {status}, console {:?}, grants {:?}",
+                wallet.page.console().unwrap(),
+                wallet.text("#grants")
+            );
         }
     }
-    assert!(granted_at.elapsed() >= Duration::from_millis(1_500), "gone before its deadline");
+    assert!(
+        granted_at.elapsed() >= Duration::from_millis(1_500),
+        "gone before its deadline"
+    );
     assert!(wallet.claim_tools().is_empty());
     let out = wallet.call("check_request", json!({ "request_id": id }));
-    assert!(out["result"]["tools"].as_array().unwrap().iter().all(|t| t["state"] == "expired"), "{out}");
+    assert!(
+        out["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["state"] == "expired"),
+        "{out}"
+    );
     wallet.page.screenshot("wallet-06-expired").unwrap();
 }
 
@@ -288,14 +389,23 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     wallet.wait_text("#lock-pill", "Locked");
     assert_eq!(wallet.tool_names(), PERSISTENT);
     // The editor no longer shows the facts.
-    assert_eq!(wallet.page.eval("document.getElementById('facts').hidden").unwrap(), true);
+    assert_eq!(
+        wallet
+            .page
+            .eval("document.getElementById('facts').hidden")
+            .unwrap(),
+        true
+    );
     // Reload keeps the encrypted profile and registers no claim tool until unlock.
     wallet.page.reload().unwrap();
     for name in PERSISTENT {
         wallet.page.wait_tool(name, WAIT).unwrap();
     }
     assert!(wallet.claim_tools().is_empty());
-    let stored = wallet.page.eval("localStorage.getItem('tacit.vault.v1')").unwrap();
+    let stored = wallet
+        .page
+        .eval("localStorage.getItem('tacit.vault.v1')")
+        .unwrap();
     let stored = stored.as_str().unwrap().to_owned();
     for raw in ["2840000", "28400", "1990", "nordhafen", "asthma"] {
         assert!(!stored.contains(raw), "stored record shows {raw}");
@@ -303,13 +413,33 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     // A wrong passphrase: a clear message, nothing changed.
     wallet.unlock("not the passphrase at all");
     wallet.wait_text("#profile-msg", "wrong");
-    wallet.page.screenshot("wallet-07-wrong-passphrase").unwrap();
-    assert_eq!(wallet.page.eval("localStorage.getItem('tacit.vault.v1')").unwrap().as_str().unwrap(), stored);
-    assert_eq!(wallet.call("wallet_status", json!({}))["result"]["locked"], true);
+    wallet
+        .page
+        .screenshot("wallet-07-wrong-passphrase")
+        .unwrap();
+    assert_eq!(
+        wallet
+            .page
+            .eval("localStorage.getItem('tacit.vault.v1')")
+            .unwrap()
+            .as_str()
+            .unwrap(),
+        stored
+    );
+    assert_eq!(
+        wallet.call("wallet_status", json!({}))["result"]["locked"],
+        true
+    );
     // The right one unlocks it; still no claim tool (grants do not survive a lock).
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
-    assert_eq!(wallet.page.eval("document.getElementById('f-income').value").unwrap(), "28,400.00");
+    assert_eq!(
+        wallet
+            .page
+            .eval("document.getElementById('f-income').value")
+            .unwrap(),
+        "28,400.00"
+    );
     assert!(wallet.claim_tools().is_empty());
 }
 
@@ -327,13 +457,22 @@ fn wallet_draft_release_and_refuse() {
     }
     // Calls show in the page with their outcome.
     wallet.wait_text("#calls", "satisfied");
-    let out = wallet.call("draft_application", json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }));
+    let out = wallet.call(
+        "draft_application",
+        json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }),
+    );
     assert_eq!(out["result"]["status"], "held", "{out}");
     let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
     wallet.wait_text("#proposals", "Application to http://127.0.0.1:8081");
     wallet.page.screenshot("wallet-08-proposal").unwrap();
-    assert_eq!(wallet.call("check_proposal", json!({ "proposal_id": proposal }))["result"]["status"], "held");
-    wallet.page.click(&format!("[data-action=release][data-id={proposal}]")).unwrap();
+    assert_eq!(
+        wallet.call("check_proposal", json!({ "proposal_id": proposal }))["result"]["status"],
+        "held"
+    );
+    wallet
+        .page
+        .click(&format!("[data-action=release][data-id={proposal}]"))
+        .unwrap();
     wallet.wait_text("#proposals", "Signer unreachable");
     let out = wallet.call("check_proposal", json!({ "proposal_id": proposal }));
     assert_eq!(out["result"]["status"], "released");
@@ -343,14 +482,32 @@ fn wallet_draft_release_and_refuse() {
     assert_eq!(payload["nonce"], "n-4");
     assert_eq!(payload["provenance"], "self_asserted");
     assert_eq!(payload["entries"].as_array().unwrap().len(), 2);
-    wallet.page.screenshot("wallet-09-released-unsigned").unwrap();
+    wallet
+        .page
+        .screenshot("wallet-09-released-unsigned")
+        .unwrap();
 
     // A second proposal, refused with a reason that reaches the agent.
-    let out = wallet.call("draft_application", json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }));
+    let out = wallet.call(
+        "draft_application",
+        json!({ "audience": "http://127.0.0.1:8081", "nonce": "n-4" }),
+    );
     let second = out["result"]["proposal_id"].as_str().unwrap().to_owned();
-    wallet.page.wait_for(&format!("!!document.getElementById('refuse-{second}')"), WAIT).unwrap();
-    wallet.page.fill(&format!("#refuse-{second}"), "Not applying this year").unwrap();
-    wallet.page.click(&format!("[data-action=refuse][data-id={second}]")).unwrap();
+    wallet
+        .page
+        .wait_for(
+            &format!("!!document.getElementById('refuse-{second}')"),
+            WAIT,
+        )
+        .unwrap();
+    wallet
+        .page
+        .fill(&format!("#refuse-{second}"), "Not applying this year")
+        .unwrap();
+    wallet
+        .page
+        .click(&format!("[data-action=refuse][data-id={second}]"))
+        .unwrap();
     let deadline = Instant::now() + WAIT;
     loop {
         let out = wallet.call("check_proposal", json!({ "proposal_id": second }));

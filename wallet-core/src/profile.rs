@@ -316,7 +316,10 @@ mod iso_date {
 /// Parses an amount typed in major units (`28400`, `28,400.5`, `28400.00`) into minor units.
 /// Two decimals at most; grouping commas allowed only between groups of three digits.
 pub fn parse_amount(text: &str) -> Result<i64, Error> {
-    let bad = |reason| Error::InvalidProfile { field: Field::Income, reason };
+    let bad = |reason| Error::InvalidProfile {
+        field: Field::Income,
+        reason,
+    };
     let text = text.trim();
     let (negative, text) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -338,8 +341,13 @@ pub fn parse_amount(text: &str) -> Result<i64, Error> {
         return Err(bad("must be an amount like 28400 or 28,400.00"));
     }
     let major: i64 = digits.parse().map_err(|_| bad("is too large"))?;
-    let cents: i64 = format!("{frac:0<2}").parse().map_err(|_| bad("is not an amount"))?;
-    let minor = major.checked_mul(100).and_then(|m| m.checked_add(cents)).ok_or(bad("is too large"))?;
+    let cents: i64 = format!("{frac:0<2}")
+        .parse()
+        .map_err(|_| bad("is not an amount"))?;
+    let minor = major
+        .checked_mul(100)
+        .and_then(|m| m.checked_add(cents))
+        .ok_or(bad("is too large"))?;
     Ok(if negative { -minor } else { minor })
 }
 

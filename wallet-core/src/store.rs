@@ -23,7 +23,10 @@ pub struct StoredVault {
 impl StoredVault {
     /// A record for `envelope` at `generation`.
     pub fn new(generation: u64, envelope: &[u8]) -> Self {
-        Self { generation, envelope: hex::encode(envelope) }
+        Self {
+            generation,
+            envelope: hex::encode(envelope),
+        }
     }
 
     /// The record as stored text.
@@ -64,8 +67,16 @@ mod tests {
         assert_eq!(next_generation(None, None), Ok(1));
         assert_eq!(next_generation(Some(3), Some(3)), Ok(4));
         assert_eq!(next_generation(Some(4), Some(3)), Err(Error::StaleWrite));
-        assert_eq!(next_generation(Some(1), None), Err(Error::StaleWrite), "a fresh tab cannot clobber");
-        assert_eq!(next_generation(None, Some(2)), Err(Error::StaleWrite), "deleted elsewhere");
+        assert_eq!(
+            next_generation(Some(1), None),
+            Err(Error::StaleWrite),
+            "a fresh tab cannot clobber"
+        );
+        assert_eq!(
+            next_generation(None, Some(2)),
+            Err(Error::StaleWrite),
+            "deleted elsewhere"
+        );
     }
 
     #[test]

@@ -144,7 +144,18 @@ fn profile_amounts_typed_in_major_units() {
     ] {
         assert_eq!(parse_amount(text), Ok(minor), "{text}");
     }
-    for text in ["", "abc", "28.400,00", "1,23", "12,3456", "1.234", "1.", "+5", "1e5", "١٢"] {
+    for text in [
+        "",
+        "abc",
+        "28.400,00",
+        "1,23",
+        "12,3456",
+        "1.234",
+        "1.",
+        "+5",
+        "1e5",
+        "١٢",
+    ] {
         let err = parse_amount(text).unwrap_err();
         assert!(err.to_string().starts_with("income"), "{text}: {err}");
     }

@@ -1,15 +1,21 @@
-//! Project tasks: `cargo xtask ci | demo | bench`.
+//! Project tasks: `cargo xtask build-web | ci | demo | bench`.
 //!
-//! `ci` is what `.ci/run` calls: it installs what is missing and can be installed, then runs every check.
+//! `ci` is what `.ci/run` calls: it installs what is missing and can be installed, then runs every
+//! check. `build-web` builds the wasm sites into `target/site/<name>/`.
+
+mod build_web;
+mod ci;
 
 use std::env;
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(),
+        Some("ci") => ci::ci(&args[1..]),
+        Some("build-web") => build_web::build_web(&args[1..], false),
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
@@ -28,53 +34,58 @@ fn main() -> ExitCode {
 }
 
 fn print_help() {
+    let sites: Vec<&str> = build_web::SITES.iter().map(|s| s.name).collect();
     println!(
         "cargo xtask <task>\n\n\
-         ci      fmt check, clippy -D warnings, unit, property and integration tests\n\
-         demo    run the wallet, signer and example sites (not built yet)\n\
-         bench   run the wallet-core criterion benchmarks"
+         build-web [site..]  build the wasm sites into target/site/<site>/ ({})\n\
+         ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests\n\
+         demo                run the wallet, signer and example sites (not built yet)\n\
+         bench               run the wallet-core criterion benchmarks",
+        sites.join(", ")
     );
 }
 
-/// Runs one step, printing its name and how long it took; fails with the step's name.
-fn step(name: &str, program: &str, args: &[&str]) -> Result<(), String> {
-    println!("\n==> {name}: {program} {}", args.join(" "));
+/// The workspace root (this crate's parent directory).
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// `$CARGO_TARGET_DIR` (relative to the workspace root if relative) or `<workspace>/target`.
+pub(crate) fn target_dir() -> PathBuf {
+    match env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
+pub(crate) fn cargo() -> String {
+    env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Runs a program in the workspace root with extra environment, printing the command and its
+/// duration; fails with `name`.
+pub(crate) fn run(
+    name: &str,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<(), String> {
+    let shown: String = envs.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    println!("--> {shown}{program} {}", args.join(" "));
     let started = Instant::now();
     let status = Command::new(program)
         .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(workspace_root())
         .status()
         .map_err(|e| format!("{name}: could not start `{program}`: {e}"))?;
-    println!("<== {name}: {:.1}s", started.elapsed().as_secs_f64());
+    println!("<-- {name}: {:.1}s", started.elapsed().as_secs_f64());
     if status.success() {
         Ok(())
     } else {
         Err(format!("step `{name}` failed ({status})"))
     }
-}
-
-fn cargo() -> String {
-    env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
-}
-
-fn ci() -> Result<(), String> {
-    let cargo = cargo();
-    step("fmt", &cargo, &["fmt", "--all", "--", "--check"])?;
-    step(
-        "clippy",
-        &cargo,
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
-    step("tests", &cargo, &["test", "--workspace", "--locked"])?;
-    println!("\nci: all steps passed");
-    Ok(())
 }
 
 fn demo() -> Result<(), String> {
@@ -93,5 +104,5 @@ fn bench(rest: &[String]) -> Result<(), String> {
         args.push("--");
         args.extend(rest.iter().map(String::as_str));
     }
-    step("bench", &cargo, &args)
+    run("bench", &cargo, &args, &[])
 }

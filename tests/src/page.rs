@@ -1,0 +1,232 @@
+//! What a person does on a page, and what a test measures there: real mouse clicks and typing
+//! through the `Input` domain, `<select>` choices, screenshots, heap size, console and CSP
+//! violations.
+
+use std::fs;
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::browser::Page;
+use crate::error::{Error, Result};
+
+impl Page<'_> {
+    /// Clicks the centre of the first element matching `selector` with real mouse events
+    /// (`Input.dispatchMouseEvent` moved/pressed/released), after scrolling it into view.
+    pub fn click(&self, selector: &str) -> Result<()> {
+        let (x, y) = self.center_of(selector)?;
+        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            let mut event = json!({ "type": kind, "x": x, "y": y });
+            if kind != "mouseMoved" {
+                event["button"] = json!("left");
+                event["clickCount"] = json!(1);
+            }
+            self.send("Input.dispatchMouseEvent", event)?;
+        }
+        Ok(())
+    }
+
+    /// Focuses the element matching `selector` and types `text` at the caret with
+    /// `Input.insertText` (appends to what is there; see [`Page::fill`] to replace).
+    pub fn type_into(&self, selector: &str, text: &str) -> Result<()> {
+        self.focus(selector, false)?;
+        self.send("Input.insertText", json!({ "text": text }))?;
+        Ok(())
+    }
+
+    /// Focuses the element matching `selector`, selects its content and types `text` over it.
+    pub fn fill(&self, selector: &str, text: &str) -> Result<()> {
+        self.focus(selector, true)?;
+        self.send("Input.insertText", json!({ "text": text }))?;
+        Ok(())
+    }
+
+    /// Chooses the `<option>` with `value` in the `<select>` matching `selector` and fires
+    /// `input` and `change` as a person's choice would. Fails if there is no such option.
+    pub fn select(&self, selector: &str, value: &str) -> Result<()> {
+        let js = format!(
+            "(() => {{ const el = document.querySelector({sel}); if (!el) return 'missing'; \
+             if (!Array.from(el.options || []).some((o) => o.value === {val})) \
+               return 'options: ' + Array.from(el.options || []).map((o) => o.value).join(', '); \
+             el.value = {val}; \
+             el.dispatchEvent(new Event('input', {{ bubbles: true }})); \
+             el.dispatchEvent(new Event('change', {{ bubbles: true }})); return 'ok'; }})()",
+            sel = Value::from(selector),
+            val = Value::from(value)
+        );
+        match self.eval(&js)? {
+            Value::String(s) if s == "ok" => Ok(()),
+            Value::String(s) if s == "missing" => {
+                Err(Error::Js(format!("no element matches `{selector}`")))
+            }
+            other => Err(Error::Js(format!(
+                "`{selector}` has no option `{value}` ({other})"
+            ))),
+        }
+    }
+
+    fn focus(&self, selector: &str, select_all: bool) -> Result<()> {
+        let js = format!(
+            "(() => {{ const el = document.querySelector({sel}); if (!el) return false; \
+             el.focus(); if ({select_all} && typeof el.select === 'function') el.select(); \
+             return document.activeElement === el; }})()",
+            sel = Value::from(selector)
+        );
+        match self.eval(&js)? {
+            Value::Bool(true) => Ok(()),
+            _ => Err(Error::Js(format!(
+                "no focusable element matches `{selector}`"
+            ))),
+        }
+    }
+
+    fn center_of(&self, selector: &str) -> Result<(f64, f64)> {
+        let js = format!(
+            "(() => {{ const el = document.querySelector({sel}); if (!el) return null; \
+             el.scrollIntoView({{block: 'center', inline: 'center'}}); \
+             const r = el.getBoundingClientRect(); \
+             return (r.width > 0 && r.height > 0) ? [r.left + r.width / 2, r.top + r.height / 2] : 'hidden'; }})()",
+            sel = Value::from(selector)
+        );
+        let value = self.eval(&js)?;
+        match value.as_array().map(Vec::as_slice) {
+            Some([x, y]) => match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => Ok((x, y)),
+                _ => Err(Error::Protocol(format!(
+                    "bad box for `{selector}`: {value}"
+                ))),
+            },
+            _ if value.is_null() => Err(Error::Js(format!("no element matches `{selector}`"))),
+            _ => Err(Error::Js(format!(
+                "element `{selector}` has no box (hidden?)"
+            ))),
+        }
+    }
+
+    /// Saves a PNG of the viewport to `target/screenshots/<name>.png` and returns its path.
+    pub fn screenshot(&self, name: &str) -> Result<PathBuf> {
+        // The whole page at a desktop width, not just the visible part.
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false }),
+        )?;
+        let metrics = self.send("Page.getLayoutMetrics", json!({}))?;
+        let height = metrics
+            .pointer("/cssContentSize/height")
+            .and_then(Value::as_f64)
+            .unwrap_or(900.0)
+            .clamp(300.0, 6000.0);
+        let shot = self.send(
+            "Page.captureScreenshot",
+            json!({
+                "format": "png",
+                "captureBeyondViewport": true,
+                "clip": { "x": 0, "y": 0, "width": 1280, "height": height, "scale": 1 },
+            }),
+        )?;
+        let data = shot
+            .get("data")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::Protocol(format!("no screenshot data: {shot}")))?;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| Error::Protocol(format!("screenshot is not base64: {e}")))?;
+        let dir = crate::screenshots_dir();
+        fs::create_dir_all(&dir)?;
+        let path = dir.join(format!("{name}.png"));
+        fs::write(&path, png)?;
+        Ok(path)
+    }
+
+    /// From the next navigation on, records every CSP violation the page reports (installed
+    /// through DevTools before any page script runs). Read them with [`Page::csp_violations`].
+    pub fn watch_csp(&self) -> Result<()> {
+        let source = "window.__tacitCsp = []; document.addEventListener('securitypolicyviolation', \
+                      (e) => window.__tacitCsp.push(e.violatedDirective + ' ' + e.blockedURI + \
+                      (e.sourceFile ? ' at ' + e.sourceFile + ':' + e.lineNumber : '')));";
+        self.send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": source }),
+        )?;
+        Ok(())
+    }
+
+    /// CSP violations recorded since [`Page::watch_csp`] (as `directive blocked-uri [at file:line]`).
+    pub fn csp_violations(&self) -> Result<Vec<String>> {
+        let value = self.eval("window.__tacitCsp || null")?;
+        match value {
+            Value::Array(items) => Ok(items
+                .iter()
+                .map(|v| v.as_str().unwrap_or_default().to_owned())
+                .collect()),
+            _ => Err(Error::Js(
+                "CSP violations are not being recorded: call watch_csp() before navigating".into(),
+            )),
+        }
+    }
+
+    /// Bytes of JS heap in use (`Runtime.getHeapUsage().usedSize`).
+    pub fn js_heap_used(&self) -> Result<u64> {
+        let usage = self.send("Runtime.getHeapUsage", json!({}))?;
+        usage
+            .get("usedSize")
+            .and_then(Value::as_f64)
+            .map(|used| used as u64)
+            .ok_or_else(|| Error::Protocol(format!("Runtime.getHeapUsage: {usage}")))
+    }
+
+    /// Forces a garbage collection (`HeapProfiler.collectGarbage`), e.g. before measuring.
+    pub fn collect_garbage(&self) -> Result<()> {
+        self.send("HeapProfiler.collectGarbage", json!({}))?;
+        Ok(())
+    }
+
+    /// Console messages and uncaught exceptions since the last call, as `level: text` lines.
+    pub fn console(&self) -> Result<Vec<String>> {
+        let mut lines = Vec::new();
+        for event in self.take_events("Runtime.")? {
+            match event.method.as_str() {
+                "Runtime.consoleAPICalled" => {
+                    let level = event
+                        .params
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("log");
+                    let args: Vec<String> = event
+                        .params
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .map(remote_object_text)
+                        .collect();
+                    lines.push(format!("{level}: {}", args.join(" ")));
+                }
+                "Runtime.exceptionThrown" => {
+                    let details = &event.params["exceptionDetails"];
+                    let text = details
+                        .pointer("/exception/description")
+                        .and_then(Value::as_str)
+                        .or_else(|| details.get("text").and_then(Value::as_str))
+                        .unwrap_or("exception");
+                    lines.push(format!("uncaught: {text}"));
+                }
+                _ => {}
+            }
+        }
+        Ok(lines)
+    }
+}
+
+fn remote_object_text(object: &Value) -> String {
+    match object.get("value") {
+        Some(Value::String(s)) => s.clone(),
+        Some(value) => value.to_string(),
+        None => object
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_owned(),
+    }
+}

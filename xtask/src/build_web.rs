@@ -1,0 +1,360 @@
+//! `cargo xtask build-web`: every wasm site, built and laid out under `target/site/<name>/`.
+//!
+//! For each [`Site`]: `cargo build --target wasm32-unknown-unknown --profile wasm-release`, then
+//! wasm-bindgen (the `wasm-bindgen-cli-support` library, at exactly the version of the
+//! `wasm-bindgen` crate in Cargo.lock) with `--target web` into `pkg/`, the site's static files
+//! next to it, `wasm-opt -Os` if a `wasm-opt` is on PATH, and the sizes in `size.json`.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::{cargo, run, target_dir, workspace_root};
+
+/// A wasm site: one cdylib crate whose `static/` directory holds the page around it.
+#[derive(Debug, Clone, Copy)]
+pub struct Site {
+    /// Output directory name under `target/site/`.
+    pub name: &'static str,
+    /// Cargo package name.
+    pub package: &'static str,
+    /// Its library name (the `.wasm` file stem, and the `pkg/<lib>.js` module name).
+    pub lib: &'static str,
+    /// The crate's directory, relative to the workspace root; its `static/` is copied next to
+    /// `pkg/`, and its `tests/*.rs` are wasm-bindgen tests run in Chromium by `ci`.
+    pub dir: &'static str,
+}
+
+/// Every wasm site. Adding one is one line here.
+pub const SITES: &[Site] = &[Site {
+    name: "wallet",
+    package: "tacit-web",
+    lib: "tacit_web",
+    dir: "web",
+}];
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const PROFILE: &str = "wasm-release";
+
+/// Builds the sites named in `only` (all if empty). `locked` adds `--locked` to cargo.
+pub fn build_web(only: &[String], locked: bool) -> Result<(), String> {
+    let sites: Vec<Site> = if only.is_empty() {
+        SITES.to_vec()
+    } else {
+        only.iter()
+            .map(|name| {
+                SITES
+                    .iter()
+                    .copied()
+                    .find(|s| s.name == name || s.package == name)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = SITES.iter().map(|s| s.name).collect();
+                        format!("no site `{name}`; known sites: {}", known.join(", "))
+                    })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let version = wasm_bindgen_version()?;
+    println!("wasm-bindgen {version} (Cargo.lock and wasm-bindgen-cli-support agree)");
+
+    let mut args = vec!["build", "--target", WASM_TARGET, "--profile", PROFILE];
+    if locked {
+        args.push("--locked");
+    }
+    for site in &sites {
+        args.extend(["--package", site.package]);
+    }
+    // `strip = true` in the profile also drops the `target_features` section wasm-bindgen reads
+    // (it then warns and guesses); strip only debug info here; wasm-bindgen drops the names.
+    let env = [("CARGO_PROFILE_WASM_RELEASE_STRIP", "debuginfo")];
+    run("cargo build (wasm)", &cargo(), &args, &env)?;
+
+    let opt = find_on_path("wasm-opt");
+    for site in &sites {
+        lay_out(site, opt.as_deref())?;
+    }
+    Ok(())
+}
+
+fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
+    let root = workspace_root();
+    let input = target_dir()
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{}.wasm", site.lib));
+    let out = target_dir().join("site").join(site.name);
+    let pkg = out.join("pkg");
+    let static_dir = root.join(site.dir).join("static");
+    if !static_dir.is_dir() {
+        return Err(format!(
+            "{} does not exist: site `{}` needs at least an index.html there",
+            static_dir.display(),
+            site.name
+        ));
+    }
+    if out.exists() {
+        fs::remove_dir_all(&out).map_err(|e| format!("clearing {}: {e}", out.display()))?;
+    }
+    copy_dir(&static_dir, &out)?;
+
+    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
+    bindgen
+        .input_path(&input)
+        .out_name(site.lib)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?
+        .typescript(false)
+        .omit_default_module_path(false)
+        .remove_name_section(true)
+        .remove_producers_section(true);
+    bindgen
+        .generate(&pkg)
+        .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
+
+    let wasm = pkg.join(format!("{}_bg.wasm", site.lib));
+    let optimised = match wasm_opt {
+        Some(tool) => optimise(tool, &wasm),
+        None => false,
+    };
+    let wasm_size = Size::of(&wasm)?;
+    let js_size = Size::of(&pkg.join(format!("{}.js", site.lib)))?;
+    println!(
+        "{}: pkg/{}_bg.wasm {} raw, {} gzip; glue js {} raw, {} gzip{}",
+        site.name,
+        site.lib,
+        kib(wasm_size.raw),
+        kib(wasm_size.gzip),
+        kib(js_size.raw),
+        kib(js_size.gzip),
+        if optimised {
+            " (after wasm-opt -Os)"
+        } else {
+            ""
+        }
+    );
+    let json = format!(
+        "{{\n  \"site\": \"{}\",\n  \"package\": \"{}\",\n  \"wasm\": {{ \"file\": \"pkg/{}_bg.wasm\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"js\": {{ \"file\": \"pkg/{}.js\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_opt\": {optimised}\n}}\n",
+        site.name,
+        site.package,
+        site.lib,
+        wasm_size.raw,
+        wasm_size.gzip,
+        site.lib,
+        js_size.raw,
+        js_size.gzip
+    );
+    let size_path = out.join("size.json");
+    fs::write(&size_path, json).map_err(|e| format!("writing {}: {e}", size_path.display()))?;
+    println!("{}: {}", site.name, out.display());
+    Ok(())
+}
+
+/// Runs `wasm-opt -Os` in place; on failure keeps the unoptimised file and says so.
+fn optimise(tool: &Path, wasm: &Path) -> bool {
+    let features = [
+        "--enable-bulk-memory",
+        "--enable-nontrapping-float-to-int",
+        "--enable-sign-ext",
+        "--enable-mutable-globals",
+        "--enable-reference-types",
+        "--enable-multivalue",
+    ];
+    let tmp = wasm.with_extension("opt.wasm");
+    let ok = std::process::Command::new(tool)
+        .arg("-Os")
+        .args(features)
+        .arg(wasm)
+        .arg("-o")
+        .arg(&tmp)
+        .status()
+        .is_ok_and(|s| s.success())
+        && fs::rename(&tmp, wasm).is_ok();
+    if !ok {
+        let _ = fs::remove_file(&tmp);
+        eprintln!(
+            "warning: {} failed; keeping the unoptimised {}",
+            tool.display(),
+            wasm.display()
+        );
+    }
+    ok
+}
+
+struct Size {
+    raw: u64,
+    gzip: u64,
+}
+
+impl Size {
+    fn of(path: &Path) -> Result<Self, String> {
+        let bytes = fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
+        let gzip = gz.finish().map_err(|e| format!("gzip: {e}"))?.len() as u64;
+        Ok(Self {
+            raw: bytes.len() as u64,
+            gzip,
+        })
+    }
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
+    let entries = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("reading {}: {e}", from.display()))?;
+        let target = to.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)
+                .map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// The single `wasm-bindgen` version in Cargo.lock, checked equal to the locked
+/// `wasm-bindgen-cli-support` (the library this xtask was built with).
+pub fn wasm_bindgen_version() -> Result<String, String> {
+    let path = workspace_root().join("Cargo.lock");
+    let lock = fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    check_versions(&lock)
+}
+
+fn check_versions(lock: &str) -> Result<String, String> {
+    let support = locked_versions(lock, "wasm-bindgen-cli-support");
+    let crate_versions = locked_versions(lock, "wasm-bindgen");
+    let [support] = support.as_slice() else {
+        return Err(format!(
+            "expected one wasm-bindgen-cli-support in Cargo.lock, found {support:?}"
+        ));
+    };
+    match crate_versions.as_slice() {
+        [] => Err(
+            "Cargo.lock has no `wasm-bindgen`: the web crate must depend on \
+                   `wasm-bindgen = \"=<version>\"` before `build-web` can run"
+                .to_owned(),
+        ),
+        [one] if one == support => Ok(one.clone()),
+        [one] => Err(format!(
+            "wasm-bindgen version mismatch: Cargo.lock has wasm-bindgen {one} but xtask uses \
+             wasm-bindgen-cli-support {support}. The generated JS only works with the exact same \
+             version: pin `wasm-bindgen = \"={support}\"` in the wasm crates, or change the \
+             `wasm-bindgen-cli-support = \"={one}\"` pin in xtask/Cargo.toml, then `cargo update`."
+        )),
+        many => Err(format!(
+            "Cargo.lock has several wasm-bindgen versions {many:?}; pin every wasm crate to \
+             `wasm-bindgen = \"={support}\"`"
+        )),
+    }
+}
+
+/// Versions of package `name` in a Cargo.lock (v3/v4 format).
+fn locked_versions(lock: &str, name: &str) -> Vec<String> {
+    let mut versions = Vec::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let field = |key: &str| {
+            block.lines().find_map(|line| {
+                let value = line
+                    .strip_prefix(key)?
+                    .trim_start()
+                    .strip_prefix('=')?
+                    .trim();
+                Some(value.trim_matches('"').to_owned())
+            })
+        };
+        if field("name").as_deref() == Some(name)
+            && let Some(version) = field("version")
+        {
+            versions.push(version);
+        }
+    }
+    versions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCK: &str = r#"
+version = 4
+
+[[package]]
+name = "wasm-bindgen"
+version = "0.2.130"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "wasm-bindgen-cli-support"
+version = "0.2.130"
+
+[[package]]
+name = "wasm-bindgen-shared"
+version = "0.2.130"
+"#;
+
+    #[test]
+    fn matching_versions_pass() {
+        assert_eq!(check_versions(LOCK).unwrap(), "0.2.130");
+    }
+
+    #[test]
+    fn mismatch_is_explained() {
+        let lock = LOCK.replacen("0.2.130", "0.2.129", 1);
+        let err = check_versions(&lock).unwrap_err();
+        assert!(
+            err.contains("mismatch") && err.contains("0.2.129") && err.contains("=0.2.130"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_crate_is_explained() {
+        let lock = LOCK.replace("name = \"wasm-bindgen\"\n", "name = \"other\"\n");
+        assert!(
+            check_versions(&lock)
+                .unwrap_err()
+                .contains("has no `wasm-bindgen`")
+        );
+    }
+
+    #[test]
+    fn two_versions_are_refused() {
+        let lock = format!("{LOCK}\n[[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.99\"\n");
+        assert!(check_versions(&lock).unwrap_err().contains("several"));
+    }
+
+    #[test]
+    fn the_real_lock_pins_cli_support_exactly_like_the_manifest() {
+        let manifest = include_str!("../Cargo.toml");
+        let lock = fs::read_to_string(workspace_root().join("Cargo.lock")).unwrap();
+        let [locked] = locked_versions(&lock, "wasm-bindgen-cli-support")
+            .try_into()
+            .unwrap();
+        assert!(manifest.contains(&format!("wasm-bindgen-cli-support = \"={locked}\"")));
+    }
+
+    #[test]
+    fn sites_are_unique() {
+        for (i, a) in SITES.iter().enumerate() {
+            for b in &SITES[i + 1..] {
+                assert!(a.name != b.name && a.package != b.package);
+            }
+        }
+    }
+}

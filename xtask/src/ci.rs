@@ -1,0 +1,301 @@
+//! `cargo xtask ci`: install what is missing, then every check, each step timed.
+//!
+//! Installs (so a fresh machine needs only Rust and this repository): the
+//! `wasm32-unknown-unknown` target through rustup; Chromium and chromedriver through apt when
+//! running as root (otherwise it stops with the `sudo` command to run); and, for the web crate's
+//! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
+//! `target/tools/` (about 100 s once, then cached).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::build_web::{SITES, Site, build_web, wasm_bindgen_version};
+use crate::{cargo, run, target_dir, workspace_root};
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const CHROMIUM: &str = "/usr/lib/chromium/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const APT_INSTALL: &str = "apt-get install -y chromium chromium-driver";
+
+/// The switches the harness uses (tests/src/browser.rs), for the wasm-bindgen-test browser.
+const CHROMIUM_ARGS: &[&str] = &[
+    "--enable-blink-features=WebMCP",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+/// Step timings, printed as a table at the end (also when a step fails).
+#[derive(Debug, Default)]
+struct Timings {
+    steps: Vec<(String, Duration, bool)>,
+    /// With `--keep-going`, failures are collected here and the next steps still run.
+    keep_going: bool,
+    failures: Vec<String>,
+}
+
+impl Timings {
+    fn time(&mut self, name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+        println!("\n=== {name}");
+        let started = Instant::now();
+        let result = f();
+        let elapsed = started.elapsed();
+        println!(
+            "=== {name}: {:.1}s{}",
+            elapsed.as_secs_f64(),
+            if result.is_ok() { "" } else { " (failed)" }
+        );
+        self.steps.push((name.to_owned(), elapsed, result.is_ok()));
+        match result {
+            Err(e) if self.keep_going => {
+                self.failures.push(e);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    fn print(&self) {
+        println!("\nci timings:");
+        let mut total = Duration::ZERO;
+        for (name, elapsed, ok) in &self.steps {
+            total += *elapsed;
+            println!(
+                "  {:<14} {:>7.1}s{}",
+                name,
+                elapsed.as_secs_f64(),
+                if *ok { "" } else { "  FAILED" }
+            );
+        }
+        println!("  {:<14} {:>7.1}s", "total", total.as_secs_f64());
+    }
+}
+
+/// Runs every step; `--keep-going` runs the rest after a failure and reports all at the end.
+pub fn ci(args: &[String]) -> Result<(), String> {
+    let keep_going = match args {
+        [] => false,
+        [flag] if flag == "--keep-going" => true,
+        _ => {
+            return Err(format!(
+                "unexpected arguments {args:?}; usage: cargo xtask ci [--keep-going]"
+            ));
+        }
+    };
+    let mut timings = Timings {
+        keep_going,
+        ..Timings::default()
+    };
+    let mut result = steps(&mut timings);
+    timings.print();
+    if result.is_ok() && !timings.failures.is_empty() {
+        result = Err(timings.failures.join("; "));
+    }
+    if result.is_ok() {
+        println!("\nci: all steps passed");
+    }
+    result
+}
+
+fn steps(t: &mut Timings) -> Result<(), String> {
+    let cargo = cargo();
+    // Nothing can run without the tools, even with --keep-going.
+    let keep_going = std::mem::replace(&mut t.keep_going, false);
+    t.time("install", install)?;
+    t.keep_going = keep_going;
+    t.time("fmt", || {
+        run("fmt", &cargo, &["fmt", "--all", "--", "--check"], &[])
+    })?;
+    t.time("clippy", || {
+        let args = [
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ];
+        run("clippy", &cargo, &args, &[])
+    })?;
+    t.time("clippy-wasm", || {
+        let mut args = vec![
+            "clippy",
+            "--target",
+            WASM_TARGET,
+            "--all-targets",
+            "--locked",
+        ];
+        for site in SITES {
+            args.extend(["--package", site.package]);
+        }
+        args.extend(["--", "-D", "warnings"]);
+        run("clippy (wasm)", &cargo, &args, &[])
+    })?;
+    t.time("build-web", || build_web(&[], true))?;
+    t.time("test", || {
+        run("test", &cargo, &["test", "--workspace", "--locked"], &[])
+    })?;
+    let with_tests: Vec<Site> = SITES
+        .iter()
+        .copied()
+        .filter(|s| has_wasm_tests(s.dir))
+        .collect();
+    if with_tests.is_empty() {
+        println!("\n(no <site>/tests/*.rs wasm-bindgen tests yet: wasm-test step skipped)");
+    } else {
+        t.time("wasm-test", || wasm_tests(&with_tests))?;
+    }
+    Ok(())
+}
+
+fn has_wasm_tests(dir: &str) -> bool {
+    std::fs::read_dir(workspace_root().join(dir).join("tests")).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "rs"))
+    })
+}
+
+fn install() -> Result<(), String> {
+    let installed = output("rustup", &["target", "list", "--installed"])
+        .map_err(|e| format!("{e}; is rustup installed? CI needs it to add {WASM_TARGET}"))?;
+    if installed.lines().any(|l| l.trim() == WASM_TARGET) {
+        println!("{WASM_TARGET}: installed");
+    } else {
+        run(
+            "rustup target add",
+            "rustup",
+            &["target", "add", WASM_TARGET],
+            &[],
+        )?;
+    }
+
+    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
+    if missing.is_empty() {
+        println!("chromium, chromedriver: installed");
+        return Ok(());
+    }
+    if output("id", &["-u"]).map(|uid| uid.trim() == "0") != Ok(true) {
+        return Err(format!(
+            "missing {}: install Chromium and chromedriver with `sudo {APT_INSTALL}` and run again",
+            missing.join(", ")
+        ));
+    }
+    run("apt-get update", "apt-get", &["update"], &[])?;
+    let args: Vec<&str> = APT_INSTALL.split(' ').skip(1).collect();
+    run(
+        "apt-get install",
+        "apt-get",
+        &args,
+        &[("DEBIAN_FRONTEND", "noninteractive")],
+    )?;
+    match [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .find(|p| !Path::new(p).exists())
+    {
+        Some(still) => Err(format!("{still} is still missing after `{APT_INSTALL}`")),
+        None => Ok(()),
+    }
+}
+
+fn wasm_tests(sites: &[Site]) -> Result<(), String> {
+    let version = wasm_bindgen_version()?;
+    let runner = ensure_test_runner(&version)?;
+    let runner = runner.to_string_lossy().into_owned();
+    // One cargo run per site: each may bring its own webdriver.json: the runner reads it from the environment.
+    for site in sites {
+        let webdriver = webdriver_json(site)?.to_string_lossy().into_owned();
+        let env = [
+            (
+                "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
+                runner.as_str(),
+            ),
+            ("CHROMEDRIVER", CHROMEDRIVER),
+            ("WASM_BINDGEN_TEST_WEBDRIVER_JSON", webdriver.as_str()),
+            ("WASM_BINDGEN_TEST_TIMEOUT", "120"),
+        ];
+        let args = [
+            "test",
+            "--target",
+            WASM_TARGET,
+            "--locked",
+            "--package",
+            site.package,
+        ];
+        run("wasm-bindgen-test", &cargo(), &args, &env)?;
+    }
+    Ok(())
+}
+
+/// The site's own `webdriver.json` if it has one, else one written to `target/tools/` that
+/// launches Chromium like the harness does (WebMCP on, no background networking).
+fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
+    let own = workspace_root().join(site.dir).join("webdriver.json");
+    if own.is_file() {
+        return Ok(own);
+    }
+    let path = target_dir().join("tools").join("webdriver.json");
+    let args: Vec<String> = CHROMIUM_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
+    let json = format!(
+        "{{\n  \"goog:chromeOptions\": {{\n    \"binary\": \"{CHROMIUM}\",\n    \"args\": [{}]\n  }}\n}}\n",
+        args.join(", ")
+    );
+    std::fs::create_dir_all(target_dir().join("tools"))
+        .map_err(|e| format!("creating target/tools: {e}"))?;
+    std::fs::write(&path, json).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// `target/tools/bin/wasm-bindgen-test-runner` at `version`, installed if missing or stale.
+fn ensure_test_runner(version: &str) -> Result<PathBuf, String> {
+    let root = target_dir().join("tools");
+    let runner = root.join("bin").join("wasm-bindgen-test-runner");
+    let current = output(&runner.to_string_lossy(), &["--version"]).unwrap_or_default();
+    if current.split_whitespace().nth(1) == Some(version) {
+        println!("{} {version}: cached", runner.display());
+        return Ok(runner);
+    }
+    let root_str = root.to_string_lossy().into_owned();
+    let pinned = format!("={version}");
+    // No TLS features: the runner only talks to chromedriver on loopback. `--locked` is left
+    // out on purpose: it fails against this registry mirror.
+    let args = [
+        "install",
+        "wasm-bindgen-cli",
+        "--version",
+        &pinned,
+        "--no-default-features",
+        "--force",
+        "--root",
+        &root_str,
+    ];
+    run("cargo install wasm-bindgen-cli", &cargo(), &args, &[])?;
+    Ok(runner)
+}
+
+fn output(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("could not run `{program}`: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`{program} {}` failed ({})",
+            args.join(" "),
+            out.status
+        ))
+    }
+}
