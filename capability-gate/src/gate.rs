@@ -358,6 +358,34 @@ impl Gate {
         }
     }
 
+    /// The session's receipts, one per audience that got answers, for the person's own record
+    /// when they end the session: each covers that audience's whole session log and carries the
+    /// nonce of the audience's latest request.
+    pub fn session_receipts(&self, now: Timestamp) -> Vec<ReceiptPayload> {
+        self.audience_logs
+            .iter()
+            .filter(|(_, log)| !log.is_empty())
+            .filter_map(|(audience, log)| {
+                let nonce = self
+                    .requests
+                    .values()
+                    .filter(|r| &r.origin == audience)
+                    .max_by_key(|r| r.received_at)?
+                    .nonce
+                    .clone();
+                ReceiptPayload::new(
+                    self.session.clone(),
+                    audience.clone(),
+                    nonce,
+                    now,
+                    now.plus_millis(RECEIPT_TTL_MS),
+                    log,
+                )
+                .ok()
+            })
+            .collect()
+    }
+
     /// Attaches the signer's signature to a released proposal, for `check_proposal`.
     pub fn attach_signed(
         &mut self,

@@ -847,3 +847,29 @@ fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
         "not answered from the old facts: {out}"
     );
 }
+
+#[test]
+fn item3_session_receipts_cover_each_audience() {
+    let mut world = World::unlocked();
+    assert!(world.gate.session_receipts(world.now).is_empty());
+    let housing = world.request(housing_policy("n-h"));
+    for tool in world.grant_all(&housing, Lifetime::ONE_HOUR) {
+        world.call(&tool, json!({}));
+    }
+    let pharmacy = world.request(pharmacy_policy("n-p"));
+    for tool in world.grant_all(&pharmacy, Lifetime::ONE_HOUR) {
+        world.call(&tool, json!({}));
+    }
+    let receipts = world.gate.session_receipts(world.now);
+    assert_eq!(receipts.len(), 2);
+    for r in &receipts {
+        r.check_structure().unwrap();
+        assert_eq!(r.entries.len(), 2);
+        let expected = if r.audience.as_str() == HOUSING {
+            "n-h"
+        } else {
+            "n-p"
+        };
+        assert_eq!(r.nonce.as_str(), expected);
+    }
+}

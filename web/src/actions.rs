@@ -59,6 +59,8 @@ pub fn on_click(event: web_sys::Event) {
         "refuse" => run(|app| refuse(app, &id)),
         "sign-again" => sign_later(id),
         "download-receipt" => download_receipt(&id),
+        "end-session" => run(end_session),
+        "download-session" => download_session_receipt(&id),
         "verify-log" => {
             with_app(|app| match app.gate.log().verify() {
                 Ok(()) => dom::set_msg(
@@ -428,6 +430,21 @@ fn refuse(app: &mut App, proposal_id: &str) {
     }
 }
 
+/// Asks the signer to sign `payload`. The signer must return the very payload it was given.
+async fn sign_payload(
+    signer: &str,
+    payload: &wallet_core::ReceiptPayload,
+) -> Result<SignedReceipt, String> {
+    let body = serde_json::to_string(payload).map_err(|e| e.to_string())?;
+    let text = post_json(&format!("{signer}/v1/receipts"), &body).await?;
+    let signed: SignedReceipt = serde_json::from_str(&text)
+        .map_err(|_| "the signer's answer was not a receipt".to_owned())?;
+    if &signed.payload != payload {
+        return Err("the signer returned another payload".into());
+    }
+    Ok(signed)
+}
+
 /// Posts a released payload to the signer; on success the signed receipt is attached for
 /// `check_proposal`. On failure the unsigned payload stays, and the page says so.
 fn sign_later(proposal_id: String) {
@@ -446,17 +463,22 @@ fn sign_later(proposal_id: String) {
         })
         .flatten();
         let Some((payload, signer)) = job else { return };
-        let body = serde_json::to_string(&payload).unwrap_or_default();
-        let outcome = post_json(&format!("{signer}/v1/receipts"), &body).await;
+        let outcome = sign_payload(&signer, &payload).await;
         with_app(|app| {
-            let note = match outcome.and_then(|text| {
-                serde_json::from_str::<SignedReceipt>(&text)
-                    .map_err(|_| "the signer's answer was not a receipt".to_owned())
-            }) {
-                Ok(signed) => match app.gate.attach_signed(&proposal_id, signed) {
-                    Ok(()) => "Signed by the signer.".to_owned(),
-                    Err(e) => format!("Signer answer refused: {e}. The unsigned receipt is kept."),
-                },
+            let note = match outcome {
+                Ok(signed) => {
+                    let who = format!(
+                        "Signed by key {} at {}.",
+                        signed.key_id,
+                        signed.signed_at.millis()
+                    );
+                    match app.gate.attach_signed(&proposal_id, signed) {
+                        Ok(()) => who,
+                        Err(e) => {
+                            format!("Signer answer refused: {e}. The unsigned receipt is kept.")
+                        }
+                    }
+                }
                 Err(e) => format!(
                     "Signer unreachable or refused ({e}). The unsigned receipt is kept; try again."
                 ),
@@ -465,6 +487,81 @@ fn sign_later(proposal_id: String) {
             app.after_change();
         });
     });
+}
+
+/// Ends the session: one receipt per audience for the person's record, each sent to the signer,
+/// then the wallet locks.
+fn end_session(app: &mut App) {
+    let receipts = app.gate.session_receipts(now());
+    app.gate.lock();
+    app.vault = None;
+    if receipts.is_empty() {
+        msg(
+            "Session ended and wallet locked. No site was answered, so there is no receipt.",
+            true,
+        );
+        return;
+    }
+    let first = app.session_receipts.len();
+    let count = receipts.len();
+    for payload in receipts {
+        app.session_receipts.push(crate::app::SessionReceipt {
+            payload,
+            signed: None,
+            note: "Asking the signer to sign…".into(),
+        });
+    }
+    msg(
+        &format!("Session ended and wallet locked; {count} receipt(s) below."),
+        true,
+    );
+    for index in first..first + count {
+        wasm_bindgen_futures::spawn_local(async move {
+            let job = with_app(|app| {
+                app.session_receipts
+                    .get(index)
+                    .map(|r| (r.payload.clone(), app.signer_url.clone()))
+            })
+            .flatten();
+            let Some((payload, signer)) = job else { return };
+            let outcome = sign_payload(&signer, &payload).await;
+            with_app(|app| {
+                if let Some(receipt) = app.session_receipts.get_mut(index) {
+                    match outcome {
+                        Ok(signed) => {
+                            receipt.note = format!("Signed by key {}.", signed.key_id);
+                            receipt.signed = Some(signed);
+                        }
+                        Err(e) => {
+                            receipt.note = format!(
+                                "Signer unreachable or refused ({e}); the unsigned receipt is kept."
+                            );
+                        }
+                    }
+                }
+                app.after_change();
+            });
+        });
+    }
+}
+
+fn download_session_receipt(index: &str) {
+    let json = index.parse::<usize>().ok().and_then(|i| {
+        with_app(|app| {
+            app.session_receipts.get(i).and_then(|r| match &r.signed {
+                Some(s) => serde_json::to_string_pretty(s).ok(),
+                None => serde_json::to_string_pretty(&r.payload).ok(),
+            })
+        })
+        .flatten()
+    });
+    if let Some(json) = json {
+        download(
+            json.as_bytes(),
+            &format!("tacit-session-receipt-{index}.json"),
+            "application/json",
+        );
+    }
 }
 
 async fn post_json(url: &str, body: &str) -> Result<String, String> {

@@ -26,6 +26,14 @@ pub struct Call {
     pub outcome: String,
 }
 
+/// A receipt made when the person ended a session.
+#[derive(Debug, Clone)]
+pub struct SessionReceipt {
+    pub payload: wallet_core::ReceiptPayload,
+    pub signed: Option<wallet_core::SignedReceipt>,
+    pub note: String,
+}
+
 /// Everything the page holds. The profile itself lives only inside the gate and the vault.
 pub struct App {
     pub gate: Gate,
@@ -38,6 +46,7 @@ pub struct App {
     pub activated: u64,
     pub signer_url: String,
     pub signer_notes: BTreeMap<String, String>,
+    pub session_receipts: Vec<SessionReceipt>,
     pub latency_ms: u32,
     /// `?short_grants=1` adds a 2-second grant choice, for demonstrations and tests of expiry.
     pub short_grants: bool,
@@ -298,6 +307,7 @@ pub fn start() {
         activated: 0,
         signer_url: query_param("signer").unwrap_or_else(|| "http://127.0.0.1:8787".into()),
         signer_notes: BTreeMap::new(),
+        session_receipts: Vec::new(),
         saved_ledger: None,
         short_grants: query_param("short_grants").as_deref() == Some("1"),
         latency_ms: query_param("latency")

@@ -72,6 +72,7 @@ pub fn fill_facts(input: &ProfileInput) {
 }
 
 pub fn all(app: &App) {
+    session_receipts(app);
     status(app);
     requests(app);
     grants(app);
@@ -508,4 +509,41 @@ fn log(app: &App) {
             rows
         },
     );
+}
+
+fn session_receipts(app: &App) {
+    let rows: Vec<_> = app
+        .session_receipts
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let item = el("div", "item", "");
+            append(
+                &item,
+                &el(
+                    "div",
+                    "origin",
+                    &format!(
+                        "Receipt for {} ({} comparisons)",
+                        r.payload.audience,
+                        r.payload.entries.len()
+                    ),
+                ),
+            );
+            append(
+                &item,
+                &el(
+                    "p",
+                    if r.signed.is_some() { "msg ok" } else { "msg" },
+                    &r.note,
+                ),
+            );
+            append(
+                &item,
+                &button("Download", "download-session", &i.to_string(), ""),
+            );
+            item
+        })
+        .collect();
+    fill("session-receipts", rows);
 }
