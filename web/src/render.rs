@@ -461,7 +461,7 @@ pub fn agent(app: &App) {
     );
 }
 
-fn clock(ms: i64) -> String {
+pub fn clock(ms: i64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64));
     format!(
         "{:02}:{:02}:{:02}",
