@@ -521,3 +521,119 @@ fn wallet_draft_release_and_refuse() {
     wallet.page.click("[data-action=verify-log]").unwrap();
     wallet.wait_text("#verify-result", "Chain intact");
 }
+
+/// Sets the files of a file input through DevTools, as a person choosing a file would.
+fn choose_file(page: &Page<'_>, selector: &str, path: &std::path::Path) {
+    let document = page.send("DOM.getDocument", json!({})).unwrap();
+    let root = document["root"]["nodeId"].as_i64().unwrap();
+    let node = page
+        .send(
+            "DOM.querySelector",
+            json!({ "nodeId": root, "selector": selector }),
+        )
+        .unwrap();
+    page.send(
+        "DOM.setFileInputFiles",
+        json!({ "nodeId": node["nodeId"], "files": [path.to_str().unwrap()] }),
+    )
+    .unwrap();
+}
+
+#[test]
+fn wallet_imports_a_backup_and_changes_passphrase() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let wallet = Wallet::open(&browser, &server, "");
+    // Not a backup: refused, nothing stored.
+    let junk = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(junk.path(), b"not a vault").unwrap();
+    choose_file(&wallet.page, "#import-file", junk.path());
+    wallet.wait_text("#profile-msg", "not a Tacit backup");
+    assert_eq!(
+        wallet
+            .page
+            .eval("localStorage.getItem('tacit.vault.v1')")
+            .unwrap(),
+        Value::Null
+    );
+    // The frozen v1 vault from wallet-core's test vectors imports and opens with its passphrase.
+    let vector = tacit_e2e::workspace_root().join("wallet-core/tests/vectors/vault-v1.bin");
+    choose_file(&wallet.page, "#import-file", &vector);
+    wallet.wait_text("#profile-msg", "Backup imported");
+    wallet.unlock(PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    assert_eq!(
+        wallet
+            .page
+            .eval("document.getElementById('f-district').value")
+            .unwrap(),
+        "nordhafen"
+    );
+    // Change the passphrase: the wrong current one is refused, then it works.
+    wallet.page.click("#editor-actions summary").unwrap();
+    wallet.page.fill("#old-pass", "wrong wrong wrong").unwrap();
+    wallet
+        .page
+        .fill("#chg-pass", "a brand new passphrase")
+        .unwrap();
+    wallet
+        .page
+        .fill("#chg-pass2", "a brand new passphrase")
+        .unwrap();
+    wallet
+        .page
+        .click("[data-action=change-passphrase]")
+        .unwrap();
+    wallet.wait_text("#profile-msg", "wrong");
+    wallet.page.fill("#old-pass", PASS).unwrap();
+    wallet
+        .page
+        .fill("#chg-pass", "a brand new passphrase")
+        .unwrap();
+    wallet
+        .page
+        .fill("#chg-pass2", "a brand new passphrase")
+        .unwrap();
+    wallet
+        .page
+        .click("[data-action=change-passphrase]")
+        .unwrap();
+    wallet.wait_text("#profile-msg", "Passphrase changed");
+    wallet.page.click("[data-action=lock]").unwrap();
+    wallet.unlock(PASS);
+    wallet.wait_text("#profile-msg", "wrong");
+    wallet.unlock("a brand new passphrase");
+    wallet.wait_text("#lock-pill", "Unlocked");
+}
+
+#[test]
+fn wallet_second_tab_cannot_silently_overwrite() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let first = Wallet::open(&browser, &server, "");
+    first.create_profile();
+    let second = Wallet::open(&browser, &server, "");
+    second.unlock(PASS);
+    second.wait_text("#lock-pill", "Unlocked");
+    // The second tab saves a change first.
+    second.page.fill("#f-income", "31,000.00").unwrap();
+    second.page.click("[data-action=save-profile]").unwrap();
+    second.wait_text("#profile-msg", "Saved");
+    let after_second = second
+        .page
+        .eval("localStorage.getItem('tacit.vault.v1')")
+        .unwrap();
+    // The first tab still holds the older copy: its save is refused, nothing is overwritten.
+    first.page.fill("#f-income", "29,000.00").unwrap();
+    first.page.click("[data-action=save-profile]").unwrap();
+    // (the refusal itself, not only the notice the storage event already showed)
+    first.wait_text("#profile-msg", "another tab or window");
+    assert_eq!(
+        first
+            .page
+            .eval("localStorage.getItem('tacit.vault.v1')")
+            .unwrap(),
+        after_second
+    );
+    first.page.screenshot("wallet-12-stale-tab").unwrap();
+}
