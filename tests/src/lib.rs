@@ -40,6 +40,7 @@ pub mod cdp;
 mod error;
 mod page;
 pub mod server;
+pub mod signer_proc;
 mod webmcp;
 
 use std::path::PathBuf;

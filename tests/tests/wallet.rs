@@ -637,3 +637,43 @@ fn wallet_second_tab_cannot_silently_overwrite() {
     );
     first.page.screenshot("wallet-12-stale-tab").unwrap();
 }
+
+#[test]
+fn wallet_without_webmcp_offers_window_tacit() {
+    let _serial = serial();
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let options = tacit_e2e::LaunchOptions {
+        webmcp: false,
+        ..Default::default()
+    };
+    let browser = Browser::launch_with(options).unwrap();
+    let mut page = browser.new_page().unwrap();
+    page.navigate(&server.url("/")).unwrap();
+    page.wait_for("!document.getElementById('app').hidden", WAIT)
+        .unwrap();
+    assert_eq!(
+        page.eval("typeof document.modelContext").unwrap(),
+        "undefined"
+    );
+    page.wait_for(
+        "document.getElementById('webmcp-pill').textContent === 'WebMCP: absent'",
+        WAIT,
+    )
+    .unwrap();
+    assert_eq!(page.eval("window.tacit.status()").unwrap(), "absent");
+    let names = page
+        .eval("window.tacit.tools().map(t => t.name).sort()")
+        .unwrap();
+    assert_eq!(names, json!(PERSISTENT));
+    let out = page
+        .eval(&format!(
+            "window.tacit.call('request_claims', {})",
+            housing_policy("n-x")
+        ))
+        .unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["result"]["status"], "held");
+    let out = page.eval("window.tacit.call('get_income', {})").unwrap();
+    assert_eq!(out["error"]["code"], "unknown_tool");
+    page.screenshot("wallet-13-no-webmcp").unwrap();
+}
