@@ -97,12 +97,42 @@ fn demo() -> Result<(), String> {
     )
 }
 
+/// `cargo xtask bench [core|signer] [-- extra args]`: `core` runs wallet-core's criterion
+/// benches; `signer` loads a release signer on loopback (64 connections, 20 s) against the raw
+/// ed25519 signing rate. Without a name, both.
 fn bench(rest: &[String]) -> Result<(), String> {
     let cargo = cargo();
-    let mut args = vec!["bench", "--package", "wallet-core", "--bench", "core"];
-    if !rest.is_empty() {
-        args.push("--");
-        args.extend(rest.iter().map(String::as_str));
+    let (which, extra) = match rest.first().map(String::as_str) {
+        Some("core") | Some("signer") => (rest[0].as_str(), &rest[1..]),
+        _ => ("all", rest),
+    };
+    let extra: Vec<&str> = extra
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--")
+        .collect();
+    if which == "core" || which == "all" {
+        let mut args = vec!["bench", "--package", "wallet-core", "--bench", "core"];
+        if !extra.is_empty() {
+            args.push("--");
+            args.extend(extra.iter().copied());
+        }
+        run("bench core", &cargo, &args, &[])?;
     }
-    run("bench", &cargo, &args, &[])
+    if which == "signer" || which == "all" {
+        let mut args = vec![
+            "run",
+            "--release",
+            "--package",
+            "signer",
+            "--bin",
+            "signer-bench",
+            "--",
+        ];
+        if which == "signer" {
+            args.extend(extra.iter().copied());
+        }
+        run("bench signer", &cargo, &args, &[])?;
+    }
+    Ok(())
 }
