@@ -24,6 +24,9 @@ pub const RECEIPT_TTL_MS: i64 = 15 * 60 * 1000;
 pub const MAX_PENDING: usize = 16;
 /// Dead grants remembered (to tell a stale handle why it is refused).
 pub const MAX_DEAD_GRANTS: usize = 256;
+/// Decided requests, and decided proposals, remembered (for `check_request`/`check_proposal`);
+/// older ones are forgotten so a long session does not grow without bound.
+pub const MAX_DECIDED: usize = 256;
 
 /// What the person can get wrong in the wallet page.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -255,6 +258,7 @@ impl Gate {
             };
         }
         self.prune_dead_grants();
+        self.prune_decided();
         Ok(ids)
     }
 
@@ -269,6 +273,7 @@ impl Gate {
             return Err(GateError::AlreadyDecided);
         }
         request.state = RequestState::Denied { reason };
+        self.prune_decided();
         Ok(())
     }
 
@@ -338,6 +343,7 @@ impl Gate {
             payload: Box::new(payload.clone()),
             signed: None,
         };
+        self.prune_decided();
         Ok(payload)
     }
 
@@ -351,6 +357,7 @@ impl Gate {
         match proposal.state {
             ProposalState::Held => {
                 proposal.state = ProposalState::Refused { reason };
+                self.prune_decided();
                 Ok(())
             }
             ProposalState::Released { .. } => Err(GateError::AlreadyReleased),
@@ -406,6 +413,31 @@ impl Gate {
             }
             ProposalState::Released { .. } => Err(GateError::ReceiptMismatch),
             _ => Err(GateError::UnknownProposal),
+        }
+    }
+
+    fn prune_decided(&mut self) {
+        let mut decided: Vec<(Timestamp, String)> = self
+            .requests
+            .values()
+            .filter(|r| r.state != RequestState::Held)
+            .map(|r| (r.received_at, r.id.clone()))
+            .collect();
+        decided.sort();
+        let excess = decided.len().saturating_sub(MAX_DECIDED);
+        for (_, id) in decided.into_iter().take(excess) {
+            self.requests.remove(&id);
+        }
+        let mut decided: Vec<(Timestamp, String)> = self
+            .proposals
+            .values()
+            .filter(|p| p.state != ProposalState::Held)
+            .map(|p| (p.created_at, p.id.clone()))
+            .collect();
+        decided.sort();
+        let excess = decided.len().saturating_sub(MAX_DECIDED);
+        for (_, id) in decided.into_iter().take(excess) {
+            self.proposals.remove(&id);
         }
     }
 

@@ -808,6 +808,7 @@ fn item6_registry_ends_as_it_began_after_churn() {
     }
     assert_eq!(world.tools(), before);
     assert!(world.gate.grants().count() <= capability_gate::gate::MAX_DEAD_GRANTS);
+    assert!(world.gate.requests().count() <= capability_gate::gate::MAX_DECIDED);
 }
 
 #[test]
