@@ -41,6 +41,7 @@ mod error;
 mod page;
 pub mod server;
 pub mod signer_proc;
+pub mod wallet;
 mod webmcp;
 
 use std::path::PathBuf;

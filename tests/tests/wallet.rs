@@ -10,17 +10,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tacit_e2e::wallet::{PASS, PERSISTENT, WAIT, Wallet, error_code};
 use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
-
-const WAIT: Duration = Duration::from_secs(20);
-const PASS: &str = "correct horse battery staple";
-const PERSISTENT: [&str; 5] = [
-    "check_proposal",
-    "check_request",
-    "draft_application",
-    "request_claims",
-    "wallet_status",
-];
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -30,169 +21,13 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn housing_policy(nonce: &str) -> Value {
-    json!({
-        "origin": "http://127.0.0.1:8081",
-        "nonce": nonce,
-        "site_name": "City Housing Programme",
-        "purpose": "Eligibility for subsidised housing",
-        "claims": [
-            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
-            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
-        ]
-    })
-}
-
-struct Wallet<'b> {
-    page: Page<'b>,
-}
-
-impl<'b> Wallet<'b> {
-    fn open(browser: &'b Browser, server: &StaticServer, query: &str) -> Self {
-        let mut page = browser.new_page().unwrap();
-        page.enable_webmcp().unwrap();
-        page.watch_csp().unwrap();
-        page.navigate(&server.url(&format!("/{query}"))).unwrap();
-        page.require_webmcp().unwrap();
-        page.wait_for(
-            "document.getElementById('app') && !document.getElementById('app').hidden",
-            WAIT,
-        )
-        .unwrap();
-        Self { page }
-    }
-
-    fn text(&self, selector: &str) -> String {
-        let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
-        self.page
-            .eval(&js)
-            .unwrap()
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    fn set(&self, id: &str, value: &str) {
-        self.page
-            .eval(&format!(
-                "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
-                 e.dispatchEvent(new Event('change', {{bubbles: true}})); return e.value; }})()"
-            ))
-            .unwrap();
-    }
-
-    fn wait_text(&self, selector: &str, needle: &str) {
-        let js = format!(
-            "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
-        );
-        if let Err(e) = self.page.wait_for(&js, WAIT) {
-            panic!(
-                "{selector} never showed {needle:?} (it shows {:?}): {e}",
-                self.text(selector)
-            );
-        }
-    }
-
-    fn create_profile(&self) {
-        self.page.fill("#new-pass", PASS).unwrap();
-        self.page.fill("#new-pass2", PASS).unwrap();
-        self.page.fill("#f-income", "28,400.00").unwrap();
-        self.set("f-dob", "1990-02-28");
-        self.set("f-district", "nordhafen");
-        self.page
-            .click("#f-conditions input[value=asthma]")
-            .unwrap();
-        self.page.click("[data-action=create-profile]").unwrap();
-        self.wait_text("#lock-pill", "Unlocked");
-    }
-
-    fn unlock(&self, pass: &str) {
-        self.page.fill("#unlock-pass", pass).unwrap();
-        self.page.click("[data-action=unlock]").unwrap();
-    }
-
-    fn call(&mut self, name: &str, input: Value) -> Value {
-        let response = self.page.call_tool(name, input).unwrap();
-        assert_eq!(
-            response.status,
-            ToolStatus::Completed,
-            "{name}: {:?}",
-            response.raw
-        );
-        response.output
-    }
-
-    fn tool_names(&mut self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .page
-            .tools()
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn claim_tools(&mut self) -> Vec<String> {
-        self.tool_names()
-            .into_iter()
-            .filter(|n| n.starts_with("claim."))
-            .collect()
-    }
-
-    /// request_claims as the agent; waits until the page shows the request.
-    fn request(&mut self, policy: Value) -> String {
-        let out = self.call("request_claims", policy);
-        assert_eq!(out["ok"], true, "{out}");
-        assert_eq!(out["result"]["status"], "held");
-        let id = out["result"]["request_id"].as_str().unwrap().to_owned();
-        self.page
-            .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
-            .unwrap();
-        id
-    }
-
-    /// The person grants every claim of a request for `duration`; waits for the tools.
-    fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
-        self.set(&format!("dur-{id}"), duration);
-        self.page
-            .click(&format!("[data-action=grant][data-id={id}]"))
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let out = self.call("check_request", json!({ "request_id": id }));
-            if out["result"]["status"] == "granted" {
-                let names: Vec<String> = out["result"]["tools"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|t| t["tool"].as_str().unwrap().to_owned())
-                    .collect();
-                assert_eq!(names.len(), expect_tools);
-                for name in &names {
-                    self.page.wait_tool(name, WAIT).unwrap();
-                }
-                return names;
-            }
-            assert!(Instant::now() < deadline, "grant never took effect: {out}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn assert_no_csp_violation(&self) {
-        assert!(self.page.csp_violations().unwrap().is_empty());
-    }
+    tacit_e2e::wallet::housing_policy("http://127.0.0.1:8081", nonce)
 }
 
 fn setup() -> (StaticServer, Browser) {
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let browser = Browser::launch().unwrap();
     (server, browser)
-}
-
-fn error_code(out: &Value) -> &str {
-    assert_eq!(out["ok"], false, "expected a refusal: {out}");
-    out["error"]["code"].as_str().unwrap()
 }
 
 #[test]

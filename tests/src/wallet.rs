@@ -1,0 +1,219 @@
+//! The wallet page as the tests see it: the person acts through the page's own UI (real clicks
+//! and typing), the agent through the DevTools `WebMCP` domain.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{Browser, Page, StaticServer, ToolStatus};
+
+/// How long a UI change or a tool may take to appear in these tests.
+pub const WAIT: Duration = Duration::from_secs(20);
+/// The passphrase the helpers create profiles with.
+pub const PASS: &str = "correct horse battery staple";
+/// The persistent tools, sorted.
+pub const PERSISTENT: [&str; 5] = [
+    "check_proposal",
+    "check_request",
+    "draft_application",
+    "request_claims",
+    "wallet_status",
+];
+
+/// A policy like the housing site's, from `origin`.
+pub fn housing_policy(origin: &str, nonce: &str) -> Value {
+    json!({
+        "origin": origin,
+        "nonce": nonce,
+        "site_name": "City Housing Programme",
+        "purpose": "Eligibility for subsidised housing",
+        "claims": [
+            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+        ]
+    })
+}
+
+/// The `code` of a refusal envelope; panics if `out` is not a refusal.
+#[allow(clippy::panic)]
+pub fn error_code(out: &Value) -> &str {
+    if out["ok"] != false {
+        panic!("expected a refusal: {out}");
+    }
+    out["error"]["code"].as_str().unwrap_or_default()
+}
+
+/// The wallet page in one tab.
+#[derive(Debug)]
+pub struct Wallet<'b> {
+    pub page: Page<'b>,
+}
+
+#[allow(clippy::unwrap_used, clippy::panic)] // a test helper: failures are test failures
+impl<'b> Wallet<'b> {
+    /// Opens the wallet at `/{query}` with WebMCP tracking and CSP watching on.
+    pub fn open(browser: &'b Browser, server: &StaticServer, query: &str) -> Self {
+        let mut page = browser.new_page().unwrap();
+        page.enable_webmcp().unwrap();
+        page.watch_csp().unwrap();
+        page.navigate(&server.url(&format!("/{query}"))).unwrap();
+        page.require_webmcp().unwrap();
+        page.wait_for(
+            "document.getElementById('app') && !document.getElementById('app').hidden",
+            WAIT,
+        )
+        .unwrap();
+        Self { page }
+    }
+
+    /// The text of the first element matching `selector` ("" if none).
+    pub fn text(&self, selector: &str) -> String {
+        let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
+        self.page
+            .eval(&js)
+            .unwrap()
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Sets an input's or select's value and fires `change`.
+    pub fn set(&self, id: &str, value: &str) {
+        self.page
+            .eval(&format!(
+                "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
+                 e.dispatchEvent(new Event('change', {{bubbles: true}})); return e.value; }})()"
+            ))
+            .unwrap();
+    }
+
+    /// Waits until `selector`'s text contains `needle`.
+    pub fn wait_text(&self, selector: &str, needle: &str) {
+        let js = format!(
+            "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
+        );
+        if let Err(e) = self.page.wait_for(&js, WAIT) {
+            panic!(
+                "{selector} never showed {needle:?} (it shows {:?}): {e}",
+                self.text(selector)
+            );
+        }
+    }
+
+    /// The person creates a profile: 28,400.00 EUR, born 1990-02-28, Nordhafen, asthma.
+    pub fn create_profile(&self) {
+        self.page.fill("#new-pass", PASS).unwrap();
+        self.page.fill("#new-pass2", PASS).unwrap();
+        self.page.fill("#f-income", "28,400.00").unwrap();
+        self.set("f-dob", "1990-02-28");
+        self.set("f-district", "nordhafen");
+        self.page
+            .click("#f-conditions input[value=asthma]")
+            .unwrap();
+        self.page.click("[data-action=create-profile]").unwrap();
+        self.wait_text("#lock-pill", "Unlocked");
+    }
+
+    /// The person types a passphrase and clicks Unlock.
+    pub fn unlock(&self, pass: &str) {
+        self.page.fill("#unlock-pass", pass).unwrap();
+        self.page.click("[data-action=unlock]").unwrap();
+    }
+
+    /// The agent calls a tool; the call must complete (refusals are values).
+    pub fn call(&mut self, name: &str, input: Value) -> Value {
+        let response = self.page.call_tool(name, input).unwrap();
+        assert_eq!(
+            response.status,
+            ToolStatus::Completed,
+            "{name}: {:?}",
+            response.raw
+        );
+        response.output
+    }
+
+    /// The agent calls `name` until `done` holds.
+    pub fn poll(&mut self, name: &str, input: Value, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let out = self.call(name, input.clone());
+            if done(&out) {
+                return out;
+            }
+            assert!(Instant::now() < deadline, "{name} never got there: {out}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The names in the live registry, sorted.
+    pub fn tool_names(&mut self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .page
+            .tools()
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The live claim tools.
+    pub fn claim_tools(&mut self) -> Vec<String> {
+        self.tool_names()
+            .into_iter()
+            .filter(|n| n.starts_with("claim."))
+            .collect()
+    }
+
+    /// `request_claims` as the agent; waits until the page shows the request. Its id.
+    pub fn request(&mut self, policy: Value) -> String {
+        let out = self.call("request_claims", policy);
+        assert_eq!(out["ok"], true, "{out}");
+        assert_eq!(out["result"]["status"], "held");
+        let id = out["result"]["request_id"].as_str().unwrap().to_owned();
+        self.page
+            .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
+            .unwrap();
+        id
+    }
+
+    /// The person grants every claim of a request for `duration` (a `#dur-<id>` option value:
+    /// `2000` with `?short_grants=1`, `60000`, `600000`, `3600000`, `once`); waits until the
+    /// agent sees the `expect_tools` new tools. Their names.
+    pub fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
+        self.set(&format!("dur-{id}"), duration);
+        self.page
+            .click(&format!("[data-action=grant][data-id={id}]"))
+            .unwrap();
+        let out = self.poll("check_request", json!({ "request_id": id }), |o| {
+            o["result"]["status"] == "granted"
+        });
+        let names: Vec<String> = out["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tool"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(names.len(), expect_tools);
+        for name in &names {
+            self.page.wait_tool(name, WAIT).unwrap();
+        }
+        names
+    }
+
+    /// The person revokes the grant behind claim tool `tool`; waits until it is gone.
+    pub fn revoke(&mut self, tool: &str) {
+        let grant = tool.rsplit('.').next().unwrap_or_default();
+        self.page
+            .click(&format!("[data-action=revoke][data-id={grant}]"))
+            .unwrap();
+        self.page.wait_tool_gone(tool, WAIT).unwrap();
+    }
+
+    /// Fails if the page reported a CSP violation.
+    pub fn assert_no_csp_violation(&self) {
+        let violations = self.page.csp_violations().unwrap();
+        assert!(violations.is_empty(), "{violations:?}");
+    }
+}
