@@ -35,6 +35,7 @@
 //! What it refuses to do: skip. A missing Chromium, a missing WebMCP switch or a missing built
 //! site is an error that names the command that fixes it, so a test can never pass by not running.
 
+pub mod agent;
 pub mod browser;
 pub mod cdp;
 mod error;

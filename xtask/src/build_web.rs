@@ -26,12 +26,26 @@ pub struct Site {
 }
 
 /// Every wasm site. Adding one is one line here.
-pub const SITES: &[Site] = &[Site {
-    name: "wallet",
-    package: "tacit-web",
-    lib: "tacit_web",
-    dir: "web",
-}];
+pub const SITES: &[Site] = &[
+    Site {
+        name: "wallet",
+        package: "tacit-web",
+        lib: "tacit_web",
+        dir: "web",
+    },
+    Site {
+        name: "housing",
+        package: "tacit-housing",
+        lib: "tacit_housing",
+        dir: "examples/housing",
+    },
+    Site {
+        name: "pharmacy",
+        package: "tacit-pharmacy",
+        lib: "tacit_pharmacy",
+        dir: "examples/pharmacy",
+    },
+];
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";

@@ -1,0 +1,300 @@
+//! A site's policy: who it is, the yes/no claims it requires (public parameters only), and the
+//! two WebMCP tools it offers, as plain data.
+
+use serde_json::{Value, json};
+use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
+use wallet_core::profile::format_minor;
+use wallet_core::{Claim, Nonce, Origin, ToolName};
+
+/// Most claims one policy may require (the wallet's `request_claims` takes at most eight).
+pub const MAX_CLAIMS: usize = 8;
+
+/// Longest `site_name` the wallet accepts.
+pub const MAX_SITE_NAME: usize = 120;
+
+/// Longest `purpose` the wallet accepts.
+pub const MAX_PURPOSE: usize = 512;
+
+/// What a relying site asks for and how it names its tools. Every field is public.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Short id: the storage key prefix (`housing`, `pharmacy`).
+    pub id: &'static str,
+    /// Shown to the person by the wallet.
+    pub site_name: &'static str,
+    /// Why the site asks, shown to the person by the wallet.
+    pub purpose: &'static str,
+    /// The read-only tool that hands out the policy and a fresh nonce.
+    pub requirements_tool: &'static str,
+    /// The consequential tool that takes a signed receipt.
+    pub submit_tool: &'static str,
+    /// What is being submitted, for tool titles and messages ("application", "order").
+    pub submission: &'static str,
+    /// What the person reads when a submission is accepted.
+    pub accepted_text: &'static str,
+    /// Every claim must be shown satisfied by the receipt.
+    pub claims: Vec<Claim>,
+}
+
+/// Why a policy cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError(pub &'static str);
+
+impl core::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl Policy {
+    /// Checks what the wallet will check: tool names, lengths, one to eight distinct claims.
+    pub fn check(&self) -> Result<(), PolicyError> {
+        for name in [self.requirements_tool, self.submit_tool] {
+            ToolName::parse(name).map_err(|_| PolicyError("a tool name is not a valid name"))?;
+        }
+        if self.requirements_tool == self.submit_tool {
+            return Err(PolicyError("the two tools need different names"));
+        }
+        let id_ok = !self.id.is_empty()
+            && self
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !id_ok {
+            return Err(PolicyError(
+                "the id must be lowercase letters, digits and -",
+            ));
+        }
+        if self.site_name.is_empty() || self.site_name.chars().count() > MAX_SITE_NAME {
+            return Err(PolicyError("the site name must be 1 to 120 characters"));
+        }
+        if self.purpose.chars().count() > MAX_PURPOSE {
+            return Err(PolicyError("the purpose must be at most 512 characters"));
+        }
+        if self.claims.is_empty() || self.claims.len() > MAX_CLAIMS {
+            return Err(PolicyError("a policy requires one to eight claims"));
+        }
+        for (i, claim) in self.claims.iter().enumerate() {
+            if self.claims[..i].contains(claim) {
+                return Err(PolicyError("a policy lists a claim twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The requirements tool's result: exactly the input of the wallet's `request_claims`.
+    pub fn requirements(&self, origin: &Origin, nonce: &Nonce) -> Value {
+        json!({
+            "origin": origin,
+            "nonce": nonce,
+            "site_name": self.site_name,
+            "purpose": self.purpose,
+            "claims": self.claims,
+        })
+    }
+
+    /// The requirements tool, as `registerTool` takes it (without `execute`).
+    pub fn requirements_tool_json(&self) -> Value {
+        let needs: Vec<String> = self.claims.iter().map(describe).collect();
+        json!({
+            "name": self.requirements_tool,
+            "title": format!("{}: what we need to know", self.site_name),
+            "description": format!(
+                "Returns what {} needs before it accepts your {}: its origin, a fresh single-use \
+                 nonce, and the yes/no claims it requires with their public parameters ({}). The \
+                 result is exactly the input of the Tacit wallet's request_claims tool: pass it \
+                 unchanged. Never asks for a personal value. Then, once the wallet has released a \
+                 signed receipt for this origin and nonce, call {}.",
+                self.site_name,
+                self.submission,
+                needs.join("; "),
+                self.submit_tool
+            ),
+            "inputSchema": { "type": "object", "properties": {}, "additionalProperties": false },
+            "annotations": { "readOnlyHint": true },
+        })
+    }
+
+    /// The submission tool, as `registerTool` takes it (without `execute`).
+    pub fn submit_tool_json(&self) -> Value {
+        json!({
+            "name": self.submit_tool,
+            "title": format!("{}: submit {}", self.site_name, self.submission),
+            "description": format!(
+                "Submits your {} to {} with the signed Tacit receipt the wallet's check_proposal \
+                 returned (its `receipt` object, unchanged). The site checks the signer's \
+                 signature, that the receipt is for this site's origin and for a nonce {} issued \
+                 and nobody used yet, its validity window, and that every required claim is \
+                 satisfied. Answers {{ok: true, result: {{accepted: true, ...}}}} or {{ok: false, \
+                 error: {{code, message}}}}; codes: invalid_input, unknown_nonce, replayed_nonce, \
+                 wrong_audience, nonce_mismatch, bad_signature, unknown_key, chain_broken, \
+                 expired, not_yet_valid, claim_not_satisfied, signer_unreachable.",
+                self.submission, self.site_name, self.requirements_tool
+            ),
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "receipt": {
+                        "type": "object",
+                        "description": "The signed receipt object from the wallet's check_proposal (payload, key_id, signature, signed_at)."
+                    },
+                    "nonce": {
+                        "type": "string",
+                        "maxLength": Nonce::MAX_LEN,
+                        "description": format!("Optional: the nonce {} gave you; the receipt must carry it.", self.requirements_tool)
+                    }
+                },
+                "required": ["receipt"],
+                "additionalProperties": false
+            },
+            "annotations": { "consequentialHint": true },
+        })
+    }
+}
+
+/// A sentence for people: the claim with its public parameters, using the catalogue's labels.
+pub fn describe(claim: &Claim) -> String {
+    match claim {
+        Claim::IncomeBelow { limit } => format!(
+            "household income below {} {}",
+            format_minor(limit.amount_minor),
+            limit.currency.as_str()
+        ),
+        Claim::AgeAtLeast { years } => format!("at least {years} years old"),
+        Claim::ResidesIn { districts } => {
+            let names: Vec<&str> = districts
+                .iter()
+                .map(|d| label(DISTRICTS, d.as_str()))
+                .collect();
+            format!("lives in {}", either(&names))
+        }
+        Claim::HasNoneOf { conditions } => {
+            let names: Vec<String> = conditions
+                .iter()
+                .map(|c| label(CONDITIONS, c.as_str()).to_lowercase())
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            format!("none of: {}", names.join(", "))
+        }
+    }
+}
+
+fn label(catalogue: &[wallet_core::catalogue::Entry], code: &str) -> &'static str {
+    catalogue
+        .iter()
+        .find(|e| e.code == code)
+        .map_or("(unknown)", |e| e.label)
+}
+
+/// "A", "A or B", "A, B or C".
+fn either(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Policy {
+        let claims = serde_json::from_value(json!([
+            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+        ]))
+        .unwrap();
+        Policy {
+            id: "housing",
+            site_name: "City Housing Programme",
+            purpose: "Eligibility for subsidised housing",
+            requirements_tool: "housing_requirements",
+            submit_tool: "housing_submit_application",
+            submission: "application",
+            accepted_text: "Eligible.",
+            claims,
+        }
+    }
+
+    #[test]
+    fn requirements_are_the_wallets_request_claims_input() {
+        let policy = sample();
+        let origin = Origin::parse("http://127.0.0.1:8081").unwrap();
+        let nonce = Nonce::parse("0123456789abcdef").unwrap();
+        let out = policy.requirements(&origin, &nonce);
+        let mut keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["claims", "nonce", "origin", "purpose", "site_name"]);
+        assert_eq!(out["origin"], "http://127.0.0.1:8081");
+        assert_eq!(out["nonce"], "0123456789abcdef");
+        assert_eq!(
+            out["claims"],
+            json!([
+                { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+                { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+            ])
+        );
+    }
+
+    #[test]
+    fn tools_carry_their_hints_and_a_strict_schema() {
+        let policy = sample();
+        let req = policy.requirements_tool_json();
+        assert_eq!(req["name"], "housing_requirements");
+        assert_eq!(req["annotations"], json!({ "readOnlyHint": true }));
+        assert_eq!(req["inputSchema"]["additionalProperties"], false);
+        let submit = policy.submit_tool_json();
+        assert_eq!(submit["name"], "housing_submit_application");
+        assert_eq!(submit["annotations"], json!({ "consequentialHint": true }));
+        assert_eq!(submit["inputSchema"]["required"], json!(["receipt"]));
+        assert!(
+            req["description"]
+                .as_str()
+                .unwrap()
+                .contains("below 30,000.00 EUR")
+        );
+    }
+
+    #[test]
+    fn people_read_labels() {
+        let policy = sample();
+        assert_eq!(
+            describe(&policy.claims[0]),
+            "household income below 30,000.00 EUR"
+        );
+        assert_eq!(
+            describe(&policy.claims[1]),
+            "lives in Altstadt, Nordhafen or Westend"
+        );
+        let none: Claim = serde_json::from_value(
+            json!({ "kind": "has_none_of", "conditions": ["pregnancy", "liver-disease"] }),
+        )
+        .unwrap();
+        assert_eq!(describe(&none), "none of: liver disease, pregnancy");
+        assert_eq!(
+            describe(&Claim::age_at_least(18).unwrap()),
+            "at least 18 years old"
+        );
+    }
+
+    #[test]
+    fn bad_policies_are_refused() {
+        assert_eq!(sample().check(), Ok(()));
+        let mut p = sample();
+        p.claims.clear();
+        assert!(p.check().is_err());
+        let mut p = sample();
+        p.claims.push(p.claims[0].clone());
+        assert!(p.check().is_err());
+        let mut p = sample();
+        p.submit_tool = "housing requirements";
+        assert!(p.check().is_err());
+        let mut p = sample();
+        p.submit_tool = p.requirements_tool;
+        assert!(p.check().is_err());
+        let mut p = sample();
+        p.id = "Housing";
+        assert!(p.check().is_err());
+    }
+}

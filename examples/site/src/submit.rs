@@ -1,0 +1,403 @@
+//! Judging a submission: strict input, wallet-core's verifier, the nonce book, the policy's
+//! claims, and one code per reason so an agent knows what to do next.
+//!
+//! Order of checks ([`judge`]): the receipt's signature, chain, audience, named nonce and window
+//! (wallet-core's [`verify`], which reports the first failure); then the nonce book (this site
+//! issued the nonce and nobody used it); then every required claim. Only an accepted submission
+//! consumes its nonce, so a refusal for a claim leaves the nonce open for a corrected receipt.
+
+use serde_json::{Map, Value, json};
+use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
+use wallet_core::{
+    Claim, Error, KeyId, KeySet, Nonce, Origin, SessionId, SignedReceipt, Timestamp,
+    VerifiedReceipt,
+};
+
+use crate::nonce::{NonceBook, NonceState};
+use crate::policy::{Policy, describe};
+
+/// Why a submission was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    InvalidInput,
+    UnknownNonce,
+    ReplayedNonce,
+    WrongAudience,
+    NonceMismatch,
+    BadSignature,
+    UnknownKey,
+    ChainBroken,
+    Expired,
+    NotYetValid,
+    ClaimNotSatisfied,
+    SignerUnreachable,
+    /// The page is starting or busy; nothing was decided.
+    Busy,
+}
+
+impl Code {
+    pub const ALL: [Code; 13] = [
+        Code::InvalidInput,
+        Code::UnknownNonce,
+        Code::ReplayedNonce,
+        Code::WrongAudience,
+        Code::NonceMismatch,
+        Code::BadSignature,
+        Code::UnknownKey,
+        Code::ChainBroken,
+        Code::Expired,
+        Code::NotYetValid,
+        Code::ClaimNotSatisfied,
+        Code::SignerUnreachable,
+        Code::Busy,
+    ];
+
+    /// As the agent reads it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidInput => "invalid_input",
+            Code::UnknownNonce => "unknown_nonce",
+            Code::ReplayedNonce => "replayed_nonce",
+            Code::WrongAudience => "wrong_audience",
+            Code::NonceMismatch => "nonce_mismatch",
+            Code::BadSignature => "bad_signature",
+            Code::UnknownKey => "unknown_key",
+            Code::ChainBroken => "chain_broken",
+            Code::Expired => "expired",
+            Code::NotYetValid => "not_yet_valid",
+            Code::ClaimNotSatisfied => "claim_not_satisfied",
+            Code::SignerUnreachable => "signer_unreachable",
+            Code::Busy => "busy",
+        }
+    }
+
+    /// As the person reads it on the page.
+    pub const fn for_person(self) -> &'static str {
+        match self {
+            Code::InvalidInput => "Your agent sent something that is not a Tacit receipt.",
+            Code::UnknownNonce => "The receipt answers a request this site did not make.",
+            Code::ReplayedNonce => "This receipt was already used once.",
+            Code::WrongAudience => "The receipt was made for another site.",
+            Code::NonceMismatch => "The receipt belongs to another request.",
+            Code::BadSignature => "The receipt was changed after it was signed.",
+            Code::UnknownKey => "The receipt is signed with a key the signer does not publish.",
+            Code::ChainBroken => "The receipt's record of answers is broken.",
+            Code::Expired => "The receipt has expired.",
+            Code::NotYetValid => "The receipt is not valid yet.",
+            Code::ClaimNotSatisfied => "The receipt does not show every requirement met.",
+            Code::SignerUnreachable => {
+                "The signer's keys could not be fetched to check the receipt."
+            }
+            Code::Busy => "The site was busy; your agent can try again.",
+        }
+    }
+}
+
+/// A refusal: a code, a sentence for the agent, and for `claim_not_satisfied` the claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: Code,
+    pub message: String,
+    pub claim: Option<Claim>,
+}
+
+impl Refusal {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            claim: None,
+        }
+    }
+
+    /// `{ok: false, error: {code, message[, claim]}}`.
+    pub fn envelope(&self) -> Value {
+        let mut error = json!({ "code": self.code.as_str(), "message": self.message });
+        if let (Some(claim), Value::Object(map)) = (&self.claim, &mut error) {
+            map.insert("claim".into(), json!(claim));
+        }
+        json!({ "ok": false, "error": error })
+    }
+}
+
+fn invalid(message: impl Into<String>) -> Refusal {
+    Refusal::new(Code::InvalidInput, message)
+}
+
+/// An object whose keys are all in `allowed`; `null` reads as `{}`.
+fn object<'a>(
+    input: &'a Value,
+    allowed: &[&str],
+    empty: &'a Map<String, Value>,
+) -> Result<&'a Map<String, Value>, Refusal> {
+    let map = match input {
+        Value::Object(map) => map,
+        Value::Null => empty,
+        _ => return Err(invalid("The input must be a JSON object.")),
+    };
+    if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        let shown: String = unknown.chars().take(40).collect();
+        let expected = if allowed.is_empty() {
+            "no properties".to_owned()
+        } else {
+            allowed.join(", ")
+        };
+        return Err(invalid(format!(
+            "Unknown property \"{shown}\": this tool accepts only: {expected}."
+        )));
+    }
+    Ok(map)
+}
+
+/// The requirements tool takes nothing: `{}` or no input.
+pub fn parse_requirements_input(input: &Value) -> Result<(), Refusal> {
+    object(input, &[], &Map::new()).map(|_| ())
+}
+
+/// A submission that passed input validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submission {
+    pub receipt: SignedReceipt,
+    /// The nonce the agent says the receipt is for, if it said.
+    pub nonce: Option<Nonce>,
+}
+
+/// Validates the submission tool's input: `{receipt: object, nonce?: string}`, nothing else.
+pub fn parse_submission(input: &Value) -> Result<Submission, Refusal> {
+    let empty = Map::new();
+    let map = object(input, &["receipt", "nonce"], &empty)?;
+    let receipt = match map.get("receipt") {
+        None => {
+            return Err(invalid(
+                "Field \"receipt\" is required: the receipt object from the wallet's check_proposal.",
+            ));
+        }
+        Some(Value::String(_)) => {
+            return Err(invalid(
+                "Field \"receipt\" must be the receipt object itself, not its JSON text.",
+            ));
+        }
+        Some(Value::Object(_)) => map.get("receipt").cloned().unwrap_or(Value::Null),
+        Some(_) => return Err(invalid("Field \"receipt\" must be an object.")),
+    };
+    let bytes = serde_json::to_vec(&receipt).unwrap_or_default();
+    if bytes.len() > MAX_RECEIPT_BYTES {
+        return Err(invalid("Field \"receipt\" is larger than 1 MiB."));
+    }
+    let receipt: SignedReceipt = serde_json::from_slice(&bytes).map_err(|e| {
+        let detail: String = e.to_string().chars().take(160).collect();
+        invalid(format!(
+            "Field \"receipt\" is not a signed Tacit receipt ({detail}). Submit the `receipt` \
+             object check_proposal returned, unchanged."
+        ))
+    })?;
+    let nonce = match map.get("nonce") {
+        None => None,
+        Some(Value::String(s)) => Some(
+            Nonce::parse(s)
+                .map_err(|_| invalid("Field \"nonce\" must match [A-Za-z0-9_.~-]{1,128}."))?,
+        ),
+        Some(_) => return Err(invalid("Field \"nonce\" must be a string.")),
+    };
+    Ok(Submission { receipt, nonce })
+}
+
+/// An accepted submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    pub audience: Origin,
+    pub nonce: Nonce,
+    pub session_id: SessionId,
+    pub key_id: KeyId,
+    pub issued_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub claims: Vec<Claim>,
+}
+
+impl Accepted {
+    /// `{ok: true, result: {accepted: true, ...}}`.
+    pub fn envelope(&self, policy: &Policy) -> Value {
+        json!({
+            "ok": true,
+            "result": {
+                "accepted": true,
+                "site_name": policy.site_name,
+                "audience": self.audience,
+                "nonce": self.nonce,
+                "session_id": self.session_id,
+                "key_id": self.key_id,
+                "issued_at_ms": self.issued_at.millis(),
+                "expires_at_ms": self.expires_at.millis(),
+                "claims": self.claims,
+                "message": format!(
+                    "Accepted: {} received your {} and every requirement is met. Tell the person; \
+                     nothing else is needed. The nonce is now spent.",
+                    policy.site_name, policy.submission
+                ),
+            }
+        })
+    }
+}
+
+/// The refusal for a wallet-core verification error.
+pub fn refusal_for(error: &Error, origin: &Origin, policy: &Policy) -> Refusal {
+    let (code, message) = match error {
+        Error::UnknownKey => (
+            Code::UnknownKey,
+            "The receipt names a signing key the signer does not publish for the time it was \
+             issued. Ask the wallet to sign it again with the signer this site trusts."
+                .to_owned(),
+        ),
+        Error::BadSignature => (
+            Code::BadSignature,
+            "The receipt's signature does not verify: it was changed after signing. Submit the \
+             receipt exactly as check_proposal returned it."
+                .to_owned(),
+        ),
+        Error::ChainBroken { index } => (
+            Code::ChainBroken,
+            format!(
+                "The receipt's comparison log does not chain at entry {index}. Submit the receipt \
+                 exactly as check_proposal returned it."
+            ),
+        ),
+        Error::AudienceMismatch => (
+            Code::WrongAudience,
+            format!(
+                "This receipt was made for another site. This site is {origin}: call {} and ask \
+                 the wallet for a receipt with that origin as its audience.",
+                policy.requirements_tool
+            ),
+        ),
+        Error::NonceMismatch => (
+            Code::NonceMismatch,
+            "The receipt carries another nonce than the one you named. Submit the receipt the \
+             wallet drafted for that nonce."
+                .to_owned(),
+        ),
+        Error::NotYetValid => (
+            Code::NotYetValid,
+            "The receipt's validity window has not started by this site's clock. Try again in a \
+             minute; if it persists, a clock is wrong."
+                .to_owned(),
+        ),
+        Error::Expired => (
+            Code::Expired,
+            format!(
+                "The receipt's validity window has ended. Call {} for a fresh nonce and have the \
+                 wallet draft a new application.",
+                policy.requirements_tool
+            ),
+        ),
+        Error::ReceiptFormat(reason) => (
+            Code::InvalidInput,
+            format!("The receipt is malformed: {reason}."),
+        ),
+        other => (
+            Code::InvalidInput,
+            format!("The receipt was refused: {other}."),
+        ),
+    };
+    Refusal::new(code, message)
+}
+
+fn nonce_refusal(state: NonceState, policy: &Policy) -> Refusal {
+    let fresh = format!(
+        "Call {} for a fresh nonce, then ask the wallet (request_claims, draft_application) \
+         for a receipt with it.",
+        policy.requirements_tool
+    );
+    match state {
+        NonceState::Used => Refusal::new(
+            Code::ReplayedNonce,
+            format!(
+                "This receipt's nonce was already spent on an accepted {}; a receipt counts \
+                 once. {fresh}",
+                policy.submission
+            ),
+        ),
+        NonceState::Lapsed => Refusal::new(
+            Code::UnknownNonce,
+            format!(
+                "This site issued the receipt's nonce more than an hour ago; it has lapsed. {fresh}"
+            ),
+        ),
+        NonceState::Unknown | NonceState::Open => Refusal::new(
+            Code::UnknownNonce,
+            format!("This site did not issue the receipt's nonce (or no longer knows it). {fresh}"),
+        ),
+    }
+}
+
+fn claim_refusal(claim: &Claim, verified: &VerifiedReceipt, policy: &Policy) -> Refusal {
+    let answers: Vec<_> = verified
+        .answers()
+        .iter()
+        .filter(|(c, _)| c == claim)
+        .map(|(_, o)| *o)
+        .collect();
+    let how = if answers.is_empty() {
+        "does not answer it at all (was its tool called before the grant ended?)".to_owned()
+    } else {
+        let said: Vec<&str> = answers.iter().map(|o| o.as_str()).collect();
+        format!("answers it {}", said.join(", then "))
+    };
+    Refusal {
+        code: Code::ClaimNotSatisfied,
+        message: format!(
+            "The receipt does not show the required claim {} ({}) satisfied: it {how}. {} \
+             cannot accept this {}; tell the person which requirement is not met.",
+            claim.canonical(),
+            describe(claim),
+            policy.site_name,
+            policy.submission
+        ),
+        claim: Some(claim.clone()),
+    }
+}
+
+/// Judges a submission for the site at `origin` with its `policy`, against the signer's `keys`,
+/// at `now`. On acceptance the receipt's nonce is consumed in `book`; on refusal nothing changes.
+pub fn judge(
+    policy: &Policy,
+    origin: &Origin,
+    book: &mut NonceBook,
+    submission: &Submission,
+    keys: &KeySet,
+    now: Timestamp,
+) -> Result<Accepted, Refusal> {
+    let signed = &submission.receipt;
+    let expected = submission.nonce.as_ref().unwrap_or(&signed.payload.nonce);
+    let verified =
+        verify(signed, keys, origin, expected, now).map_err(|e| refusal_for(&e, origin, policy))?;
+    let nonce = verified.nonce().clone();
+    match book.state(&nonce, now) {
+        NonceState::Open => {}
+        other => return Err(nonce_refusal(other, policy)),
+    }
+    if !verified.satisfies_all(&policy.claims) {
+        // Name the first claim not shown satisfied (there is one, or satisfies_all held).
+        let missing = policy.claims.iter().find(|c| !verified.satisfies(c));
+        return Err(match missing {
+            Some(claim) => claim_refusal(claim, &verified, policy),
+            None => Refusal::new(
+                Code::ClaimNotSatisfied,
+                "The receipt does not show every required claim satisfied.",
+            ),
+        });
+    }
+    book.consume(&nonce, now)
+        .map_err(|state| nonce_refusal(state, policy))?;
+    Ok(Accepted {
+        audience: verified.audience().clone(),
+        nonce,
+        session_id: verified.session_id().clone(),
+        key_id: verified.key_id().clone(),
+        issued_at: verified.issued_at(),
+        expires_at: verified.expires_at(),
+        claims: policy.claims.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

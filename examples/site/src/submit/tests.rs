@@ -1,0 +1,417 @@
+use ed25519_dalek::SigningKey;
+use serde_json::json;
+use wallet_core::receipt::{ReceiptPayload, sign};
+use wallet_core::{
+    ComparisonLog, GrantId, KeyStatus, Outcome, PublicKeyEntry, SessionId, ToolName,
+};
+
+use super::*;
+use crate::nonce::make_nonce;
+
+const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
+const MINUTE: i64 = 60_000;
+
+fn policy() -> Policy {
+    let claims = serde_json::from_value(json!([
+        { "kind": "age_at_least", "years": 18 },
+        { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
+    ]))
+    .unwrap();
+    Policy {
+        id: "pharmacy",
+        site_name: "Pharmacy",
+        purpose: "Restricted medicine",
+        requirements_tool: "pharmacy_requirements",
+        submit_tool: "pharmacy_checkout",
+        submission: "order",
+        accepted_text: "Order placed.",
+        claims,
+    }
+}
+
+fn origin() -> Origin {
+    Origin::parse("http://127.0.0.1:8082").unwrap()
+}
+
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+fn keys_for(keys: &[&SigningKey]) -> KeySet {
+    KeySet {
+        keys: keys
+            .iter()
+            .map(|k| {
+                PublicKeyEntry::new(
+                    &k.verifying_key(),
+                    NOW.plus_millis(-24 * 60 * MINUTE),
+                    None,
+                    KeyStatus::Active,
+                )
+            })
+            .collect(),
+    }
+}
+
+/// A payload for `audience` and `nonce` answering `answers`, issued at `issued` for 15 minutes.
+fn payload(
+    audience: &Origin,
+    nonce: &Nonce,
+    answers: &[(Claim, Outcome)],
+    issued: Timestamp,
+) -> ReceiptPayload {
+    let mut log = ComparisonLog::new();
+    for (i, (claim, outcome)) in answers.iter().enumerate() {
+        log.append(
+            issued.plus_millis(-1000),
+            audience.clone(),
+            ToolName::parse(&format!("claim.{}.g{i}", claim.kind())).unwrap(),
+            claim.clone(),
+            *outcome,
+            GrantId::parse(&format!("g{i}")).unwrap(),
+        );
+    }
+    ReceiptPayload::new(
+        SessionId::parse("s-test").unwrap(),
+        audience.clone(),
+        nonce.clone(),
+        issued,
+        issued.plus_millis(15 * MINUTE),
+        &log,
+    )
+    .unwrap()
+}
+
+fn all_satisfied() -> Vec<(Claim, Outcome)> {
+    policy()
+        .claims
+        .into_iter()
+        .map(|c| (c, Outcome::Satisfied))
+        .collect()
+}
+
+struct Fixture {
+    policy: Policy,
+    book: NonceBook,
+    nonce: Nonce,
+    signer: SigningKey,
+    keys: KeySet,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let mut book = NonceBook::new();
+        let nonce = make_nonce([7; 8]);
+        assert!(book.issue(nonce.clone(), NOW.plus_millis(-MINUTE)));
+        let signer = key(1);
+        let keys = keys_for(&[&signer]);
+        Self {
+            policy: policy(),
+            book,
+            nonce,
+            signer,
+            keys,
+        }
+    }
+
+    fn receipt(&self, answers: &[(Claim, Outcome)]) -> SignedReceipt {
+        sign(
+            payload(&origin(), &self.nonce, answers, NOW),
+            &self.signer,
+            NOW,
+        )
+    }
+
+    fn judge_at(&mut self, receipt: &SignedReceipt, at: Timestamp) -> Result<Accepted, Code> {
+        let submission = Submission {
+            receipt: receipt.clone(),
+            nonce: None,
+        };
+        judge(
+            &self.policy,
+            &origin(),
+            &mut self.book,
+            &submission,
+            &self.keys,
+            at,
+        )
+        .map_err(|r| r.code)
+    }
+
+    fn judge(&mut self, receipt: &SignedReceipt) -> Result<Accepted, Code> {
+        self.judge_at(receipt, NOW.plus_millis(MINUTE))
+    }
+}
+
+#[test]
+fn a_good_receipt_is_accepted_once() {
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    let accepted = f.judge(&receipt).unwrap();
+    assert_eq!(accepted.nonce, f.nonce);
+    assert_eq!(accepted.claims, f.policy.claims);
+    let envelope = accepted.envelope(&f.policy);
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["result"]["accepted"], true);
+    assert_eq!(envelope["result"]["audience"], "http://127.0.0.1:8082");
+    assert_eq!(f.judge(&receipt), Err(Code::ReplayedNonce));
+}
+
+#[test]
+fn a_receipt_for_another_site_is_wrong_audience_and_spends_nothing() {
+    let mut f = Fixture::new();
+    let other = Origin::parse("http://127.0.0.1:8081").unwrap();
+    let receipt = sign(payload(&other, &f.nonce, &[], NOW), &f.signer, NOW);
+    assert_eq!(f.judge(&receipt), Err(Code::WrongAudience));
+    assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+}
+
+#[test]
+fn tampering_is_a_bad_signature() {
+    let mut f = Fixture::new();
+    let answers = vec![
+        (f.policy.claims[0].clone(), Outcome::Satisfied),
+        (f.policy.claims[1].clone(), Outcome::NotSatisfied),
+    ];
+    let honest = f.receipt(&answers);
+    // Flip the unfavourable answer and fix the hashes so the chain still holds.
+    let mut forged = honest.clone();
+    forged.payload.entries[1].outcome = Outcome::Satisfied;
+    forged.payload.entries[1].hash = forged.payload.entries[1].compute_hash();
+    forged.payload.log_head = forged.payload.entries[1].hash;
+    assert_eq!(f.judge(&forged), Err(Code::BadSignature));
+    let mut later = honest.clone();
+    later.payload.expires_at = later.payload.expires_at.plus_millis(60 * MINUTE);
+    assert_eq!(f.judge(&later), Err(Code::BadSignature));
+    let mut garbled = honest;
+    garbled.signature = "zz".into();
+    assert_eq!(f.judge(&garbled), Err(Code::BadSignature));
+}
+
+#[test]
+fn an_unpublished_key_is_unknown() {
+    let mut f = Fixture::new();
+    let receipt = sign(
+        payload(&origin(), &f.nonce, &all_satisfied(), NOW),
+        &key(2),
+        NOW,
+    );
+    assert_eq!(f.judge(&receipt), Err(Code::UnknownKey));
+}
+
+#[test]
+fn a_retired_key_still_vouches_for_what_it_signed() {
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    let next = key(2);
+    f.keys = KeySet {
+        keys: vec![
+            PublicKeyEntry::new(&next.verifying_key(), NOW, None, KeyStatus::Active),
+            PublicKeyEntry::new(
+                &f.signer.verifying_key(),
+                NOW.plus_millis(-24 * 60 * MINUTE),
+                Some(NOW.plus_millis(2 * MINUTE)),
+                KeyStatus::Retired,
+            ),
+        ],
+    };
+    assert!(f.judge(&receipt).is_ok());
+}
+
+#[test]
+fn the_window_is_enforced() {
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    assert_eq!(
+        f.judge_at(&receipt, NOW.plus_millis(-1)),
+        Err(Code::NotYetValid)
+    );
+    assert_eq!(
+        f.judge_at(&receipt, NOW.plus_millis(15 * MINUTE)),
+        Err(Code::Expired)
+    );
+    assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+}
+
+#[test]
+fn a_broken_chain_is_named() {
+    let mut f = Fixture::new();
+    let mut p = payload(&origin(), &f.nonce, &all_satisfied(), NOW);
+    p.entries.swap(0, 1);
+    let receipt = sign(p, &f.signer, NOW);
+    assert_eq!(f.judge(&receipt), Err(Code::ChainBroken));
+}
+
+#[test]
+fn nonces_must_be_ours_and_named_right() {
+    let mut f = Fixture::new();
+    let stranger = make_nonce([9; 8]);
+    let receipt = sign(
+        payload(&origin(), &stranger, &all_satisfied(), NOW),
+        &f.signer,
+        NOW,
+    );
+    assert_eq!(f.judge(&receipt), Err(Code::UnknownNonce));
+
+    let ours = f.receipt(&all_satisfied());
+    let named_wrong = Submission {
+        receipt: ours.clone(),
+        nonce: Some(stranger),
+    };
+    let at = NOW.plus_millis(MINUTE);
+    let out = judge(&f.policy, &origin(), &mut f.book, &named_wrong, &f.keys, at);
+    assert_eq!(out.map_err(|r| r.code), Err(Code::NonceMismatch));
+    let named_right = Submission {
+        receipt: ours,
+        nonce: Some(f.nonce.clone()),
+    };
+    assert!(judge(&f.policy, &origin(), &mut f.book, &named_right, &f.keys, at).is_ok());
+}
+
+#[test]
+fn a_lapsed_nonce_is_unknown() {
+    let mut f = Fixture::new();
+    let late = NOW.plus_millis(crate::nonce::NONCE_LIFETIME_MS);
+    let receipt = sign(
+        payload(&origin(), &f.nonce, &all_satisfied(), late),
+        &f.signer,
+        late,
+    );
+    assert_eq!(
+        f.judge_at(&receipt, late.plus_millis(1)),
+        Err(Code::UnknownNonce)
+    );
+}
+
+#[test]
+fn every_required_claim_must_be_shown_satisfied() {
+    let mut f = Fixture::new();
+    let [age, conditions] = [f.policy.claims[0].clone(), f.policy.claims[1].clone()];
+    let cases = [
+        (
+            vec![
+                (age.clone(), Outcome::Satisfied),
+                (conditions.clone(), Outcome::NotSatisfied),
+            ],
+            &conditions,
+            "answers it not_satisfied",
+        ),
+        (
+            vec![(conditions.clone(), Outcome::Satisfied)],
+            &age,
+            "does not answer it",
+        ),
+        (
+            vec![
+                (age.clone(), Outcome::Declined),
+                (conditions.clone(), Outcome::Satisfied),
+            ],
+            &age,
+            "answers it declined",
+        ),
+        (
+            vec![
+                (age.clone(), Outcome::Satisfied),
+                (age.clone(), Outcome::NotSatisfied),
+                (conditions.clone(), Outcome::Satisfied),
+            ],
+            &age,
+            "answers it satisfied, then not_satisfied",
+        ),
+    ];
+    for (answers, failing, how) in cases {
+        let receipt = f.receipt(&answers);
+        let submission = Submission {
+            receipt,
+            nonce: None,
+        };
+        let at = NOW.plus_millis(MINUTE);
+        let refusal =
+            judge(&f.policy, &origin(), &mut f.book, &submission, &f.keys, at).unwrap_err();
+        assert_eq!(refusal.code, Code::ClaimNotSatisfied);
+        assert_eq!(refusal.claim.as_ref(), Some(failing));
+        assert!(refusal.message.contains(how), "{}", refusal.message);
+        assert!(refusal.message.contains(&failing.canonical()));
+        let envelope = refusal.envelope();
+        assert_eq!(envelope["error"]["code"], "claim_not_satisfied");
+        assert_eq!(envelope["error"]["claim"], json!(failing));
+        // A refusal for a claim leaves the nonce open for a corrected receipt.
+        assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+    }
+    // Extra answers to other questions do not hurt.
+    let mut answers = all_satisfied();
+    answers.push((Claim::age_at_least(65).unwrap(), Outcome::NotSatisfied));
+    assert!(f.judge(&f.receipt(&answers)).is_ok());
+}
+
+#[test]
+fn input_is_validated_strictly() {
+    let f = Fixture::new();
+    let receipt = serde_json::to_value(f.receipt(&all_satisfied())).unwrap();
+    let ok = parse_submission(&json!({ "receipt": receipt.clone() })).unwrap();
+    assert_eq!(ok.nonce, None);
+    let named = parse_submission(&json!({ "receipt": receipt.clone(), "nonce": "abc" })).unwrap();
+    assert_eq!(named.nonce.unwrap().as_str(), "abc");
+    let mut extra_inside = receipt.clone();
+    extra_inside["payload"]["income"] = json!(2_840_000);
+    let cases = [
+        (json!(null), "is required"),
+        (json!([]), "must be a JSON object"),
+        (json!("receipt"), "must be a JSON object"),
+        (json!({}), "is required"),
+        (
+            json!({ "receipt": receipt.clone(), "extra": 1 }),
+            "Unknown property \"extra\"",
+        ),
+        (
+            json!({ "receipt": receipt.to_string() }),
+            "not its JSON text",
+        ),
+        (json!({ "receipt": 5 }), "must be an object"),
+        (json!({ "receipt": {} }), "not a signed Tacit receipt"),
+        (
+            json!({ "receipt": extra_inside }),
+            "not a signed Tacit receipt",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "nonce": 5 }),
+            "must be a string",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "nonce": "has space" }),
+            "must match",
+        ),
+        (
+            json!({ "receipt": { "pad": "x".repeat(MAX_RECEIPT_BYTES) } }),
+            "larger than 1 MiB",
+        ),
+    ];
+    for (input, needle) in cases {
+        let refusal = parse_submission(&input).unwrap_err();
+        assert_eq!(refusal.code, Code::InvalidInput, "{input}");
+        assert!(
+            refusal.message.contains(needle),
+            "{needle}: {}",
+            refusal.message
+        );
+        assert!(refusal.message.len() < 400, "{}", refusal.message);
+    }
+    assert!(parse_requirements_input(&json!({})).is_ok());
+    assert!(parse_requirements_input(&json!(null)).is_ok());
+    for bad in [json!({ "nonce": "x" }), json!([]), json!(1)] {
+        assert_eq!(
+            parse_requirements_input(&bad).unwrap_err().code,
+            Code::InvalidInput
+        );
+    }
+}
+
+#[test]
+fn codes_are_distinct_snake_case() {
+    let names: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    for (i, name) in names.iter().enumerate() {
+        assert!(!names[..i].contains(name));
+        assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+        assert!(!Code::ALL[i].for_person().is_empty());
+    }
+}

@@ -1,0 +1,804 @@
+//! Issue 6 end to end: the housing and pharmacy sites, the wallet and a real signer, each on its
+//! own loopback origin, in one headless Chromium with one tab per site. The agent is the
+//! DevTools `WebMCP` domain (`page.call_tool` on the right tab); the person is real clicks in
+//! the wallet page.
+//!
+//! Receipts outside their window (and other forgeries) are made by the test itself: the signer
+//! runs with a key the test chose, so the test can sign any payload with the very key the site
+//! fetches from `/v1/keys`. The sites have no clock override on purpose: a `?now=` parameter
+//! would let whoever opens the page make an expired receipt pass.
+//!
+//! These tests fail, never skip, when Chromium, the WebMCP switch or a built site is missing
+//! (run `cargo xtask build-web` first).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ed25519_dalek::SigningKey;
+use serde_json::{Value, json};
+use signer::{KeyStore, system_now};
+use tacit_e2e::signer_proc::TestSigner;
+use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+use wallet_core::receipt::sign;
+use wallet_core::{
+    Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
+    ToolName, derive_key_id,
+};
+
+const WAIT: Duration = Duration::from_secs(20);
+const PASS: &str = "correct horse battery staple";
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 60 * MINUTE;
+
+/// One browser test at a time: they share two cores and Argon2id at 64 MiB.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn housing_claims() -> Value {
+    json!([
+        { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+        { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
+    ])
+}
+
+fn pharmacy_claims() -> Value {
+    json!([
+        { "kind": "age_at_least", "years": 18 },
+        { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
+    ])
+}
+
+/// A key the test knows, so it can sign whatever it likes with the signer's own key.
+fn key(seed: u8) -> SigningKey {
+    SigningKey::from_bytes(&[seed; 32])
+}
+
+/// A store whose active key is `key`, valid from a day ago (so backdated payloads verify).
+fn store(key: &SigningKey) -> KeyStore {
+    KeyStore::from_signing_key(key.clone(), system_now().plus_millis(-24 * HOUR))
+}
+
+/// The wallet, both sites and the signer, each on its own port.
+struct Stack {
+    wallet: StaticServer,
+    housing: StaticServer,
+    pharmacy: StaticServer,
+    signer: TestSigner,
+}
+
+impl Stack {
+    fn start(keys: KeyStore) -> Self {
+        let wallet = tacit_e2e::serve_site("wallet").unwrap();
+        let housing = tacit_e2e::serve_site("housing").unwrap();
+        let pharmacy = tacit_e2e::serve_site("pharmacy").unwrap();
+        let signer = TestSigner::start(keys, &[&wallet.origin()]).unwrap();
+        Self {
+            wallet,
+            housing,
+            pharmacy,
+            signer,
+        }
+    }
+}
+
+fn completed(name: &str, response: tacit_e2e::ToolResponse) -> Value {
+    assert_eq!(
+        response.status,
+        ToolStatus::Completed,
+        "{name}: {:?}",
+        response.raw
+    );
+    response.output
+}
+
+fn error_code(out: &Value) -> &str {
+    assert_eq!(out["ok"], false, "expected a refusal: {out}");
+    out["error"]["code"].as_str().unwrap()
+}
+
+fn text_of(page: &Page<'_>, selector: &str) -> String {
+    let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
+    page.eval(&js)
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn wait_text(page: &Page<'_>, selector: &str, needle: &str) {
+    let js = format!(
+        "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
+    );
+    if let Err(e) = page.wait_for(&js, WAIT) {
+        panic!(
+            "{selector} never showed {needle:?} (it shows {:?}): {e}",
+            text_of(page, selector)
+        );
+    }
+}
+
+/// The person's wallet tab.
+struct Wallet<'b> {
+    page: Page<'b>,
+}
+
+impl<'b> Wallet<'b> {
+    fn open(browser: &'b Browser, stack: &Stack, extra_query: &str) -> Self {
+        let mut page = browser.new_page().unwrap();
+        page.enable_webmcp().unwrap();
+        page.watch_csp().unwrap();
+        let url = stack
+            .wallet
+            .url(&format!("/?signer={}{extra_query}", stack.signer.url()));
+        page.navigate(&url).unwrap();
+        page.require_webmcp().unwrap();
+        page.wait_for("!document.getElementById('app').hidden", WAIT)
+            .unwrap();
+        Self { page }
+    }
+
+    fn front(&self) {
+        self.page.send("Page.bringToFront", json!({})).unwrap();
+    }
+
+    fn set(&self, id: &str, value: &str) {
+        self.page
+            .eval(&format!(
+                "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
+                 e.dispatchEvent(new Event('change', {{bubbles: true}})); return e.value; }})()"
+            ))
+            .unwrap();
+    }
+
+    fn create_profile(&self, income: &str) {
+        self.front();
+        self.page.fill("#new-pass", PASS).unwrap();
+        self.page.fill("#new-pass2", PASS).unwrap();
+        self.page.fill("#f-income", income).unwrap();
+        self.set("f-dob", "1990-02-28");
+        self.set("f-district", "nordhafen");
+        self.page
+            .click("#f-conditions input[value=asthma]")
+            .unwrap();
+        self.page.click("[data-action=create-profile]").unwrap();
+        wait_text(&self.page, "#lock-pill", "Unlocked");
+    }
+
+    fn call(&mut self, name: &str, input: Value) -> Value {
+        let response = self.page.call_tool(name, input).unwrap();
+        completed(name, response)
+    }
+
+    fn poll(&mut self, name: &str, input: Value, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let out = self.call(name, input.clone());
+            if done(&out) {
+                return out;
+            }
+            assert!(Instant::now() < deadline, "{name} never got there: {out}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The agent passes the site's requirements to request_claims unchanged.
+    fn request(&mut self, policy: &Value) -> String {
+        let out = self.call("request_claims", policy.clone());
+        assert_eq!(out["ok"], true, "{out}");
+        assert_eq!(out["result"]["status"], "held");
+        let id = out["result"]["request_id"].as_str().unwrap().to_owned();
+        self.page
+            .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
+            .unwrap();
+        id
+    }
+
+    /// The person grants every claim for `duration`; returns the claim tools' names.
+    fn grant(&mut self, id: &str, duration: &str) -> Vec<String> {
+        self.front();
+        self.set(&format!("dur-{id}"), duration);
+        self.page
+            .click(&format!("[data-action=grant][data-id={id}]"))
+            .unwrap();
+        let out = self.poll("check_request", json!({ "request_id": id }), |o| {
+            o["result"]["status"] == "granted"
+        });
+        let names: Vec<String> = out["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tool"].as_str().unwrap().to_owned())
+            .collect();
+        for name in &names {
+            self.page.wait_tool(name, WAIT).unwrap();
+        }
+        names
+    }
+
+    /// The agent drafts; the person releases; the signer signs. Returns the signed receipt.
+    fn draft_and_release(&mut self, audience: &str, nonce: &str) -> Value {
+        let out = self.call(
+            "draft_application",
+            json!({ "audience": audience, "nonce": nonce }),
+        );
+        assert_eq!(out["result"]["status"], "held", "{out}");
+        let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+        let release = format!("[data-action=release][data-id={proposal}]");
+        self.page
+            .wait_for(&format!("!!document.querySelector({release:?})"), WAIT)
+            .unwrap();
+        self.front();
+        self.page.click(&release).unwrap();
+        let deadline = Instant::now() + WAIT;
+        let mut asked_again = false;
+        loop {
+            let out = self.call("check_proposal", json!({ "proposal_id": proposal }));
+            if out["result"]["signed"] == true {
+                assert_eq!(out["result"]["status"], "released");
+                return out["result"]["receipt"].clone();
+            }
+            // A signer that was just restarted may have dropped the wallet's connection: the
+            // person presses "Ask the signer again", as the page offers.
+            let again = format!("[data-action=sign-again][data-id={proposal}]");
+            let offered = self
+                .page
+                .eval(&format!("!!document.querySelector({again:?})"))
+                .unwrap()
+                == json!(true);
+            let note = text_of(&self.page, "#proposals");
+            if offered && !asked_again && note.contains("unreachable") {
+                self.page.click(&again).unwrap();
+                asked_again = true;
+            }
+            assert!(Instant::now() < deadline, "never signed: {out} / {note}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// A relying site's tab.
+struct Site<'b> {
+    page: Page<'b>,
+    origin: String,
+    requirements_tool: &'static str,
+    submit_tool: &'static str,
+}
+
+impl<'b> Site<'b> {
+    fn open(
+        browser: &'b Browser,
+        server: &StaticServer,
+        signer: &str,
+        tools: (&'static str, &'static str),
+    ) -> Self {
+        let mut page = browser.new_page().unwrap();
+        page.enable_webmcp().unwrap();
+        page.watch_csp().unwrap();
+        page.navigate(&server.url(&format!("/?signer={signer}")))
+            .unwrap();
+        page.require_webmcp().unwrap();
+        page.wait_for("!document.getElementById('app').hidden", WAIT)
+            .unwrap();
+        page.wait_tool(tools.0, WAIT).unwrap();
+        page.wait_tool(tools.1, WAIT).unwrap();
+        Self {
+            page,
+            origin: server.origin(),
+            requirements_tool: tools.0,
+            submit_tool: tools.1,
+        }
+    }
+
+    fn housing(browser: &'b Browser, stack: &Stack) -> Self {
+        let tools = ("housing_requirements", "housing_submit_application");
+        Self::open(browser, &stack.housing, &stack.signer.url(), tools)
+    }
+
+    fn pharmacy(browser: &'b Browser, stack: &Stack) -> Self {
+        let tools = ("pharmacy_requirements", "pharmacy_checkout");
+        Self::open(browser, &stack.pharmacy, &stack.signer.url(), tools)
+    }
+
+    /// The requirements tool's result: the policy with a fresh nonce.
+    fn requirements(&mut self) -> Value {
+        let name = self.requirements_tool;
+        let out = completed(name, self.page.call_tool(name, json!({})).unwrap());
+        assert_eq!(out["ok"], true, "{out}");
+        out["result"].clone()
+    }
+
+    fn submit_input(&mut self, input: Value) -> Value {
+        let name = self.submit_tool;
+        completed(name, self.page.call_tool(name, input).unwrap())
+    }
+
+    fn submit(&mut self, receipt: &Value) -> Value {
+        self.submit_input(json!({ "receipt": receipt }))
+    }
+
+    /// Waits until the status area shows `title` and `needle`; screenshots it as `shot`.
+    fn shows(&self, title: &str, needle: &str, shot: &str) {
+        wait_text(&self.page, "#status-title", title);
+        wait_text(&self.page, "#status", needle);
+        self.page.send("Page.bringToFront", json!({})).unwrap();
+        self.page.screenshot(shot).unwrap();
+    }
+
+    fn assert_clean(&self) {
+        assert_eq!(self.page.csp_violations().unwrap(), Vec::<String>::new());
+        let console = self.page.console().unwrap();
+        let bad: Vec<&String> = console
+            .iter()
+            .filter(|l| l.starts_with("uncaught") || l.starts_with("error"))
+            .collect();
+        assert!(bad.is_empty(), "console: {console:#?}");
+    }
+}
+
+/// The whole agent flow for one site: requirements → request_claims → the person grants →
+/// every claim tool → draft_application → the person releases → the signed receipt.
+/// Returns the requirements, the claim answers and the receipt.
+fn obtain_receipt(wallet: &mut Wallet<'_>, site: &mut Site<'_>) -> (Value, Vec<Value>, Value) {
+    let policy = site.requirements();
+    let id = wallet.request(&policy);
+    let tools = wallet.grant(&id, "600000");
+    assert_eq!(tools.len(), policy["claims"].as_array().unwrap().len());
+    let answers: Vec<Value> = tools
+        .iter()
+        .map(|tool| {
+            let out = wallet.call(tool, json!({}));
+            assert_eq!(out["ok"], true, "{tool}: {out}");
+            out["result"].clone()
+        })
+        .collect();
+    let receipt = wallet.draft_and_release(
+        policy["origin"].as_str().unwrap(),
+        policy["nonce"].as_str().unwrap(),
+    );
+    assert_eq!(receipt["payload"]["audience"], policy["origin"]);
+    assert_eq!(receipt["payload"]["nonce"], policy["nonce"]);
+    (policy, answers, receipt)
+}
+
+/// A payload the test makes itself: `answers` for `audience`, bound to `nonce`.
+fn forged_payload(
+    audience: &str,
+    nonce: &str,
+    answers: &[(Value, Outcome)],
+    issued: Timestamp,
+    expires: Timestamp,
+) -> ReceiptPayload {
+    let origin = Origin::parse(audience).unwrap();
+    let mut log = ComparisonLog::new();
+    for (i, (claim, outcome)) in answers.iter().enumerate() {
+        let claim: Claim = serde_json::from_value(claim.clone()).unwrap();
+        log.append(
+            issued.plus_millis(-1_000),
+            origin.clone(),
+            ToolName::parse(&format!("claim.{}.t{i}", claim.kind())).unwrap(),
+            claim,
+            *outcome,
+            GrantId::parse(&format!("t{i}")).unwrap(),
+        );
+    }
+    ReceiptPayload::new(
+        SessionId::parse("s-test").unwrap(),
+        origin,
+        Nonce::parse(nonce).unwrap(),
+        issued,
+        expires,
+        &log,
+    )
+    .unwrap()
+}
+
+fn all_satisfied(claims: &Value) -> Vec<(Value, Outcome)> {
+    claims
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c.clone(), Outcome::Satisfied))
+        .collect()
+}
+
+fn signed(payload: ReceiptPayload, key: &SigningKey) -> Value {
+    serde_json::to_value(sign(payload, key, system_now())).unwrap()
+}
+
+#[test]
+fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
+    let _serial = serial();
+    let stack = Stack::start(store(&key(1)));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut housing = Site::housing(&browser, &stack);
+    housing.shows(
+        "Waiting for your agent",
+        "Tacit wallet",
+        "housing-01-waiting",
+    );
+
+    // The site's two tools, with their hints, as the agent sees them.
+    let tools = housing.page.tools().unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["housing_requirements", "housing_submit_application"]
+    );
+    for tool in &tools {
+        let hints = &tool.raw["annotations"];
+        let read_only = tool.name == "housing_requirements";
+        assert_eq!(hints["readOnly"], read_only, "{}: {hints}", tool.name);
+        assert_eq!(hints["consequential"], !read_only, "{}: {hints}", tool.name);
+    }
+
+    // Requirements: exactly request_claims' input, a fresh nonce each time.
+    let first = housing.requirements();
+    let mut keys: Vec<&str> = first
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["claims", "nonce", "origin", "purpose", "site_name"]);
+    assert_eq!(first["origin"], stack.housing.origin());
+    assert_eq!(first["claims"], housing_claims());
+    let nonce = first["nonce"].as_str().unwrap();
+    assert!(
+        nonce.len() == 16 && nonce.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{nonce}"
+    );
+    assert_ne!(housing.requirements()["nonce"], first["nonce"]);
+    let out = completed(
+        "housing_requirements",
+        housing
+            .page
+            .call_tool("housing_requirements", json!({ "income": 28_400 }))
+            .unwrap(),
+    );
+    assert_eq!(error_code(&out), "invalid_input");
+
+    wallet.create_profile("28,400.00");
+    let (policy, answers, receipt) = obtain_receipt(&mut wallet, &mut housing);
+    assert!(
+        answers.iter().all(|a| a["satisfied"] == true),
+        "{answers:?}"
+    );
+    let out = housing.submit(&receipt);
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["result"]["accepted"], true);
+    assert_eq!(out["result"]["nonce"], policy["nonce"]);
+    assert_eq!(out["result"]["audience"], stack.housing.origin());
+    assert_eq!(out["result"]["claims"], housing_claims());
+    assert_eq!(out["result"]["key_id"], receipt["key_id"]);
+    housing.shows(
+        "Accepted",
+        "eligible for subsidised housing",
+        "housing-accepted",
+    );
+    wait_text(
+        &housing.page,
+        "#status-items",
+        "household income below 30,000.00 EUR",
+    );
+
+    // The same receipt again: the nonce is spent.
+    let out = housing.submit(&receipt);
+    assert_eq!(error_code(&out), "replayed_nonce", "{out}");
+    housing.shows("Refused", "replayed_nonce", "housing-refused");
+    // Still spent after a reload (the book lives in sessionStorage).
+    housing.page.reload().unwrap();
+    housing
+        .page
+        .wait_tool("housing_submit_application", WAIT)
+        .unwrap();
+    let out = housing.submit(&receipt);
+    assert_eq!(error_code(&out), "replayed_nonce", "{out}");
+    housing.assert_clean();
+}
+
+#[test]
+fn pharmacy_flow_is_accepted_and_misdirected_or_tampered_receipts_are_refused() {
+    let _serial = serial();
+    let stack = Stack::start(store(&key(1)));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut housing = Site::housing(&browser, &stack);
+    let mut pharmacy = Site::pharmacy(&browser, &stack);
+    wallet.create_profile("28,400.00");
+    let (policy, answers, receipt) = obtain_receipt(&mut wallet, &mut pharmacy);
+    assert_eq!(policy["claims"], pharmacy_claims());
+    assert_eq!(policy["origin"], stack.pharmacy.origin());
+    assert!(
+        answers.iter().all(|a| a["satisfied"] == true),
+        "{answers:?}"
+    );
+
+    // The pharmacy's receipt at the housing site: made for another audience.
+    let out = housing.submit(&receipt);
+    assert_eq!(error_code(&out), "wrong_audience", "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&stack.housing.origin())
+    );
+    housing.shows(
+        "Refused",
+        "wrong_audience",
+        "housing-refused-wrong-audience",
+    );
+
+    // Tampered: a longer window, or a lower age threshold, breaks the signature.
+    let mut longer = receipt.clone();
+    let expires = longer["payload"]["expires_at"].as_i64().unwrap();
+    longer["payload"]["expires_at"] = json!(expires + HOUR);
+    assert_eq!(error_code(&pharmacy.submit(&longer)), "bad_signature");
+    let mut younger = receipt.clone();
+    younger["payload"]["entries"][0]["claim"]["years"] = json!(16);
+    let out = pharmacy.submit(&younger);
+    assert_eq!(error_code(&out), "bad_signature", "{out}");
+    pharmacy.shows("Refused", "bad_signature", "pharmacy-refused");
+
+    // Neither refusal spent the nonce: the honest receipt is accepted.
+    let out = pharmacy.submit(&receipt);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert_eq!(out["result"]["claims"], pharmacy_claims());
+    pharmacy.shows("Accepted", "Dolorex", "pharmacy-accepted");
+    wait_text(&pharmacy.page, "#status-items", "at least 18 years old");
+    housing.assert_clean();
+    pharmacy.assert_clean();
+}
+
+#[test]
+fn housing_refuses_a_receipt_that_shows_income_above_the_limit() {
+    let _serial = serial();
+    let stack = Stack::start(store(&key(1)));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut housing = Site::housing(&browser, &stack);
+    wallet.create_profile("35,000.00");
+    let (_, answers, receipt) = obtain_receipt(&mut wallet, &mut housing);
+    let satisfied: Vec<&Value> = answers.iter().map(|a| &a["satisfied"]).collect();
+    assert_eq!(satisfied, [&json!(false), &json!(true)], "{answers:?}");
+
+    let out = housing.submit(&receipt);
+    assert_eq!(error_code(&out), "claim_not_satisfied", "{out}");
+    assert_eq!(out["error"]["claim"], housing_claims()[0]);
+    let message = out["error"]["message"].as_str().unwrap();
+    assert!(message.contains("income_below 3000000 EUR"), "{message}");
+    assert!(message.contains("not_satisfied"), "{message}");
+    // No raw value anywhere in what the site says.
+    let text = out.to_string() + &text_of(&housing.page, "body");
+    for raw in [
+        "3500000",
+        "35,000",
+        "35000",
+        "1990-02-28",
+        "nordhafen",
+        "asthma",
+    ] {
+        assert!(!text.contains(raw), "the site shows {raw}");
+    }
+    housing.shows(
+        "Refused",
+        "Not shown: household income below 30,000.00 EUR",
+        "housing-refused-claim",
+    );
+    housing.assert_clean();
+}
+
+#[test]
+fn receipts_outside_their_window_and_forgeries_are_refused_with_their_code() {
+    let _serial = serial();
+    let signer_key = key(1);
+    let stack = Stack::start(store(&signer_key));
+    let browser = Browser::launch().unwrap();
+    let mut housing = Site::housing(&browser, &stack);
+    let origin = housing.origin.clone();
+    let policy = housing.requirements();
+    let nonce = policy["nonce"].as_str().unwrap().to_owned();
+    let answers = all_satisfied(&housing_claims());
+    let now = system_now();
+    let make = |nonce: &str, issued: i64, expires: i64| {
+        forged_payload(
+            &origin,
+            nonce,
+            &answers,
+            now.plus_millis(issued),
+            now.plus_millis(expires),
+        )
+    };
+
+    // Expired an hour ago, signed with the signer's own key.
+    let out = housing.submit(&signed(make(&nonce, -2 * HOUR, -HOUR), &signer_key));
+    assert_eq!(error_code(&out), "expired", "{out}");
+    housing.shows("Refused", "expired", "housing-refused-expired");
+    // Valid only from an hour on.
+    let out = housing.submit(&signed(make(&nonce, HOUR, 2 * HOUR), &signer_key));
+    assert_eq!(error_code(&out), "not_yet_valid", "{out}");
+    // A key the signer does not publish (the site re-fetches the keys before saying so).
+    let out = housing.submit(&signed(make(&nonce, -MINUTE, 10 * MINUTE), &key(9)));
+    assert_eq!(error_code(&out), "unknown_key", "{out}");
+    // A log whose entries were reordered before signing.
+    let mut swapped = make(&nonce, -MINUTE, 10 * MINUTE);
+    swapped.entries.swap(0, 1);
+    let out = housing.submit(&signed(swapped, &signer_key));
+    assert_eq!(error_code(&out), "chain_broken", "{out}");
+    // A nonce this site never issued.
+    let out = housing.submit(&signed(
+        make("0123456789abcdef", -MINUTE, 10 * MINUTE),
+        &signer_key,
+    ));
+    assert_eq!(error_code(&out), "unknown_nonce", "{out}");
+    // The agent names another nonce than the receipt's.
+    let good = signed(make(&nonce, -MINUTE, 10 * MINUTE), &signer_key);
+    let out = housing.submit_input(json!({ "receipt": good, "nonce": "not-this-one" }));
+    assert_eq!(error_code(&out), "nonce_mismatch", "{out}");
+    // A receipt whose answers do not cover the policy.
+    let partial = forged_payload(
+        &origin,
+        &nonce,
+        &answers[..1],
+        now.plus_millis(-MINUTE),
+        now.plus_millis(10 * MINUTE),
+    );
+    let out = housing.submit(&signed(partial, &signer_key));
+    assert_eq!(error_code(&out), "claim_not_satisfied", "{out}");
+    assert_eq!(out["error"]["claim"], housing_claims()[1]);
+
+    // Input the wallet would refuse too.
+    let receipt_text = good.to_string();
+    for input in [
+        json!({}),
+        json!({ "receipt": good, "extra": true }),
+        json!({ "receipt": receipt_text }),
+        json!({ "receipt": 5 }),
+        json!({ "receipt": { "payload": {} } }),
+        json!({ "receipt": good, "nonce": 5 }),
+    ] {
+        let out = housing.submit_input(input.clone());
+        assert_eq!(error_code(&out), "invalid_input", "{input}: {out}");
+        assert!(out["error"]["message"].as_str().unwrap().len() > 10);
+    }
+
+    // None of that spent the nonce: the honest receipt is accepted, once.
+    let out = housing.submit_input(json!({ "receipt": good, "nonce": nonce }));
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert_eq!(
+        out["result"]["key_id"],
+        derive_key_id(&signer_key.verifying_key()).as_str()
+    );
+
+    // A page whose signer does not answer cannot check anything, and says so.
+    let mut cut_off = Site::open(
+        &browser,
+        &stack.housing,
+        "http://127.0.0.1:9",
+        ("housing_requirements", "housing_submit_application"),
+    );
+    let fresh = cut_off.requirements()["nonce"].as_str().unwrap().to_owned();
+    let out = cut_off.submit(&signed(make(&fresh, -MINUTE, 10 * MINUTE), &signer_key));
+    assert_eq!(error_code(&out), "signer_unreachable", "{out}");
+    cut_off.shows(
+        "Refused",
+        "signer_unreachable",
+        "housing-refused-signer-unreachable",
+    );
+    housing.assert_clean();
+}
+
+#[test]
+fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap() {
+    let _serial = serial();
+    let stack = Stack::start(store(&key(1)));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &stack, "&short_grants=1");
+    let mut housing = Site::housing(&browser, &stack);
+    wallet.create_profile("28,400.00");
+    let policy = housing.requirements();
+    let id = wallet.request(&policy);
+    let tools = wallet.grant(&id, "2000");
+    let income = tools.iter().find(|t| t.contains("income_below")).unwrap();
+    let district = tools.iter().find(|t| t.contains("resides_in")).unwrap();
+    let frame = wallet
+        .page
+        .tools()
+        .unwrap()
+        .into_iter()
+        .find(|t| &t.name == district)
+        .unwrap()
+        .frame_id;
+    assert_eq!(wallet.call(income, json!({}))["result"]["satisfied"], true);
+
+    // The agent dawdles; the two-second grant ends and both tools leave the registry.
+    for name in &tools {
+        wallet
+            .page
+            .wait_tool_gone(name, Duration::from_secs(15))
+            .unwrap();
+    }
+    let err = wallet
+        .page
+        .invoke_tool(&frame, district, json!({}))
+        .unwrap_err();
+    assert!(err.to_string().contains("Tool not found"), "{err}");
+    let out = wallet.call("check_request", json!({ "request_id": id }));
+    assert!(
+        out["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["state"] == "expired"),
+        "{out}"
+    );
+
+    // The receipt it can still get shows only the income answer: the site names the gap.
+    let receipt = wallet.draft_and_release(
+        policy["origin"].as_str().unwrap(),
+        policy["nonce"].as_str().unwrap(),
+    );
+    assert_eq!(receipt["payload"]["entries"].as_array().unwrap().len(), 1);
+    let out = housing.submit(&receipt);
+    assert_eq!(error_code(&out), "claim_not_satisfied", "{out}");
+    assert_eq!(out["error"]["claim"], housing_claims()[1]);
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not answer it"),
+        "{out}"
+    );
+    housing.shows(
+        "Refused",
+        "Not shown: lives in Altstadt, Nordhafen or Westend",
+        "housing-refused-grant-expired",
+    );
+}
+
+#[test]
+fn a_signer_key_rotated_between_signing_and_submission_still_verifies() {
+    let _serial = serial();
+    let (old, new) = (key(1), key(2));
+    let mut stack = Stack::start(store(&old));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut housing = Site::housing(&browser, &stack);
+    let mut pharmacy = Site::pharmacy(&browser, &stack);
+    // Both sites fetched (and keep) the one-key set at load.
+    wait_text(&housing.page, "#signer-pill", "1 key(s)");
+    wait_text(&pharmacy.page, "#signer-pill", "1 key(s)");
+    wallet.create_profile("28,400.00");
+    let (_, _, before) = obtain_receipt(&mut wallet, &mut housing);
+    let old_id = derive_key_id(&old.verifying_key());
+    assert_eq!(before["key_id"], old_id.as_str());
+
+    // The operator rotates and restarts the signer on the same port.
+    let mut rotated = store(&old);
+    rotated.rotate_to(new.clone(), system_now()).unwrap();
+    stack.signer.restart(rotated).unwrap();
+
+    // Signed before the rotation, submitted after: the old key is retired, not revoked.
+    let out = housing.submit(&before);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert_eq!(out["result"]["key_id"], old_id.as_str());
+    housing.shows("Accepted", "eligible", "housing-accepted-after-rotation");
+
+    // Signed after the rotation by the new key, which the pharmacy's cached set lacks: it
+    // fetches the keys afresh and accepts.
+    let (_, _, after) = obtain_receipt(&mut wallet, &mut pharmacy);
+    let new_id = derive_key_id(&new.verifying_key());
+    assert_eq!(after["key_id"], new_id.as_str());
+    let out = pharmacy.submit(&after);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert_eq!(out["result"]["key_id"], new_id.as_str());
+    wait_text(&pharmacy.page, "#signer-pill", "2 key(s)");
+    pharmacy.shows("Accepted", "Dolorex", "pharmacy-accepted-after-rotation");
+}
