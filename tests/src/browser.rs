@@ -85,10 +85,11 @@ pub fn missing_browser_message(path: &Path) -> String {
 #[derive(Debug)]
 pub struct Browser {
     cdp: RefCell<Cdp>,
-    child: Child,
+    /// The Chromium this harness launched; `None` when attached to someone else's browser.
+    child: Option<Child>,
     version: String,
     // Declared last: removed after the child is gone.
-    profile: TempDir,
+    profile: Option<TempDir>,
 }
 
 impl Browser {
@@ -147,7 +148,14 @@ impl Browser {
                     return Err(e);
                 }
             };
-        let mut cdp = Cdp::connect(&ws_url)?;
+        let mut browser = Self::connect_ws(&ws_url)?;
+        browser.child = Some(child);
+        browser.profile = Some(profile);
+        Ok(browser)
+    }
+
+    fn connect_ws(ws_url: &str) -> Result<Self> {
+        let mut cdp = Cdp::connect(ws_url)?;
         let version = cdp.send(None, "Browser.getVersion", json!({}))?;
         let version = version
             .get("product")
@@ -156,10 +164,42 @@ impl Browser {
             .to_owned();
         Ok(Self {
             cdp: RefCell::new(cdp),
-            child,
+            child: None,
             version,
-            profile,
+            profile: None,
         })
+    }
+
+    /// Attaches to a Chromium someone else started with `--remote-debugging-port=<port>` (the
+    /// person's own browser, as a browser agent would). Dropping the `Browser` leaves it open.
+    pub fn connect(port: u16) -> Result<Self> {
+        let body = http_get_local(port, "/json/version")?;
+        let info: Value = serde_json::from_str(&body)
+            .map_err(|e| Error::Protocol(format!("/json/version is not JSON: {e}")))?;
+        let ws_url = info
+            .get("webSocketDebuggerUrl")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::Protocol(format!("no webSocketDebuggerUrl in {info}")))?;
+        Self::connect_ws(ws_url)
+    }
+
+    /// Attaches to an open tab whose URL starts with `url_prefix`, without taking it over:
+    /// dropping the returned page leaves the tab open.
+    pub fn attach(&self, url_prefix: &str) -> Result<Page<'_>> {
+        let targets = self.send("Target.getTargets", json!({}))?;
+        let target_id = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| {
+                t["type"] == "page" && t["url"].as_str().is_some_and(|u| u.starts_with(url_prefix))
+            })
+            .and_then(|t| t["targetId"].as_str())
+            .ok_or_else(|| Error::Protocol(format!("no open tab at {url_prefix}")))?
+            .to_owned();
+        let mut page = self.attach_target(target_id)?;
+        page.owned = false;
+        Ok(page)
     }
 
     /// Chromium's product string, e.g. `HeadlessChrome/156.0.8078.108`.
@@ -167,9 +207,9 @@ impl Browser {
         &self.version
     }
 
-    /// The fresh profile directory of this run.
-    pub fn profile_dir(&self) -> &Path {
-        self.profile.path()
+    /// The fresh profile directory of this run (`None` when attached to another browser).
+    pub fn profile_dir(&self) -> Option<&Path> {
+        self.profile.as_ref().map(TempDir::path)
     }
 
     /// Sends a browser-level command (no session).
@@ -181,6 +221,10 @@ impl Browser {
     pub fn new_page(&self) -> Result<Page<'_>> {
         let target = self.send("Target.createTarget", json!({ "url": "about:blank" }))?;
         let target_id = string_field(&target, "targetId")?;
+        self.attach_target(target_id)
+    }
+
+    fn attach_target(&self, target_id: String) -> Result<Page<'_>> {
         let attached = self.send(
             "Target.attachToTarget",
             json!({ "targetId": target_id, "flatten": true }),
@@ -192,6 +236,7 @@ impl Browser {
             session_id,
             frame_id: String::new(),
             webmcp: WebMcpState::default(),
+            owned: true,
         };
         page.send("Page.enable", json!({}))?;
         page.send("Runtime.enable", json!({}))?;
@@ -209,18 +254,21 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
+        let Some(child) = self.child.as_mut() else {
+            return; // someone else's browser: leave it running
+        };
         if let Ok(mut cdp) = self.cdp.try_borrow_mut() {
             let _ = cdp.send_timeout(None, "Browser.close", json!({}), Duration::from_secs(2));
         }
         let deadline = Instant::now() + Duration::from_secs(3);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
@@ -280,6 +328,8 @@ pub struct Page<'b> {
     session_id: String,
     frame_id: String,
     pub(crate) webmcp: WebMcpState,
+    /// Opened by this harness (closed on drop) rather than attached to an existing tab.
+    owned: bool,
 }
 
 impl Page<'_> {
@@ -395,6 +445,9 @@ impl Page<'_> {
 
 impl Drop for Page<'_> {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         if let Ok(mut cdp) = self.browser.cdp.try_borrow_mut() {
             let params = json!({ "targetId": self.target_id });
             let _ = cdp.send_timeout(None, "Target.closeTarget", params, Duration::from_secs(2));
@@ -410,5 +463,42 @@ fn truthy(value: &Value) -> bool {
         Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0 && !n.is_nan()),
         Value::String(s) => !s.is_empty(),
         Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// A plain HTTP/1.1 GET to `127.0.0.1:<port><path>`; the body.
+fn http_get_local(port: u16, path: &str) -> Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| {
+        Error::Launch(format!(
+            "no browser listens for DevTools on 127.0.0.1:{port} ({e}); start Chromium with \
+             --remote-debugging-port={port}"
+        ))
+    })?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )?;
+    // Read the head, then exactly Content-Length bytes: DevTools keeps the connection open.
+    let mut data = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                return Ok(String::from_utf8_lossy(&data[end + 4..end + 4 + length]).into_owned());
+            }
+        }
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(Error::Protocol(format!("{path}: connection closed early")));
+        }
+        data.extend_from_slice(&chunk[..n]);
     }
 }

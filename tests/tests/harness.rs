@@ -259,3 +259,45 @@ fn served_headers_reach_the_browser() {
         "{csp}"
     );
 }
+
+/// What `cargo xtask demo --agent` does without `--auto-approve`: attach to a browser someone
+/// else started, find their open tab, and leave both open when done.
+#[test]
+fn connect_attaches_to_a_running_browser_and_leaves_it_open() {
+    let site = TempDir::new().unwrap();
+    std::fs::write(site.path().join("index.html"), INDEX).unwrap();
+    std::fs::write(site.path().join("boot.js"), BOOT).unwrap();
+    let server = StaticServer::start(site.path()).unwrap();
+    let theirs = Browser::launch().unwrap();
+    let mut tab = theirs.new_page().unwrap();
+    tab.navigate(&server.url("/")).unwrap();
+    let port_file = theirs
+        .profile_dir()
+        .unwrap()
+        .join("profile")
+        .join("DevToolsActivePort");
+    let port: u16 = std::fs::read_to_string(port_file)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    {
+        let agent = Browser::connect(port).unwrap();
+        assert!(agent.profile_dir().is_none());
+        let mut attached = agent.attach(&server.origin()).unwrap();
+        attached.enable_webmcp().unwrap();
+        let tool = attached.wait_tool("echo", WAIT).unwrap();
+        let out = attached
+            .invoke_tool(&tool.frame_id, "echo", json!({ "x": 1 }))
+            .unwrap();
+        assert_eq!(out.status, ToolStatus::Completed);
+        assert!(agent.attach("http://127.0.0.1:1/").is_err());
+    }
+    // Dropping the agent's handles closed neither the tab nor the browser.
+    let status = tab
+        .eval("document.getElementById('status').textContent")
+        .unwrap();
+    assert!(status.is_string(), "{status}");
+}

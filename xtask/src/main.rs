@@ -5,6 +5,7 @@
 
 mod build_web;
 mod ci;
+mod demo;
 
 use std::env;
 use std::path::PathBuf;
@@ -16,7 +17,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::ci(&args[1..]),
         Some("build-web") => build_web::build_web(&args[1..], false),
-        Some("demo") => demo(),
+        Some("demo") => demo::demo(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
@@ -39,7 +40,9 @@ fn print_help() {
         "cargo xtask <task>\n\n\
          build-web [site..]  build the wasm sites into target/site/<site>/ ({})\n\
          ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests\n\
-         demo                run the wallet, signer and example sites (not built yet)\n\
+         demo [--agent [--auto-approve]] [--pharmacy]\n\
+                             run the signer, wallet and example sites on loopback; --agent adds\n\
+                             a scripted agent (it waits for you unless --auto-approve)\n\
          bench               run the wallet-core criterion benchmarks",
         sites.join(", ")
     );
@@ -86,15 +89,6 @@ pub(crate) fn run(
     } else {
         Err(format!("step `{name}` failed ({status})"))
     }
-}
-
-fn demo() -> Result<(), String> {
-    Err(
-        "`cargo xtask demo` is not built yet: the wallet page arrives with issue 4, \
-         the signer with issue 5 and the example sites with issue 6. \
-         `cargo xtask ci` runs what exists today."
-            .to_owned(),
-    )
 }
 
 /// `cargo xtask bench [core|signer] [-- extra args]`: `core` runs wallet-core's criterion

@@ -1,0 +1,213 @@
+//! `cargo xtask demo`: the signer, the wallet page, the housing site and the pharmacy on
+//! loopback, with the Chromium command line to open them; `--agent` also runs a scripted agent
+//! through the DevTools `WebMCP` domain. Stops everything on Ctrl-C.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tacit_e2e::agent::{self, Person, SiteTools};
+use tacit_e2e::{Browser, LaunchOptions, StaticServer};
+
+const SIGNER: &str = "127.0.0.1:8787";
+const WALLET: &str = "127.0.0.1:8080";
+const HOUSING: &str = "127.0.0.1:8081";
+const PHARMACY: &str = "127.0.0.1:8082";
+const DEBUG_PORT: u16 = 9222;
+
+struct Options {
+    agent: bool,
+    auto_approve: bool,
+    site: &'static str,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        agent: false,
+        auto_approve: false,
+        site: "housing",
+    };
+    for arg in args {
+        match arg.as_str() {
+            "--agent" => options.agent = true,
+            "--auto-approve" => options.auto_approve = true,
+            "--pharmacy" => options.site = "pharmacy",
+            other => {
+                return Err(format!(
+                    "unknown argument `{other}` (known: --agent, --auto-approve, --pharmacy)"
+                ));
+            }
+        }
+    }
+    if options.auto_approve && !options.agent {
+        return Err("--auto-approve only makes sense with --agent".into());
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match parse(&args).and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn addr(text: &str) -> SocketAddr {
+    text.parse()
+        .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)))
+}
+
+fn run(options: Options) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    // The signer's key lives under target/demo/ and is made once.
+    let key_file: PathBuf = tacit_e2e::target_dir().join("demo").join("signer.key");
+    if !key_file.exists() {
+        std::fs::create_dir_all(key_file.parent().unwrap_or(&key_file))
+            .map_err(|e| e.to_string())?;
+        let id =
+            signer::keygen(&key_file, signer::system_now(), false).map_err(|e| e.to_string())?;
+        println!("made a signer key {id} in {}", key_file.display());
+    }
+    let keys = signer::KeyStore::load(&key_file).map_err(|e| e.to_string())?;
+    let wallet_origin = format!("http://{WALLET}");
+    let config = signer::Config {
+        listen: addr(SIGNER),
+        key_file: key_file.clone(),
+        allowed_origins: vec![
+            wallet_core::Origin::parse(&wallet_origin).map_err(|e| e.to_string())?,
+        ],
+        ..signer::Config::default()
+    };
+    let state = signer::AppState::new(keys, &config, signer::SystemClock);
+    let (stop_signer, signer_stopped) = tokio::sync::oneshot::channel::<()>();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(config.listen))
+        .map_err(|e| format!("the signer cannot listen on {SIGNER}: {e}"))?;
+    let signer_task = runtime.spawn(signer::serve(listener, state, async {
+        let _ = signer_stopped.await;
+    }));
+
+    let serve = |site: &str, at: &str| -> Result<StaticServer, String> {
+        let dir = tacit_e2e::site_dir(site).map_err(|e| e.to_string())?;
+        StaticServer::start_on(dir, addr(at))
+            .map_err(|e| format!("{site} cannot listen on {at}: {e}"))
+    };
+    let wallet = serve("wallet", WALLET)?;
+    let housing = serve("housing", HOUSING)?;
+    let pharmacy = serve("pharmacy", PHARMACY)?;
+    let signer_url = format!("http://{SIGNER}");
+    let wallet_url = format!("{}/?signer={signer_url}", wallet.origin());
+    let housing_url = format!("{}/?signer={signer_url}", housing.origin());
+    let pharmacy_url = format!("{}/?signer={signer_url}", pharmacy.origin());
+    println!("\nTacit demo is running on loopback:\n");
+    println!(
+        "  signer    {signer_url}   (keys: {signer_url}/v1/keys, key file {})",
+        key_file.display()
+    );
+    println!("  wallet    {wallet_url}");
+    println!("  housing   {housing_url}");
+    println!("  pharmacy  {pharmacy_url}\n");
+    println!(
+        "Open them in Chromium with WebMCP on (a fresh profile; the DevTools port lets an agent drive it):\n"
+    );
+    println!(
+        "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}'\n"
+    );
+
+    let outcome = if options.agent {
+        run_agent(&options, &wallet_url, &housing_url, &pharmacy_url)
+    } else {
+        Ok(())
+    };
+    if let Err(e) = &outcome {
+        eprintln!("agent: {e}");
+    }
+    if !options.agent || !options.auto_approve {
+        println!("Press Ctrl-C to stop.");
+        runtime.block_on(async {
+            let _ = tokio::signal::ctrl_c().await;
+        });
+    }
+    println!("\nstopping…");
+    let _ = stop_signer.send(());
+    let _ = runtime.block_on(signer_task);
+    drop((wallet, housing, pharmacy));
+    println!("stopped.");
+    outcome
+}
+
+fn run_agent(
+    options: &Options,
+    wallet_url: &str,
+    housing_url: &str,
+    pharmacy_url: &str,
+) -> Result<(), String> {
+    let (site_url, tools): (&str, SiteTools) = if options.site == "pharmacy" {
+        (pharmacy_url, agent::PHARMACY)
+    } else {
+        (housing_url, agent::HOUSING)
+    };
+    let mut say = |line: &str| println!("[agent] {line}");
+    if options.auto_approve {
+        println!(
+            "[agent] --auto-approve: a headless Chromium of the agent's own, with a SCRIPTED STAND-IN FOR A PERSON"
+        );
+        let browser = Browser::launch_with(LaunchOptions::default()).map_err(|e| e.to_string())?;
+        let mut wallet = browser.new_page().map_err(|e| e.to_string())?;
+        wallet.enable_webmcp().map_err(|e| e.to_string())?;
+        wallet.navigate(wallet_url).map_err(|e| e.to_string())?;
+        wallet
+            .wait_for(
+                "!document.getElementById('app').hidden",
+                std::time::Duration::from_secs(20),
+            )
+            .map_err(|e| e.to_string())?;
+        say(
+            "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
+        );
+        let person = tacit_e2e::wallet::Wallet { page: wallet };
+        person.create_profile();
+        let mut wallet = person.page;
+        let mut site = browser.new_page().map_err(|e| e.to_string())?;
+        site.enable_webmcp().map_err(|e| e.to_string())?;
+        site.navigate(site_url).map_err(|e| e.to_string())?;
+        site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
+            .map_err(|e| e.to_string())?;
+        let answer = agent::run_flow(
+            &mut wallet,
+            &mut site,
+            tools,
+            Person::ScriptedStandIn,
+            &mut say,
+        )
+        .map_err(|e| e.to_string())?;
+        say(&format!("site answered: {answer}"));
+        return Ok(());
+    }
+    println!(
+        "[agent] attaching to your Chromium on 127.0.0.1:{DEBUG_PORT} (start it with the command above)…"
+    );
+    let browser = Browser::connect(DEBUG_PORT).map_err(|e| e.to_string())?;
+    let wallet_origin = wallet_url.split("/?").next().unwrap_or(wallet_url);
+    let mut wallet = browser
+        .attach(wallet_origin)
+        .map_err(|e| format!("{e}: open the wallet page in that browser first"))?;
+    wallet.enable_webmcp().map_err(|e| e.to_string())?;
+    let mut site = browser.new_page().map_err(|e| e.to_string())?;
+    site.enable_webmcp().map_err(|e| e.to_string())?;
+    site.navigate(site_url).map_err(|e| e.to_string())?;
+    site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
+        .map_err(|e| e.to_string())?;
+    let answer = agent::run_flow(&mut wallet, &mut site, tools, Person::Real, &mut say)
+        .map_err(|e| e.to_string())?;
+    say(&format!("site answered: {answer}"));
+    Ok(())
+}
