@@ -512,3 +512,35 @@ fn wallet_without_webmcp_offers_window_tacit() {
     assert_eq!(out["error"]["code"], "unknown_tool");
     page.screenshot("wallet-13-no-webmcp").unwrap();
 }
+
+#[test]
+fn wallet_remembers_what_it_revealed_across_a_reload() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy("r-1"));
+    let tools = wallet.grant(&id, "600000", 2);
+    let income = tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone();
+    assert_eq!(wallet.call(&income, json!({}))["result"]["satisfied"], true);
+    // Reload: the page forgets everything in memory; the sealed ledger is all that remains.
+    wallet.page.reload().unwrap();
+    wallet
+        .page
+        .wait_for("!document.getElementById('app').hidden", WAIT)
+        .unwrap();
+    wallet.unlock(PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    let probe = json!({ "origin": "http://127.0.0.1:8082", "nonce": "r-2", "claims": [
+        { "kind": "income_below", "limit": { "amount_minor": 2_900_000, "currency": "EUR" } } ] });
+    let id = wallet.request(probe);
+    // The consent screen already says so, before anything is granted.
+    wallet.wait_text(&format!("#req-{id}"), "would be declined");
+    let tools = wallet.grant(&id, "once", 1);
+    let out = wallet.call(&tools[0], json!({}));
+    assert_eq!(error_code(&out), "declined_privacy_floor", "{out}");
+}
