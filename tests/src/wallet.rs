@@ -100,11 +100,22 @@ impl<'b> Wallet<'b> {
         }
     }
 
+    /// Brings this tab to the front (the person looks at the wallet).
+    pub fn front(&self) {
+        self.page.send("Page.bringToFront", json!({})).unwrap();
+    }
+
     /// The person creates a profile: 28,400.00 EUR, born 1990-02-28, Nordhafen, asthma.
     pub fn create_profile(&self) {
+        self.create_profile_with_income("28,400.00");
+    }
+
+    /// The same profile with another income, typed as a person would (`35,000.00`).
+    pub fn create_profile_with_income(&self, income: &str) {
+        self.front();
         self.page.fill("#new-pass", PASS).unwrap();
         self.page.fill("#new-pass2", PASS).unwrap();
-        self.page.fill("#f-income", "28,400.00").unwrap();
+        self.page.fill("#f-income", income).unwrap();
         self.set("f-dob", "1990-02-28");
         self.set("f-district", "nordhafen");
         self.page
@@ -182,6 +193,7 @@ impl<'b> Wallet<'b> {
     /// `2000` with `?short_grants=1`, `60000`, `600000`, `3600000`, `once`); waits until the
     /// agent sees the `expect_tools` new tools. Their names.
     pub fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
+        self.front();
         self.set(&format!("dur-{id}"), duration);
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
@@ -200,6 +212,46 @@ impl<'b> Wallet<'b> {
             self.page.wait_tool(name, WAIT).unwrap();
         }
         names
+    }
+
+    /// The agent drafts an application; the person releases it; the signer signs. The signed
+    /// receipt. If the signer was unreachable (say, just restarted), the person presses "Ask the
+    /// signer again" once, as the page offers.
+    pub fn draft_and_release(&mut self, audience: &str, nonce: &str) -> Value {
+        let out = self.call(
+            "draft_application",
+            json!({ "audience": audience, "nonce": nonce }),
+        );
+        assert_eq!(out["result"]["status"], "held", "{out}");
+        let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+        let release = format!("[data-action=release][data-id={proposal}]");
+        self.page
+            .wait_for(&format!("!!document.querySelector({release:?})"), WAIT)
+            .unwrap();
+        self.front();
+        self.page.click(&release).unwrap();
+        let deadline = Instant::now() + WAIT;
+        let mut asked_again = false;
+        loop {
+            let out = self.call("check_proposal", json!({ "proposal_id": proposal }));
+            if out["result"]["signed"] == true {
+                assert_eq!(out["result"]["status"], "released");
+                return out["result"]["receipt"].clone();
+            }
+            let again = format!("[data-action=sign-again][data-id={proposal}]");
+            let offered = self
+                .page
+                .eval(&format!("!!document.querySelector({again:?})"))
+                .unwrap()
+                == json!(true);
+            let note = self.text("#proposals");
+            if offered && !asked_again && note.contains("unreachable") {
+                self.page.click(&again).unwrap();
+                asked_again = true;
+            }
+            assert!(Instant::now() < deadline, "never signed: {out} / {note}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The person revokes the grant behind claim tool `tool`; waits until it is gone.

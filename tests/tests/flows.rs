@@ -14,12 +14,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
+use tacit_e2e::wallet::Wallet;
 use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
 use wallet_core::receipt::sign;
 use wallet_core::{
@@ -28,7 +29,6 @@ use wallet_core::{
 };
 
 const WAIT: Duration = Duration::from_secs(20);
-const PASS: &str = "correct horse battery staple";
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 
@@ -123,142 +123,13 @@ fn wait_text(page: &Page<'_>, selector: &str, needle: &str) {
 }
 
 /// The person's wallet tab.
-struct Wallet<'b> {
-    page: Page<'b>,
-}
-
-impl<'b> Wallet<'b> {
-    fn open(browser: &'b Browser, stack: &Stack, extra_query: &str) -> Self {
-        let mut page = browser.new_page().unwrap();
-        page.enable_webmcp().unwrap();
-        page.watch_csp().unwrap();
-        let url = stack
-            .wallet
-            .url(&format!("/?signer={}{extra_query}", stack.signer.url()));
-        page.navigate(&url).unwrap();
-        page.require_webmcp().unwrap();
-        page.wait_for("!document.getElementById('app').hidden", WAIT)
-            .unwrap();
-        Self { page }
-    }
-
-    fn front(&self) {
-        self.page.send("Page.bringToFront", json!({})).unwrap();
-    }
-
-    fn set(&self, id: &str, value: &str) {
-        self.page
-            .eval(&format!(
-                "(() => {{ const e = document.getElementById({id:?}); e.value = {value:?}; \
-                 e.dispatchEvent(new Event('change', {{bubbles: true}})); return e.value; }})()"
-            ))
-            .unwrap();
-    }
-
-    fn create_profile(&self, income: &str) {
-        self.front();
-        self.page.fill("#new-pass", PASS).unwrap();
-        self.page.fill("#new-pass2", PASS).unwrap();
-        self.page.fill("#f-income", income).unwrap();
-        self.set("f-dob", "1990-02-28");
-        self.set("f-district", "nordhafen");
-        self.page
-            .click("#f-conditions input[value=asthma]")
-            .unwrap();
-        self.page.click("[data-action=create-profile]").unwrap();
-        wait_text(&self.page, "#lock-pill", "Unlocked");
-    }
-
-    fn call(&mut self, name: &str, input: Value) -> Value {
-        let response = self.page.call_tool(name, input).unwrap();
-        completed(name, response)
-    }
-
-    fn poll(&mut self, name: &str, input: Value, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let out = self.call(name, input.clone());
-            if done(&out) {
-                return out;
-            }
-            assert!(Instant::now() < deadline, "{name} never got there: {out}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// The agent passes the site's requirements to request_claims unchanged.
-    fn request(&mut self, policy: &Value) -> String {
-        let out = self.call("request_claims", policy.clone());
-        assert_eq!(out["ok"], true, "{out}");
-        assert_eq!(out["result"]["status"], "held");
-        let id = out["result"]["request_id"].as_str().unwrap().to_owned();
-        self.page
-            .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
-            .unwrap();
-        id
-    }
-
-    /// The person grants every claim for `duration`; returns the claim tools' names.
-    fn grant(&mut self, id: &str, duration: &str) -> Vec<String> {
-        self.front();
-        self.set(&format!("dur-{id}"), duration);
-        self.page
-            .click(&format!("[data-action=grant][data-id={id}]"))
-            .unwrap();
-        let out = self.poll("check_request", json!({ "request_id": id }), |o| {
-            o["result"]["status"] == "granted"
-        });
-        let names: Vec<String> = out["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["tool"].as_str().unwrap().to_owned())
-            .collect();
-        for name in &names {
-            self.page.wait_tool(name, WAIT).unwrap();
-        }
-        names
-    }
-
-    /// The agent drafts; the person releases; the signer signs. Returns the signed receipt.
-    fn draft_and_release(&mut self, audience: &str, nonce: &str) -> Value {
-        let out = self.call(
-            "draft_application",
-            json!({ "audience": audience, "nonce": nonce }),
-        );
-        assert_eq!(out["result"]["status"], "held", "{out}");
-        let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
-        let release = format!("[data-action=release][data-id={proposal}]");
-        self.page
-            .wait_for(&format!("!!document.querySelector({release:?})"), WAIT)
-            .unwrap();
-        self.front();
-        self.page.click(&release).unwrap();
-        let deadline = Instant::now() + WAIT;
-        let mut asked_again = false;
-        loop {
-            let out = self.call("check_proposal", json!({ "proposal_id": proposal }));
-            if out["result"]["signed"] == true {
-                assert_eq!(out["result"]["status"], "released");
-                return out["result"]["receipt"].clone();
-            }
-            // A signer that was just restarted may have dropped the wallet's connection: the
-            // person presses "Ask the signer again", as the page offers.
-            let again = format!("[data-action=sign-again][data-id={proposal}]");
-            let offered = self
-                .page
-                .eval(&format!("!!document.querySelector({again:?})"))
-                .unwrap()
-                == json!(true);
-            let note = text_of(&self.page, "#proposals");
-            if offered && !asked_again && note.contains("unreachable") {
-                self.page.click(&again).unwrap();
-                asked_again = true;
-            }
-            assert!(Instant::now() < deadline, "never signed: {out} / {note}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+/// The wallet tab of a stack: its signer in the query, plus `extra_query`.
+fn open_wallet<'b>(browser: &'b Browser, stack: &Stack, extra_query: &str) -> Wallet<'b> {
+    Wallet::open(
+        browser,
+        &stack.wallet,
+        &format!("?signer={}{extra_query}", stack.signer.url()),
+    )
 }
 
 /// A relying site's tab.
@@ -345,9 +216,8 @@ impl<'b> Site<'b> {
 /// Returns the requirements, the claim answers and the receipt.
 fn obtain_receipt(wallet: &mut Wallet<'_>, site: &mut Site<'_>) -> (Value, Vec<Value>, Value) {
     let policy = site.requirements();
-    let id = wallet.request(&policy);
-    let tools = wallet.grant(&id, "600000");
-    assert_eq!(tools.len(), policy["claims"].as_array().unwrap().len());
+    let id = wallet.request(policy.clone());
+    let tools = wallet.grant(&id, "600000", policy["claims"].as_array().unwrap().len());
     let answers: Vec<Value> = tools
         .iter()
         .map(|tool| {
@@ -415,7 +285,7 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
     let _serial = serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut wallet = open_wallet(&browser, &stack, "");
     let mut housing = Site::housing(&browser, &stack);
     housing.shows(
         "Waiting for your agent",
@@ -465,7 +335,7 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
     );
     assert_eq!(error_code(&out), "invalid_input");
 
-    wallet.create_profile("28,400.00");
+    wallet.create_profile_with_income("28,400.00");
     let (policy, answers, receipt) = obtain_receipt(&mut wallet, &mut housing);
     assert!(
         answers.iter().all(|a| a["satisfied"] == true),
@@ -509,10 +379,10 @@ fn pharmacy_flow_is_accepted_and_misdirected_or_tampered_receipts_are_refused() 
     let _serial = serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut wallet = open_wallet(&browser, &stack, "");
     let mut housing = Site::housing(&browser, &stack);
     let mut pharmacy = Site::pharmacy(&browser, &stack);
-    wallet.create_profile("28,400.00");
+    wallet.create_profile_with_income("28,400.00");
     let (policy, answers, receipt) = obtain_receipt(&mut wallet, &mut pharmacy);
     assert_eq!(policy["claims"], pharmacy_claims());
     assert_eq!(policy["origin"], stack.pharmacy.origin());
@@ -562,9 +432,9 @@ fn housing_refuses_a_receipt_that_shows_income_above_the_limit() {
     let _serial = serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut wallet = open_wallet(&browser, &stack, "");
     let mut housing = Site::housing(&browser, &stack);
-    wallet.create_profile("35,000.00");
+    wallet.create_profile_with_income("35,000.00");
     let (_, answers, receipt) = obtain_receipt(&mut wallet, &mut housing);
     let satisfied: Vec<&Value> = answers.iter().map(|a| &a["satisfied"]).collect();
     assert_eq!(satisfied, [&json!(false), &json!(true)], "{answers:?}");
@@ -700,12 +570,12 @@ fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap
     let _serial = serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &stack, "&short_grants=1");
+    let mut wallet = open_wallet(&browser, &stack, "&short_grants=1");
     let mut housing = Site::housing(&browser, &stack);
-    wallet.create_profile("28,400.00");
+    wallet.create_profile_with_income("28,400.00");
     let policy = housing.requirements();
-    let id = wallet.request(&policy);
-    let tools = wallet.grant(&id, "2000");
+    let id = wallet.request(policy.clone());
+    let tools = wallet.grant(&id, "2000", 2);
     let income = tools.iter().find(|t| t.contains("income_below")).unwrap();
     let district = tools.iter().find(|t| t.contains("resides_in")).unwrap();
     let frame = wallet
@@ -769,13 +639,13 @@ fn a_signer_key_rotated_between_signing_and_submission_still_verifies() {
     let (old, new) = (key(1), key(2));
     let mut stack = Stack::start(store(&old));
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &stack, "");
+    let mut wallet = open_wallet(&browser, &stack, "");
     let mut housing = Site::housing(&browser, &stack);
     let mut pharmacy = Site::pharmacy(&browser, &stack);
     // Both sites fetched (and keep) the one-key set at load.
     wait_text(&housing.page, "#signer-pill", "1 key(s)");
     wait_text(&pharmacy.page, "#signer-pill", "1 key(s)");
-    wallet.create_profile("28,400.00");
+    wallet.create_profile_with_income("28,400.00");
     let (_, _, before) = obtain_receipt(&mut wallet, &mut housing);
     let old_id = derive_key_id(&old.verifying_key());
     assert_eq!(before["key_id"], old_id.as_str());
