@@ -23,6 +23,9 @@ pub struct Site {
     /// The crate's directory, relative to the workspace root; its `static/` is copied next to
     /// `pkg/`, and its `tests/*.rs` are wasm-bindgen tests run in Chromium by `ci`.
     pub dir: &'static str,
+    /// A directory (relative to the root) of static files shared with other sites, copied
+    /// before the site's own `static/` (which wins on a clash).
+    pub shared_static: Option<&'static str>,
 }
 
 /// Every wasm site. Adding one is one line here.
@@ -32,18 +35,21 @@ pub const SITES: &[Site] = &[
         package: "tacit-web",
         lib: "tacit_web",
         dir: "web",
+        shared_static: None,
     },
     Site {
         name: "housing",
         package: "tacit-housing",
         lib: "tacit_housing",
         dir: "examples/housing",
+        shared_static: Some("examples/site/static"),
     },
     Site {
         name: "pharmacy",
         package: "tacit-pharmacy",
         lib: "tacit_pharmacy",
         dir: "examples/pharmacy",
+        shared_static: Some("examples/site/static"),
     },
 ];
 
@@ -108,6 +114,9 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
     }
     if out.exists() {
         fs::remove_dir_all(&out).map_err(|e| format!("clearing {}: {e}", out.display()))?;
+    }
+    if let Some(shared) = site.shared_static {
+        copy_dir(&root.join(shared), &out)?;
     }
     copy_dir(&static_dir, &out)?;
 
