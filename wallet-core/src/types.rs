@@ -161,3 +161,23 @@ token!(
     /// A signing key's id (hex of the first 8 bytes of SHA-256 of the public key).
     KeyId, "key_id", 64, b"_-", "must match [A-Za-z0-9_-]{1,64}"
 );
+
+impl SessionId {
+    /// `s-` and 18 lowercase hex digits of `bytes` (from the caller's randomness): always a
+    /// valid id, so the page needs no fallback.
+    pub fn derive_from_bytes(bytes: &[u8; 9]) -> Self {
+        Self(format!("s-{}", hex::encode(bytes)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_derived_from_bytes_parse() {
+        let id = SessionId::derive_from_bytes(&[0xab; 9]);
+        assert_eq!(id.as_str(), "s-ababababababababab");
+        assert_eq!(SessionId::parse(id.as_str()), Ok(id));
+    }
+}
