@@ -204,6 +204,34 @@ async fn post_refuses_a_window_longer_than_a_day_or_empty() {
     assert_eq!(send(&app, post_json(&body)).await.0, StatusCode::OK);
 }
 
+/// Found by `fuzz/` (signer_body; the input is its crash, kept as a seed): an `issued_at` near
+/// `i64::MIN` overflowed wallet-core's window check and panicked the handler.
+#[tokio::test]
+async fn post_refuses_a_window_from_the_start_of_time() {
+    let app = app_at(NOW);
+    let crash: &'static [u8] =
+        include_bytes!("../../fuzz/seeds/signer_body/crash-window-overflow.json");
+    let request = Request::post("/v1/receipts")
+        .header("content-type", "application/json")
+        .header("origin", WALLET)
+        .body(Body::from(crash))
+        .unwrap();
+    let mut responses = vec![send(&app, request).await];
+    for issued_at in [i64::MIN, i64::MIN + 1] {
+        let mut body = payload_json(NOW);
+        body["issued_at"] = json!(issued_at);
+        responses.push(send(&app, post_json(&body)).await);
+    }
+    for response in &responses {
+        let message = assert_error(
+            response,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_receipt",
+        );
+        assert!(message.contains("longer than 24 hours"), "{message}");
+    }
+}
+
 #[tokio::test]
 async fn post_refuses_entries_for_another_audience_and_other_versions() {
     let app = app_at(NOW);

@@ -177,7 +177,10 @@ impl ReceiptPayload {
         if self.expires_at <= self.issued_at {
             return Err(Error::ReceiptFormat("expires_at must be after issued_at"));
         }
-        if self.expires_at.millis() - self.issued_at.millis() > MAX_WINDOW_MS {
+        // Both times come from outside and may be any i64: a subtraction could overflow (a
+        // panic with overflow checks, a wrapped negative window that passes without them).
+        let window = self.expires_at.millis().abs_diff(self.issued_at.millis());
+        if window > MAX_WINDOW_MS.unsigned_abs() {
             return Err(Error::ReceiptFormat("validity window longer than 24 hours"));
         }
         Ok(())

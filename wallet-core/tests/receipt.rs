@@ -478,6 +478,47 @@ fn verify_rejects_an_empty_window_and_other_versions() {
     );
 }
 
+/// Found by `fuzz/` (signer_body): `issued_at` near `i64::MIN` made the window computation
+/// overflow, a panic with overflow checks on, and without them a wrapped window that passed.
+#[test]
+fn a_window_at_the_ends_of_time_is_refused_without_overflow() {
+    // A key valid since the beginning of time, so that `verify` reaches the structure check.
+    let keys = KeySet {
+        keys: vec![PublicKeyEntry::new(
+            &test_key().verifying_key(),
+            Timestamp::from_millis(i64::MIN),
+            None,
+            KeyStatus::Active,
+        )],
+    };
+    let too_long = Error::ReceiptFormat("validity window longer than 24 hours");
+    for (issued_at, expires_at) in [
+        (i64::MIN, T0 + 11 * MINUTE),
+        (i64::MIN + 1, T0 + 11 * MINUTE),
+        (i64::MIN, i64::MAX),
+        (-1, i64::MAX),
+        (T0, i64::MAX),
+    ] {
+        let mut payload = payload();
+        payload.issued_at = Timestamp::from_millis(issued_at);
+        payload.expires_at = Timestamp::from_millis(expires_at);
+        assert_eq!(
+            payload.check_structure(),
+            Err(too_long.clone()),
+            "{issued_at}..{expires_at}"
+        );
+        assert_eq!(check(&sign_raw(payload), &keys), Err(too_long.clone()));
+    }
+    let mut payload = payload();
+    payload.issued_at = Timestamp::from_millis(i64::MAX - DAY);
+    payload.expires_at = Timestamp::from_millis(i64::MAX);
+    assert_eq!(
+        payload.check_structure(),
+        Ok(()),
+        "exactly 24 hours, at the end of time"
+    );
+}
+
 #[test]
 fn checks_run_in_the_documented_order() {
     // Everything wrong at once: the key is reported first, then the signature, and so on.

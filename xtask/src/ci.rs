@@ -4,7 +4,8 @@
 //! `wasm32-unknown-unknown` target through rustup; Chromium and chromedriver through apt when
 //! running as root (otherwise it stops with the `sudo` command to run); and, for the web crate's
 //! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
-//! `target/tools/` (about 100 s once, then cached).
+//! `target/tools/` (about 100 s once, then cached). The last step, `fuzz --smoke`, installs
+//! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,6 +154,7 @@ fn steps(t: &mut Timings) -> Result<(), String> {
     } else {
         t.time("wasm-test", || wasm_tests(&with_tests))?;
     }
+    t.time("fuzz-smoke", || crate::fuzz::fuzz(&["--smoke".to_owned()]))?;
     Ok(())
 }
 

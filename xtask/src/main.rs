@@ -1,11 +1,13 @@
-//! Project tasks: `cargo xtask build-web | ci | demo | bench`.
+//! Project tasks: `cargo xtask build-web | ci | demo | bench | fuzz`.
 //!
 //! `ci` is what `.ci/run` calls: it installs what is missing and can be installed, then runs every
 //! check. `build-web` builds the wasm sites into `target/site/<name>/`.
 
+mod bench;
 mod build_web;
 mod ci;
 mod demo;
+mod fuzz;
 
 use std::env;
 use std::path::PathBuf;
@@ -19,6 +21,7 @@ fn main() -> ExitCode {
         Some("build-web") => build_web::build_web(&args[1..], false),
         Some("demo") => demo::demo(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("help") | Some("--help") | Some("-h") | None => {
             print_help();
             Ok(())
@@ -39,11 +42,15 @@ fn print_help() {
     println!(
         "cargo xtask <task>\n\n\
          build-web [site..]  build the wasm sites into target/site/<site>/ ({})\n\
-         ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests\n\
+         ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests,\n\
+                             fuzz smoke (30 s per target)\n\
          demo [--agent [--auto-approve]] [--pharmacy]\n\
                              run the signer, wallet and example sites on loopback; --agent adds\n\
                              a scripted agent (it waits for you unless --auto-approve)\n\
-         bench               run the wallet-core criterion benchmarks",
+         bench [core|signer|browser]\n\
+                             measure everything into target/bench/report.md, or one part\n\
+         fuzz [--smoke] [--seconds N] [--asan] [target..]\n\
+                             run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 30 s)",
         sites.join(", ")
     );
 }
@@ -91,42 +98,7 @@ pub(crate) fn run(
     }
 }
 
-/// `cargo xtask bench [core|signer] [-- extra args]`: `core` runs wallet-core's criterion
-/// benches; `signer` loads a release signer on loopback (64 connections, 20 s) against the raw
-/// ed25519 signing rate. Without a name, both.
+/// `cargo xtask bench [core|signer|browser] [-- extra args]`: see the `bench` module.
 fn bench(rest: &[String]) -> Result<(), String> {
-    let cargo = cargo();
-    let (which, extra) = match rest.first().map(String::as_str) {
-        Some("core") | Some("signer") => (rest[0].as_str(), &rest[1..]),
-        _ => ("all", rest),
-    };
-    let extra: Vec<&str> = extra
-        .iter()
-        .map(String::as_str)
-        .filter(|a| *a != "--")
-        .collect();
-    if which == "core" || which == "all" {
-        let mut args = vec!["bench", "--package", "wallet-core", "--bench", "core"];
-        if !extra.is_empty() {
-            args.push("--");
-            args.extend(extra.iter().copied());
-        }
-        run("bench core", &cargo, &args, &[])?;
-    }
-    if which == "signer" || which == "all" {
-        let mut args = vec![
-            "run",
-            "--release",
-            "--package",
-            "signer",
-            "--bin",
-            "signer-bench",
-            "--",
-        ];
-        if which == "signer" {
-            args.extend(extra.iter().copied());
-        }
-        run("bench signer", &cargo, &args, &[])?;
-    }
-    Ok(())
+    bench::bench(rest)
 }

@@ -1,0 +1,284 @@
+//! `browser-bench`: the wallet page measured in headless Chromium, each figure next to a
+//! baseline measured in the same run (issue 7, items 1–4 and 7).
+//!
+//! ```text
+//! cargo run --release -p tacit-e2e --bin browser-bench -- \
+//!     --hash-wasm target/bench/npm/package/dist/argon2.umd.min.js [--out target/bench/browser]
+//!     [--unlocks 9] [--calls 50] [--expiries 50] [--revokes 30] [--loads 7]
+//! ```
+//! `--revokes` also sets how many plain JS tools each baseline of items 3 and 4 withdraws.
+//! `cargo xtask bench` fetches `hash-wasm` with `npm pack` and runs this with the right paths.
+//!
+//! The built wallet (`target/site/wallet`, from `cargo xtask build-web`) is copied to
+//! `<out>/site/` with hash-wasm's `argon2.umd.min.js` beside it under `bench/`, so that both
+//! Argon2 implementations run in the same page under the wallet's own CSP
+//! (`script-src 'self' 'wasm-unsafe-eval'`). Writes one markdown fragment per section
+//! (`1-unlock.md`, `2-roundtrip.md`, `3-expiry.md`, `4-revoke.md`, `7-ready.md`),
+//! `chromium.txt` and every raw sample in `samples.json`. Nothing here asserts a time.
+
+mod baseline;
+mod boot;
+mod calls;
+mod registry;
+mod stats;
+mod unlock;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tacit_e2e::wallet::Wallet;
+use tacit_e2e::{Browser, Page, StaticServer};
+
+pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// What to run, from the command line.
+#[derive(Debug, Clone)]
+struct Args {
+    out: PathBuf,
+    hash_wasm: Option<PathBuf>,
+    unlocks: usize,
+    calls: usize,
+    expiries: usize,
+    revokes: usize,
+    loads: usize,
+}
+
+const USAGE: &str = "browser-bench --hash-wasm <argon2.umd.min.js> [--out DIR] [--unlocks N] \
+                     [--calls N] [--expiries N] [--revokes N] [--loads N]\n\
+                     (--no-hash-wasm skips the hash-wasm comparison)";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        out: tacit_e2e::target_dir().join("bench").join("browser"),
+        hash_wasm: None,
+        unlocks: 9,
+        calls: 50,
+        expiries: 50,
+        revokes: 30,
+        loads: 7,
+    };
+    let mut skip_hash_wasm = false;
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--no-hash-wasm" {
+            skip_hash_wasm = true;
+            continue;
+        }
+        if flag == "--help" || flag == "-h" {
+            return Err(USAGE.to_owned());
+        }
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let count = || {
+            value
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("{flag} takes a count ≥ 1, not `{value}`"))
+        };
+        match flag.as_str() {
+            "--out" => args.out = PathBuf::from(&value),
+            "--hash-wasm" => args.hash_wasm = Some(PathBuf::from(&value)),
+            "--unlocks" => args.unlocks = count()?,
+            "--calls" => args.calls = count()?,
+            "--expiries" => args.expiries = count()?,
+            "--revokes" => args.revokes = count()?,
+            "--loads" => args.loads = count()?,
+            other => return Err(format!("unknown flag `{other}`\n{USAGE}")),
+        }
+    }
+    if args.hash_wasm.is_none() && !skip_hash_wasm {
+        return Err(format!(
+            "--hash-wasm is required (or --no-hash-wasm): `cargo xtask bench` fetches it\n{USAGE}"
+        ));
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("browser-bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The page URL the wallet is opened at: `?short_grants=1` offers the 2-second grant.
+const QUERY: &str = "?short_grants=1";
+
+fn run(args: &Args) -> Res<()> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "browser-bench: WARNING: a debug build; the native baseline is meaningless. \
+             Run with --release."
+        );
+    }
+    fs::create_dir_all(&args.out)?;
+    let site = stage_site(&args.out, args.hash_wasm.as_deref())?;
+    let server = StaticServer::start(&site)?;
+    let browser = Browser::launch()?;
+    println!(
+        "browser-bench: {} at {}",
+        browser.version(),
+        server.origin()
+    );
+    fs::write(args.out.join("chromium.txt"), browser.version())?;
+    let mut samples = json!({ "chromium": browser.version() });
+
+    let mut wallet = Wallet::open(&browser, &server, QUERY);
+    wallet.create_profile();
+    registry::install_watcher(&wallet.page)?;
+    let clock = ClockOffset::measure(&wallet.page)?;
+    println!(
+        "browser-bench: page clock − bench clock = {:.2} ms ± {:.2} ms",
+        clock.offset_ms, clock.uncertainty_ms
+    );
+    samples["clock"] =
+        json!({ "offset_ms": clock.offset_ms, "uncertainty_ms": clock.uncertainty_ms });
+
+    let unlock = unlock::run(&mut wallet, args.unlocks, args.hash_wasm.is_some())?;
+    write(&args.out, "1-unlock.md", &unlock.markdown())?;
+    samples["unlock"] = unlock.json();
+
+    let calls = calls::run(&mut wallet, args.calls, &clock)?;
+    write(&args.out, "2-roundtrip.md", &calls.markdown())?;
+    samples["roundtrip"] = calls.json();
+
+    let expiry = registry::expiries(&mut wallet, args.expiries, &clock)?;
+    write(&args.out, "3-expiry.md", &expiry.markdown())?;
+    samples["expiry"] = expiry.json();
+
+    let revoke = registry::grants_and_revokes(&mut wallet, args.revokes, &clock)?;
+    let mut plain = Vec::new();
+    for variant in baseline::Variant::ALL {
+        let trio = baseline::plain_tools(&mut wallet.page, args.revokes, variant, &clock)?;
+        plain.push((variant, trio));
+    }
+    baseline::clean_up(&wallet.page)?;
+    let mut section4 = revoke.markdown_revoke();
+    section4.push_str(&baseline::markdown(&plain, &expiry, &revoke));
+    write(&args.out, "4-revoke.md", &section4)?;
+    samples["grant_revoke"] = revoke.json();
+    samples["plain_tool_withdrawal"] = baseline::json(&plain);
+    wallet.assert_no_csp_violation();
+    drop(wallet);
+
+    let ready = boot::run(&browser, &server, QUERY, args.loads)?;
+    let mut section7 = ready.markdown();
+    section7.push_str(&unlock.markdown_ready());
+    section7.push_str(&revoke.markdown_grant());
+    write(&args.out, "7-ready.md", &section7)?;
+    samples["ready"] = ready.json();
+
+    fs::write(
+        args.out.join("samples.json"),
+        serde_json::to_string_pretty(&samples)?,
+    )?;
+    println!("browser-bench: wrote {}", args.out.display());
+    Ok(())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Res<()> {
+    print!("{text}");
+    fs::write(dir.join(name), text)?;
+    Ok(())
+}
+
+/// Copies the built wallet to `<out>/site` and puts hash-wasm's Argon2 build under `bench/`.
+fn stage_site(out: &Path, hash_wasm: Option<&Path>) -> Res<PathBuf> {
+    let built = tacit_e2e::site_dir("wallet")?;
+    let site = out.join("site");
+    if site.exists() {
+        fs::remove_dir_all(&site)?;
+    }
+    copy_dir(&built, &site)?;
+    if let Some(file) = hash_wasm {
+        let bench = site.join("bench");
+        fs::create_dir_all(&bench)?;
+        fs::copy(file, bench.join("argon2.umd.min.js"))
+            .map_err(|e| format!("copying {}: {e}", file.display()))?;
+    }
+    Ok(site)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Res<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Milliseconds since the Unix epoch on this process's clock.
+pub fn epoch_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs_f64()
+        * 1000.0
+}
+
+/// The page's wall clock (`performance.timeOrigin + performance.now()`) against this process's
+/// `SystemTime`. Both read the same machine's clock, so the offset should be near zero; it is
+/// measured anyway, from the evaluation with the shortest round trip out of 20.
+#[derive(Debug, Clone, Copy)]
+pub struct ClockOffset {
+    /// page − bench, in ms.
+    pub offset_ms: f64,
+    /// Half the round trip of the evaluation it came from.
+    pub uncertainty_ms: f64,
+}
+
+impl ClockOffset {
+    fn measure(page: &Page<'_>) -> Res<Self> {
+        let mut best: Option<Self> = None;
+        for _ in 0..20 {
+            let before = epoch_ms();
+            let page_ms = page
+                .eval("performance.timeOrigin + performance.now()")?
+                .as_f64()
+                .ok_or("performance.now() is not a number")?;
+            let after = epoch_ms();
+            let sample = Self {
+                offset_ms: page_ms - (before + after) / 2.0,
+                uncertainty_ms: (after - before) / 2.0,
+            };
+            if best.is_none_or(|b| sample.uncertainty_ms < b.uncertainty_ms) {
+                best = Some(sample);
+            }
+        }
+        best.ok_or_else(|| "no clock sample".into())
+    }
+
+    /// A bench-clock epoch time on the page's clock.
+    pub fn to_page(self, bench_ms: f64) -> f64 {
+        bench_ms + self.offset_ms
+    }
+}
+
+/// `value[key]` as f64, or an error naming it.
+pub fn num(value: &Value, key: &str) -> Res<f64> {
+    value
+        .get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| format!("expected a number `{key}` in {value}").into())
+}

@@ -1,0 +1,580 @@
+//! `cargo xtask bench [core|signer|browser] [-- args]`: the benchmark report.
+//!
+//! Without a name, everything, then `target/bench/report.md`:
+//! 1. `build-web` (the sites whose sizes and pages are measured);
+//! 2. wallet-core's criterion benches (`cargo bench -p wallet-core --bench core`, extra args go
+//!    to criterion);
+//! 3. `signer-bench` (20 s of HTTP load against the raw Ed25519 signing rate);
+//! 4. hash-wasm from the npm registry (`npm pack`, pinned to [`HASH_WASM`]) as the in-page
+//!    Argon2 baseline;
+//! 5. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
+//!    revoke, ready; see `tests/src/bin/browser-bench/`);
+//!
+//! and assembles every figure with the machine, the browser, the date and the command.
+//! `core`, `signer` and `browser` run one part and print it. Nothing here asserts on a time.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Instant, SystemTime};
+
+use crate::build_web::{self, SITES};
+use crate::{cargo, run, target_dir, workspace_root};
+
+/// The npm package whose Argon2id is the in-page baseline, pinned.
+pub const HASH_WASM: &str = "hash-wasm@4.13.0";
+/// Seconds of HTTP load for the signer in the full report.
+const SIGNER_SECONDS: &str = "20";
+
+/// The criterion benchmarks the report reads, with what they measure.
+const CORE: [(&str, &str); 6] = [
+    (
+        "vault/unlock_default_m64MiB_t3_p4",
+        "Unlock at the defaults (Argon2id m = 64 MiB, t = 3, p = 4, + decrypt)",
+    ),
+    (
+        "vault/unlock_minimum_m19MiB_t2_p1",
+        "Unlock at the minimum (m = 19 MiB, t = 2, p = 1)",
+    ),
+    ("claim_evaluate", "Evaluate one claim"),
+    (
+        "claim_answer_through_ledger",
+        "Answer one claim through the disclosure ledger (fresh ledger)",
+    ),
+    ("log/append_10000", "Append 10,000 log entries"),
+    ("log/verify_10000", "Verify a 10,000-entry chain"),
+];
+
+pub fn bench(rest: &[String]) -> Result<(), String> {
+    let (which, extra) = match rest.first().map(String::as_str) {
+        Some(name @ ("core" | "signer" | "browser")) => (name, &rest[1..]),
+        _ => ("all", rest),
+    };
+    let extra: Vec<&str> = extra
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--")
+        .collect();
+    let out = target_dir().join("bench");
+    fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    match which {
+        "core" => core(&extra).map(drop),
+        "signer" => signer(&extra).map(drop),
+        "browser" => {
+            let hash_wasm = fetch_hash_wasm(&out)?;
+            browser(&out, &hash_wasm.file, &extra)
+        }
+        _ => all(&out, &extra, rest),
+    }
+}
+
+fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
+    let started = Instant::now();
+    let load_before = read_trimmed("/proc/loadavg");
+    let mut steps = Vec::new();
+    let mut timed = |name: String, step: Instant| {
+        steps.push((name, step.elapsed().as_secs_f64()));
+    };
+
+    let step = Instant::now();
+    build_web::build_web(&[], false)?;
+    timed("`cargo xtask build-web` (every site)".to_owned(), step);
+
+    let step = Instant::now();
+    let core_started = SystemTime::now();
+    core(extra)?;
+    let core_rows = core_figures(core_started);
+    let criterion_args = if extra.is_empty() {
+        "criterion's defaults".to_owned()
+    } else {
+        format!("criterion args `{}`", extra.join(" "))
+    };
+    timed(
+        format!("`cargo bench -p wallet-core --bench core` ({criterion_args})"),
+        step,
+    );
+
+    let step = Instant::now();
+    let signer_md = signer(&["--seconds", SIGNER_SECONDS])?;
+    timed(
+        format!("`signer-bench --seconds {SIGNER_SECONDS}` (release, with its build)"),
+        step,
+    );
+
+    let step = Instant::now();
+    let hash_wasm = fetch_hash_wasm(out)?;
+    timed(format!("`npm pack {HASH_WASM}` (reused if present)"), step);
+
+    let step = Instant::now();
+    browser(out, &hash_wasm.file, &[])?;
+    timed(
+        "`browser-bench` with its defaults: 9 unlock rounds, 50 calls per tool, 50 expiries, \
+         30 grants/revokes and 30 withdrawals per baseline, 7 loads (release, with its build)"
+            .to_owned(),
+        step,
+    );
+    let load_after = read_trimmed("/proc/loadavg");
+
+    let mut command = String::from("cargo xtask bench");
+    for arg in rest {
+        command.push(' ');
+        command.push_str(arg);
+    }
+    let machine = Machine {
+        command,
+        load_before,
+        load_after,
+        seconds: started.elapsed().as_secs_f64(),
+        steps,
+    };
+    let report = assemble(out, &machine, &hash_wasm, &core_rows, &signer_md)?;
+    let path = out.join("report.md");
+    fs::write(&path, &report).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    println!("\n{report}");
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// Criterion; its output is printed as it comes. Extra args go to criterion.
+fn core(extra: &[&str]) -> Result<String, String> {
+    let mut args = vec!["bench", "--package", "wallet-core", "--bench", "core"];
+    if !extra.is_empty() {
+        args.push("--");
+        args.extend(extra.iter().copied());
+    }
+    run_capture("bench core", &cargo(), &args)
+}
+
+/// The release `signer-bench`; returns its markdown.
+fn signer(extra: &[&str]) -> Result<String, String> {
+    let mut args = vec![
+        "run",
+        "--release",
+        "--package",
+        "signer",
+        "--bin",
+        "signer-bench",
+        "--",
+    ];
+    args.extend(extra.iter().copied());
+    run_capture("bench signer", &cargo(), &args)
+}
+
+/// The release `browser-bench`, writing its fragments to `<out>/browser/`.
+fn browser(out: &Path, hash_wasm: &Path, extra: &[&str]) -> Result<(), String> {
+    let dir = out.join("browser");
+    let dir_arg = dir.display().to_string();
+    let hash_arg = hash_wasm.display().to_string();
+    let mut args = vec![
+        "run",
+        "--release",
+        "--package",
+        "tacit-e2e",
+        "--bin",
+        "browser-bench",
+        "--",
+        "--out",
+        &dir_arg,
+        "--hash-wasm",
+        &hash_arg,
+    ];
+    args.extend(extra.iter().copied());
+    run("bench browser", &cargo(), &args, &[])
+}
+
+/// Runs a command in the workspace root, streaming its stdout while keeping it.
+fn run_capture(name: &str, program: &str, args: &[&str]) -> Result<String, String> {
+    println!("--> {program} {}", args.join(" "));
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(workspace_root())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{name}: could not start `{program}`: {e}"))?;
+    let mut captured = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.map_err(|e| format!("{name}: reading its output: {e}"))?;
+            println!("{line}");
+            captured.push_str(&line);
+            captured.push('\n');
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| format!("{name}: waiting for it: {e}"))?;
+    println!("<-- {name}: {:.1}s", started.elapsed().as_secs_f64());
+    if status.success() {
+        Ok(captured)
+    } else {
+        Err(format!("step `{name}` failed ({status})"))
+    }
+}
+
+/// hash-wasm as the npm registry serves it.
+struct HashWasm {
+    file: PathBuf,
+    integrity: String,
+}
+
+/// `npm pack` of [`HASH_WASM`] into `<out>/npm/` (reused if already there), unpacked with tar.
+fn fetch_hash_wasm(out: &Path) -> Result<HashWasm, String> {
+    let dir = out.join("npm");
+    let file = dir.join("package/dist/argon2.umd.min.js");
+    let meta = dir.join("npm-pack.json");
+    if !(file.is_file() && meta.is_file()) {
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
+        }
+        fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let dest = dir.display().to_string();
+        let json = run_capture(
+            "npm pack",
+            "npm",
+            &[
+                "pack",
+                HASH_WASM,
+                "--json",
+                "--pack-destination",
+                &dest,
+            ],
+        )
+        .map_err(|e| {
+            format!("{e}: the in-page baseline needs {HASH_WASM} from the npm registry (is `npm` installed?)")
+        })?;
+        let tarball = json_string(&json, "filename")
+            .ok_or_else(|| format!("npm pack printed no filename: {json}"))?;
+        run(
+            "untar hash-wasm",
+            "tar",
+            &[
+                "-xzf",
+                &dir.join(&tarball).display().to_string(),
+                "-C",
+                &dest,
+            ],
+            &[],
+        )?;
+        fs::write(&meta, &json).map_err(|e| format!("writing {}: {e}", meta.display()))?;
+        if !file.is_file() {
+            return Err(format!("{HASH_WASM} has no {}", file.display()));
+        }
+    }
+    let json = fs::read_to_string(&meta).map_err(|e| format!("reading {}: {e}", meta.display()))?;
+    Ok(HashWasm {
+        file,
+        integrity: json_string(&json, "integrity").unwrap_or_else(|| "unknown".to_owned()),
+    })
+}
+
+/// The first string value of `"key"` in a JSON text (enough for npm's and criterion's flat
+/// fields; xtask carries no JSON parser).
+fn json_string(json: &str, key: &str) -> Option<String> {
+    let at = json.find(&format!("\"{key}\""))?;
+    let rest = json[at + key.len() + 2..].trim_start().strip_prefix(':')?;
+    let rest = rest.trim_start().strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
+/// The first number value of `"key"` after `after` in a JSON text.
+fn json_number(json: &str, after: &str, key: &str) -> Option<f64> {
+    let start = json.find(after)?;
+    let json = &json[start..];
+    let at = json.find(&format!("\"{key}\""))?;
+    let rest = json[at + key.len() + 2..].trim_start().strip_prefix(':')?;
+    let rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// Criterion's median estimate (ns) of each [`CORE`] bench, if written since `since`.
+fn core_figures(since: SystemTime) -> Vec<(&'static str, Option<f64>)> {
+    CORE.iter()
+        .map(|(id, label)| {
+            let path = target_dir()
+                .join("criterion")
+                .join(id)
+                .join("new/estimates.json");
+            let fresh = fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= since);
+            let median = fresh
+                .then(|| fs::read_to_string(&path).ok())
+                .flatten()
+                .and_then(|json| json_number(&json, "\"median\"", "point_estimate"));
+            (*label, median)
+        })
+        .collect()
+}
+
+struct Machine {
+    command: String,
+    load_before: String,
+    load_after: String,
+    seconds: f64,
+    /// What ran, and how long each step took (seconds).
+    steps: Vec<(String, f64)>,
+}
+
+fn read_trimmed(path: &str) -> String {
+    fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// The first line of a command's stdout, or "unknown".
+fn output_of(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn cpu_model() -> String {
+    let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map_or_else(|| "unknown".to_owned(), |(_, v)| v.trim().to_owned())
+}
+
+fn mem_total() -> String {
+    let info = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix(" kB")?.trim().parse::<f64>().ok())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0),
+        )
+}
+
+fn fragment(out: &Path, name: &str) -> Result<String, String> {
+    let path = out.join("browser").join(name);
+    fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+fn assemble(
+    out: &Path,
+    machine: &Machine,
+    hash_wasm: &HashWasm,
+    core_rows: &[(&str, Option<f64>)],
+    signer_md: &str,
+) -> Result<String, String> {
+    let chromium = fragment(out, "chromium.txt")?;
+    let commit = output_of("git", &["rev-parse", "--short", "HEAD"]);
+    // `output_of` gives the first line, or "unknown" for no output: a clean tree.
+    let dirty = output_of("git", &["status", "--porcelain"]) != "unknown";
+    let mut r = String::new();
+    r.push_str("# Tacit benchmark report\n\n");
+    r.push_str(&format!(
+        "Written by `{}` on {} (commit {commit}{}), {:.0} s in all. Every figure below was \
+         measured in this run; each ratio divides two medians from this run, the baseline named \
+         in its table. Medians over repeated runs; percentiles are nearest-rank. No test asserts \
+         on any of these times.\n\n",
+        machine.command,
+        output_of("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        if dirty {
+            " plus uncommitted changes"
+        } else {
+            ""
+        },
+        machine.seconds,
+    ));
+    r.push_str("| Machine | |\n|---|---|\n");
+    r.push_str(&format!(
+        "| CPU | {} × {} (`nproc`) |\n",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    ));
+    r.push_str(&format!("| Memory | {} |\n", mem_total()));
+    r.push_str(&format!(
+        "| Kernel | Linux {} |\n",
+        read_trimmed("/proc/sys/kernel/osrelease")
+    ));
+    r.push_str(&format!(
+        "| Load average (1, 5, 15 min; running/total) before → after | {} → {} |\n",
+        machine.load_before, machine.load_after
+    ));
+    r.push_str(&format!("| Rust | {} |\n", output_of("rustc", &["-V"])));
+    r.push_str(&format!(
+        "| Browser | {} (headless, `--enable-blink-features=WebMCP`) |\n",
+        chromium.trim()
+    ));
+    r.push_str(&format!(
+        "| In-page Argon2 baseline | {HASH_WASM} from the npm registry (`npm pack`, {}) |\n\n",
+        hash_wasm.integrity
+    ));
+    r.push_str("What ran, in order:\n\n");
+    for (i, (step, seconds)) in machine.steps.iter().enumerate() {
+        r.push_str(&format!("{}. {step}: {seconds:.0} s\n", i + 1));
+    }
+    r.push_str(
+        "\nThe machine is shared: other builds, tests or fuzzers may have run on the same cores \
+         during the run (the load average shows how busy it was). Compare ratios rather than \
+         absolute times across runs.\n\n",
+    );
+    for name in [
+        "1-unlock.md",
+        "2-roundtrip.md",
+        "3-expiry.md",
+        "4-revoke.md",
+    ] {
+        r.push_str(&fragment(out, name)?);
+    }
+    r.push_str(&signer_section(signer_md));
+    r.push_str(&size_section(&hash_wasm.file)?);
+    r.push_str(&fragment(out, "7-ready.md")?);
+    r.push_str(&core_section(core_rows));
+    Ok(r)
+}
+
+fn signer_section(md: &str) -> String {
+    let mut r = String::from("## 5. Signer throughput and latency\n\n");
+    r.push_str(&format!(
+        "`cargo run --release -p signer --bin signer-bench -- --seconds {SIGNER_SECONDS}`: the \
+         service in-process on loopback with a throwaway key, `POST /v1/receipts` over \
+         keep-alive connections; the baseline is `ed25519-dalek` signing the same canonical \
+         bytes on one thread in the same run. The load client shares the cores with the \
+         server.\n\n"
+    ));
+    r.push_str(md.trim_end());
+    r.push('\n');
+    let raw = table_number(md, "| raw ed25519-dalek sign", "signs/s");
+    let p50 = table_number(md, "| latency p50", "ms");
+    if let (Some(raw), Some(p50)) = (raw, p50) {
+        let one_sign_ms = 1000.0 / raw;
+        r.push_str(&format!(
+            "| latency p50 / one raw signature ({:.4} ms) | {:.0}× |\n",
+            one_sign_ms,
+            p50 / one_sign_ms
+        ));
+    }
+    r.push('\n');
+    r
+}
+
+/// The number just before `unit` on the markdown row starting with `row`.
+fn table_number(md: &str, row: &str, unit: &str) -> Option<f64> {
+    let line = md.lines().find(|l| l.starts_with(row))?;
+    let before = &line[..line.find(&format!(" {unit}"))?];
+    before
+        .rsplit([' ', '|'])
+        .next()?
+        .replace(',', "")
+        .parse()
+        .ok()
+}
+
+fn size_section(hash_wasm: &Path) -> Result<String, String> {
+    let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
+    let mut r = String::from(
+        "## 6. wasm size\n\nFrom `target/site/<site>/size.json`, written by `cargo xtask \
+         build-web` in this run (`wasm-release` profile: `opt-level = \"s\"`, fat LTO, one \
+         codegen unit, `panic = \"abort\"`; gzip at level 9). The baseline is the wallet's \
+         wasm; hash-wasm's Argon2 build (JS with its wasm embedded as base64) is given for \
+         scale.\n\n\
+         | Site | wasm raw | wasm gzip | gzip / raw | raw / wallet's | JS glue raw / gzip | wasm-opt |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    let mut wallet_raw = None;
+    for site in SITES {
+        let path = target_dir().join("site").join(site.name).join("size.json");
+        let json =
+            fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let n = |after: &str, key: &str| json_number(&json, after, key).unwrap_or(f64::NAN);
+        let (raw, gzip) = (n("\"wasm\"", "raw_bytes"), n("\"wasm\"", "gzip_bytes"));
+        let (js_raw, js_gzip) = (n("\"js\"", "raw_bytes"), n("\"js\"", "gzip_bytes"));
+        let base = *wallet_raw.get_or_insert(raw);
+        r.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.2} | {} / {} | {} |\n",
+            site.name,
+            kib(raw),
+            kib(gzip),
+            gzip / raw,
+            raw / base,
+            kib(js_raw),
+            kib(js_gzip),
+            if json.contains("\"wasm_opt\": true") {
+                "yes"
+            } else {
+                "no"
+            }
+        ));
+    }
+    let bytes = fs::read(hash_wasm).map_err(|e| format!("reading {}: {e}", hash_wasm.display()))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
+    let gzip = gz.finish().map_err(|e| format!("gzip: {e}"))?.len() as f64;
+    let raw = bytes.len() as f64;
+    r.push_str(&format!(
+        "| *{HASH_WASM} `argon2.umd.min.js` (for scale)* | {} | {} | {:.2} | {:.2} | – | – |\n\n",
+        kib(raw),
+        kib(gzip),
+        gzip / raw,
+        raw / wallet_raw.unwrap_or(f64::NAN)
+    ));
+    Ok(r)
+}
+
+fn core_section(rows: &[(&str, Option<f64>)]) -> String {
+    let mut r = String::from(
+        "## Native core (criterion)\n\n`cargo bench -p wallet-core --bench core` in this run \
+         (release; criterion's median estimate). The unlock baseline of item 1 is measured \
+         separately, interleaved with the browser runs, on the very vault the page stored.\n\n\
+         | What | Median |\n|---|---|\n",
+    );
+    for (label, ns) in rows {
+        let value = match ns {
+            Some(ns) if *ns >= 1e6 => format!("{:.2} ms", ns / 1e6),
+            Some(ns) if *ns >= 1e3 => format!("{:.2} µs", ns / 1e3),
+            Some(ns) => format!("{ns:.1} ns"),
+            None => "not run".to_owned(),
+        };
+        r.push_str(&format!("| {label} | {value} |\n"));
+    }
+    r.push('\n');
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_npm_and_criterion_fields() {
+        let npm = r#"[{"id": "hash-wasm@4.13.0", "integrity": "sha512-abc==", "filename": "hash-wasm-4.13.0.tgz"}]"#;
+        assert_eq!(
+            json_string(npm, "filename").unwrap(),
+            "hash-wasm-4.13.0.tgz"
+        );
+        assert_eq!(json_string(npm, "integrity").unwrap(), "sha512-abc==");
+        let est = r#"{"mean":{"point_estimate":5.0},"median":{"confidence_interval":{"lower_bound":1.0},"point_estimate":123456789.5,"standard_error":2.0}}"#;
+        assert_eq!(
+            json_number(est, "\"median\"", "point_estimate"),
+            Some(123_456_789.5)
+        );
+        let size = r#"{ "wasm": { "raw_bytes": 713960, "gzip_bytes": 233692 }, "js": { "raw_bytes": 35466, "gzip_bytes": 6338 } }"#;
+        assert_eq!(json_number(size, "\"js\"", "raw_bytes"), Some(35466.0));
+    }
+
+    #[test]
+    fn reads_signer_table() {
+        let md = "| POST /v1/receipts | 25407 req/s (1 ok, 0 failed) |\n| latency p50 | 1.920 ms |\n\
+                  | raw ed25519-dalek sign, 1 core | 62923 signs/s |\n";
+        assert_eq!(table_number(md, "| latency p50", "ms"), Some(1.92));
+        assert_eq!(
+            table_number(md, "| raw ed25519-dalek sign", "signs/s"),
+            Some(62923.0)
+        );
+    }
+}
