@@ -106,9 +106,13 @@ impl Gate {
     }
 
     fn make_id(&mut self, prefix: &str) -> String {
-        let id = format!("{prefix}{}", self.next_id);
+        format!("{prefix}{}", self.next_counter())
+    }
+
+    fn next_counter(&mut self) -> u64 {
+        let n = self.next_id;
         self.next_id += 1;
-        id
+        n
     }
 
     // ----- what exists --------------------------------------------------------------------
@@ -234,7 +238,7 @@ impl Gate {
         let (origin, claims) = (request.origin.clone(), request.claims.clone());
         let mut ids = Vec::new();
         for index in unique {
-            let id = GrantId::parse(&self.make_id("g")).map_err(GateError::Receipt)?;
+            let id = GrantId::derive_from_counter(self.next_counter());
             let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
             self.grants.insert(
                 id.clone(),

@@ -115,9 +115,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// Maps a wallet-core refusal of a payload's structure to the signer's answer.
+    /// Maps wallet-core's refusal of a payload (`ReceiptPayload::check_signable`) to the
+    /// signer's answer.
     pub fn from_structure(error: wallet_core::Error) -> Self {
         match error {
+            wallet_core::Error::Expired => Error::Expired,
+            wallet_core::Error::IssuedAtOutOfRange => Error::IssuedAtOutOfRange,
             wallet_core::Error::ChainBroken { index } => Error::ChainBroken { index },
             wallet_core::Error::ReceiptFormat(reason) => Error::InvalidReceipt(reason),
             _ => Error::InvalidPayload,

@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
-use wallet_core::receipt::ISSUE_SKEW_MS;
 use wallet_core::{Origin, ReceiptPayload, Timestamp};
 
 use crate::{Config, Error, KeyStore, RateLimiter};
@@ -39,18 +38,11 @@ pub fn system_now() -> Timestamp {
     Timestamp::from_millis(millis)
 }
 
-/// The signer's rules for a payload, beyond wallet-core's structure: it is well-formed and
+/// wallet-core's `ReceiptPayload::check_signable` in the signer's words: it is well-formed and
 /// chains ([`ReceiptPayload::check_structure`], which also caps the window at 24 hours), it has
 /// not expired at `now`, and it was issued within two minutes of `now`.
 pub fn check_signable(payload: &ReceiptPayload, now: Timestamp) -> Result<(), Error> {
-    payload.check_structure().map_err(Error::from_structure)?;
-    if payload.expires_at <= now {
-        return Err(Error::Expired);
-    }
-    if payload.issued_at.millis().abs_diff(now.millis()) > ISSUE_SKEW_MS.unsigned_abs() {
-        return Err(Error::IssuedAtOutOfRange);
-    }
-    Ok(())
+    payload.check_signable(now).map_err(Error::from_structure)
 }
 
 /// Shared state behind `app`. Cheap to clone.

@@ -103,6 +103,11 @@ pub enum Error {
     #[error("receipt expired")]
     Expired,
 
+    /// A payload brought to the signer says it was issued more than two minutes from the
+    /// signer's clock.
+    #[error("receipt issued_at is more than two minutes from the signer's clock")]
+    IssuedAtOutOfRange,
+
     /// The receipt's validity window has not started.
     #[error("receipt not yet valid")]
     NotYetValid,

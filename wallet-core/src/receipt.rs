@@ -134,6 +134,20 @@ impl ReceiptPayload {
         Ok(payload)
     }
 
+    /// Whether a signer may sign this payload at `now` (its clock): the structure holds
+    /// ([`ReceiptPayload::check_structure`]), the window has not ended, and `issued_at` is within
+    /// [`ISSUE_SKEW_MS`] of `now`.
+    pub fn check_signable(&self, now: Timestamp) -> Result<(), Error> {
+        self.check_structure()?;
+        if self.expires_at <= now {
+            return Err(Error::Expired);
+        }
+        if self.issued_at.millis().abs_diff(now.millis()) > ISSUE_SKEW_MS.unsigned_abs() {
+            return Err(Error::IssuedAtOutOfRange);
+        }
+        Ok(())
+    }
+
     /// The bytes the signature covers (see the module docs).
     pub fn signing_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(512 + self.entries.len() * 320);

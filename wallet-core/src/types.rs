@@ -170,6 +170,13 @@ impl SessionId {
     }
 }
 
+impl GrantId {
+    /// `g` and the gate's counter: always a valid id.
+    pub fn derive_from_counter(n: u64) -> Self {
+        Self(format!("g{n}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +186,7 @@ mod tests {
         let id = SessionId::derive_from_bytes(&[0xab; 9]);
         assert_eq!(id.as_str(), "s-ababababababababab");
         assert_eq!(SessionId::parse(id.as_str()), Ok(id));
+        let grant = GrantId::derive_from_counter(u64::MAX);
+        assert_eq!(GrantId::parse(grant.as_str()), Ok(grant));
     }
 }

@@ -823,3 +823,36 @@ fn frozen_receipt_vector_verifies() {
     // Ed25519 signing is deterministic, so today's code reproduces the frozen receipt exactly.
     assert_eq!((signed, keys), vector_receipt());
 }
+
+#[test]
+fn check_signable_wants_an_open_window_issued_near_the_signers_clock() {
+    // payload(): issued at T0 + 1 min, expires at T0 + 11 min.
+    let p = payload();
+    let at = |ms: i64| Timestamp::from_millis(T0 + ms);
+    assert_eq!(p.check_signable(at(MINUTE)), Ok(()));
+    assert_eq!(
+        p.check_signable(at(3 * MINUTE)),
+        Ok(()),
+        "two minutes after issue"
+    );
+    assert_eq!(
+        p.check_signable(at(-MINUTE)),
+        Ok(()),
+        "two minutes before issue"
+    );
+    assert_eq!(
+        p.check_signable(at(3 * MINUTE + 1)),
+        Err(Error::IssuedAtOutOfRange)
+    );
+    assert_eq!(
+        p.check_signable(at(-MINUTE - 1)),
+        Err(Error::IssuedAtOutOfRange)
+    );
+    assert_eq!(p.check_signable(at(11 * MINUTE)), Err(Error::Expired));
+    let mut broken = payload();
+    broken.entries.remove(0);
+    assert!(matches!(
+        broken.check_signable(at(MINUTE)),
+        Err(Error::ChainBroken { .. })
+    ));
+}

@@ -112,8 +112,10 @@ fn msg(text: &str, ok: bool) {
     dom::set_msg("profile-msg", text, ok);
 }
 
-fn read_facts() -> ProfileInput {
-    let income = wallet_core::profile::parse_amount(&dom::value("f-income"));
+/// What the person typed, validated by wallet-core (amount first, then the whole profile).
+fn validated_profile() -> Result<Profile, String> {
+    let income_minor =
+        wallet_core::profile::parse_amount(&dom::value("f-income")).map_err(|e| e.to_string())?;
     let conditions = dom::by_id("f-conditions")
         .map(|root| dom::query_all(&root, "input[type=checkbox]"))
         .unwrap_or_default()
@@ -121,22 +123,14 @@ fn read_facts() -> ProfileInput {
         .filter(dom::checked)
         .filter_map(|c| c.get_attribute("value"))
         .collect();
-    ProfileInput {
-        // An unparsable amount becomes -1, which validation refuses naming the field.
-        income_minor: income.unwrap_or(-1),
+    let input = ProfileInput {
+        income_minor,
         currency: dom::value("f-currency"),
         date_of_birth: dom::value("f-dob"),
         district: dom::value("f-district"),
         conditions,
-    }
-}
-
-fn validated_profile() -> Result<Profile, String> {
-    let typed = dom::value("f-income");
-    if let Err(e) = wallet_core::profile::parse_amount(&typed) {
-        return Err(e.to_string());
-    }
-    Profile::new(&read_facts(), now().date_utc()).map_err(|e| e.to_string())
+    };
+    Profile::new(&input, now().date_utc()).map_err(|e| e.to_string())
 }
 
 fn passphrase(id: &str) -> Result<Passphrase, String> {

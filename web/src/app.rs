@@ -43,7 +43,6 @@ pub struct App {
     pub detection: Detection,
     pub live_tools: Vec<Value>,
     pub calls: VecDeque<Call>,
-    pub activated: u64,
     pub signer_url: String,
     pub signer_notes: BTreeMap<String, String>,
     pub session_receipts: Vec<SessionReceipt>,
@@ -301,7 +300,6 @@ pub fn start() {
         detection: detect(),
         live_tools: Vec::new(),
         calls: VecDeque::new(),
-        activated: 0,
         signer_url: query_param("signer").unwrap_or_else(|| "http://127.0.0.1:8787".into()),
         signer_notes: BTreeMap::new(),
         session_receipts: Vec::new(),
@@ -321,9 +319,6 @@ pub fn start() {
     if let Some(ctx) = context {
         listen(&ctx, "toolchange", |_| {
             wasm_bindgen_futures::spawn_local(refresh_registry())
-        });
-        listen(&ctx, "toolactivated", |_| {
-            with_app(|app| app.activated += 1);
         });
     }
     if let Some(document) = dom::document() {
