@@ -1,0 +1,15 @@
+//! # tacit-protocol
+//!
+//! The rules on the wire between Tacit's parties, decided here and nowhere else:
+//! - [`request_auth`]: a signer request is signed by an **enrolled install key** (ES256, a
+//!   WebCrypto P-256 key the wallet cannot export) over the method, path, a timestamp and the
+//!   body digest; the signer checks it with [`request_auth::RequestAuth::verify`];
+//! - [`site_auth`]: a relying site signs its requirements (origin, policy digest, nonce,
+//!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
+//!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
+//!
+//! It refuses to touch the outside world: no clock (time is an argument), no randomness of its
+//! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
+
+pub mod request_auth;
+pub mod site_auth;

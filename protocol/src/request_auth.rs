@@ -1,0 +1,1 @@
+//! Signed signer requests from enrolled installs. (Being written.)

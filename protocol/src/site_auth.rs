@@ -1,0 +1,1 @@
+//! Signed site requirements. (Being written.)

@@ -1,0 +1,1 @@
+//! The database under Tacit services. (Being written.)
