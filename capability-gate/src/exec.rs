@@ -1,12 +1,16 @@
 //! The persistent tools. None reads the profile; each validates its input strictly.
 
 use serde_json::{Value, json};
+use tacit_protocol::site_auth::{Attestation, MAX_KID_LEN};
 use wallet_core::{Claim, Outcome, Timestamp};
 
 use crate::envelope::{Code, Refusal, Reply};
 use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
 use crate::input::{MAX_STRING, object};
-use crate::state::{GrantState, Proposal, ProposalState, Request, RequestState};
+use crate::state::{AskerStatus, GrantState, Proposal, ProposalState, Request, RequestState};
+
+/// Longest attestation signature accepted: 64 bytes are 86 base64url characters.
+pub const MAX_SIGNATURE_CHARS: usize = 88;
 
 /// Most claims one policy may ask for.
 pub const MAX_CLAIMS: usize = 8;
@@ -61,12 +65,20 @@ fn truncated(text: &str) -> String {
 pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
     let fields = object(
         input,
-        &["origin", "nonce", "site_name", "purpose", "claims"],
+        &[
+            "origin",
+            "nonce",
+            "site_name",
+            "purpose",
+            "claims",
+            "attestation",
+        ],
     )?;
     let origin = parse_origin("origin", fields.str("origin", 256)?)?;
     let nonce = parse_nonce("nonce", fields.str("nonce", 128)?)?;
     let site_name = fields.opt_str("site_name", 120)?.map(str::to_owned);
     let purpose = fields.opt_str("purpose", MAX_STRING)?.map(str::to_owned);
+    let attestation = fields.get("attestation").map(attestation).transpose()?;
     let items = fields.array("claims", MAX_CLAIMS)?;
     if items.is_empty() {
         return Err(Refusal::new(
@@ -113,11 +125,55 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
             site_name,
             purpose,
             claims,
+            attestation,
+            asker: AskerStatus::Unconfirmed,
             received_at: now,
             state: RequestState::Held,
         },
     );
     Ok(json!({ "request_id": id, "status": "held", "message": HELD_REQUEST }))
+}
+
+/// The optional `attestation` of `request_claims`: exactly `{kid, expires_at_ms, signature}`,
+/// bounded. Whether it checks is decided later, against the keys the origin publishes.
+fn attestation(value: &Value) -> Result<Attestation, Refusal> {
+    let shape = || {
+        Refusal::new(
+            Code::InvalidInput,
+            "Field \"attestation\" must be an object with only kid, expires_at_ms and signature.",
+        )
+    };
+    if !matches!(value, Value::Object(_)) {
+        return Err(shape());
+    }
+    let fields = object(value, &["kid", "expires_at_ms", "signature"]).map_err(|_| shape())?;
+    let kid = fields.str("kid", MAX_KID_LEN)?.to_owned();
+    let signature = fields.str("signature", MAX_SIGNATURE_CHARS)?.to_owned();
+    let expires_at_ms = match fields.get("expires_at_ms") {
+        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
+            Refusal::new(
+                Code::InvalidInput,
+                "Field \"expires_at_ms\" must be an integer number of milliseconds.",
+            )
+        })?,
+        Some(_) => {
+            return Err(Refusal::new(
+                Code::InvalidInput,
+                "Field \"expires_at_ms\" must be an integer number of milliseconds.",
+            ));
+        }
+        None => {
+            return Err(Refusal::new(
+                Code::InvalidInput,
+                "Field \"expires_at_ms\" is required.",
+            ));
+        }
+    };
+    Ok(Attestation {
+        kid,
+        expires_at_ms,
+        signature,
+    })
 }
 
 pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
@@ -136,6 +192,7 @@ pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
         "site_name": request.site_name,
         "purpose": request.purpose,
         "claims": request.claims,
+        "asker": request.asker.as_str(),
     });
     let extra = match &request.state {
         RequestState::Held => json!({ "status": "held", "message": HELD_REQUEST }),

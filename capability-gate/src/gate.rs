@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use tacit_protocol::site_auth::{SITE_KEYS_PATH, SiteAuthError, SiteKeys, verify_requirements};
+use wallet_core::receipt::KeySet;
 use wallet_core::{
     Claim, ComparisonLog, DisclosureLedger, GrantId, Nonce, Origin, Outcome, Profile,
     ReceiptPayload, SessionId, SignedReceipt, Timestamp, ToolName,
@@ -15,7 +17,7 @@ use crate::envelope::{Code, Refusal, Reply, envelope};
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
 
 pub use crate::state::{
-    Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
+    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
 };
 
 /// How long a released receipt stays valid.
@@ -55,8 +57,50 @@ pub enum GateError {
     BadReason,
     #[error("the receipt does not match this proposal")]
     ReceiptMismatch,
+    #[error("the signer's answer did not verify")]
+    ReceiptUnverified,
+    #[error("this request carries no site signature to check")]
+    NoAttestation,
+    #[error("the site's signature did not check: {0}")]
+    SiteNotConfirmed(SiteAuthError),
+    #[error(
+        "this site is not confirmed; tick \"I understand this site is not confirmed\" to release anyway"
+    )]
+    UnconfirmedAudience,
     #[error("the receipt payload could not be built: {0}")]
     Receipt(wallet_core::Error),
+}
+
+/// What the person acknowledged when releasing a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Acknowledgement {
+    /// Nothing beyond the release itself.
+    #[default]
+    Nothing,
+    /// The person ticked "I understand this site is not confirmed".
+    UnconfirmedSite,
+}
+
+/// Where the wallet fetches the keys of the site at `origin`: always under that origin, never a
+/// URL an agent gave.
+pub fn site_keys_url(origin: &Origin) -> String {
+    format!("{}{SITE_KEYS_PATH}", origin.as_str())
+}
+
+/// Checks a signer's answer for a payload the wallet sent: the very payload, signed by a key
+/// the pinned signer publishes, for the payload's own audience and nonce, valid at `now`.
+pub fn check_signed(
+    sent: &ReceiptPayload,
+    signed: &SignedReceipt,
+    keys: &KeySet,
+    now: Timestamp,
+) -> Result<(), GateError> {
+    if &signed.payload != sent {
+        return Err(GateError::ReceiptMismatch);
+    }
+    wallet_core::receipt::verify(signed, keys, &sent.audience, &sent.nonce, now)
+        .map(|_| ())
+        .map_err(|_| GateError::ReceiptUnverified)
 }
 
 /// A call that has been checked and is waiting to be completed (see [`Gate::finish`]).
@@ -313,15 +357,64 @@ impl Gate {
         changed
     }
 
+    /// Checks the site's signature on a request against `keys`, the document the page fetched
+    /// from [`site_keys_url`] of the request's origin. On success the asker is `Verified`; on
+    /// failure it stays `Unconfirmed` and the error says why.
+    pub fn confirm_asker(
+        &mut self,
+        request_id: &str,
+        keys: &SiteKeys,
+        now: Timestamp,
+    ) -> Result<(), GateError> {
+        let request = self
+            .requests
+            .get_mut(request_id)
+            .ok_or(GateError::UnknownRequest)?;
+        let attestation = request
+            .attestation
+            .as_ref()
+            .ok_or(GateError::NoAttestation)?;
+        let requirements = request.requirements();
+        verify_requirements(keys, &requirements, attestation, now)
+            .map_err(GateError::SiteNotConfirmed)?;
+        let site_name = if requirements.site_name.trim().is_empty() {
+            keys.site_name.clone()
+        } else {
+            requirements.site_name
+        };
+        request.asker = AskerStatus::Verified { site_name };
+        Ok(())
+    }
+
+    /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
+    /// was confirmed, otherwise `Unconfirmed`.
+    pub fn proposal_asker(&self, proposal_id: &str) -> Option<AskerStatus> {
+        let proposal = self.proposals.get(proposal_id)?;
+        Some(
+            self.requests
+                .values()
+                .filter(|r| r.origin == proposal.audience && r.nonce == proposal.nonce)
+                .map(|r| r.asker.clone())
+                .find(AskerStatus::is_verified)
+                .unwrap_or(AskerStatus::Unconfirmed),
+        )
+    }
+
     /// Releases a held proposal the person reviewed. `shown_digest` is the digest of what the
-    /// page displayed; if the proposal changed since, the approval is void.
+    /// page displayed; if the proposal changed since, the approval is void. A proposal whose
+    /// asker is not confirmed ([`Gate::proposal_asker`]) is released only with
+    /// [`Acknowledgement::UnconfirmedSite`].
     pub fn release(
         &mut self,
         proposal_id: &str,
         shown_digest: &str,
+        acknowledged: Acknowledgement,
         now: Timestamp,
     ) -> Result<ReceiptPayload, GateError> {
         let session = self.session.clone();
+        let asker = self
+            .proposal_asker(proposal_id)
+            .ok_or(GateError::UnknownProposal)?;
         let proposal = self
             .proposals
             .get_mut(proposal_id)
@@ -333,6 +426,9 @@ impl Gate {
         }
         if !proposal.digest_matches(shown_digest) {
             return Err(GateError::ApprovalVoid);
+        }
+        if !asker.is_verified() && acknowledged != Acknowledgement::UnconfirmedSite {
+            return Err(GateError::UnconfirmedAudience);
         }
         let payload = ReceiptPayload::from_entries(
             session,
@@ -397,11 +493,15 @@ impl Gate {
             .collect()
     }
 
-    /// Attaches the signer's signature to a released proposal, for `check_proposal`.
+    /// Attaches the signer's answer to a released proposal, for `check_proposal`, only if it
+    /// passes [`check_signed`] against `keys` (the pinned signer's published keys) at `now`.
+    /// Otherwise nothing changes: the proposal stays released and unsigned.
     pub fn attach_signed(
         &mut self,
         proposal_id: &str,
         signed: SignedReceipt,
+        keys: &KeySet,
+        now: Timestamp,
     ) -> Result<(), GateError> {
         let proposal = self
             .proposals
@@ -411,11 +511,11 @@ impl Gate {
             ProposalState::Released {
                 payload,
                 signed: slot,
-            } if **payload == signed.payload => {
+            } => {
+                check_signed(payload, &signed, keys, now)?;
                 *slot = Some(Box::new(signed));
                 Ok(())
             }
-            ProposalState::Released { .. } => Err(GateError::ReceiptMismatch),
             _ => Err(GateError::UnknownProposal),
         }
     }

@@ -10,6 +10,11 @@
 //! - **probing gains nothing**: every claim goes through wallet-core's disclosure ledger;
 //! - **writes wait for a person**: `draft_application` only proposes; the person releases once
 //!   or refuses with a reason;
+//! - **who is asking is checked, not believed**: a request is `Unconfirmed` until its site's
+//!   signature checks against the keys its origin publishes ([`Gate::confirm_asker`]); a
+//!   proposal for an unconfirmed asker is released only if the person acknowledges that;
+//! - **"signed" means verified**: a signer's answer is attached only if it verifies against the
+//!   pinned signer's published keys, for the payload sent ([`check_signed`]);
 //! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, error: {code,
 //!   message}}`, never panics, and validates its input whatever its schema says;
 //! - **everything is logged**: every claim execution, refusals included.
@@ -28,7 +33,9 @@ pub mod tool;
 
 pub use audit::{Audit, audit_registry};
 pub use envelope::{Code, Refusal};
-pub use gate::{Gate, GateError, Pending};
+pub use gate::{Acknowledgement, Gate, GateError, Pending, check_signed, site_keys_url};
 pub use host::{Host, HostError, InFlight, MemoryHost, MemoryRegistration, Registry};
-pub use state::{Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState};
+pub use state::{
+    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
+};
 pub use tool::{Annotations, Handler, Tier, ToolDef};

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use tacit_protocol::site_auth::{Attestation, Requirements};
 use wallet_core::{Claim, GrantId, LogEntry, Nonce, Origin, ReceiptPayload, SignedReceipt};
 use wallet_core::{Outcome, Timestamp};
 
@@ -49,7 +50,37 @@ pub enum RequestState {
     Denied { reason: String },
 }
 
-/// A site's policy, passed on by the agent and held for the person. Its text is untrusted.
+/// Who is asking, as far as the wallet could confirm it.
+///
+/// Every request starts `Unconfirmed`: its origin is the agent's word. It becomes `Verified` only
+/// when [`crate::Gate::confirm_asker`] checked the site's signature over exactly these
+/// requirements against the keys the origin itself publishes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum AskerStatus {
+    /// Only the agent says who is asking (no attestation, not checked yet, or it did not check).
+    Unconfirmed,
+    /// The site at the request's origin signed these requirements; `site_name` is the name it
+    /// signed (or, if it signed none, the name its keys document gives).
+    Verified { site_name: String },
+}
+
+impl AskerStatus {
+    pub fn is_verified(&self) -> bool {
+        matches!(self, AskerStatus::Verified { .. })
+    }
+
+    /// `"verified"` or `"unconfirmed"`, for the agent.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AskerStatus::Unconfirmed => "unconfirmed",
+            AskerStatus::Verified { .. } => "verified",
+        }
+    }
+}
+
+/// A site's policy, passed on by the agent and held for the person. Its text is untrusted
+/// unless `asker` is `Verified`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     pub id: String,
@@ -58,8 +89,24 @@ pub struct Request {
     pub site_name: Option<String>,
     pub purpose: Option<String>,
     pub claims: Vec<Claim>,
+    /// The site's signature over these requirements, as the agent passed it on (unchecked).
+    pub attestation: Option<Attestation>,
+    pub asker: AskerStatus,
     pub received_at: Timestamp,
     pub state: RequestState,
+}
+
+impl Request {
+    /// The requirements as the site would have signed them (absent texts are empty).
+    pub fn requirements(&self) -> Requirements {
+        Requirements {
+            origin: self.origin.clone(),
+            nonce: self.nonce.clone(),
+            site_name: self.site_name.clone().unwrap_or_default(),
+            purpose: self.purpose.clone().unwrap_or_default(),
+            claims: self.claims.clone(),
+        }
+    }
 }
 
 /// Where a grant stands. Only `Live` grants have a tool.

@@ -107,9 +107,10 @@ pub fn persistent_tools() -> Vec<ToolDef> {
         Draft {
             name: "request_claims",
             title: "Ask the person to allow eligibility claims".into(),
-            description: "Passes a site's eligibility policy (its origin, a nonce and the claims \
-                it needs) to the person. Nothing is granted by this call: the request is held \
-                until the person decides in the wallet page. Do not call it again for the same \
+            description: "Passes a site's eligibility policy (its origin, a nonce, the claims \
+                it needs and, if the site gave one, its attestation) to the person. Nothing is \
+                granted by this call: the request is held until the person decides in the \
+                wallet page. Do not call it again for the same \
                 policy; poll check_request with the returned request_id."
                 .into(),
             input_schema: json!({
@@ -126,6 +127,19 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                             "One of {kind:'income_below', limit:{amount_minor, currency}}, \
                              {kind:'age_at_least', years}, {kind:'resides_in', districts:[codes]}, \
                              {kind:'has_none_of', conditions:[codes]}" }
+                    },
+                    "attestation": {
+                        "type": "object",
+                        "description": "The site's signature over these requirements, exactly as \
+                            the site gave it. Pass it on unchanged; the wallet checks it against \
+                            the keys the origin publishes.",
+                        "properties": {
+                            "kid": { "type": "string", "maxLength": 64 },
+                            "expires_at_ms": { "type": "integer" },
+                            "signature": { "type": "string", "maxLength": 88 }
+                        },
+                        "required": ["kid", "expires_at_ms", "signature"],
+                        "additionalProperties": false
                     }
                 },
                 "required": ["origin", "nonce", "claims"],

@@ -5,7 +5,7 @@
 
 mod common;
 
-use capability_gate::{Gate, Lifetime, MemoryHost, Registry};
+use capability_gate::{Acknowledgement, Gate, Lifetime, MemoryHost, Registry};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -99,7 +99,7 @@ proptest! {
         let proposals: Vec<(String, String)> =
             world.gate.proposals().map(|p| (p.id.clone(), p.digest().to_owned())).collect();
         for (id, digest) in proposals {
-            let payload = world.gate.release(&id, &digest, world.now).unwrap();
+            let payload = world.gate.release(&id, &digest, Acknowledgement::UnconfirmedSite, world.now).unwrap();
             receipts.push(serde_json::to_string(&payload).unwrap());
             outputs.push(world.call("check_proposal", json!({ "proposal_id": id })));
         }

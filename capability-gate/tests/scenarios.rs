@@ -6,8 +6,8 @@ mod common;
 
 use capability_gate::tool::persistent_tools;
 use capability_gate::{
-    GateError, GrantState, Host, HostError, Lifetime, MemoryHost, ProposalState, Tier,
-    audit_registry,
+    Acknowledgement, GateError, GrantState, Host, HostError, Lifetime, MemoryHost, ProposalState,
+    Tier, audit_registry,
 };
 use common::*;
 use serde_json::{Value, json};
@@ -224,16 +224,24 @@ fn item3_draft_application_is_held_until_released_once() {
 
     let payload = world
         .gate
-        .release(&proposal_id, proposal.digest(), world.now)
+        .release(
+            &proposal_id,
+            proposal.digest(),
+            Acknowledgement::UnconfirmedSite,
+            world.now,
+        )
         .unwrap();
     assert_eq!(payload.audience.as_str(), HOUSING);
     assert_eq!(payload.nonce.as_str(), "n-1");
     assert_eq!(payload.entries.len(), 2);
     payload.check_structure().unwrap();
     assert_eq!(
-        world
-            .gate
-            .release(&proposal_id, proposal.digest(), world.now),
+        world.gate.release(
+            &proposal_id,
+            proposal.digest(),
+            Acknowledgement::UnconfirmedSite,
+            world.now
+        ),
         Err(GateError::AlreadyReleased),
         "a second release is an error, not a no-op"
     );
@@ -261,7 +269,12 @@ fn item3_refusal_reason_reaches_the_agent() {
         .digest()
         .to_owned();
     assert_eq!(
-        world.gate.release(&proposal_id, &digest, world.now),
+        world.gate.release(
+            &proposal_id,
+            &digest,
+            Acknowledgement::UnconfirmedSite,
+            world.now
+        ),
         Err(GateError::AlreadyRefused)
     );
 }
@@ -281,7 +294,12 @@ fn item3_approval_is_bound_to_the_digest() {
     other[0] = if other[0] == b'0' { b'1' } else { b'0' };
     let other = String::from_utf8(other).unwrap();
     assert_eq!(
-        world.gate.release(&proposal_id, &other, world.now),
+        world.gate.release(
+            &proposal_id,
+            &other,
+            Acknowledgement::UnconfirmedSite,
+            world.now
+        ),
         Err(GateError::ApprovalVoid)
     );
     // A second draft after another answer has a different digest.
@@ -304,7 +322,17 @@ fn item3_approval_is_bound_to_the_digest() {
     );
     let third = out["result"]["proposal_id"].as_str().unwrap();
     assert_ne!(world.gate.proposal(third).unwrap().digest(), digest);
-    assert!(world.gate.release(&proposal_id, &digest, world.now).is_ok());
+    assert!(
+        world
+            .gate
+            .release(
+                &proposal_id,
+                &digest,
+                Acknowledgement::UnconfirmedSite,
+                world.now
+            )
+            .is_ok()
+    );
 }
 
 #[test]
