@@ -1,0 +1,89 @@
+//! Enrolment: the one-time code an operator hands a person, and the bodies of
+//! `POST /v1/installs`.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{AuthError, InstallId, Jwk};
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A one-time enrolment code: 16 Crockford base32 characters (80 bits). Its `Debug` hides it;
+/// `Display` writes `XXXX-XXXX-XXXX-XXXX` for the person to type.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EnrolmentCode([u8; 16]);
+
+impl EnrolmentCode {
+    /// Reads a code typed by a person: any case, dashes and spaces ignored, and the Crockford
+    /// look-alikes `I`/`L` read as `1`, `O` as `0`.
+    pub fn parse(text: &str) -> Result<Self, AuthError> {
+        let mut out = [0u8; 16];
+        let mut n = 0;
+        for b in text.bytes().filter(|b| *b != b'-' && *b != b' ') {
+            let c = match b.to_ascii_uppercase() {
+                b'I' | b'L' => b'1',
+                b'O' => b'0',
+                c if CROCKFORD.contains(&c) => c,
+                _ => return Err(AuthError::BadCode),
+            };
+            *out.get_mut(n).ok_or(AuthError::BadCode)? = c;
+            n += 1;
+        }
+        (n == 16).then_some(Self(out)).ok_or(AuthError::BadCode)
+    }
+
+    /// The 16 characters without dashes.
+    pub fn canonical(&self) -> &str {
+        core::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl core::fmt::Display for EnrolmentCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let c = self.canonical();
+        write!(f, "{}-{}-{}-{}", &c[..4], &c[4..8], &c[8..12], &c[12..])
+    }
+}
+
+impl core::fmt::Debug for EnrolmentCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("EnrolmentCode(…)")
+    }
+}
+
+/// A code from 10 random bytes (the caller's randomness), 5 bits a character.
+pub fn make_enrolment_code(random: [u8; 10]) -> EnrolmentCode {
+    let bits = random
+        .iter()
+        .fold(0u128, |acc, b| (acc << 8) | u128::from(*b));
+    let mut out = [0u8; 16];
+    for (i, c) in out.iter_mut().enumerate() {
+        let index = (bits >> (75 - 5 * i)) & 31;
+        *c = CROCKFORD[index as usize];
+    }
+    EnrolmentCode(out)
+}
+
+/// What the signer stores for a code: SHA-256 over a domain tag and the canonical characters.
+pub fn derive_code_hash(code: &EnrolmentCode) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(b"tacit-enrolment-code-v1\0");
+    hasher.update(code.0);
+    hasher.finalize().into()
+}
+
+/// The body of `POST /v1/installs`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnrolmentRequest {
+    pub code: String,
+    pub public_key: Jwk,
+}
+
+/// The answer to a successful enrolment (`201`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnrolmentResponse {
+    pub install_id: InstallId,
+    pub signer_origin: String,
+    pub keys_url: String,
+}
