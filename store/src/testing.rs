@@ -1,0 +1,1 @@
+//! A throw-away PostgreSQL cluster for tests. (Being written.)
