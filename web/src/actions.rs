@@ -1,17 +1,15 @@
 //! What the person does in the page. Each action reads the form, calls the core, saves, redraws.
 
-use capability_gate::Lifetime;
+use capability_gate::{Acknowledgement, GateError, Lifetime, check_signed};
 use js_sys::{Array, Uint8Array};
 use rand_core::UnwrapErr;
 use wallet_core::store::{StoredVault, next_generation};
-use wallet_core::{
-    Envelope, GrantId, KdfParams, Passphrase, Profile, ProfileInput, SignedReceipt, Vault,
-};
+use wallet_core::{Envelope, GrantId, KdfParams, Passphrase, Profile, ProfileInput, Vault};
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{App, now, with_app};
+use crate::signer::{self, Enrolment, SignError};
 use crate::{dom, render, storage};
 
 type Rng = UnwrapErr<getrandom::SysRng>;
@@ -54,8 +52,16 @@ pub fn on_click(event: web_sys::Event) {
         "revoke" => run(|app| revoke(app, &id)),
         "release" => {
             let digest = button.get_attribute("data-digest").unwrap_or_default();
-            run(|app| release(app, &id, &digest));
+            let ticked = dom::input(&format!("ack-{id}")).is_some_and(|i| i.checked());
+            let acknowledged = if ticked {
+                Acknowledgement::UnconfirmedSite
+            } else {
+                Acknowledgement::Nothing
+            };
+            run(|app| release(app, &id, &digest, acknowledged));
         }
+        "enrol" => enrol(),
+        "delete-profile" => run(delete_profile),
         "refuse" => run(|app| refuse(app, &id)),
         "sign-again" => sign_later(id),
         "download-receipt" => download_receipt(&id),
@@ -191,9 +197,8 @@ fn unlock(app: &mut App) {
     }
 }
 
-fn lock(app: &mut App) {
-    app.gate.lock();
-    app.vault = None;
+/// Empties the editor's fields.
+fn lock_fields() {
     render::fill_facts(&ProfileInput {
         income_minor: 0,
         currency: String::new(),
@@ -202,6 +207,12 @@ fn lock(app: &mut App) {
         conditions: Vec::new(),
     });
     dom::set_value("f-income", "");
+}
+
+fn lock(app: &mut App) {
+    app.gate.lock();
+    app.vault = None;
+    lock_fields();
     msg(
         "Locked. Every claim tool was withdrawn and the keys forgotten.",
         true,
@@ -397,8 +408,8 @@ fn revoke(app: &mut App, grant_id: &str) {
     }
 }
 
-fn release(app: &mut App, proposal_id: &str, digest: &str) {
-    match app.gate.release(proposal_id, digest, now()) {
+fn release(app: &mut App, proposal_id: &str, digest: &str, acknowledged: Acknowledgement) {
+    match app.gate.release(proposal_id, digest, acknowledged, now()) {
         Ok(_) => {
             app.signer_notes
                 .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
@@ -424,23 +435,9 @@ fn refuse(app: &mut App, proposal_id: &str) {
     }
 }
 
-/// Asks the signer to sign `payload`. The signer must return the very payload it was given.
-async fn sign_payload(
-    signer: &str,
-    payload: &wallet_core::ReceiptPayload,
-) -> Result<SignedReceipt, String> {
-    let body = serde_json::to_string(payload).map_err(|e| e.to_string())?;
-    let text = post_json(&format!("{signer}/v1/receipts"), &body).await?;
-    let signed: SignedReceipt = serde_json::from_str(&text)
-        .map_err(|_| "the signer's answer was not a receipt".to_owned())?;
-    if &signed.payload != payload {
-        return Err("the signer returned another payload".into());
-    }
-    Ok(signed)
-}
-
-/// Posts a released payload to the signer; on success the signed receipt is attached for
-/// `check_proposal`. On failure the unsigned payload stays, and the page says so.
+/// Asks the pinned signer to sign a released payload; the signed receipt is attached for
+/// `check_proposal` only if the gate finds that it verifies against the signer's published keys.
+/// Otherwise the unsigned payload stays, and the page says why.
 fn sign_later(proposal_id: String) {
     wasm_bindgen_futures::spawn_local(async move {
         let job = with_app(|app| {
@@ -453,29 +450,37 @@ fn sign_later(proposal_id: String) {
                     }
                     _ => None,
                 })?;
-            Some((payload, app.signer_url.clone()))
+            Some((payload, app.enrolment.pin().cloned()))
         })
         .flatten();
-        let Some((payload, signer)) = job else { return };
-        let outcome = sign_payload(&signer, &payload).await;
+        let Some((payload, pin)) = job else { return };
+        let enrolled = pin.is_some();
+        if enrolled {
+            with_app(|app| {
+                app.signer_notes
+                    .insert(proposal_id.clone(), "Asking the signer to sign…".into());
+                app.after_change();
+            });
+        }
+        let outcome = signer::request_signature(pin, &payload).await;
         with_app(|app| {
             let note = match outcome {
-                Ok(signed) => {
+                Ok((signed, keys)) => {
                     let who = format!(
-                        "Signed by key {} at {}.",
+                        "Signed by key {} at {}; the signature verified against the signer's \
+                         published keys.",
                         signed.key_id,
                         signed.signed_at.millis()
                     );
-                    match app.gate.attach_signed(&proposal_id, signed) {
+                    match app.gate.attach_signed(&proposal_id, signed, &keys, now()) {
                         Ok(()) => who,
-                        Err(e) => {
-                            format!("Signer answer refused: {e}. The unsigned receipt is kept.")
+                        Err(GateError::ReceiptUnverified | GateError::ReceiptMismatch) => {
+                            SignError::NotVerified.note()
                         }
+                        Err(e) => format!("Signer answer refused: {e}."),
                     }
                 }
-                Err(e) => format!(
-                    "Signer unreachable or refused ({e}). The unsigned receipt is kept; try again."
-                ),
+                Err(e) => e.note(),
             };
             app.signer_notes.insert(proposal_id.clone(), note);
             app.after_change();
@@ -514,23 +519,24 @@ fn end_session(app: &mut App) {
             let job = with_app(|app| {
                 app.session_receipts
                     .get(index)
-                    .map(|r| (r.payload.clone(), app.signer_url.clone()))
+                    .map(|r| (r.payload.clone(), app.enrolment.pin().cloned()))
             })
             .flatten();
-            let Some((payload, signer)) = job else { return };
-            let outcome = sign_payload(&signer, &payload).await;
+            let Some((payload, pin)) = job else { return };
+            let outcome = signer::request_signature(pin, &payload).await;
             with_app(|app| {
                 if let Some(receipt) = app.session_receipts.get_mut(index) {
-                    match outcome {
+                    let checked = outcome.and_then(|(signed, keys)| {
+                        check_signed(&payload, &signed, &keys, now())
+                            .map(|()| signed)
+                            .map_err(|_| SignError::NotVerified)
+                    });
+                    match checked {
                         Ok(signed) => {
                             receipt.note = format!("Signed by key {}.", signed.key_id);
                             receipt.signed = Some(signed);
                         }
-                        Err(e) => {
-                            receipt.note = format!(
-                                "Signer unreachable or refused ({e}); the unsigned receipt is kept."
-                            );
-                        }
+                        Err(e) => receipt.note = e.note(),
                     }
                 }
                 app.after_change();
@@ -558,35 +564,6 @@ fn download_session_receipt(index: &str) {
     }
 }
 
-async fn post_json(url: &str, body: &str) -> Result<String, String> {
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_mode(web_sys::RequestMode::Cors);
-    init.set_body(&JsValue::from_str(body));
-    let request = web_sys::Request::new_with_str_and_init(url, &init)
-        .map_err(|e| crate::host::error_text(&e))?;
-    request
-        .headers()
-        .set("content-type", "application/json")
-        .map_err(|e| crate::host::error_text(&e))?;
-    let window = web_sys::window().ok_or("no window")?;
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(|e| crate::host::error_text(&e))?
-        .dyn_into()
-        .map_err(|_| "no response")?;
-    let text = JsFuture::from(response.text().map_err(|e| crate::host::error_text(&e))?)
-        .await
-        .map_err(|e| crate::host::error_text(&e))?
-        .as_string()
-        .unwrap_or_default();
-    if response.ok() {
-        Ok(text)
-    } else {
-        Err(format!("HTTP {}", response.status()))
-    }
-}
-
 fn download_receipt(proposal_id: &str) {
     let json = with_app(|app| {
         app.gate.proposal(proposal_id).and_then(|p| match &p.state {
@@ -607,4 +584,61 @@ fn download_receipt(proposal_id: &str) {
             "application/json",
         );
     }
+}
+
+/// The person enrols this browser with the signer in the Signer setting, using the one-time
+/// code `tacit-signer enroll` printed.
+fn enrol() {
+    let busy = with_app(|app| std::mem::replace(&mut app.enrolling, true)).unwrap_or(true);
+    if busy {
+        return;
+    }
+    let signer_text = dom::value("signer-origin");
+    let code = dom::value("enrol-code");
+    dom::set_msg("enrol-msg", "Enrolling this browser…", true);
+    run(|_| {});
+    wasm_bindgen_futures::spawn_local(async move {
+        let outcome = signer::enrol(&signer_text, &code).await;
+        with_app(|app| {
+            app.enrolling = false;
+            match outcome {
+                Ok(pin) => {
+                    dom::clear("enrol-code");
+                    dom::set_msg("enrol-msg", &format!("{}.", pin.describe()), true);
+                    app.enrolment = Enrolment::Enrolled(pin);
+                }
+                Err(e) => dom::set_msg("enrol-msg", &e, false),
+            }
+            app.after_change();
+        });
+    });
+}
+
+/// Deletes the profile, its disclosure memory, this browser's install key and its enrolment.
+fn delete_profile(app: &mut App) {
+    if let Err(e) = storage::delete_profile() {
+        msg(&e, false);
+        return;
+    }
+    app.gate.lock();
+    app.gate
+        .restore_ledger(wallet_core::DisclosureLedger::default());
+    app.vault = None;
+    app.stored = None;
+    app.saved_ledger = None;
+    app.enrolment = Enrolment::NotEnrolled;
+    lock_fields();
+    wasm_bindgen_futures::spawn_local(async {
+        let deleted = crate::keystore::delete().await;
+        let text = match &deleted {
+            Ok(()) => "Profile, disclosure memory, signer key and enrolment deleted from this \
+                browser."
+                .to_owned(),
+            Err(e) => format!(
+                "Profile deleted, but this browser's signer key could not be deleted ({e})."
+            ),
+        };
+        msg(&text, deleted.is_ok());
+        with_app(|app| app.after_change());
+    });
 }

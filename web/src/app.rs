@@ -14,9 +14,11 @@ use wallet_core::{DisclosureLedger, SessionId, Timestamp, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+use crate::asker::AskerCheck;
 use crate::dom;
 use crate::host::{Detection, WebMcpHost, detect};
-use crate::{actions, render, storage};
+use crate::signer::Enrolment;
+use crate::{actions, asker, render, signer, storage};
 
 /// One call an agent made, as the page shows it.
 #[derive(Debug, Clone)]
@@ -43,7 +45,12 @@ pub struct App {
     pub detection: Detection,
     pub live_tools: Vec<Value>,
     pub calls: VecDeque<Call>,
-    pub signer_url: String,
+    /// The signer this browser is enrolled with (the only one it sends anything to).
+    pub enrolment: Enrolment,
+    /// An enrolment is under way.
+    pub enrolling: bool,
+    /// How the check of each attested request's asker went.
+    pub asker_checks: BTreeMap<String, AskerCheck>,
     pub signer_notes: BTreeMap<String, String>,
     pub session_receipts: Vec<SessionReceipt>,
     pub latency_ms: u32,
@@ -93,6 +100,7 @@ impl App {
     /// redraw.
     pub fn after_change(&mut self) {
         self.persist_ledger();
+        asker::start_new_checks(self);
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
         }
@@ -300,7 +308,9 @@ pub fn start() {
         detection: detect(),
         live_tools: Vec::new(),
         calls: VecDeque::new(),
-        signer_url: query_param("signer").unwrap_or_else(|| "http://127.0.0.1:8787".into()),
+        enrolment: Enrolment::Loading,
+        enrolling: false,
+        asker_checks: BTreeMap::new(),
         signer_notes: BTreeMap::new(),
         session_receipts: Vec::new(),
         saved_ledger: None,
@@ -343,6 +353,23 @@ pub fn start() {
     }
     install_window_api();
     render::setup_form();
+    wasm_bindgen_futures::spawn_local(async {
+        let loaded = signer::load().await;
+        with_app(|app| {
+            app.enrolment = match loaded {
+                Ok(enrolment) => enrolment,
+                Err(e) => {
+                    dom::set_msg(
+                        "enrol-msg",
+                        &format!("This browser's key store could not be read ({e})."),
+                        false,
+                    );
+                    Enrolment::NotEnrolled
+                }
+            };
+            app.after_change();
+        });
+    });
     dom::show("boot-note", false);
     dom::show("app", true);
     with_app(|app| {

@@ -1,8 +1,15 @@
 //! # tacit-web
 //!
 //! The wallet page: a thin wasm-bindgen host. It converts types, talks to the browser
-//! (`document.modelContext`, the DOM, `localStorage`, `fetch`) and calls wallet-core and
-//! capability-gate, where every rule lives. It decides nothing itself.
+//! (`document.modelContext`, the DOM, `localStorage`, IndexedDB, WebCrypto, `fetch`) and calls
+//! wallet-core, capability-gate and tacit-protocol, where every rule lives. It decides nothing
+//! itself.
+//!
+//! Trust comes from settings the person makes, never from the URL: the signer is the one this
+//! browser is enrolled with (a non-extractable WebCrypto install key kept in IndexedDB signs
+//! every request to it), a signer's answer counts as signed only if it verifies against that
+//! signer's published keys, and a site is shown as verified only if its signature checks against
+//! the keys its own origin publishes.
 //!
 //! It refuses to show a raw profile value anywhere but the profile editor, and renders all
 //! site-supplied text as inert text (`textContent`, never HTML).
@@ -14,11 +21,19 @@ mod actions;
 #[cfg(target_arch = "wasm32")]
 mod app;
 #[cfg(target_arch = "wasm32")]
+mod asker;
+#[cfg(target_arch = "wasm32")]
 mod dom;
 #[cfg(target_arch = "wasm32")]
 pub mod host;
 #[cfg(target_arch = "wasm32")]
+mod keystore;
+#[cfg(target_arch = "wasm32")]
+mod net;
+#[cfg(target_arch = "wasm32")]
 mod render;
+#[cfg(target_arch = "wasm32")]
+mod signer;
 #[cfg(target_arch = "wasm32")]
 mod storage;
 

@@ -9,6 +9,7 @@ use wallet_core::{Assessment, Outcome, ProfileInput};
 
 use crate::app::{App, now};
 use crate::dom::{self, append, attr, button, el, fill};
+use crate::signer::{DEFAULT_SIGNER, Enrolment};
 
 /// Fills the pickers from the published catalogues, once.
 pub fn setup_form() {
@@ -74,6 +75,7 @@ pub fn fill_facts(input: &ProfileInput) {
 pub fn all(app: &App) {
     session_receipts(app);
     status(app);
+    settings(app);
     requests(app);
     grants(app);
     proposals(app);
@@ -110,6 +112,65 @@ fn status(app: &App) {
     dom::show("backup", true);
 }
 
+/// The Signer setting: where this browser is enrolled, if anywhere.
+fn settings(app: &App) {
+    let (text, ok, enrolled, origin) = match &app.enrolment {
+        Enrolment::Loading => (
+            "Reading this browser's enrolment…".to_owned(),
+            true,
+            "loading",
+            DEFAULT_SIGNER.to_owned(),
+        ),
+        Enrolment::NotEnrolled => (
+            "Not enrolled: this browser sends nothing to a signer until you enrol it with a \
+             one-time code from tacit-signer enroll."
+                .to_owned(),
+            false,
+            "false",
+            DEFAULT_SIGNER.to_owned(),
+        ),
+        Enrolment::Enrolled(pin) => (
+            format!("{}.", pin.describe()),
+            true,
+            "true",
+            pin.signer.to_string(),
+        ),
+    };
+    dom::set_msg("signer-status", &text, ok);
+    if let Some(status) = dom::by_id("signer-status") {
+        attr(&status, "data-enrolled", enrolled);
+    }
+    // Put the pinned signer in the field when the enrolment changes, not while the person types.
+    if changed("settings", format!("{enrolled}{origin}")) {
+        dom::set_value("signer-origin", &origin);
+    }
+    if let Some(b) = dom::by_id("enrol-btn") {
+        let _ = if app.enrolling {
+            b.set_attribute("disabled", "")
+        } else {
+            b.remove_attribute("disabled")
+        };
+    }
+}
+
+/// The "who is asking" line: verified (green) or not confirmed (warning).
+fn asker_line(verified: bool, text: &str) -> web_sys::Element {
+    let line = el(
+        "div",
+        if verified {
+            "asker verified"
+        } else {
+            "asker unconfirmed"
+        },
+        text,
+    );
+    attr(
+        &line,
+        "data-asker",
+        if verified { "verified" } else { "unconfirmed" },
+    )
+}
+
 fn empty(text: &str) -> web_sys::Element {
     el("p", "empty", text)
 }
@@ -141,9 +202,15 @@ fn requests(app: &App) {
         .map(|r| r.id.as_str())
         .collect();
     let ledger = serde_json::to_string(app.gate.ledger()).unwrap_or_default();
+    let askers: Vec<String> = app
+        .gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+        .map(|r| crate::asker::describe(app, r).1)
+        .collect();
     if !changed(
         "requests",
-        format!("{held:?}{ledger}{}", app.gate.is_unlocked()),
+        format!("{held:?}{ledger}{}{askers:?}", app.gate.is_unlocked()),
     ) {
         return;
     }
@@ -163,6 +230,8 @@ fn requests(app: &App) {
                 &format!("{} asks (request {})", request.origin, request.id),
             ),
         );
+        let (verified, who) = crate::asker::describe(app, request);
+        append(&card, &asker_line(verified, &who));
         if let Some(name) = &request.site_name {
             append(
                 &card,
@@ -300,6 +369,12 @@ fn proposals(app: &App) {
             ProposalState::Released { signed, .. } => Some(signed.is_some().to_string()),
             _ => None,
         }))
+        .chain(
+            app.gate
+                .proposals()
+                .filter_map(|p| app.gate.proposal_asker(&p.id))
+                .map(|a| format!("{a:?}")),
+        )
         .collect();
     if !changed("proposals", key.join("|")) {
         return;
@@ -341,6 +416,38 @@ fn proposals(app: &App) {
                         &format!("digest {}", p.digest().get(..16).unwrap_or("")),
                     ),
                 );
+                match app.gate.proposal_asker(&p.id) {
+                    Some(capability_gate::AskerStatus::Verified { site_name }) => append(
+                        &card,
+                        &asker_line(true, &format!("Verified: {site_name} at {}", p.audience)),
+                    ),
+                    _ => {
+                        append(
+                            &card,
+                            &asker_line(
+                                false,
+                                &format!(
+                                    "An agent says this is for {}; this is not confirmed.",
+                                    p.audience
+                                ),
+                            ),
+                        );
+                        let label = el("label", "ack", "");
+                        let check = el("input", "", "");
+                        attr(&check, "type", "checkbox");
+                        attr(&check, "id", &format!("ack-{}", p.id));
+                        attr(&check, "data-ack-unconfirmed", &p.id);
+                        append(&label, &check);
+                        append(
+                            &label,
+                            &el("span", "", "I understand this site is not confirmed"),
+                        );
+                        append(&card, &label);
+                    }
+                }
+                if let Some(note) = app.signer_notes.get(&p.id) {
+                    append(&card, &el("p", "msg error", note));
+                }
                 let b = button("Release", "release", &p.id, "primary");
                 attr(&b, "data-digest", p.digest());
                 append(&card, &b);

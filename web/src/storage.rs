@@ -60,3 +60,14 @@ pub fn forget_ledger() {
         let _ = storage.remove_item(LEDGER_KEY);
     }
 }
+
+/// Deletes the encrypted profile and the sealed ledger from this browser.
+pub fn delete_profile() -> Result<(), String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    storage
+        .remove_item(KEY)
+        .and_then(|()| storage.remove_item(LEDGER_KEY))
+        .map_err(|_| "the profile could not be deleted".into())
+}

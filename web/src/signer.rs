@@ -1,0 +1,230 @@
+//! The signer, as the wallet talks to it: enrolment of this browser's install key, and signed
+//! requests to the one signer it is enrolled with. The request format is
+//! `tacit_protocol::request_auth`'s; whether an answer counts as signed is decided by
+//! capability-gate (`Gate::attach_signed`, `check_signed`).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use tacit_protocol::request_auth::{
+    EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
+    HEADER_TIMESTAMP, InstallId, InstallKey, Jwk, signing_input,
+};
+use wallet_core::receipt::KeySet;
+use wallet_core::{Origin, ReceiptPayload, SignedReceipt};
+
+use crate::app::now;
+use crate::keystore::{self, KeyPair};
+use crate::net::{self, Reply};
+
+/// The signer offered until the person chooses another.
+pub const DEFAULT_SIGNER: &str = "http://127.0.0.1:8787";
+
+/// Shown instead of sending anything when this browser is not enrolled.
+pub const NOT_ENROLLED: &str = "Enrol this browser with a signer first (Settings → Signer). \
+    Nothing was sent.";
+
+/// Shown when the signer's answer fails verification against its published keys.
+pub const NOT_VERIFIED: &str = "The signer's answer did not verify; nothing was released.";
+
+const RECEIPTS_PATH: &str = "/v1/receipts";
+const INSTALLS_PATH: &str = "/v1/installs";
+const KEYS_PATH: &str = "/v1/keys";
+
+/// This browser's enrolment: the signer it is pinned to, its install id, and its key.
+#[derive(Debug, Clone)]
+pub struct Pin {
+    pub signer: Origin,
+    pub install_id: InstallId,
+    pub key_pair: KeyPair,
+}
+
+impl Pin {
+    /// `Enrolled with <signer> (install abcdefgh…)`.
+    pub fn describe(&self) -> String {
+        let short: String = self.install_id.as_str().chars().take(8).collect();
+        format!("Enrolled with {} (install {short}…)", self.signer)
+    }
+}
+
+/// Where the page stands with its signer.
+#[derive(Debug, Clone)]
+pub enum Enrolment {
+    /// The key store has not answered yet.
+    Loading,
+    NotEnrolled,
+    Enrolled(Pin),
+}
+
+impl Enrolment {
+    pub fn pin(&self) -> Option<&Pin> {
+        match self {
+            Enrolment::Enrolled(pin) => Some(pin),
+            _ => None,
+        }
+    }
+}
+
+/// Why a receipt was not signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignError {
+    NotEnrolled,
+    /// No answer, or the signer refused (the person can try again).
+    Unreachable(String),
+    /// An answer came, but it is not a receipt that verifies.
+    NotVerified,
+}
+
+impl SignError {
+    pub fn note(&self) -> String {
+        match self {
+            SignError::NotEnrolled => NOT_ENROLLED.to_owned(),
+            SignError::Unreachable(why) => format!(
+                "Signer unreachable or refused ({why}). Nothing was signed; the unsigned \
+                 receipt is kept; try again."
+            ),
+            SignError::NotVerified => NOT_VERIFIED.to_owned(),
+        }
+    }
+}
+
+/// A signer origin as the person typed it (a trailing `/` is forgiven).
+pub fn parse_signer(text: &str) -> Result<Origin, String> {
+    let text = text.trim();
+    Origin::parse(text.strip_suffix('/').unwrap_or(text)).map_err(|_| {
+        "The signer must be an origin such as http://127.0.0.1:8787 (scheme, host and port, no \
+         path)."
+            .to_owned()
+    })
+}
+
+/// Reads the stored enrolment. A record whose pin does not parse counts as not enrolled.
+pub async fn load() -> Result<Enrolment, String> {
+    let Some(stored) = keystore::load().await? else {
+        return Ok(Enrolment::NotEnrolled);
+    };
+    let signer = Origin::parse(&stored.signer_origin);
+    let install_id = InstallId::parse(&stored.install_id);
+    Ok(match (signer, install_id) {
+        (Ok(signer), Ok(install_id)) => Enrolment::Enrolled(Pin {
+            signer,
+            install_id,
+            key_pair: stored.key_pair,
+        }),
+        _ => Enrolment::NotEnrolled,
+    })
+}
+
+/// A POST signed by the install key: the three `tacit-*` headers over method, path, time and
+/// body.
+async fn signed_post(
+    signer: &Origin,
+    install_id: &InstallId,
+    key_pair: &KeyPair,
+    path: &str,
+    body: &str,
+) -> Result<Reply, String> {
+    let timestamp = now().millis();
+    let input = signing_input("POST", path, timestamp, body.as_bytes());
+    let signature = keystore::sign(key_pair, input.as_bytes()).await?;
+    let signature = URL_SAFE_NO_PAD.encode(signature);
+    let timestamp = timestamp.to_string();
+    net::fetch(
+        "POST",
+        &format!("{signer}{path}"),
+        &[
+            ("content-type", "application/json"),
+            (HEADER_INSTALL, install_id.as_str()),
+            (HEADER_TIMESTAMP, &timestamp),
+            (HEADER_SIGNATURE, &signature),
+        ],
+        Some(body),
+    )
+    .await
+}
+
+/// Enrols this browser with the signer at `signer_text` using the one-time `code_text`: a new
+/// non-extractable key, its public JWK registered with a request signed by that very key. Only a
+/// `201` naming this key's thumbprint stores the key and the pin (replacing any earlier ones).
+pub async fn enrol(signer_text: &str, code_text: &str) -> Result<Pin, String> {
+    let signer = parse_signer(signer_text)?;
+    let code = EnrolmentCode::parse(code_text).map_err(|_| {
+        "The enrolment code is the 16 letters and digits tacit-signer printed, like \
+         ABCD-EFGH-JKMN-PQRS."
+            .to_owned()
+    })?;
+    let unavailable = |e: String| format!("This browser could not make a signing key ({e}).");
+    let key_pair = keystore::generate().await.map_err(unavailable)?;
+    let jwk_json = keystore::public_jwk_json(&key_pair)
+        .await
+        .map_err(unavailable)?;
+    let public_key: Jwk = serde_json::from_str(&jwk_json)
+        .map_err(|_| unavailable("the public key is not a P-256 JWK".into()))?;
+    let install_id = InstallKey::from_jwk(&public_key)
+        .map_err(|e| unavailable(e.to_string()))?
+        .id();
+    let body = serde_json::to_string(&EnrolmentRequest {
+        code: code.to_string(),
+        public_key,
+    })
+    .map_err(|e| unavailable(e.to_string()))?;
+    let reply = signed_post(&signer, &install_id, &key_pair, INSTALLS_PATH, &body)
+        .await
+        .map_err(|e| format!("The signer at {signer} could not be reached ({e})."))?;
+    if reply.status != 201 {
+        let detail = reply.message().unwrap_or_default();
+        return Err(format!(
+            "The signer refused the enrolment ({}). {detail} Check the code, or ask for a new \
+             one with tacit-signer enroll.",
+            reply.describe()
+        ));
+    }
+    let answer: EnrolmentResponse = serde_json::from_str(&reply.text)
+        .map_err(|_| "The signer's answer to the enrolment was not understood.".to_owned())?;
+    if answer.install_id != install_id {
+        return Err(
+            "The signer's answer named another key; the enrolment was not stored.".to_owned(),
+        );
+    }
+    keystore::save(&key_pair, signer.as_str(), install_id.as_str())
+        .await
+        .map_err(|e| format!("The enrolment could not be stored in this browser ({e})."))?;
+    Ok(Pin {
+        signer,
+        install_id,
+        key_pair,
+    })
+}
+
+/// Asks the pinned signer to sign `payload`, then fetches the pinned signer's published keys.
+/// The caller decides with capability-gate whether the answer verifies.
+pub async fn request_signature(
+    pin: Option<Pin>,
+    payload: &ReceiptPayload,
+) -> Result<(SignedReceipt, KeySet), SignError> {
+    let pin = pin.ok_or(SignError::NotEnrolled)?;
+    let body = serde_json::to_string(payload).map_err(|_| SignError::NotVerified)?;
+    let reply = signed_post(
+        &pin.signer,
+        &pin.install_id,
+        &pin.key_pair,
+        RECEIPTS_PATH,
+        &body,
+    )
+    .await
+    .map_err(SignError::Unreachable)?;
+    if !reply.ok() {
+        return Err(SignError::Unreachable(reply.describe()));
+    }
+    let signed = SignedReceipt::parse(reply.text.as_bytes()).map_err(|_| SignError::NotVerified)?;
+    let keys = net::fetch("GET", &format!("{}{KEYS_PATH}", pin.signer), &[], None)
+        .await
+        .map_err(|e| SignError::Unreachable(format!("its keys: {e}")))?;
+    if !keys.ok() {
+        return Err(SignError::Unreachable(format!(
+            "its keys: {}",
+            keys.describe()
+        )));
+    }
+    let keys = KeySet::parse(keys.text.as_bytes()).map_err(|_| SignError::NotVerified)?;
+    Ok((signed, keys))
+}
