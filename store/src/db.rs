@@ -60,6 +60,15 @@ pub fn sqlite_url(path: &Path) -> String {
     url
 }
 
+/// Whether `error` is SQLite's "database is busy/locked" (any extended code of 5 or 6).
+fn is_sqlite_busy(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|e| e.code())
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| matches!(code & 0xff, 5 | 6))
+}
+
 /// The file path in a `sqlite://PATH` URL (percent-decoded), or `None` if it is not one.
 fn sqlite_path(url: &str) -> Option<PathBuf> {
     let rest = url.strip_prefix("sqlite://")?;
@@ -129,13 +138,26 @@ impl Db {
             .foreign_keys(true)
             .busy_timeout(SQLITE_BUSY_TIMEOUT);
         // WAL is a property of the file: set it once, on one connection, before the pool opens.
-        let first = options
-            .clone()
-            .journal_mode(SqliteJournalMode::Wal)
-            .connect()
-            .await
-            .map_err(connect_error)?;
-        first.close().await.map_err(connect_error)?;
+        // Switching needs an exclusive lock that the busy timeout does not wait for, so when
+        // other processes open the same new file at the same moment, retry for a while.
+        let started = std::time::Instant::now();
+        loop {
+            match options
+                .clone()
+                .journal_mode(SqliteJournalMode::Wal)
+                .connect()
+                .await
+            {
+                Ok(first) => {
+                    first.close().await.map_err(connect_error)?;
+                    break;
+                }
+                Err(e) if is_sqlite_busy(&e) && started.elapsed() < SQLITE_BUSY_TIMEOUT => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(connect_error(e)),
+            }
+        }
         // The Any driver takes a URL; it carries the file and mode, and the SQLite driver's
         // defaults (foreign keys on, five-second busy timeout) apply. The pragmas below make the
         // busy timeout ours and keep the guarantees explicit on every pooled connection.

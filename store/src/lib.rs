@@ -25,7 +25,10 @@
 //!   PostgreSQL refuses the statement;
 //! - `PRIMARY KEY`, `UNIQUE`, `NOT NULL`, `REFERENCES`, `CREATE INDEX`, `INSERT … ON CONFLICT DO
 //!   NOTHING`, `… RETURNING` (both tested here);
-//! - no `SERIAL`/`AUTOINCREMENT`, no `now()` (time is an argument: milliseconds as `BIGINT`).
+//! - no `SERIAL`/`AUTOINCREMENT`, no `now()` (time is an argument: milliseconds as `BIGINT`);
+//! - read back only `BIGINT`, `TEXT` and `BYTEA` values (`COUNT(*)` is `BIGINT` on both): the
+//!   `Any` driver cannot decode PostgreSQL's `INTEGER` as `i64` nor types such as `name`, so
+//!   declare `BIGINT` and cast anything else (`current_database()::TEXT`).
 //!
 //! Queries take `&'static str` SQL (sqlx's `SqlSafeStr`); build statements from constants, never
 //! from values. For a read-then-write that must be atomic, use [`Db::begin_write`].
