@@ -2,7 +2,8 @@
 //!
 //! Installs (so a fresh machine needs only Rust and this repository): the
 //! `wasm32-unknown-unknown` target through rustup; Chromium and chromedriver through apt when
-//! running as root (otherwise it stops with the `sudo` command to run); and, for the web crate's
+//! running as root (otherwise it stops with the `sudo` command to run); PostgreSQL (`initdb`,
+//! `pg_ctl`) the same way, for the tests that start a throw-away cluster; and, for the web crate's
 //! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
 //! `target/tools/` (about 100 s once, then cached). The last step, `fuzz --smoke`, installs
 //! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`).
@@ -17,7 +18,9 @@ use crate::{cargo, run, target_dir, workspace_root};
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const CHROMIUM: &str = "/usr/lib/chromium/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const APT_INSTALL: &str = "apt-get install -y chromium chromium-driver";
+const APT_CHROMIUM: [&str; 2] = ["chromium", "chromium-driver"];
+/// Debian's PostgreSQL server: the store's tests start throw-away clusters with its initdb/pg_ctl.
+const APT_POSTGRESQL: &str = "postgresql";
 
 /// The switches the harness uses (tests/src/browser.rs), for the wasm-bindgen-test browser.
 const CHROMIUM_ARGS: &[&str] = &[
@@ -180,35 +183,59 @@ fn install() -> Result<(), String> {
         )?;
     }
 
-    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
-        .into_iter()
-        .filter(|p| !Path::new(p).exists())
-        .collect();
-    if missing.is_empty() {
+    let mut packages: Vec<&str> = Vec::new();
+    if [CHROMIUM, CHROMEDRIVER]
+        .iter()
+        .all(|p| Path::new(p).exists())
+    {
         println!("chromium, chromedriver: installed");
+    } else {
+        packages.extend(APT_CHROMIUM);
+    }
+    if has_initdb() {
+        println!("postgresql (initdb, pg_ctl): installed");
+    } else {
+        packages.push(APT_POSTGRESQL);
+    }
+    if packages.is_empty() {
         return Ok(());
     }
+    let apt_install = format!("apt-get install -y {}", packages.join(" "));
     if output("id", &["-u"]).map(|uid| uid.trim() == "0") != Ok(true) {
         return Err(format!(
-            "missing {}: install Chromium and chromedriver with `sudo {APT_INSTALL}` and run again",
-            missing.join(", ")
+            "missing {}: install with `sudo {apt_install}` and run again",
+            packages.join(", ")
         ));
     }
     run("apt-get update", "apt-get", &["update"], &[])?;
-    let args: Vec<&str> = APT_INSTALL.split(' ').skip(1).collect();
+    let args: Vec<&str> = apt_install.split(' ').skip(1).collect();
     run(
         "apt-get install",
         "apt-get",
         &args,
         &[("DEBIAN_FRONTEND", "noninteractive")],
     )?;
-    match [CHROMIUM, CHROMEDRIVER]
+    if let Some(still) = [CHROMIUM, CHROMEDRIVER]
         .into_iter()
         .find(|p| !Path::new(p).exists())
     {
-        Some(still) => Err(format!("{still} is still missing after `{APT_INSTALL}`")),
-        None => Ok(()),
+        return Err(format!("{still} is still missing after `{apt_install}`"));
     }
+    if !has_initdb() {
+        return Err(format!("initdb is still missing after `{apt_install}`"));
+    }
+    Ok(())
+}
+
+/// Whether PostgreSQL's server tools are where `tacit_store::testing::PgCluster` looks: `PATH`,
+/// else `/usr/lib/postgresql/<major>/bin` (Debian keeps them out of `PATH`).
+fn has_initdb() -> bool {
+    let has_tools = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| has_tools(&d)));
+    on_path
+        || std::fs::read_dir("/usr/lib/postgresql")
+            .is_ok_and(|versions| versions.flatten().any(|v| has_tools(&v.path().join("bin"))))
 }
 
 fn wasm_tests(sites: &[Site]) -> Result<(), String> {
