@@ -61,7 +61,7 @@ pub enum StoreError {
     /// A query failed.
     #[error("database query failed")]
     Query(#[from] sqlx::Error),
-    /// PostgreSQL's server tools are not installed (for [`crate::testing::PgCluster`]).
+    /// PostgreSQL's server tools are not installed (for `testing::PgCluster`).
     #[error(
         "PostgreSQL is not installed (no initdb and pg_ctl in PATH or /usr/lib/postgresql/*/bin); install it with: apt-get install -y postgresql"
     )]

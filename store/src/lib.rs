@@ -10,7 +10,7 @@
 //!   safe when two instances start at once on one PostgreSQL, and refusing a database whose schema
 //!   is newer than the running binary knows.
 //! - Error messages that carry no secrets: never a URL (it may hold a password), never a value.
-//! - With the `testing` feature, [`testing::PgCluster`]: a real, throw-away PostgreSQL cluster
+//! - With the `testing` feature, `testing::PgCluster`: a real, throw-away PostgreSQL cluster
 //!   (initdb + pg_ctl in a temp dir on a free loopback port) for tests. Never a mock.
 //!
 //! What it refuses: any URL other than `sqlite://PATH` or `postgres://…`/`postgresql://…`; an
