@@ -1,28 +1,40 @@
 //! # tacit-site
 //!
 //! What every Tacit relying site shares; the housing and pharmacy sites differ only in their
-//! [`Policy`].
+//! configuration (`site.toml`: origin, [`Policy`], signer keys) and their page's words.
 //!
 //! It promises:
 //! - a site never asks for a raw value: its requirements are yes/no [`wallet_core::Claim`]s with
 //!   public parameters, handed out exactly as the wallet's `request_claims` takes them, with a
-//!   fresh single-use nonce ([`policy`], [`nonce`]);
-//! - a submission is accepted only if wallet-core's verifier accepts the receipt for this
-//!   site's origin, the nonce was issued here and never used, and every required claim is shown
-//!   satisfied; each refusal has one code an agent can act on ([`submit`]);
+//!   fresh single-use nonce and the site's signature over both ([`policy`], [`nonce`],
+//!   [`tacit_protocol::site_auth`]);
+//! - the verdict is the **site server's**: a submission is accepted only if wallet-core's
+//!   verifier accepts the receipt against the signer keys the configuration pins, for this
+//!   site's origin, the nonce was issued by this server and is consumed now, atomically, in its
+//!   database, and every required claim is shown satisfied; each refusal has one code an agent
+//!   can act on ([`submit`]);
+//! - trust is configuration: no URL parameter, page or agent input changes which signer keys
+//!   count;
 //! - refusals are values (`{ok: false, error: {code, message}}`), never a throw.
 //!
 //! The pure modules ([`policy`], [`nonce`], [`submit`]) hold every rule and are tested natively.
-//! The `web` module (wasm32 only) is the thin page: DOM, `document.modelContext` registration,
-//! `fetch` of the signer's keys, `sessionStorage`, the clock and randomness.
+//! `server` (native only) carries them over HTTP: configuration, the nonce table, the signer's
+//! keys, the site key, the routes. The `web` module (wasm32 only) is the thin page: it registers
+//! the two WebMCP tools, calls the server's API and shows the outcome; it decides nothing.
 
 pub mod nonce;
 pub mod policy;
 pub mod submit;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod server;
+
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
-pub use nonce::{NonceBook, NonceState, make_nonce};
-pub use policy::{Policy, PolicyError, describe};
-pub use submit::{Accepted, Code, Refusal, Submission, judge, parse_submission};
+pub use nonce::{NonceRecord, NonceState, make_nonce};
+pub use policy::{Policy, PolicyError, attested_json, describe};
+pub use submit::{
+    Accepted, Code, Refusal, Submission, Verdict, check_receipt, decide, nonce_refusal,
+    parse_submission,
+};

@@ -1,7 +1,9 @@
 //! A site's policy: who it is, the yes/no claims it requires (public parameters only), and the
 //! two WebMCP tools it offers, as plain data.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tacit_protocol::site_auth::{Attestation, Requirements};
 use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::profile::format_minor;
 use wallet_core::{Claim, Nonce, Origin, ToolName};
@@ -15,61 +17,54 @@ pub const MAX_SITE_NAME: usize = 120;
 /// Longest `purpose` the wallet accepts.
 pub const MAX_PURPOSE: usize = 512;
 
-/// What a relying site asks for and how it names its tools. Every field is public.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a relying site asks for and how it names its tools. Every field is public; it is read
+/// from the `[policy]` table of the site's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Policy {
-    /// Short id: the storage key prefix (`housing`, `pharmacy`).
-    pub id: &'static str,
     /// Shown to the person by the wallet.
-    pub site_name: &'static str,
+    pub site_name: String,
     /// Why the site asks, shown to the person by the wallet.
-    pub purpose: &'static str,
+    pub purpose: String,
     /// The read-only tool that hands out the policy and a fresh nonce.
-    pub requirements_tool: &'static str,
+    pub requirements_tool: String,
     /// The consequential tool that takes a signed receipt.
-    pub submit_tool: &'static str,
+    pub submit_tool: String,
     /// What is being submitted, for tool titles and messages ("application", "order").
-    pub submission: &'static str,
+    pub submission: String,
     /// What the person reads when a submission is accepted.
-    pub accepted_text: &'static str,
+    pub accepted_text: String,
     /// Every claim must be shown satisfied by the receipt.
     pub claims: Vec<Claim>,
 }
 
 /// Why a policy cannot be served.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct PolicyError(pub &'static str);
-
-impl core::fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.0)
-    }
-}
 
 impl Policy {
     /// Checks what the wallet will check: tool names, lengths, one to eight distinct claims.
     pub fn check(&self) -> Result<(), PolicyError> {
-        for name in [self.requirements_tool, self.submit_tool] {
+        for name in [&self.requirements_tool, &self.submit_tool] {
             ToolName::parse(name).map_err(|_| PolicyError("a tool name is not a valid name"))?;
         }
         if self.requirements_tool == self.submit_tool {
             return Err(PolicyError("the two tools need different names"));
-        }
-        let id_ok = !self.id.is_empty()
-            && self
-                .id
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !id_ok {
-            return Err(PolicyError(
-                "the id must be lowercase letters, digits and -",
-            ));
         }
         if self.site_name.is_empty() || self.site_name.chars().count() > MAX_SITE_NAME {
             return Err(PolicyError("the site name must be 1 to 120 characters"));
         }
         if self.purpose.chars().count() > MAX_PURPOSE {
             return Err(PolicyError("the purpose must be at most 512 characters"));
+        }
+        if self.submission.is_empty() || self.submission.chars().count() > 40 {
+            return Err(PolicyError("the submission word must be 1 to 40 characters"));
+        }
+        if self.accepted_text.chars().count() > MAX_PURPOSE {
+            return Err(PolicyError(
+                "the accepted text must be at most 512 characters",
+            ));
         }
         if self.claims.is_empty() || self.claims.len() > MAX_CLAIMS {
             return Err(PolicyError("a policy requires one to eight claims"));
@@ -82,14 +77,28 @@ impl Policy {
         Ok(())
     }
 
-    /// The requirements tool's result: exactly the input of the wallet's `request_claims`.
-    pub fn requirements(&self, origin: &Origin, nonce: &Nonce) -> Value {
+    /// The requirements for `origin` with a fresh `nonce`: exactly the wallet's
+    /// `request_claims` input, less the site's attestation.
+    pub fn requirements(&self, origin: &Origin, nonce: &Nonce) -> Requirements {
+        Requirements {
+            origin: origin.clone(),
+            nonce: nonce.clone(),
+            site_name: self.site_name.clone(),
+            purpose: self.purpose.clone(),
+            claims: self.claims.clone(),
+        }
+    }
+
+    /// What the page needs to start: the words it shows and the two tools it registers. Public,
+    /// like everything in a policy.
+    pub fn site_json(&self) -> Value {
+        let needs: Vec<String> = self.claims.iter().map(describe).collect();
         json!({
-            "origin": origin,
-            "nonce": nonce,
             "site_name": self.site_name,
-            "purpose": self.purpose,
-            "claims": self.claims,
+            "submission": self.submission,
+            "accepted_text": self.accepted_text,
+            "needs": needs,
+            "tools": [self.requirements_tool_json(), self.submit_tool_json()],
         })
     }
 
@@ -101,10 +110,11 @@ impl Policy {
             "title": format!("{}: what we need to know", self.site_name),
             "description": format!(
                 "Returns what {} needs before it accepts your {}: its origin, a fresh single-use \
-                 nonce, and the yes/no claims it requires with their public parameters ({}). The \
-                 result is exactly the input of the Tacit wallet's request_claims tool: pass it \
-                 unchanged. Never asks for a personal value. Then, once the wallet has released a \
-                 signed receipt for this origin and nonce, call {}.",
+                 nonce, and the yes/no claims it requires with their public parameters ({}), \
+                 signed by the site (attestation). The result is exactly the input of the Tacit \
+                 wallet's request_claims tool: pass it unchanged. Never asks for a personal value. \
+                 Then, once the wallet has released a signed receipt for this origin and nonce, \
+                 call {}.",
                 self.site_name,
                 self.submission,
                 needs.join("; "),
@@ -122,13 +132,14 @@ impl Policy {
             "title": format!("{}: submit {}", self.site_name, self.submission),
             "description": format!(
                 "Submits your {} to {} with the signed Tacit receipt the wallet's check_proposal \
-                 returned (its `receipt` object, unchanged). The site checks the signer's \
-                 signature, that the receipt is for this site's origin and for a nonce {} issued \
-                 and nobody used yet, its validity window, and that every required claim is \
-                 satisfied. Answers {{ok: true, result: {{accepted: true, ...}}}} or {{ok: false, \
+                 returned (its `receipt` object, unchanged). The site's server checks the \
+                 signer's signature against the signer keys it trusts, that the receipt is for \
+                 this site's origin and for a nonce {} issued and nobody used yet, its validity \
+                 window, and that every required claim is satisfied. Answers {{ok: true, result: {{accepted: true, ...}}}} or {{ok: false, \
                  error: {{code, message}}}}; codes: invalid_input, unknown_nonce, replayed_nonce, \
                  wrong_audience, nonce_mismatch, bad_signature, unknown_key, chain_broken, \
-                 expired, not_yet_valid, claim_not_satisfied, signer_unreachable.",
+                 expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
+                 site_unreachable, busy.",
                 self.submission, self.site_name, self.requirements_tool
             ),
             "inputSchema": {
@@ -150,6 +161,16 @@ impl Policy {
             "annotations": { "consequentialHint": true },
         })
     }
+}
+
+/// The requirements tool's result: `requirements` with the site's `attestation` beside them,
+/// exactly what the wallet's `request_claims` takes.
+pub fn attested_json(requirements: &Requirements, attestation: &Attestation) -> Value {
+    let mut out = json!(requirements);
+    if let Value::Object(map) = &mut out {
+        map.insert("attestation".into(), json!(attestation));
+    }
+    out
 }
 
 /// A sentence for people: the claim with its public parameters, using the catalogue's labels.
@@ -206,13 +227,12 @@ mod tests {
         ]))
         .unwrap();
         Policy {
-            id: "housing",
-            site_name: "City Housing Programme",
-            purpose: "Eligibility for subsidised housing",
-            requirements_tool: "housing_requirements",
-            submit_tool: "housing_submit_application",
-            submission: "application",
-            accepted_text: "Eligible.",
+            site_name: "City Housing Programme".into(),
+            purpose: "Eligibility for subsidised housing".into(),
+            requirements_tool: "housing_requirements".into(),
+            submit_tool: "housing_submit_application".into(),
+            submission: "application".into(),
+            accepted_text: "Eligible.".into(),
             claims,
         }
     }
@@ -222,10 +242,22 @@ mod tests {
         let policy = sample();
         let origin = Origin::parse("http://127.0.0.1:8081").unwrap();
         let nonce = Nonce::parse("0123456789abcdef").unwrap();
-        let out = policy.requirements(&origin, &nonce);
+        let attestation = Attestation {
+            kid: "k".into(),
+            expires_at_ms: 5,
+            signature: "s".into(),
+        };
+        let out = attested_json(&policy.requirements(&origin, &nonce), &attestation);
         let mut keys: Vec<&String> = out.as_object().unwrap().keys().collect();
         keys.sort();
-        assert_eq!(keys, ["claims", "nonce", "origin", "purpose", "site_name"]);
+        assert_eq!(
+            keys,
+            ["attestation", "claims", "nonce", "origin", "purpose", "site_name"]
+        );
+        assert_eq!(
+            out["attestation"],
+            json!({ "kid": "k", "expires_at_ms": 5, "signature": "s" })
+        );
         assert_eq!(out["origin"], "http://127.0.0.1:8081");
         assert_eq!(out["nonce"], "0123456789abcdef");
         assert_eq!(
@@ -288,13 +320,27 @@ mod tests {
         p.claims.push(p.claims[0].clone());
         assert!(p.check().is_err());
         let mut p = sample();
-        p.submit_tool = "housing requirements";
+        p.submit_tool = "housing requirements".into();
         assert!(p.check().is_err());
         let mut p = sample();
-        p.submit_tool = p.requirements_tool;
+        p.submit_tool = p.requirements_tool.clone();
         assert!(p.check().is_err());
         let mut p = sample();
-        p.id = "Housing";
+        p.site_name = String::new();
         assert!(p.check().is_err());
+    }
+
+    #[test]
+    fn the_page_gets_words_and_tools_only() {
+        let site = sample().site_json();
+        assert_eq!(site["tools"][0]["name"], "housing_requirements");
+        assert_eq!(site["tools"][1]["name"], "housing_submit_application");
+        assert_eq!(
+            site["needs"],
+            json!([
+                "household income below 30,000.00 EUR",
+                "lives in Altstadt, Nordhafen or Westend"
+            ])
+        );
     }
 }

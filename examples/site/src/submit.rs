@@ -1,10 +1,13 @@
-//! Judging a submission: strict input, wallet-core's verifier, the nonce book, the policy's
+//! Judging a submission: strict input, wallet-core's verifier, the nonce's state, the policy's
 //! claims, and one code per reason so an agent knows what to do next.
 //!
-//! Order of checks ([`judge`]): the receipt's signature, chain, audience, named nonce and window
-//! (wallet-core's [`verify`], which reports the first failure); then the nonce book (this site
-//! issued the nonce and nobody used it); then every required claim. Only an accepted submission
-//! consumes its nonce, so a refusal for a claim leaves the nonce open for a corrected receipt.
+//! Order of checks: [`check_receipt`] runs wallet-core's [`verify`] (signature, chain, audience,
+//! named nonce, window; the first failure is reported); the server then reads the nonce's row and
+//! [`decide`] refuses a nonce that is not open and a receipt that does not show every required
+//! claim satisfied, or answers [`Verdict::Consume`]: accept, **provided the server consumes the
+//! nonce atomically**. If that consume changes no row, the nonce was spent or lapsed in between
+//! and the answer is [`nonce_refusal`] of its state then. Only an accepted submission consumes
+//! its nonce, so a refusal for a claim leaves the nonce open for a corrected receipt.
 
 use serde_json::{Map, Value, json};
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
@@ -13,7 +16,7 @@ use wallet_core::{
     VerifiedReceipt,
 };
 
-use crate::nonce::{NonceBook, NonceState};
+use crate::nonce::NonceState;
 use crate::policy::{Policy, describe};
 
 /// Why a submission was refused.
@@ -31,12 +34,14 @@ pub enum Code {
     NotYetValid,
     ClaimNotSatisfied,
     SignerUnreachable,
-    /// The page is starting or busy; nothing was decided.
+    /// The page could not reach its site's server; nothing was decided.
+    SiteUnreachable,
+    /// The site is starting or busy; nothing was decided.
     Busy,
 }
 
 impl Code {
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 14] = [
         Code::InvalidInput,
         Code::UnknownNonce,
         Code::ReplayedNonce,
@@ -49,8 +54,14 @@ impl Code {
         Code::NotYetValid,
         Code::ClaimNotSatisfied,
         Code::SignerUnreachable,
+        Code::SiteUnreachable,
         Code::Busy,
     ];
+
+    /// The code an agent reads as `name`.
+    pub fn parse(name: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|c| c.as_str() == name)
+    }
 
     /// As the agent reads it.
     pub const fn as_str(self) -> &'static str {
@@ -67,6 +78,7 @@ impl Code {
             Code::NotYetValid => "not_yet_valid",
             Code::ClaimNotSatisfied => "claim_not_satisfied",
             Code::SignerUnreachable => "signer_unreachable",
+            Code::SiteUnreachable => "site_unreachable",
             Code::Busy => "busy",
         }
     }
@@ -88,6 +100,7 @@ impl Code {
             Code::SignerUnreachable => {
                 "The signer's keys could not be fetched to check the receipt."
             }
+            Code::SiteUnreachable => "This page could not reach the site's server.",
             Code::Busy => "The site was busy; your agent can try again.",
         }
     }
@@ -301,7 +314,9 @@ pub fn refusal_for(error: &Error, origin: &Origin, policy: &Policy) -> Refusal {
     Refusal::new(code, message)
 }
 
-fn nonce_refusal(state: NonceState, policy: &Policy) -> Refusal {
+/// The refusal for a nonce that is not open: after [`decide`] read its state, or after the
+/// server's atomic consume changed no row and it read the state again.
+pub fn nonce_refusal(state: NonceState, policy: &Policy) -> Refusal {
     let fresh = format!(
         "Call {} for a fresh nonce, then ask the wallet (request_claims, draft_application) \
          for a receipt with it.",
@@ -356,47 +371,61 @@ fn claim_refusal(claim: &Claim, verified: &VerifiedReceipt, policy: &Policy) -> 
     }
 }
 
-/// Judges a submission for the site at `origin` with its `policy`, against the signer's `keys`,
-/// at `now`. On acceptance the receipt's nonce is consumed in `book`; on refusal nothing changes.
-pub fn judge(
+/// Checks the receipt of `submission` for the site at `origin`, against the signer's `keys`, at
+/// `now`: signature, chain, audience, the nonce the agent named (if it named one) and window.
+pub fn check_receipt(
     policy: &Policy,
     origin: &Origin,
-    book: &mut NonceBook,
     submission: &Submission,
     keys: &KeySet,
     now: Timestamp,
-) -> Result<Accepted, Refusal> {
+) -> Result<VerifiedReceipt, Refusal> {
     let signed = &submission.receipt;
     let expected = submission.nonce.as_ref().unwrap_or(&signed.payload.nonce);
-    let verified =
-        verify(signed, keys, origin, expected, now).map_err(|e| refusal_for(&e, origin, policy))?;
-    let nonce = verified.nonce().clone();
-    match book.state(&nonce, now) {
-        NonceState::Open => {}
-        other => return Err(nonce_refusal(other, policy)),
+    verify(signed, keys, origin, expected, now).map_err(|e| refusal_for(&e, origin, policy))
+}
+
+/// What the server must do with a checked receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Accept, provided the server consumes `nonce` atomically (one row changed); otherwise
+    /// answer [`nonce_refusal`] of the nonce's state.
+    Consume { nonce: Nonce, accepted: Accepted },
+    /// Refuse; nothing is spent.
+    Refuse(Refusal),
+}
+
+/// Decides a `verified` receipt whose nonce stands at `nonce_state` (read from the server's
+/// database): a nonce that is not open is refused, and so is a receipt that does not show every
+/// one of the policy's claims satisfied.
+pub fn decide(policy: &Policy, verified: &VerifiedReceipt, nonce_state: NonceState) -> Verdict {
+    if nonce_state != NonceState::Open {
+        return Verdict::Refuse(nonce_refusal(nonce_state, policy));
     }
     if !verified.satisfies_all(&policy.claims) {
         // Name the first claim not shown satisfied (there is one, or satisfies_all held).
         let missing = policy.claims.iter().find(|c| !verified.satisfies(c));
-        return Err(match missing {
-            Some(claim) => claim_refusal(claim, &verified, policy),
+        return Verdict::Refuse(match missing {
+            Some(claim) => claim_refusal(claim, verified, policy),
             None => Refusal::new(
                 Code::ClaimNotSatisfied,
                 "The receipt does not show every required claim satisfied.",
             ),
         });
     }
-    book.consume(&nonce, now)
-        .map_err(|state| nonce_refusal(state, policy))?;
-    Ok(Accepted {
-        audience: verified.audience().clone(),
+    let nonce = verified.nonce().clone();
+    Verdict::Consume {
+        accepted: Accepted {
+            audience: verified.audience().clone(),
+            nonce: nonce.clone(),
+            session_id: verified.session_id().clone(),
+            key_id: verified.key_id().clone(),
+            issued_at: verified.issued_at(),
+            expires_at: verified.expires_at(),
+            claims: policy.claims.clone(),
+        },
         nonce,
-        session_id: verified.session_id().clone(),
-        key_id: verified.key_id().clone(),
-        issued_at: verified.issued_at(),
-        expires_at: verified.expires_at(),
-        claims: policy.claims.clone(),
-    })
+    }
 }
 
 #[cfg(test)]

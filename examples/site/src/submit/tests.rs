@@ -1,3 +1,5 @@
+use std::collections::HashMap;
+
 use ed25519_dalek::SigningKey;
 use serde_json::json;
 use wallet_core::receipt::{ReceiptPayload, sign};
@@ -6,7 +8,7 @@ use wallet_core::{
 };
 
 use super::*;
-use crate::nonce::make_nonce;
+use crate::nonce::{NonceRecord, make_nonce};
 
 const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
 const MINUTE: i64 = 60_000;
@@ -18,13 +20,12 @@ fn policy() -> Policy {
     ]))
     .unwrap();
     Policy {
-        id: "pharmacy",
-        site_name: "Pharmacy",
-        purpose: "Restricted medicine",
-        requirements_tool: "pharmacy_requirements",
-        submit_tool: "pharmacy_checkout",
-        submission: "order",
-        accepted_text: "Order placed.",
+        site_name: "Pharmacy".into(),
+        purpose: "Restricted medicine".into(),
+        requirements_tool: "pharmacy_requirements".into(),
+        submit_tool: "pharmacy_checkout".into(),
+        submission: "order".into(),
+        accepted_text: "Order placed.".into(),
         claims,
     }
 }
@@ -90,9 +91,10 @@ fn all_satisfied() -> Vec<(Claim, Outcome)> {
         .collect()
 }
 
+/// The site's nonce rows in memory, consumed the way the server's database does it.
 struct Fixture {
     policy: Policy,
-    book: NonceBook,
+    rows: HashMap<Nonce, NonceRecord>,
     nonce: Nonce,
     signer: SigningKey,
     keys: KeySet,
@@ -100,18 +102,21 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Self {
-        let mut book = NonceBook::new();
-        let nonce = make_nonce([7; 8]);
-        assert!(book.issue(nonce.clone(), NOW.plus_millis(-MINUTE)));
+        let nonce = make_nonce([7; 16]);
+        let rows = HashMap::from([(nonce.clone(), NonceRecord::issue(NOW.plus_millis(-MINUTE)))]);
         let signer = key(1);
         let keys = keys_for(&[&signer]);
         Self {
             policy: policy(),
-            book,
+            rows,
             nonce,
             signer,
             keys,
         }
+    }
+
+    fn state(&self, at: Timestamp) -> NonceState {
+        NonceState::of(self.rows.get(&self.nonce), at)
     }
 
     fn receipt(&self, answers: &[(Claim, Outcome)]) -> SignedReceipt {
@@ -122,20 +127,29 @@ impl Fixture {
         )
     }
 
+    /// What the server does: check, read the row, decide, consume.
+    fn submit(&mut self, submission: &Submission, at: Timestamp) -> Result<Accepted, Refusal> {
+        let verified = check_receipt(&self.policy, &origin(), submission, &self.keys, at)?;
+        let state = NonceState::of(self.rows.get(verified.nonce()), at);
+        match decide(&self.policy, &verified, state) {
+            Verdict::Refuse(refusal) => Err(refusal),
+            Verdict::Consume { nonce, accepted } => {
+                assert_eq!(nonce, accepted.nonce);
+                match self.rows.get_mut(&nonce).map(|r| r.consume(at)) {
+                    Some(Ok(())) => Ok(accepted),
+                    Some(Err(state)) => Err(nonce_refusal(state, &self.policy)),
+                    None => Err(nonce_refusal(NonceState::Unknown, &self.policy)),
+                }
+            }
+        }
+    }
+
     fn judge_at(&mut self, receipt: &SignedReceipt, at: Timestamp) -> Result<Accepted, Code> {
         let submission = Submission {
             receipt: receipt.clone(),
             nonce: None,
         };
-        judge(
-            &self.policy,
-            &origin(),
-            &mut self.book,
-            &submission,
-            &self.keys,
-            at,
-        )
-        .map_err(|r| r.code)
+        self.submit(&submission, at).map_err(|r| r.code)
     }
 
     fn judge(&mut self, receipt: &SignedReceipt) -> Result<Accepted, Code> {
@@ -163,7 +177,7 @@ fn a_receipt_for_another_site_is_wrong_audience_and_spends_nothing() {
     let other = Origin::parse("http://127.0.0.1:8081").unwrap();
     let receipt = sign(payload(&other, &f.nonce, &[], NOW), &f.signer, NOW);
     assert_eq!(f.judge(&receipt), Err(Code::WrongAudience));
-    assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+    assert_eq!(f.state(NOW), NonceState::Open);
 }
 
 #[test]
@@ -230,7 +244,7 @@ fn the_window_is_enforced() {
         f.judge_at(&receipt, NOW.plus_millis(15 * MINUTE)),
         Err(Code::Expired)
     );
-    assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+    assert_eq!(f.state(NOW), NonceState::Open);
 }
 
 #[test]
@@ -245,7 +259,7 @@ fn a_broken_chain_is_named() {
 #[test]
 fn nonces_must_be_ours_and_named_right() {
     let mut f = Fixture::new();
-    let stranger = make_nonce([9; 8]);
+    let stranger = make_nonce([9; 16]);
     let receipt = sign(
         payload(&origin(), &stranger, &all_satisfied(), NOW),
         &f.signer,
@@ -259,13 +273,13 @@ fn nonces_must_be_ours_and_named_right() {
         nonce: Some(stranger),
     };
     let at = NOW.plus_millis(MINUTE);
-    let out = judge(&f.policy, &origin(), &mut f.book, &named_wrong, &f.keys, at);
+    let out = f.submit(&named_wrong, at);
     assert_eq!(out.map_err(|r| r.code), Err(Code::NonceMismatch));
     let named_right = Submission {
         receipt: ours,
         nonce: Some(f.nonce.clone()),
     };
-    assert!(judge(&f.policy, &origin(), &mut f.book, &named_right, &f.keys, at).is_ok());
+    assert!(f.submit(&named_right, at).is_ok());
 }
 
 #[test]
@@ -326,8 +340,7 @@ fn every_required_claim_must_be_shown_satisfied() {
             nonce: None,
         };
         let at = NOW.plus_millis(MINUTE);
-        let refusal =
-            judge(&f.policy, &origin(), &mut f.book, &submission, &f.keys, at).unwrap_err();
+        let refusal = f.submit(&submission, at).unwrap_err();
         assert_eq!(refusal.code, Code::ClaimNotSatisfied);
         assert_eq!(refusal.claim.as_ref(), Some(failing));
         assert!(refusal.message.contains(how), "{}", refusal.message);
@@ -336,7 +349,7 @@ fn every_required_claim_must_be_shown_satisfied() {
         assert_eq!(envelope["error"]["code"], "claim_not_satisfied");
         assert_eq!(envelope["error"]["claim"], json!(failing));
         // A refusal for a claim leaves the nonce open for a corrected receipt.
-        assert_eq!(f.book.state(&f.nonce, NOW), NonceState::Open);
+        assert_eq!(f.state(NOW), NonceState::Open);
     }
     // Extra answers to other questions do not hurt.
     let mut answers = all_satisfied();
@@ -407,11 +420,43 @@ fn input_is_validated_strictly() {
 }
 
 #[test]
+fn a_consume_lost_to_a_racing_submission_is_a_replay() {
+    // Two submissions of one receipt both read the row open and both get `Consume`; the
+    // database lets one change the row. The other's answer comes from the state it then reads.
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    let at = NOW.plus_millis(MINUTE);
+    let submission = Submission {
+        receipt,
+        nonce: None,
+    };
+    let verified = check_receipt(&f.policy, &origin(), &submission, &f.keys, at).unwrap();
+    let first = decide(&f.policy, &verified, f.state(at));
+    let second = decide(&f.policy, &verified, f.state(at));
+    assert!(matches!(first, Verdict::Consume { .. }));
+    assert_eq!(first, second);
+    let row = f.rows.get_mut(&f.nonce).unwrap();
+    assert_eq!(row.consume(at), Ok(()));
+    let lost = row.consume(at).unwrap_err();
+    assert_eq!(nonce_refusal(lost, &f.policy).code, Code::ReplayedNonce);
+}
+
+#[test]
+fn an_unknown_nonce_with_unmet_claims_is_named_for_its_nonce() {
+    let mut f = Fixture::new();
+    let stranger = make_nonce([3; 16]);
+    let receipt = sign(payload(&origin(), &stranger, &[], NOW), &f.signer, NOW);
+    assert_eq!(f.judge(&receipt), Err(Code::UnknownNonce));
+}
+
+#[test]
 fn codes_are_distinct_snake_case() {
     let names: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
     for (i, name) in names.iter().enumerate() {
         assert!(!names[..i].contains(name));
         assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
         assert!(!Code::ALL[i].for_person().is_empty());
+        assert_eq!(Code::parse(name), Some(Code::ALL[i]));
     }
+    assert_eq!(Code::parse("ok"), None);
 }

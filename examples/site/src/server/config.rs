@@ -1,0 +1,279 @@
+//! The site's configuration file (TOML). Trust lives here and nowhere else: the origin, the
+//! policy, the signer keys the verdict counts, the issuers it will trust.
+//!
+//! ```toml
+//! origin = "http://127.0.0.1:8081"        # optional: http://<listen address> when omitted
+//! listen = "127.0.0.1:8081"
+//! static_dir = "../../target/site/housing" # the built page (cargo xtask build-web)
+//! data_dir = "../../target/site-data/housing" # nonces.db and site.key (0600, made on first start)
+//! # database_url = "postgres://…"         # optional; the DATABASE_URL variable wins
+//! trusted_issuers = []                    # issuer-backed claims: not enforced yet
+//!
+//! [policy]
+//! site_name = "City Housing Programme"
+//! purpose = "…"
+//! submission = "application"
+//! accepted_text = "…"
+//! requirements_tool = "housing_requirements"
+//! submit_tool = "housing_submit_application"
+//! claims = [
+//!   { kind = "income_below", limit = { amount_minor = 3000000, currency = "EUR" } },
+//! ]
+//!
+//! [signer]
+//! keys_url = "http://127.0.0.1:8787/v1/keys"  # or: pinned_keys = "signer-keys.json"
+//! ```
+//!
+//! Relative paths are taken from the configuration file's directory. Unknown keys are refused,
+//! so a misspelt setting cannot silently fall back to a default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use wallet_core::Origin;
+
+use super::ServerError;
+use crate::policy::Policy;
+
+/// Largest configuration file read.
+const MAX_CONFIG_BYTES: u64 = 256 * 1024;
+
+/// A site server's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The site's origin, as browsers see it: the receipts' audience and the requirements'
+    /// origin. When omitted, `http://<bound address>` (handy for tests on port 0).
+    #[serde(default)]
+    pub origin: Option<Origin>,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The built page (`target/site/<name>`), served with the security headers.
+    pub static_dir: PathBuf,
+    /// Holds `nonces.db` (the SQLite default) and `site.key`.
+    pub data_dir: PathBuf,
+    /// A database URL (`sqlite://…` or `postgres://…`); the `DATABASE_URL` variable wins; when
+    /// neither is set, `<data_dir>/nonces.db`.
+    #[serde(default)]
+    pub database_url: Option<String>,
+    /// What the site asks for and how its tools are named.
+    pub policy: Policy,
+    /// Which signer keys a receipt must verify against.
+    pub signer: SignerConfig,
+    /// Issuers whose credentials the site trusts (issuer-backed claims are not enforced yet).
+    #[serde(default)]
+    pub trusted_issuers: Vec<TrustedIssuer>,
+}
+
+/// The signer's keys: fetched from a URL (refreshed) or pinned in a file. Exactly one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignerConfig {
+    /// `GET` this for the signer's `KeySet` at start, every few minutes, and once (rate-limited)
+    /// when a receipt names a key the cached set lacks.
+    #[serde(default)]
+    pub keys_url: Option<String>,
+    /// A file holding the signer's `KeySet` JSON, read at start.
+    #[serde(default)]
+    pub pinned_keys: Option<PathBuf>,
+}
+
+/// A trusted credential issuer (for issuer-backed claims, when they land).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustedIssuer {
+    /// The issuer's identifier (its URL).
+    pub issuer: String,
+    /// Where its keys are published.
+    #[serde(default)]
+    pub keys_url: Option<String>,
+    /// Its keys, pinned in a file.
+    #[serde(default)]
+    pub pinned_keys: Option<PathBuf>,
+}
+
+/// Where the signer's keys come from, once the configuration is checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignerSource {
+    /// Fetched from this `http(s)://` URL.
+    Url(String),
+    /// Read from this file.
+    Pinned(PathBuf),
+}
+
+impl Config {
+    /// Reads and checks the file at `path`; relative paths in it become relative to its
+    /// directory.
+    pub fn load(path: &Path) -> Result<Self, ServerError> {
+        let shown = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| ServerError::Config {
+            path: shown.clone(),
+            reason: format!("cannot read it: {e}"),
+        })?;
+        if meta.len() > MAX_CONFIG_BYTES {
+            return Err(ServerError::Config {
+                path: shown,
+                reason: "larger than 256 KiB".into(),
+            });
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| ServerError::Config {
+            path: shown.clone(),
+            reason: format!("cannot read it: {e}"),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml(&text, base).map_err(|reason| ServerError::Config {
+            path: shown,
+            reason,
+        })
+    }
+
+    /// Parses and checks TOML text; relative paths are joined to `base`.
+    pub fn from_toml(text: &str, base: &Path) -> Result<Self, String> {
+        let mut config: Config = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        config.check()?;
+        for path in [&mut config.static_dir, &mut config.data_dir] {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        }
+        if let Some(pinned) = &mut config.signer.pinned_keys
+            && pinned.is_relative()
+        {
+            *pinned = base.join(&*pinned);
+        }
+        Ok(config)
+    }
+
+    /// The checks [`Config::from_toml`] makes, for a configuration built in code.
+    pub fn check(&self) -> Result<(), String> {
+        self.policy
+            .check()
+            .map_err(|e| format!("[policy]: {e}"))?;
+        self.signer_source()?;
+        if let Some(origin) = &self.origin
+            && origin.as_str().ends_with('/')
+        {
+            return Err("origin must not end with /".into());
+        }
+        Ok(())
+    }
+
+    /// The signer keys' source: exactly one of `keys_url` and `pinned_keys`.
+    pub fn signer_source(&self) -> Result<SignerSource, String> {
+        match (&self.signer.keys_url, &self.signer.pinned_keys) {
+            (Some(url), None) => {
+                if url.starts_with("http://") || url.starts_with("https://") {
+                    Ok(SignerSource::Url(url.clone()))
+                } else {
+                    Err("[signer] keys_url must be an http:// or https:// URL".into())
+                }
+            }
+            (None, Some(path)) => Ok(SignerSource::Pinned(path.clone())),
+            _ => Err("[signer] needs exactly one of keys_url and pinned_keys".into()),
+        }
+    }
+
+    /// `<data_dir>/site.key`.
+    pub fn site_key_path(&self) -> PathBuf {
+        self.data_dir.join("site.key")
+    }
+
+    /// `<data_dir>/nonces.db`.
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join("nonces.db")
+    }
+
+    /// The database URL: `DATABASE_URL`, else `database_url`, else the SQLite file.
+    pub fn database_url(&self) -> String {
+        match std::env::var("DATABASE_URL") {
+            Ok(url) if !url.trim().is_empty() => url.trim().to_owned(),
+            _ => self
+                .database_url
+                .clone()
+                .unwrap_or_else(|| tacit_store::sqlite_url(&self.sqlite_path())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    const GOOD: &str = r#"
+origin = "http://127.0.0.1:8081"
+listen = "127.0.0.1:8081"
+static_dir = "../../target/site/housing"
+data_dir = "/var/lib/housing"
+trusted_issuers = []
+
+[policy]
+site_name = "City Housing Programme"
+purpose = "Eligibility"
+submission = "application"
+accepted_text = "Eligible."
+requirements_tool = "housing_requirements"
+submit_tool = "housing_submit_application"
+claims = [
+  { kind = "income_below", limit = { amount_minor = 3000000, currency = "EUR" } },
+  { kind = "resides_in", districts = ["altstadt", "nordhafen", "westend"] },
+]
+
+[signer]
+keys_url = "http://127.0.0.1:8787/v1/keys"
+"#;
+
+    #[test]
+    fn a_good_file_parses_and_paths_follow_it() {
+        let c = Config::from_toml(GOOD, Path::new("/etc/site")).unwrap();
+        assert_eq!(c.origin.as_ref().unwrap().as_str(), "http://127.0.0.1:8081");
+        assert_eq!(
+            c.static_dir,
+            Path::new("/etc/site/../../target/site/housing")
+        );
+        assert_eq!(c.data_dir, Path::new("/var/lib/housing"));
+        assert_eq!(c.policy.claims.len(), 2);
+        assert_eq!(
+            c.signer_source().unwrap(),
+            SignerSource::Url("http://127.0.0.1:8787/v1/keys".into())
+        );
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_a_reason() {
+        let cases = [
+            (GOOD.replace("origin = ", "orign = "), "unknown field"),
+            (
+                GOOD.replace(
+                    "keys_url = \"http://127.0.0.1:8787/v1/keys\"",
+                    "keys_url = \"http://x\"\npinned_keys = \"k.json\"",
+                ),
+                "exactly one",
+            ),
+            (
+                GOOD.replace("keys_url = \"http://127.0.0.1:8787/v1/keys\"", ""),
+                "exactly one",
+            ),
+            (
+                GOOD.replace("http://127.0.0.1:8787/v1/keys", "file:///etc/keys"),
+                "http",
+            ),
+            (
+                GOOD.replace("submit_tool = \"housing_submit_application\"", "submit_tool = \"housing_requirements\""),
+                "different names",
+            ),
+            (GOOD.replace("3000000", "-1"), ""),
+            (GOOD.replace("\"http://127.0.0.1:8081\"", "\"ftp://x\""), ""),
+            (
+                GOOD.replace("[policy]", "[policy]\nsecret = 1"),
+                "unknown field",
+            ),
+        ];
+        for (text, needle) in cases {
+            let err = Config::from_toml(&text, Path::new("/")).unwrap_err();
+            assert!(err.contains(needle), "{needle}: {err}");
+        }
+    }
+}

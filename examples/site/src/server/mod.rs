@@ -1,0 +1,409 @@
+//! The site server (native only): it carries the pure rules over HTTP and decides nothing
+//! itself. See [`routes`] for the API, [`config`] for the configuration file.
+//!
+//! Entry points:
+//! - [`app`]: the router, for `tower::ServiceExt::oneshot` tests;
+//! - [`serve`]: runs a [`SiteState`] on a bound listener until a shutdown future resolves;
+//! - [`spawn`]: builds everything from a [`Config`] and runs it on the current tokio runtime,
+//!   returning a [`RunningSite`] (address, origin, shutdown) — for the e2e tests and the demo;
+//! - [`run`]: what `tacit-site serve` does (signals, logs).
+
+pub mod config;
+mod error;
+pub mod nonces;
+pub mod routes;
+pub mod signer_keys;
+pub mod site_key;
+
+use std::fmt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use tacit_protocol::site_auth::SiteKeys;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use wallet_core::{Origin, Timestamp};
+
+pub use config::{Config, SignerSource};
+pub use error::ServerError;
+pub use nonces::Nonces;
+pub use routes::app;
+pub use signer_keys::SignerKeys;
+pub use site_key::SiteKey;
+
+use crate::policy::Policy;
+
+/// How long a request may take, body included.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long shutdown waits for open requests.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How often rows long past their expiry are deleted.
+const FORGET_INTERVAL: Duration = Duration::from_secs(60 * 60);
+
+/// Where the server reads the time. Tests substitute a [`ManualClock`].
+pub trait Clock: Send + Sync + fmt::Debug + 'static {
+    fn now(&self) -> Timestamp;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        system_now()
+    }
+}
+
+/// Now, as Unix milliseconds.
+pub fn system_now() -> Timestamp {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Timestamp::from_millis(ms)
+}
+
+/// A clock that says what it is told.
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn new(at: Timestamp) -> Self {
+        Self(AtomicI64::new(at.millis()))
+    }
+
+    pub fn set(&self, at: Timestamp) {
+        self.0.store(at.millis(), Ordering::SeqCst);
+    }
+
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_millis(self.0.load(Ordering::SeqCst))
+    }
+}
+
+impl<C: Clock> Clock for Arc<C> {
+    fn now(&self) -> Timestamp {
+        (**self).now()
+    }
+}
+
+/// What a [`SiteState`] is made of.
+#[derive(Debug)]
+pub struct SiteParts {
+    pub policy: Policy,
+    pub origin: Origin,
+    pub site_key: SiteKey,
+    pub nonces: Nonces,
+    pub signer: SignerKeys,
+    pub static_dir: PathBuf,
+    pub clock: Box<dyn Clock>,
+}
+
+/// The server's shared state. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SiteState(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    policy: Policy,
+    origin: Origin,
+    site_key: SiteKey,
+    site_keys_json: String,
+    nonces: Nonces,
+    signer: SignerKeys,
+    static_dir: PathBuf,
+    clock: Box<dyn Clock>,
+    request_timeout: Duration,
+}
+
+impl SiteState {
+    /// Checks the policy and assembles the state.
+    pub fn new(parts: SiteParts) -> Result<Self, ServerError> {
+        parts.policy.check().map_err(|e| ServerError::Config {
+            path: "[policy]".into(),
+            reason: e.to_string(),
+        })?;
+        let keys = SiteKeys::new(
+            parts.origin.clone(),
+            parts.policy.site_name.clone(),
+            &[parts.site_key.verifying_key()],
+        );
+        let site_keys_json = serde_json::to_string(&keys).map_err(|_| ServerError::Config {
+            path: "site keys".into(),
+            reason: "cannot be written as JSON".into(),
+        })?;
+        Ok(Self(Arc::new(Inner {
+            policy: parts.policy,
+            origin: parts.origin,
+            site_key: parts.site_key,
+            site_keys_json,
+            nonces: parts.nonces,
+            signer: parts.signer,
+            static_dir: parts.static_dir,
+            clock: parts.clock,
+            request_timeout: REQUEST_TIMEOUT,
+        })))
+    }
+
+    /// Everything from `config`, for the site at `origin`: the site key (made on first start),
+    /// the database (migrated), the signer keys (pinned, or fetched now; a failed first fetch is
+    /// logged and retried when needed).
+    pub async fn from_config(
+        config: &Config,
+        origin: Origin,
+        clock: Box<dyn Clock>,
+    ) -> Result<Self, ServerError> {
+        config.check().map_err(|reason| ServerError::Config {
+            path: "configuration".into(),
+            reason,
+        })?;
+        let site_key = SiteKey::load_or_create(&config.site_key_path())?;
+        let nonces = Nonces::open(&config.database_url()).await?;
+        let signer = match config
+            .signer_source()
+            .map_err(|reason| ServerError::Config {
+                path: "[signer]".into(),
+                reason,
+            })? {
+            SignerSource::Pinned(path) => SignerKeys::from_file(&path)?,
+            SignerSource::Url(url) => {
+                let keys = SignerKeys::from_url(url);
+                // A signer that is not up yet is not fatal: the first submission fetches again.
+                let _ = keys.refresh().await;
+                keys
+            }
+        };
+        if !config.trusted_issuers.is_empty() {
+            tracing::warn!(
+                issuers = config.trusted_issuers.len(),
+                "trusted_issuers is configured, but issuer-backed claims are not enforced yet"
+            );
+        }
+        Self::new(SiteParts {
+            policy: config.policy.clone(),
+            origin,
+            site_key,
+            nonces,
+            signer,
+            static_dir: config.static_dir.clone(),
+            clock,
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.0.policy
+    }
+
+    pub fn origin(&self) -> &Origin {
+        &self.0.origin
+    }
+
+    pub fn site_key(&self) -> &SiteKey {
+        &self.0.site_key
+    }
+
+    /// The body of `/.well-known/tacit-site.json`.
+    pub fn site_keys_json(&self) -> &str {
+        &self.0.site_keys_json
+    }
+
+    pub fn nonces(&self) -> &Nonces {
+        &self.0.nonces
+    }
+
+    pub fn signer(&self) -> &SignerKeys {
+        &self.0.signer
+    }
+
+    pub fn static_dir(&self) -> &Path {
+        &self.0.static_dir
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.0.clock.now()
+    }
+
+    pub fn request_timeout(&self) -> Duration {
+        self.0.request_timeout
+    }
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then finishes open requests. Also
+/// refreshes fetched signer keys every few minutes and forgets nonce rows long past expiry.
+pub async fn serve(
+    listener: TcpListener,
+    state: SiteState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let upkeep = tokio::spawn(upkeep(state.clone()));
+    let served = axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    upkeep.abort();
+    served
+}
+
+async fn upkeep(state: SiteState) {
+    let mut refresh = tokio::time::interval(signer_keys::REFRESH_INTERVAL);
+    let mut forget = tokio::time::interval(FORGET_INTERVAL);
+    refresh.tick().await;
+    loop {
+        tokio::select! {
+            _ = refresh.tick() => {
+                if state.signer().url().is_some() {
+                    let _ = state.signer().refresh().await;
+                }
+            }
+            _ = forget.tick() => {
+                match state.nonces().forget_old(state.now()).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(rows = n, "forgot nonces long past expiry"),
+                    Err(e) => tracing::warn!(error = %e, "could not forget old nonces"),
+                }
+            }
+        }
+    }
+}
+
+/// A site server started by [`spawn`]. Dropping it stops the server too.
+#[derive(Debug)]
+pub struct RunningSite {
+    addr: SocketAddr,
+    origin: Origin,
+    state: SiteState,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl RunningSite {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The site's origin (the configured one, or `http://<bound address>`).
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The running state (its nonce table, its keys).
+    pub fn state(&self) -> &SiteState {
+        &self.state
+    }
+
+    /// Stops accepting connections and waits (up to [`SHUTDOWN_GRACE`]) for open ones.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let Some(task) = self.task.take() else {
+            return Ok(());
+        };
+        match tokio::time::timeout(SHUTDOWN_GRACE, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(join)) => Err(std::io::Error::other(join)),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningSite {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Binds `config.listen`, builds the state from `config` (origin: the configured one, or
+/// `http://<bound address>`) with `clock`, and serves it on the current tokio runtime.
+pub async fn spawn_with_clock(
+    config: &Config,
+    clock: Box<dyn Clock>,
+) -> Result<RunningSite, ServerError> {
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| ServerError::io("listen on", Path::new(&config.listen.to_string()), e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| ServerError::io("inspect", Path::new(&config.listen.to_string()), e))?;
+    let origin = match &config.origin {
+        Some(origin) => origin.clone(),
+        None => Origin::parse(&format!("http://{addr}")).map_err(|_| ServerError::Config {
+            path: "origin".into(),
+            reason: "the bound address does not make an origin".into(),
+        })?,
+    };
+    let state = SiteState::from_config(config, origin.clone(), clock).await?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve(listener, state.clone(), async move {
+        let _ = stopped.await;
+    }));
+    tracing::info!(%addr, %origin, "tacit-site listening");
+    Ok(RunningSite {
+        addr,
+        origin,
+        state,
+        stop: Some(stop),
+        task: Some(task),
+    })
+}
+
+/// [`spawn_with_clock`] with the system clock.
+pub async fn spawn(config: &Config) -> Result<RunningSite, ServerError> {
+    spawn_with_clock(config, Box::new(SystemClock)).await
+}
+
+/// `tacit-site serve`: runs until Ctrl-C or SIGTERM, then finishes open requests.
+pub async fn run(config: &Config) -> Result<(), ServerError> {
+    if !config.listen.ip().is_loopback() {
+        tracing::warn!("listening beyond loopback; put a TLS-terminating proxy in front");
+    }
+    let running = spawn(config).await?;
+    tracing::info!(
+        policy = %running.state().policy().site_name,
+        kid = running.state().site_key().kid(),
+        database = %running.state().nonces().db().backend(),
+        signer_keys = running.state().signer().url().unwrap_or("pinned"),
+        "serving"
+    );
+    shutdown_signal().await;
+    tracing::info!("shutting down: finishing open requests");
+    running
+        .shutdown()
+        .await
+        .map_err(|e| ServerError::io("serve on", Path::new(&config.listen.to_string()), e))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,138 @@
+//! The nonce table: single-use rows in the site's database (SQLite by default, PostgreSQL when
+//! `DATABASE_URL` says so), so every instance of a site and every restart sees the same nonces.
+//!
+//! `nonces(nonce TEXT PRIMARY KEY, issued_at BIGINT, expires_at BIGINT, used_at BIGINT NULL)`,
+//! times in Unix milliseconds. A nonce is consumed by one conditional `UPDATE` that changes a
+//! row only while it is open ([`crate::nonce`]); the database serialises two racing consumes of
+//! one row, so exactly one changes it. One database per site: the table has no origin column.
+
+use tacit_store::sqlx::{self, Row};
+use tacit_store::{Db, Migration, StoreError};
+use wallet_core::{Nonce, Timestamp};
+
+use crate::nonce::{NONCE_RETENTION_MS, NonceRecord, NonceState, make_nonce};
+
+/// The migration set's name in `tacit_migrations`.
+pub const MIGRATION_SET: &str = "tacit-site";
+
+/// The site's schema.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "nonces",
+    sql: "CREATE TABLE nonces (
+        nonce TEXT PRIMARY KEY,
+        issued_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL
+    );
+    CREATE INDEX nonces_expires_at ON nonces (expires_at);",
+}];
+
+const INSERT: &str =
+    "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, $2, $3, NULL)";
+const SELECT: &str = "SELECT issued_at, expires_at, used_at FROM nonces WHERE nonce = $1";
+const CONSUME: &str =
+    "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND used_at IS NULL AND expires_at > $1";
+const FORGET: &str = "DELETE FROM nonces WHERE expires_at < $1";
+
+/// The nonce table of one site.
+#[derive(Debug, Clone)]
+pub struct Nonces {
+    db: Db,
+}
+
+impl Nonces {
+    /// Opens `url` and brings its schema up to date.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let db = Db::open(url).await?;
+        Self::on(db).await
+    }
+
+    /// Uses an open database, bringing its schema up to date.
+    pub async fn on(db: Db) -> Result<Self, StoreError> {
+        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self { db })
+    }
+
+    /// The database underneath.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Issues a fresh nonce at `now` from the operating system's randomness and stores its row.
+    pub async fn issue(&self, now: Timestamp) -> Result<(Nonce, NonceRecord), IssueError> {
+        for _ in 0..3 {
+            let mut random = [0u8; 16];
+            getrandom::fill(&mut random).map_err(|_| IssueError::Random)?;
+            let nonce = make_nonce(random);
+            match self.insert(&nonce, now).await {
+                Ok(record) => return Ok((nonce, record)),
+                // 128 random bits collided: draw again.
+                Err(e) if e.is_unique_violation() => continue,
+                Err(e) => return Err(IssueError::Store(e)),
+            }
+        }
+        Err(IssueError::Random)
+    }
+
+    /// Stores `nonce` as issued at `now`. A nonce already stored is a unique violation.
+    pub async fn insert(&self, nonce: &Nonce, now: Timestamp) -> Result<NonceRecord, StoreError> {
+        let record = NonceRecord::issue(now);
+        sqlx::query(INSERT)
+            .bind(nonce.as_str())
+            .bind(record.issued_at.millis())
+            .bind(record.expires_at.millis())
+            .execute(self.db.pool())
+            .await?;
+        Ok(record)
+    }
+
+    /// The row of `nonce`, if there is one.
+    pub async fn record(&self, nonce: &Nonce) -> Result<Option<NonceRecord>, StoreError> {
+        let row = sqlx::query(SELECT)
+            .bind(nonce.as_str())
+            .fetch_optional(self.db.pool())
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(NonceRecord {
+            issued_at: Timestamp::from_millis(row.try_get::<i64, _>(0)?),
+            expires_at: Timestamp::from_millis(row.try_get::<i64, _>(1)?),
+            used_at: row.try_get::<Option<i64>, _>(2)?.map(Timestamp::from_millis),
+        }))
+    }
+
+    /// Where `nonce` stands at `now`.
+    pub async fn state(&self, nonce: &Nonce, now: Timestamp) -> Result<NonceState, StoreError> {
+        Ok(NonceState::of(self.record(nonce).await?.as_ref(), now))
+    }
+
+    /// Consumes `nonce` at `now` if it is open, atomically: `Ok(true)` if this call changed the
+    /// row, `Ok(false)` if it was not open (used, lapsed or unknown) or another consume won.
+    pub async fn consume(&self, nonce: &Nonce, now: Timestamp) -> Result<bool, StoreError> {
+        let done = sqlx::query(CONSUME)
+            .bind(now.millis())
+            .bind(nonce.as_str())
+            .execute(self.db.pool())
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Deletes rows [`NONCE_RETENTION_MS`] past their expiry; returns how many.
+    pub async fn forget_old(&self, now: Timestamp) -> Result<u64, StoreError> {
+        let cutoff = now.plus_millis(-NONCE_RETENTION_MS);
+        let done = sqlx::query(FORGET)
+            .bind(cutoff.millis())
+            .execute(self.db.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+/// Why a nonce could not be issued.
+#[derive(Debug, thiserror::Error)]
+pub enum IssueError {
+    #[error("the operating system's randomness failed")]
+    Random,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

@@ -1,0 +1,325 @@
+//! The HTTP surface.
+//!
+//! | route                              | answers |
+//! |------------------------------------|---------|
+//! | `GET /api/site`                    | the page's words and the two tools' definitions (public policy) |
+//! | `GET /api/requirements`            | envelope: the requirements with a fresh nonce and the site's attestation (the wallet's `request_claims` input) |
+//! | `POST /api/applications`           | envelope: the verdict, decided here |
+//! | `GET /.well-known/tacit-site.json` | the site's public keys (CORS `*`) |
+//! | anything else                      | the built page (static files) |
+//!
+//! Status codes of `POST /api/applications`: **200** for every verdict on a well-formed
+//! submission, accepted or refused (`{ok: true, result}` / `{ok: false, error: {code, message}}`
+//! — an agent reads the envelope); **400** (`invalid_input`) for a body that is not JSON or not
+//! `{receipt, nonce?}`; **413** for a body over 64 KiB; **415** for a body that is not
+//! `application/json`; **503** (`signer_unreachable` or `busy`) when nothing could be decided
+//! and a retry may succeed. Those carry the envelope too. Answers that never reach a handler
+//! (unknown API route, wrong method, timeout) are `{"error": code, "message": sentence}`.
+//!
+//! Every response carries the page's security headers: `Origin-Agent-Cluster: ?1`, the CSP
+//! (`script-src 'self' 'wasm-unsafe-eval'`, `connect-src 'self'`: the page talks to its own
+//! server only), `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`.
+
+use std::path::Path;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::http::header::{self, HeaderName, HeaderValue};
+use axum::http::{Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde_json::{Value, json};
+use tacit_protocol::site_auth::{SITE_KEYS_PATH, sign_requirements};
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::services::ServeDir;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use super::SiteState;
+use crate::policy::attested_json;
+use crate::submit::{
+    Accepted, Code, Refusal, Verdict, check_receipt, decide, nonce_refusal, parse_submission,
+};
+
+/// Largest `POST /api/applications` body: 64 KiB.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The Content-Security-Policy every response carries.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+     script-src 'self' 'wasm-unsafe-eval'; \
+     style-src 'self'; \
+     img-src 'self' data:; \
+     connect-src 'self'; \
+     object-src 'none'; \
+     base-uri 'none'; \
+     form-action 'self'; \
+     frame-ancestors 'none'";
+
+/// The site server's router.
+pub fn app(state: SiteState) -> Router {
+    let static_files = static_service(state.static_dir());
+    let well_known = get(site_keys).layer(
+        CorsLayer::new()
+            .allow_origin(Any)
+            .allow_methods([Method::GET]),
+    );
+    let trace = TraceLayer::new_for_http()
+        .make_span_with(|request: &Request| {
+            let route = request
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or("(static)", MatchedPath::as_str)
+                .to_owned();
+            tracing::info_span!("request", method = %request.method(), route)
+        })
+        .on_response(DefaultOnResponse::new().level(Level::DEBUG));
+    Router::new()
+        .route("/api/site", get(site))
+        .route("/api/requirements", get(requirements))
+        .route("/api/applications", axum::routing::post(applications))
+        .route("/api/{*rest}", any(api_not_found))
+        .route(SITE_KEYS_PATH, well_known)
+        .fallback_service(static_files)
+        .layer(middleware::map_response(json_for_bare_errors))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn(security_headers))
+        .layer(trace)
+        .with_state(state)
+}
+
+fn static_service(dir: &Path) -> ServeDir {
+    ServeDir::new(dir).append_index_html_on_directories(true)
+}
+
+/// `{ok: false, error: {code, message}}` with `status`.
+fn refused(status: StatusCode, refusal: &Refusal) -> Response {
+    (status, axum::Json(refusal.envelope())).into_response()
+}
+
+fn busy() -> Response {
+    refused(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &Refusal::new(
+            Code::Busy,
+            "The site could not reach its database; nothing was decided or spent. Try again in a \
+             moment.",
+        ),
+    )
+}
+
+/// `GET /api/site`.
+async fn site(State(state): State<SiteState>) -> Response {
+    axum::Json(state.policy().site_json()).into_response()
+}
+
+/// `GET /api/requirements`: a fresh nonce stored in the database, the requirements, the
+/// attestation (expiring with the nonce).
+async fn requirements(State(state): State<SiteState>) -> Response {
+    let now = state.now();
+    let (nonce, record) = match state.nonces().issue(now).await {
+        Ok(issued) => issued,
+        Err(e) => {
+            tracing::error!(error = %e, "could not issue a nonce");
+            return busy();
+        }
+    };
+    let requirements = state.policy().requirements(state.origin(), &nonce);
+    let key = state.site_key();
+    let attestation = sign_requirements(
+        key.signing_key(),
+        key.kid(),
+        &requirements,
+        record.expires_at,
+    );
+    tracing::info!("issued requirements");
+    axum::Json(json!({ "ok": true, "result": attested_json(&requirements, &attestation) }))
+        .into_response()
+}
+
+/// `GET /.well-known/tacit-site.json`.
+async fn site_keys(State(state): State<SiteState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.site_keys_json().to_owned(),
+    )
+        .into_response()
+}
+
+/// `POST /api/applications`: the verdict.
+async fn applications(State(state): State<SiteState>, request: Request) -> Response {
+    let invalid = |status, message: &str| refused(status, &Refusal::new(Code::InvalidInput, message));
+    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return invalid(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Send the submission as application/json: {\"receipt\": {...}, \"nonce\": \"...\"}.",
+        );
+    }
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return invalid(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "The submission is larger than 64 KiB; a Tacit receipt is far smaller.",
+            );
+        }
+        Err(_) => return invalid(StatusCode::BAD_REQUEST, "The submission could not be read."),
+    };
+    let Ok(input) = serde_json::from_slice::<Value>(&body) else {
+        return invalid(StatusCode::BAD_REQUEST, "The submission is not JSON.");
+    };
+    let submission = match parse_submission(&input) {
+        Ok(submission) => submission,
+        Err(refusal) => return refused(StatusCode::BAD_REQUEST, &refusal),
+    };
+    let verdict = judge(&state, &submission).await;
+    match verdict {
+        Ok(Judged::Accepted(accepted)) => {
+            tracing::info!(outcome = "accepted", "application");
+            axum::Json(accepted.envelope(state.policy())).into_response()
+        }
+        Ok(Judged::Refused(refusal)) => {
+            tracing::info!(outcome = refusal.code.as_str(), "application");
+            refused(StatusCode::OK, &refusal)
+        }
+        Err(response) => response,
+    }
+}
+
+enum Judged {
+    Accepted(Accepted),
+    Refused(Refusal),
+}
+
+/// Keys, receipt check (one refetch on an unknown key), nonce state, pure decision, atomic
+/// consume. `Err` is an answer that decided nothing (503).
+async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judged, Response> {
+    let policy = state.policy();
+    let origin = state.origin();
+    let keys = state.signer().get().await.map_err(|_| {
+        refused(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &Refusal::new(
+                Code::SignerUnreachable,
+                "The site could not fetch the signer's public keys, so it cannot check the \
+                 receipt. Nothing was spent; submit again in a moment.",
+            ),
+        )
+    })?;
+    let now = state.now();
+    let mut checked = check_receipt(policy, origin, submission, &keys, now);
+    if matches!(&checked, Err(r) if r.code == Code::UnknownKey)
+        && let Some(fresh) = state.signer().refresh_for_unknown_key().await
+    {
+        checked = check_receipt(policy, origin, submission, &fresh, now);
+    }
+    let verified = match checked {
+        Ok(verified) => verified,
+        Err(refusal) => return Ok(Judged::Refused(refusal)),
+    };
+    let nonces = state.nonces();
+    let nonce_state = nonces
+        .state(verified.nonce(), now)
+        .await
+        .map_err(|_| busy())?;
+    match decide(policy, &verified, nonce_state) {
+        Verdict::Refuse(refusal) => Ok(Judged::Refused(refusal)),
+        Verdict::Consume { nonce, accepted } => {
+            if nonces.consume(&nonce, now).await.map_err(|_| busy())? {
+                Ok(Judged::Accepted(accepted))
+            } else {
+                // Spent (or lapsed) since we read it: another submission won the race.
+                let after = nonces.state(&nonce, now).await.map_err(|_| busy())?;
+                Ok(Judged::Refused(nonce_refusal(after, policy)))
+            }
+        }
+    }
+}
+
+/// `application/json`, with or without parameters such as `charset=utf-8`.
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// An unknown `/api/...` route is a JSON 404, never the page.
+async fn api_not_found() -> Response {
+    api_error(StatusCode::NOT_FOUND, "not_found", "There is no such API route.")
+}
+
+fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        axum::Json(json!({ "error": code, "message": message })),
+    )
+        .into_response()
+}
+
+/// Gives axum's bodiless 405 (and a timeout's 408) the JSON error shape, keeping `Allow`.
+async fn json_for_bare_errors(response: Response) -> Response {
+    let status = response.status();
+    if response.headers().contains_key(header::CONTENT_TYPE)
+        || status != StatusCode::METHOD_NOT_ALLOWED
+    {
+        return response;
+    }
+    let (parts, _) = response.into_parts();
+    let mut fresh = api_error(
+        status,
+        "method_not_allowed",
+        "This route does not take that method.",
+    );
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        fresh.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    fresh
+}
+
+/// Abandons a request (body reading included) after the configured time.
+async fn timeout(State(state): State<SiteState>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.request_timeout(), next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "The request took too long and was abandoned.",
+        ),
+    }
+}
+
+async fn security_headers(request: Request, next: Next) -> Response {
+    let content_type = content_type_for(request.uri().path());
+    let mut response = next.run(request).await;
+    let is_file = response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED;
+    let headers = response.headers_mut();
+    if let Some(content_type) = content_type
+        && is_file
+    {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    }
+    let fixed: [(HeaderName, &'static str); 5] = [
+        (HeaderName::from_static("origin-agent-cluster"), "?1"),
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// The MIME types pinned rather than left to guessing.
+fn content_type_for(path: &str) -> Option<&'static str> {
+    let extension = Path::new(path).extension()?.to_str()?;
+    match extension {
+        "wasm" => Some("application/wasm"),
+        "js" | "mjs" => Some("text/javascript"),
+        _ => None,
+    }
+}

@@ -1,0 +1,189 @@
+//! The signer keys a verdict counts: pinned in a file, or fetched from the configured URL (at
+//! start, every [`REFRESH_INTERVAL`], and once when a receipt names a key the cached set lacks —
+//! at most once per [`MIN_REFETCH_INTERVAL`], so forged key ids cannot make the site hammer the
+//! signer). A failed fetch keeps the last good set. Nothing a request carries chooses the URL.
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use wallet_core::KeySet;
+use wallet_core::receipt::MAX_RECEIPT_BYTES;
+
+use super::ServerError;
+
+/// How often a fetched key set is refreshed in the background.
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// The least time between two fetches triggered by unknown key ids.
+pub const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How long one fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug)]
+enum Source {
+    Pinned,
+    Url(String),
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    keys: Option<Arc<KeySet>>,
+    fetched_at: Option<Instant>,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct SignerKeys {
+    source: Source,
+    cached: RwLock<Cached>,
+    fetching: tokio::sync::Mutex<()>,
+}
+
+impl SignerKeys {
+    /// Keys fixed for the process's life.
+    pub fn pinned(keys: KeySet) -> Self {
+        Self {
+            source: Source::Pinned,
+            cached: RwLock::new(Cached {
+                keys: Some(Arc::new(keys)),
+                fetched_at: None,
+            }),
+            fetching: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// Keys read once from a `KeySet` JSON file.
+    pub fn from_file(path: &Path) -> Result<Self, ServerError> {
+        let bytes = std::fs::read(path).map_err(|e| ServerError::io("read", path, e))?;
+        let keys = KeySet::parse(&bytes).map_err(|_| ServerError::Config {
+            path: path.display().to_string(),
+            reason: "not a signer key set (the JSON of the signer's GET /v1/keys)".into(),
+        })?;
+        Ok(Self::pinned(keys))
+    }
+
+    /// Keys fetched from `url`; empty until the first [`SignerKeys::refresh`].
+    pub fn from_url(url: impl Into<String>) -> Self {
+        Self {
+            source: Source::Url(url.into()),
+            cached: RwLock::new(Cached::default()),
+            fetching: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The URL keys are fetched from, if they are.
+    pub fn url(&self) -> Option<&str> {
+        match &self.source {
+            Source::Url(url) => Some(url),
+            Source::Pinned => None,
+        }
+    }
+
+    /// The current set, if there is one.
+    pub fn current(&self) -> Option<Arc<KeySet>> {
+        self.read().keys.clone()
+    }
+
+    /// The current set, fetching it first if none was fetched yet.
+    pub async fn get(&self) -> Result<Arc<KeySet>, FetchError> {
+        match self.current() {
+            Some(keys) => Ok(keys),
+            None => self.refresh().await,
+        }
+    }
+
+    /// Fetches the set now (pinned keys: returns them).
+    pub async fn refresh(&self) -> Result<Arc<KeySet>, FetchError> {
+        let Source::Url(url) = &self.source else {
+            return self.current().ok_or(FetchError("no pinned keys"));
+        };
+        let _one_at_a_time = self.fetching.lock().await;
+        self.fetch_locked(url).await
+    }
+
+    /// After a receipt named a key the set lacks: fetches afresh unless a fetch happened in the
+    /// last [`MIN_REFETCH_INTERVAL`]. Returns the set to retry with, if it is a new one.
+    pub async fn refresh_for_unknown_key(&self) -> Option<Arc<KeySet>> {
+        let Source::Url(url) = &self.source else {
+            return None;
+        };
+        let before = self.current();
+        let _one_at_a_time = self.fetching.lock().await;
+        let recent = self
+            .read()
+            .fetched_at
+            .is_some_and(|at| at.elapsed() < MIN_REFETCH_INTERVAL);
+        let fresh = if recent {
+            // Someone fetched while we waited, or just before: use theirs.
+            self.current()?
+        } else {
+            self.fetch_locked(url).await.ok()?
+        };
+        let changed = before.as_ref().is_none_or(|b| **b != *fresh);
+        changed.then_some(fresh)
+    }
+
+    async fn fetch_locked(&self, url: &str) -> Result<Arc<KeySet>, FetchError> {
+        let owned = url.to_owned();
+        let fetched = tokio::task::spawn_blocking(move || fetch_blocking(&owned))
+            .await
+            .map_err(|_| FetchError("the fetch task failed"))?;
+        let mut cached = self
+            .cached
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cached.fetched_at = Some(Instant::now());
+        match fetched {
+            Ok(keys) => {
+                let keys = Arc::new(keys);
+                if cached.keys.as_deref() != Some(&*keys) {
+                    tracing::info!(keys = keys.keys.len(), "fetched the signer's keys");
+                }
+                cached.keys = Some(keys.clone());
+                Ok(keys)
+            }
+            Err(e) => {
+                tracing::warn!(reason = e.0, "could not fetch the signer's keys");
+                Err(e)
+            }
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cached> {
+        self.cached
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Why the signer's keys could not be fetched (a fixed phrase: no URL, no body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct FetchError(pub &'static str);
+
+fn fetch_blocking(url: &str) -> Result<KeySet, FetchError> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(FETCH_TIMEOUT))
+        .max_redirects(0)
+        .http_status_as_error(true)
+        .build()
+        .into();
+    let mut response = agent
+        .get(url)
+        .header("accept", "application/json")
+        .call()
+        .map_err(|e| match e {
+            ureq::Error::StatusCode(_) => FetchError("the signer answered with an error status"),
+            ureq::Error::Timeout(_) => FetchError("the signer did not answer in time"),
+            _ => FetchError("the signer could not be reached"),
+        })?;
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_RECEIPT_BYTES as u64)
+        .read_to_vec()
+        .map_err(|_| FetchError("the signer's answer could not be read"))?;
+    KeySet::parse(&bytes).map_err(|_| FetchError("the signer's answer is not a key set"))
+}
