@@ -1,21 +1,39 @@
-//! `signer-bench`: the service's signing throughput next to raw Ed25519 signing.
+//! `signer-bench`: the service's signing throughput, with request authentication, next to raw
+//! P-256 verification and raw Ed25519 signing.
 //!
-//! Starts the server in-process on loopback (rate limit off, a throwaway key), drives
-//! `POST /v1/receipts` over keep-alive connections with [`crate::http1::Conn`] for a while, and
-//! measures `ed25519-dalek` signing the same canonical bytes on one thread in the same run.
-//! Figures only: nothing here asserts on time.
+//! Starts the server in-process on loopback (rate limit off, a throwaway key, a throwaway SQLite
+//! database in a temp dir with one enrolled install), pre-signs a pool of requests with the
+//! install's P-256 key (each distinct, as the signer takes each signed request once), drives
+//! `POST /v1/receipts` over keep-alive connections with [`crate::http1::Conn`] until the time or
+//! the pool runs out, and measures, on one thread in the same run, `p256` verifying a request
+//! signature and `ed25519-dalek` signing the same canonical bytes: the two signature operations
+//! the service does per request. Figures only: nothing here asserts on time.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use clap::Parser;
 use ed25519_dalek::Signer;
+use p256::ecdsa::signature::Verifier as _;
+use tacit_protocol::request_auth::{
+    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, signing_input,
+};
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
     ToolName,
 };
 
-use crate::{AppState, Config, Error, KeyStore, SystemClock, make_signing_key, system_now};
+use crate::{
+    AppState, Config, Enrolment, Error, KeyStore, SignerDb, SystemClock, enrol_code,
+    make_signing_key, system_now,
+};
+
+/// Most requests a pool may hold: one per millisecond of timestamp, all within the skew window.
+const MAX_POOL: u64 = 100_000;
 
 /// Measure tacit-signer's POST /v1/receipts throughput against raw Ed25519 signing.
 #[derive(Debug, Clone, Parser)]
@@ -38,6 +56,10 @@ pub struct BenchArgs {
     /// Comparison-log entries in the signed payload.
     #[arg(long, default_value_t = 3)]
     pub entries: usize,
+    /// Requests pre-signed before the load (each is sent once; the run ends early when they
+    /// are spent).
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=MAX_POOL))]
+    pub max_requests: u64,
 }
 
 /// What one run measured.
@@ -52,6 +74,10 @@ pub struct Report {
     pub p99: Duration,
     pub raw_signs: u64,
     pub raw_elapsed: Duration,
+    pub raw_verifies: u64,
+    pub raw_verify_elapsed: Duration,
+    /// Whether the pre-signed pool ran out before the time did.
+    pub pool_exhausted: bool,
     pub release_build: bool,
 }
 
@@ -62,6 +88,18 @@ impl Report {
 
     pub fn raw_signs_per_sec(&self) -> f64 {
         self.raw_signs as f64 / self.raw_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    pub fn raw_verifies_per_sec(&self) -> f64 {
+        self.raw_verifies as f64 / self.raw_verify_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Requests per second one core could serve doing nothing but one P-256 verify and one
+    /// Ed25519 sign each.
+    pub fn raw_pair_per_sec(&self) -> f64 {
+        let per_request = 1.0 / self.raw_verifies_per_sec().max(1e-9)
+            + 1.0 / self.raw_signs_per_sec().max(1e-9);
+        1.0 / per_request
     }
 
     /// The figures as a markdown table.
@@ -79,10 +117,11 @@ impl Report {
         ));
         out.push_str("| measure | value |\n|---|---|\n");
         out.push_str(&format!(
-            "| POST /v1/receipts | {:.0} req/s ({} ok, {} failed) |\n",
+            "| POST /v1/receipts, signed by an enrolled install | {:.0} req/s ({} ok, {} failed{}) |\n",
             self.requests_per_sec(),
             self.requests,
-            self.failures
+            self.failures,
+            if self.pool_exhausted { "; pre-signed pool spent early" } else { "" }
         ));
         out.push_str(&format!("| latency p50 | {:.3} ms |\n", ms(self.p50)));
         out.push_str(&format!("| latency p99 | {:.3} ms |\n", ms(self.p99)));
@@ -91,8 +130,16 @@ impl Report {
             self.raw_signs_per_sec()
         ));
         out.push_str(&format!(
+            "| raw p256 ECDSA verify, 1 core | {:.0} verifies/s |\n",
+            self.raw_verifies_per_sec()
+        ));
+        out.push_str(&format!(
             "| service / raw signing | {:.2} |\n",
             self.requests_per_sec() / self.raw_signs_per_sec().max(1e-9)
+        ));
+        out.push_str(&format!(
+            "| service / raw (verify + sign), 1 core | {:.2} |\n",
+            self.requests_per_sec() / self.raw_pair_per_sec().max(1e-9)
         ));
         out
     }
@@ -125,52 +172,107 @@ pub fn sample_payload(entries: usize, now: Timestamp) -> Result<ReceiptPayload, 
     .map_err(bad)
 }
 
+/// A fresh P-256 install key from the operating system's generator.
+fn make_install_key() -> Result<p256::ecdsa::SigningKey, Error> {
+    loop {
+        let mut d = zeroize::Zeroizing::new([0u8; 32]);
+        getrandom::fill(&mut *d).map_err(|_| Error::Random)?;
+        if let Ok(key) = p256::ecdsa::SigningKey::from_slice(&*d) {
+            return Ok(key);
+        }
+    }
+}
+
 /// Runs the benchmark on the current tokio runtime.
 pub async fn run(args: BenchArgs) -> Result<Report, Error> {
+    let bad = |what: &'static str| move |e: std::io::Error| Error::Config(format!("{what}: {e}"));
     let now = system_now();
     let payload = sample_payload(args.entries, now)?;
     let body = serde_json::to_vec(&payload).map_err(|_| Error::Config("encode".to_owned()))?;
 
-    // Raw signing first, on one thread, with nothing else running.
+    // A throwaway database with one enrolled install.
+    let dir = tempfile::tempdir().map_err(bad("temp dir"))?;
+    let db = SignerDb::open(&tacit_store::sqlite_url(&dir.path().join("bench.db"))).await?;
+    let install = make_install_key()?;
+    let install_key = InstallKey::from_verifying_key(*install.verifying_key());
+    let code = enrol_code(&db, "signer-bench", Duration::from_secs(60), now).await?;
+    if db.enrol(&code, &install_key, now).await? != Enrolment::Enrolled {
+        return Err(Error::Config("the bench install did not enrol".to_owned()));
+    }
+
+    // Raw signing and verifying, on one thread each in turn, with nothing else running.
     let key = make_signing_key()?;
     let bytes = payload.signing_bytes();
     let sign_for = Duration::from_secs(args.sign_seconds.clamp(1, args.seconds.max(1)));
-    let (raw_signs, raw_elapsed) = tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let mut n = 0u64;
-        while started.elapsed() < sign_for {
-            for _ in 0..64 {
+    let input = signing_input("POST", "/v1/receipts", now.millis(), &body);
+    let request_signature: p256::ecdsa::Signature = install.sign(input.as_bytes());
+    let verifying = *install.verifying_key();
+    let ((raw_signs, raw_elapsed), (raw_verifies, raw_verify_elapsed)) =
+        tokio::task::spawn_blocking(move || {
+            let signs = repeat_for(sign_for, || {
                 std::hint::black_box(key.sign(std::hint::black_box(&bytes)));
-            }
-            n += 64;
-        }
-        (n, started.elapsed())
-    })
-    .await
-    .map_err(|_| Error::Config("the signing thread failed".to_owned()))?;
+            });
+            let verifies = repeat_for(sign_for, || {
+                let ok = verifying.verify(
+                    std::hint::black_box(input.as_bytes()),
+                    std::hint::black_box(&request_signature),
+                );
+                std::hint::black_box(ok.is_ok());
+            });
+            (signs, verifies)
+        })
+        .await
+        .map_err(|_| Error::Config("the measuring thread failed".to_owned()))?;
 
     let config = Config {
         rate_limit_per_minute: 0,
         ..Config::default()
     };
-    let state = AppState::new(KeyStore::make(now)?, &config, SystemClock);
+    let state = AppState::new(KeyStore::make(now)?, db.clone(), &config, SystemClock);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
-        .map_err(|e| Error::Config(format!("bind: {e}")))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| Error::Config(format!("bind: {e}")))?;
+        .map_err(bad("bind"))?;
+    let addr = listener.local_addr().map_err(bad("bind"))?;
+
+    // Each request is signed once, with its own millisecond: timestamps run from now to at most
+    // 100 s ahead, inside the signer's two-minute window for the whole run.
+    let pool_size = args.max_requests.min(MAX_POOL);
+    let id = install_key.id();
+    let pool_body = body.clone();
+    let pool = tokio::task::spawn_blocking(move || {
+        (0..pool_size)
+            .map(|i| {
+                let at = now.millis() + i64::try_from(i).unwrap_or(0);
+                let input = signing_input("POST", "/v1/receipts", at, &pool_body);
+                let signature: p256::ecdsa::Signature = install.sign(input.as_bytes());
+                let headers = format!(
+                    "{HEADER_INSTALL}: {id}\r\n{HEADER_TIMESTAMP}: {at}\r\n\
+                     {HEADER_SIGNATURE}: {}\r\n",
+                    URL_SAFE_NO_PAD.encode(signature.to_bytes())
+                );
+                build_request(addr, &headers, &pool_body)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|_| Error::Config("the pre-signing thread failed".to_owned()))?;
+    let pool = Arc::new(pool);
+    let next = Arc::new(AtomicUsize::new(0));
+
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(crate::serve(listener, state, async move {
         let _ = stopped.await;
     }));
-
-    let request = build_request(addr, &body);
     let deadline = Instant::now() + Duration::from_secs(args.seconds.max(1));
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..args.connections.max(1) {
-        tasks.push(tokio::spawn(drive(addr, request.clone(), deadline)));
+        tasks.push(tokio::spawn(drive(
+            addr,
+            pool.clone(),
+            next.clone(),
+            deadline,
+        )));
     }
     let mut latencies = Vec::new();
     let mut failures = 0;
@@ -184,6 +286,8 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
     let elapsed = started.elapsed();
     let _ = stop.send(());
     let _ = server.await;
+    db.store().close().await;
+    drop(dir);
 
     latencies.sort_unstable();
     let pick = |q: f64| {
@@ -199,15 +303,31 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         p99: pick(0.99),
         raw_signs,
         raw_elapsed,
+        raw_verifies,
+        raw_verify_elapsed,
+        pool_exhausted: next.load(Ordering::Relaxed) >= pool.len(),
         release_build: !cfg!(debug_assertions),
         args,
     })
 }
 
-fn build_request(addr: SocketAddr, body: &[u8]) -> Vec<u8> {
+/// Runs `work` in batches of 64 for `duration`; returns the count and the time taken.
+fn repeat_for(duration: Duration, mut work: impl FnMut()) -> (u64, Duration) {
+    let started = Instant::now();
+    let mut n = 0u64;
+    while started.elapsed() < duration {
+        for _ in 0..64 {
+            work();
+        }
+        n += 64;
+    }
+    (n, started.elapsed())
+}
+
+fn build_request(addr: SocketAddr, auth_headers: &str, body: &[u8]) -> Vec<u8> {
     let mut request = format!(
         "POST /v1/receipts HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n",
+         {auth_headers}Content-Length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -215,8 +335,14 @@ fn build_request(addr: SocketAddr, body: &[u8]) -> Vec<u8> {
     request
 }
 
-/// One connection's loop: latencies of successful requests, and the failure count.
-async fn drive(addr: SocketAddr, request: Vec<u8>, deadline: Instant) -> (Vec<Duration>, u64) {
+/// One connection's loop: takes the next pre-signed request until the deadline or the pool's
+/// end; returns the latencies of successful requests and the failure count.
+async fn drive(
+    addr: SocketAddr,
+    pool: Arc<Vec<Vec<u8>>>,
+    next: Arc<AtomicUsize>,
+    deadline: Instant,
+) -> (Vec<Duration>, u64) {
     let mut latencies = Vec::new();
     let mut failures = 0;
     let mut conn = None;
@@ -230,8 +356,11 @@ async fn drive(addr: SocketAddr, request: Vec<u8>, deadline: Instant) -> (Vec<Du
             }
         }
         let Some(c) = conn.as_mut() else { continue };
+        let Some(request) = pool.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            break;
+        };
         let sent = Instant::now();
-        match c.round_trip(&request).await {
+        match c.round_trip(request).await {
             Ok(200) => latencies.push(sent.elapsed()),
             Ok(_) => failures += 1,
             Err(_) => {

@@ -1,7 +1,7 @@
 //! Configuration by flags and environment variables, with loopback defaults.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -17,6 +17,11 @@ pub const DEFAULT_WALLET_ORIGIN: &str = "http://127.0.0.1:8080";
 pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
 /// Default time a request may take, body included.
 pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
+/// Default time a client has to send a complete request head.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 5;
+/// The SQLite file used when neither `--database` nor `DATABASE_URL` is given, next to the key
+/// file.
+pub const DEFAULT_DATABASE_FILE: &str = "tacit-signer.db";
 
 /// `tacit-signer`: signs Tacit session receipts.
 #[derive(Debug, Parser)]
@@ -43,8 +48,25 @@ pub enum Command {
         force: bool,
     },
     /// Make a new active key; the old public key stays published as retired, so receipts it
-    /// signed keep verifying. Restart the server afterwards so it signs with the new key.
+    /// signed keep verifying. Then send the running server SIGHUP so it signs with the new key.
     Rotate,
+    /// Print a one-time enrolment code for a wallet install (the person types it into the
+    /// wallet's settings). Works while a server runs on the same database.
+    Enroll {
+        /// A note for `installs` (whose wallet this is); not secret, not shown to the wallet.
+        #[arg(long, default_value = "")]
+        label: String,
+        /// How long the code stays valid: a whole number and s, m, h or d.
+        #[arg(long, default_value = "24h", value_parser = crate::db::parse_duration)]
+        valid_for: Duration,
+    },
+    /// List enrolled wallet installs: id, label, enrolled, revoked.
+    Installs,
+    /// Revoke an enrolled install: its next request is refused.
+    RevokeInstall {
+        /// The install id, as `installs` lists it.
+        install_id: String,
+    },
 }
 
 /// The service's settings. Every flag also reads an environment variable.
@@ -88,6 +110,26 @@ pub struct Config {
     )]
     pub request_timeout_secs: u64,
 
+    /// Seconds a client has to send a complete request head; a half-sent head is dropped.
+    #[arg(
+        long,
+        env = "TACIT_SIGNER_HEADER_READ_TIMEOUT_SECS",
+        default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=60),
+        global = true
+    )]
+    pub header_read_timeout_secs: u64,
+
+    /// The database: `sqlite://PATH`, `postgres://…`, or a file path. Default: a SQLite file
+    /// `tacit-signer.db` next to the key file.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database: Option<String>,
+
+    /// The origin wallets reach this signer at, returned at enrolment. Default: `http://` and
+    /// the listen address.
+    #[arg(long, env = "TACIT_SIGNER_PUBLIC_ORIGIN", value_parser = parse_origin, global = true)]
+    pub public_origin: Option<Origin>,
+
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, env = "TACIT_SIGNER_LOG", default_value = "info", global = true)]
     pub log_level: tracing::Level,
@@ -96,6 +138,27 @@ pub struct Config {
 impl Config {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout_secs)
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs)
+    }
+
+    /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
+    /// [`DEFAULT_DATABASE_FILE`] beside the key file.
+    pub fn database_url(&self) -> String {
+        match self.database.as_deref().map(str::trim) {
+            Some(url) if url.contains("://") => url.to_owned(),
+            Some(path) if !path.is_empty() => tacit_store::sqlite_url(Path::new(path)),
+            _ => tacit_store::sqlite_url(&self.key_file.with_file_name(DEFAULT_DATABASE_FILE)),
+        }
+    }
+
+    /// The origin returned at enrolment.
+    pub fn signer_origin(&self) -> String {
+        self.public_origin
+            .as_ref()
+            .map_or_else(|| format!("http://{}", self.listen), |o| o.as_str().to_owned())
     }
 }
 
@@ -108,6 +171,9 @@ impl Default for Config {
             allowed_origins: Origin::parse(DEFAULT_WALLET_ORIGIN).into_iter().collect(),
             rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            database: None,
+            public_origin: None,
             log_level: tracing::Level::INFO,
         }
     }
@@ -184,5 +250,38 @@ mod tests {
         assert!(parse(&["--listen", "not-an-address"]).is_err());
         assert!(parse(&["--request-timeout-secs", "0"]).is_err());
         assert!(parse(&["keygen", "--force", "--bogus"]).is_err());
+        assert!(parse(&["enroll", "--valid-for", "24"]).is_err());
+        assert!(parse(&["revoke-install"]).is_err());
+        assert!(parse(&["--header-read-timeout-secs", "0"]).is_err());
+    }
+
+    #[test]
+    fn enrolment_commands_parse() {
+        let cli = parse(&["enroll", "--label", "Ana's laptop", "--valid-for", "2h"]).unwrap();
+        match cli.command {
+            Some(Command::Enroll { label, valid_for }) => {
+                assert_eq!(label, "Ana's laptop");
+                assert_eq!(valid_for, Duration::from_secs(7200));
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = parse(&["revoke-install", "abc", "--database", "/tmp/x.db"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::RevokeInstall { install_id }) if install_id == "abc"));
+        assert_eq!(cli.config.database_url(), "sqlite:///tmp/x.db");
+    }
+
+    #[test]
+    fn the_database_defaults_to_a_file_beside_the_key_file() {
+        let config = Config {
+            key_file: PathBuf::from("/srv/tacit/signer.key"),
+            ..Config::default()
+        };
+        assert_eq!(config.database_url(), "sqlite:///srv/tacit/tacit-signer.db");
+        let config = Config {
+            database: Some("postgres://u@127.0.0.1:5432/signer".to_owned()),
+            ..config
+        };
+        assert_eq!(config.database_url(), "postgres://u@127.0.0.1:5432/signer");
+        assert_eq!(config.signer_origin(), "http://127.0.0.1:8787");
     }
 }

@@ -51,6 +51,47 @@ pub enum Error {
     #[error("this origin may not ask the signer for signatures")]
     OriginNotAllowed,
 
+    /// A signing or enrolment request without the install signature headers.
+    #[error(
+        "this request must be signed by an enrolled wallet install (tacit-install, \
+         tacit-timestamp and tacit-signature headers)"
+    )]
+    Unauthenticated,
+
+    /// The signature headers are malformed, or the signature does not verify.
+    #[error("the request signature is malformed or does not verify")]
+    BadRequestSignature,
+
+    /// The install is not enrolled, or was revoked.
+    #[error("this wallet install is not enrolled with this signer, or was revoked")]
+    UnknownInstall,
+
+    /// The request's timestamp is more than two minutes from the signer's clock.
+    #[error("the request's timestamp must be within 2 minutes of the signer's clock")]
+    StaleRequest,
+
+    /// This exact signed request was already received.
+    #[error("this signed request was already received; sign each request afresh")]
+    ReplayedRequest,
+
+    /// An enrolment whose `tacit-install` is not the thumbprint of the key it registers.
+    #[error("tacit-install must be the JWK thumbprint of the public key being enrolled")]
+    InstallMismatch,
+
+    /// The enrolment code is unknown, used or expired.
+    #[error("the enrolment code is not valid: it may be mistyped, already used or expired")]
+    EnrolmentRefused,
+
+    /// The key being enrolled is already known to this signer.
+    #[error("this install key is already enrolled (or was revoked); make a new key to enrol again")]
+    AlreadyEnrolled,
+
+    /// The enrolment body is not `{ "code": …, "public_key": <P-256 JWK> }`.
+    #[error(
+        "the body must be {{\"code\": \"…\", \"public_key\": <P-256 JWK>}} with no other fields"
+    )]
+    InvalidEnrolment,
+
     /// The client spent its request budget.
     #[error("too many requests; retry after {retry_after_secs} seconds")]
     RateLimited { retry_after_secs: u64 },
@@ -105,6 +146,10 @@ pub enum Error {
     #[error("invalid configuration: {0}")]
     Config(String),
 
+    /// The database failed (the store's message carries no URL or value).
+    #[error("database: {0}")]
+    Store(#[from] tacit_store::StoreError),
+
     /// `tacit-verify` could not load the key set.
     #[error("could not load the key set: {0}")]
     Keys(String),
@@ -127,6 +172,18 @@ impl Error {
         }
     }
 
+    /// Maps a refused request signature to the signer's answer.
+    pub fn from_auth(error: tacit_protocol::request_auth::AuthError) -> Self {
+        use tacit_protocol::request_auth::AuthError;
+        match error {
+            AuthError::Missing => Error::Unauthenticated,
+            AuthError::Stale => Error::StaleRequest,
+            AuthError::WrongKey => Error::UnknownInstall,
+            AuthError::Malformed | AuthError::BadSignature => Error::BadRequestSignature,
+            AuthError::BadKey | AuthError::BadCode => Error::InvalidEnrolment,
+        }
+    }
+
     /// The HTTP status and the stable code a client can match on.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
@@ -143,6 +200,15 @@ impl Error {
                 (StatusCode::UNPROCESSABLE_ENTITY, "issued_at_out_of_range")
             }
             Error::OriginNotAllowed => (StatusCode::FORBIDDEN, "origin_not_allowed"),
+            Error::Unauthenticated => (StatusCode::UNAUTHORIZED, "unauthenticated"),
+            Error::BadRequestSignature => (StatusCode::UNAUTHORIZED, "bad_request_signature"),
+            Error::UnknownInstall => (StatusCode::UNAUTHORIZED, "unknown_install"),
+            Error::StaleRequest => (StatusCode::UNAUTHORIZED, "stale_request"),
+            Error::ReplayedRequest => (StatusCode::UNAUTHORIZED, "replayed_request"),
+            Error::InstallMismatch => (StatusCode::UNAUTHORIZED, "install_mismatch"),
+            Error::EnrolmentRefused => (StatusCode::FORBIDDEN, "enrolment_refused"),
+            Error::AlreadyEnrolled => (StatusCode::CONFLICT, "already_enrolled"),
+            Error::InvalidEnrolment => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_enrolment"),
             Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
             Error::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
             Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
@@ -157,6 +223,12 @@ impl Error {
 struct ErrorBody<'a> {
     error: &'a str,
     message: String,
+}
+
+impl From<tacit_store::sqlx::Error> for Error {
+    fn from(error: tacit_store::sqlx::Error) -> Self {
+        Error::Store(tacit_store::StoreError::Query(error))
+    }
 }
 
 impl IntoResponse for Error {
@@ -184,6 +256,12 @@ impl IntoResponse for Error {
             body,
         )
             .into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("TacitInstall realm=\"tacit-signer\""),
+            );
+        }
         if let Error::RateLimited { retry_after_secs } = self {
             response
                 .headers_mut()

@@ -4,25 +4,35 @@
 //! verifier a relying site (or anyone) runs on a receipt.
 //!
 //! It promises:
+//! - to sign only for **enrolled wallet installs**: every `POST /v1/receipts` carries an ES256
+//!   signature by an install key enrolled with a one-time code (`tacit-signer enroll`) and not
+//!   revoked, over the method, path, a timestamp within two minutes and the body digest
+//!   (`tacit_protocol::request_auth`); each signed request is taken once (its replay token is a
+//!   unique row). Enrolments and replay tokens live in the database ([`SignerDb`]: SQLite by
+//!   default, PostgreSQL via `DATABASE_URL`), so several instances can serve one population;
 //! - to sign only what wallet-core accepts: a [`wallet_core::ReceiptPayload`] parsed strictly (an
 //!   unknown field anywhere, such as a raw `income`, is refused, not signed) whose log chains,
 //!   which has not expired, was issued within two minutes of the signer's clock and is valid for
 //!   at most 24 hours ([`check_signable`]); the signature covers wallet-core's canonical bytes;
 //! - to publish every key a receipt may have been signed with (`GET /v1/keys`), the active one
-//!   and the retired ones, so rotation never invalidates a receipt;
+//!   and the retired ones, so rotation never invalidates a receipt; `rotate` then `SIGHUP` puts a
+//!   new key in force without a restart ([`AppState::reload_keys`]);
 //! - to keep the secret key out of logs, `Debug` output and files others can read
-//!   ([`KeyStore`]);
+//!   ([`KeyStore`]); enrolment codes are stored only as hashes;
 //! - to answer every refusal as `{ "error": code, "message": sentence }` without echoing the
 //!   request or exposing internals ([`Error`]), and to log codes, never request bytes;
-//! - bounded work per request: 64 KiB bodies, a per-client rate limit, a timeout, and a graceful
-//!   shutdown that finishes in-flight requests.
+//! - bounded work per request: a request head within a few seconds (a half-sent head is
+//!   dropped), 64 KiB bodies, a per-client rate limit over a capped table (IPv6 by /64), a
+//!   timeout, and a graceful shutdown that finishes in-flight requests.
 //!
-//! It refuses to decide anything wallet-core can: the receipt format, the signing bytes and
-//! verification all live there. The signer only reads a clock, holds a key and speaks HTTP.
-//! It never sees a profile or a raw value.
+//! It refuses to decide anything a pure crate can: the receipt format, the signing bytes and
+//! verification live in wallet-core, the request signature rules in tacit-protocol. The signer
+//! only reads a clock, holds a key, keeps its tables and speaks HTTP. It never sees a profile or
+//! a raw value.
 
 pub mod bench;
 mod config;
+mod db;
 mod error;
 pub mod http1;
 mod keyfile;
@@ -33,18 +43,28 @@ mod state;
 pub mod verify_cli;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tower::ServiceExt;
+
 pub use config::{
-    Cli, Command, Config, DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE,
-    DEFAULT_REQUEST_TIMEOUT_SECS, DEFAULT_WALLET_ORIGIN,
+    Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_KEY_FILE,
+    DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
+    DEFAULT_WALLET_ORIGIN,
+};
+pub use db::{
+    Enrolment, InstallRecord, MAX_CODE_VALIDITY, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb,
+    enrol_code, parse_duration,
 };
 pub use error::Error;
 pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
 pub use keys::{KeyStore, make_signing_key};
-pub use limit::RateLimiter;
+pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
 
@@ -52,16 +72,80 @@ pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish.
+/// waits for in-flight requests to finish (idle keep-alive connections are closed).
+///
+/// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
+/// timeout: a client that has not sent a complete request head within
+/// [`AppState::header_read_timeout`] is disconnected (this also closes keep-alive connections
+/// idle for that long). Each request carries its peer address as `ConnectInfo<SocketAddr>`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.header_read_timeout())
+        .keep_alive(true);
+    let router = app(state);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let router = router.clone();
+            async move { router.oneshot(request).await }
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Completes at every SIGHUP; never, where there are no such signals.
+#[cfg(unix)]
+async fn hangups(state: AppState, key_file: std::path::PathBuf) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangup) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP; key rotation needs a restart");
+        return;
+    };
+    while hangup.recv().await.is_some() {
+        match state.reload_keys(&key_file) {
+            Ok(active) => tracing::info!(key_id = %active, "SIGHUP: reloaded the key file"),
+            Err(error) => {
+                tracing::error!(%error, "SIGHUP: could not reload the key file; keeping the keys in force")
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+async fn hangups(_state: AppState, _key_file: std::path::PathBuf) {}
+
+/// Opens the configured database ([`Config::database_url`]) and migrates it.
+pub async fn open_database(config: &Config) -> Result<SignerDb, Error> {
+    SignerDb::open(&config.database_url()).await
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.
@@ -90,9 +174,11 @@ pub async fn shutdown_signal() {
 }
 
 /// `tacit-signer [serve]`: loads the key file (refusing a missing or group/other-readable one),
-/// binds, and serves until SIGINT/SIGTERM, then drains for up to [`SHUTDOWN_GRACE`].
+/// opens and migrates the database, binds, and serves until SIGINT/SIGTERM, then drains for up
+/// to [`SHUTDOWN_GRACE`]. SIGHUP re-reads the key file.
 pub async fn run_server(config: &Config) -> Result<(), Error> {
     let keys = KeyStore::load(&config.key_file)?;
+    let db = open_database(config).await?;
     if config.allowed_origins.is_empty() {
         return Err(Error::Config(
             "at least one --allowed-origin is needed".to_owned(),
@@ -112,14 +198,20 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         );
     }
     let origins: Vec<&str> = config.allowed_origins.iter().map(|o| o.as_str()).collect();
+    let mut config = config.clone();
+    if let Ok(bound) = listener.local_addr() {
+        config.listen = bound;
+    }
     tracing::info!(
         listen = %config.listen,
+        database = %db.store().backend(),
         key_id = %keys.active_key_id(),
         allowed_origins = ?origins,
         rate_limit_per_minute = config.rate_limit_per_minute,
         "tacit-signer listening"
     );
-    let state = AppState::new(keys, config, SystemClock);
+    let state = AppState::new(keys, db, &config, SystemClock);
+    tokio::spawn(hangups(state.clone(), config.key_file.clone()));
     let stopping = Arc::new(tokio::sync::Notify::new());
     let signal = {
         let stopping = stopping.clone();

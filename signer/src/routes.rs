@@ -1,17 +1,20 @@
-//! The HTTP surface: three routes, and the layers that bound them.
+//! The HTTP surface: four routes, and the layers that bound them.
 //!
-//! | route               | who may call it                                   |
-//! |---------------------|---------------------------------------------------|
-//! | `POST /v1/receipts` | the configured wallet origins (CORS and `Origin`) |
+//! | route               | who may call it                                                  |
+//! |---------------------|------------------------------------------------------------------|
+//! | `POST /v1/receipts` | an enrolled, unrevoked wallet install, its request signed (below) |
+//! | `POST /v1/installs` | a wallet holding a one-time enrolment code, signed by the new key |
 //! | `GET /v1/keys`      | anyone, from any origin: verifiers on relying sites fetch it from their own pages, and public keys are public |
-//! | `GET /healthz`      | anyone, same-origin only                          |
+//! | `GET /healthz`      | anyone, same-origin only                                         |
 //!
-//! A request without an `Origin` header is not from a browser page (a CLI, a server, a test);
-//! CORS does not concern it and it is served, under the same rate limit. A present `Origin` that
-//! is not a wallet origin is refused outright, not only denied the CORS grant.
+//! Both POST routes require `tacit-install`, `tacit-timestamp` and `tacit-signature`
+//! (`tacit_protocol::request_auth`): an ES256 signature by the install key over the method, the
+//! path, the timestamp and the body's digest. Without them there is no signature, whatever the
+//! `Origin` (a missing `Origin` is no longer a way in). Browsers additionally get CORS for the
+//! configured wallet origins, and a present `Origin` that is not one is refused outright.
 //!
 //! Outside in: request trace (method and route template only, never the path or body), request
-//! timeout, body limit, CORS per route, per-client rate limit (receipts only), handler.
+//! timeout, body limit, CORS per route, per-client rate limit (POST routes), handler.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,8 +29,13 @@ use axum::routing::{get, post};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
+use tacit_protocol::request_auth::{
+    EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
+    HEADER_TIMESTAMP, InstallKey, RequestAuth,
+};
 use wallet_core::ReceiptPayload;
 
+use crate::db::Enrolment;
 use crate::state::origin_listed;
 use crate::{AppState, Error, check_signable};
 
@@ -41,6 +49,9 @@ pub const KEYS_CACHE_CONTROL: &str = "public, max-age=300";
 /// limiter can tell clients apart; without that (as in `oneshot` tests) all share one bucket.
 pub fn app(state: AppState) -> Router {
     let receipts = post(sign_receipt)
+        .route_layer(from_fn_with_state(state.clone(), rate_limit))
+        .layer(wallet_cors(&state));
+    let installs = post(enrol)
         .route_layer(from_fn_with_state(state.clone(), rate_limit))
         .layer(wallet_cors(&state));
     let keys = get(get_keys).layer(
@@ -60,6 +71,7 @@ pub fn app(state: AppState) -> Router {
         .on_response(DefaultOnResponse::new().level(Level::INFO));
     Router::new()
         .route("/v1/receipts", receipts)
+        .route("/v1/installs", installs)
         .route("/v1/keys", keys)
         .route("/healthz", get(healthz))
         .layer(map_response(json_for_bare_errors))
@@ -69,8 +81,8 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// CORS for the signing route: a grant for the configured wallet origins only, POST with a JSON
-/// body; `Retry-After` is exposed so the wallet can read a 429.
+/// CORS for the POST routes: a grant for the configured wallet origins only, POST with a JSON
+/// body and the three signature headers; `Retry-After` is exposed so the wallet can read a 429.
 fn wallet_cors(state: &AppState) -> CorsLayer {
     let allowed = state.allowed_origins();
     CorsLayer::new()
@@ -78,22 +90,110 @@ fn wallet_cors(state: &AppState) -> CorsLayer {
             origin_listed(&allowed, origin.as_bytes())
         }))
         .allow_methods([Method::POST])
-        .allow_headers([header::CONTENT_TYPE])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::HeaderName::from_static(HEADER_INSTALL),
+            header::HeaderName::from_static(HEADER_TIMESTAMP),
+            header::HeaderName::from_static(HEADER_SIGNATURE),
+        ])
         .expose_headers([header::RETRY_AFTER])
         .max_age(Duration::from_secs(600))
 }
 
-/// `POST /v1/receipts`: check, then sign wallet-core's canonical bytes.
+/// `POST /v1/receipts`: authenticate the install, check, then sign wallet-core's canonical
+/// bytes.
 async fn sign_receipt(State(state): State<AppState>, request: Request) -> Result<Response, Error> {
+    let signed = read_signed(&state, request).await?;
+    let now = state.now();
+    let key = state
+        .db()
+        .install_key(signed.auth.install_id())
+        .await?
+        .ok_or(Error::UnknownInstall)?;
+    signed.verify(&state, &key, now).await?;
+    let payload: ReceiptPayload =
+        serde_json::from_slice(&signed.body).map_err(|_| Error::InvalidPayload)?;
+    check_signable(&payload, now)?;
+    let entries = payload.entries.len();
+    let signed = state.keys().sign(payload, now);
+    tracing::info!(key_id = %signed.key_id, entries, "signed a receipt");
+    Ok(axum::Json(signed).into_response())
+}
+
+/// `POST /v1/installs`: a new install key, signed by itself, redeems a one-time code.
+async fn enrol(State(state): State<AppState>, request: Request) -> Result<Response, Error> {
+    let signed = read_signed(&state, request).await?;
+    let now = state.now();
+    let body: EnrolmentRequest =
+        serde_json::from_slice(&signed.body).map_err(|_| Error::InvalidEnrolment)?;
+    let key = InstallKey::from_jwk(&body.public_key).map_err(|_| Error::InvalidEnrolment)?;
+    if key.id() != *signed.auth.install_id() {
+        return Err(Error::InstallMismatch);
+    }
+    signed.verify(&state, &key, now).await?;
+    let code = EnrolmentCode::parse(&body.code).map_err(|_| Error::EnrolmentRefused)?;
+    match state.db().enrol(&code, &key, now).await? {
+        Enrolment::Enrolled => {}
+        Enrolment::CodeRefused => return Err(Error::EnrolmentRefused),
+        Enrolment::AlreadyEnrolled => return Err(Error::AlreadyEnrolled),
+    }
+    tracing::info!("enrolled a wallet install");
+    let answer = EnrolmentResponse {
+        install_id: key.id(),
+        signer_origin: state.signer_origin().to_owned(),
+        keys_url: "/v1/keys".to_owned(),
+    };
+    Ok((StatusCode::CREATED, axum::Json(answer)).into_response())
+}
+
+/// A POST with its signature headers parsed and its body read, not yet verified.
+struct SignedRequest {
+    auth: RequestAuth,
+    method: Method,
+    path: String,
+    body: Bytes,
+}
+
+impl SignedRequest {
+    /// Verifies the signature with `key` at `now`, then records the request so it is taken once.
+    async fn verify(&self, state: &AppState, key: &InstallKey, now: wallet_core::Timestamp) -> Result<(), Error> {
+        self.auth
+            .verify(key, self.method.as_str(), &self.path, &self.body, now)
+            .map_err(Error::from_auth)?;
+        let token = self.auth.replay_token();
+        if !state
+            .db()
+            .remember_request(&token, self.auth.timestamp_ms(), now)
+            .await?
+        {
+            return Err(Error::ReplayedRequest);
+        }
+        Ok(())
+    }
+}
+
+/// The checks every POST shares: a browser origin must be a wallet's, the three signature
+/// headers must be there and well-formed, the body must be JSON and fit.
+async fn read_signed(state: &AppState, request: Request) -> Result<SignedRequest, Error> {
+    let headers = request.headers();
     // CORS only stops a browser reading the answer; refuse the request itself too.
-    if let Some(origin) = request.headers().get(header::ORIGIN)
+    if let Some(origin) = headers.get(header::ORIGIN)
         && !state.is_wallet_origin(origin.as_bytes())
     {
         return Err(Error::OriginNotAllowed);
     }
-    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+    let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("\u{0}"));
+    let auth = RequestAuth::parse(
+        text(HEADER_INSTALL),
+        text(HEADER_TIMESTAMP),
+        text(HEADER_SIGNATURE),
+    )
+    .map_err(Error::from_auth)?;
+    if !is_json(headers.get(header::CONTENT_TYPE)) {
         return Err(Error::UnsupportedMediaType);
     }
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
     let body = Bytes::from_request(request, &())
         .await
         .map_err(|rejection| {
@@ -103,14 +203,12 @@ async fn sign_receipt(State(state): State<AppState>, request: Request) -> Result
                 Error::UnreadableBody
             }
         })?;
-    let payload: ReceiptPayload =
-        serde_json::from_slice(&body).map_err(|_| Error::InvalidPayload)?;
-    let now = state.now();
-    check_signable(&payload, now)?;
-    let entries = payload.entries.len();
-    let signed = state.keys().sign(payload, now);
-    tracing::info!(key_id = %signed.key_id, entries, "signed a receipt");
-    Ok(axum::Json(signed).into_response())
+    Ok(SignedRequest {
+        auth,
+        method,
+        path,
+        body,
+    })
 }
 
 /// `application/json`, with or without parameters such as `charset=utf-8`.

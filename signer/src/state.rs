@@ -1,12 +1,14 @@
-//! What every request shares: the keys, the rules' settings, the limiter and the clock.
+//! What every request shares: the keys (swappable without a restart), the database, the rules'
+//! settings, the limiter and the clock.
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
-use wallet_core::{Origin, ReceiptPayload, Timestamp};
+use wallet_core::{KeyId, Origin, ReceiptPayload, Timestamp};
 
-use crate::{Config, Error, KeyStore, RateLimiter};
+use crate::{Config, Error, KeyStore, RateLimiter, SignerDb};
 
 /// Where the service reads the time. Tests pass a closure; the server uses [`SystemClock`].
 pub trait Clock: Send + Sync + 'static {
@@ -51,19 +53,39 @@ pub struct AppState {
     inner: Arc<Inner>,
 }
 
-struct Inner {
-    keys: KeyStore,
+/// One generation of keys and its encoded `GET /v1/keys` body.
+struct LoadedKeys {
+    store: Arc<KeyStore>,
     key_set_json: Bytes,
+}
+
+impl LoadedKeys {
+    fn new(store: KeyStore) -> Self {
+        // A KeySet is plain data; encoding it cannot fail, but an empty set is no answer.
+        let key_set_json = serde_json::to_vec(&store.key_set()).unwrap_or_default();
+        Self {
+            store: Arc::new(store),
+            key_set_json: Bytes::from(key_set_json),
+        }
+    }
+}
+
+struct Inner {
+    keys: RwLock<Arc<LoadedKeys>>,
+    db: SignerDb,
+    signer_origin: String,
     allowed_origins: Arc<[Origin]>,
     limiter: RateLimiter,
     timeout: Duration,
+    header_read_timeout: Duration,
     clock: Box<dyn Clock>,
 }
 
 impl core::fmt::Debug for AppState {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("AppState")
-            .field("keys", &self.inner.keys)
+            .field("keys", &self.keys())
+            .field("db", &self.inner.db.store().backend())
             .field("allowed_origins", &self.inner.allowed_origins)
             .field("limiter", &self.inner.limiter.is_enabled())
             .field("timeout", &self.inner.timeout)
@@ -72,17 +94,18 @@ impl core::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// State for a server signing with `keys` under `config`'s rules, reading time from `clock`.
-    pub fn new(keys: KeyStore, config: &Config, clock: impl Clock) -> Self {
-        // A KeySet is plain data; encoding it cannot fail, but an empty set is no answer.
-        let key_set_json = serde_json::to_vec(&keys.key_set()).unwrap_or_default();
+    /// State for a server signing with `keys` for the installs enrolled in `db`, under
+    /// `config`'s rules, reading time from `clock`.
+    pub fn new(keys: KeyStore, db: SignerDb, config: &Config, clock: impl Clock) -> Self {
         Self {
             inner: Arc::new(Inner {
-                keys,
-                key_set_json: Bytes::from(key_set_json),
+                keys: RwLock::new(Arc::new(LoadedKeys::new(keys))),
+                db,
+                signer_origin: config.signer_origin(),
                 allowed_origins: config.allowed_origins.clone().into(),
                 limiter: RateLimiter::new(config.rate_limit_per_minute),
                 timeout: config.request_timeout(),
+                header_read_timeout: config.header_read_timeout(),
                 clock: Box::new(clock),
             }),
         }
@@ -92,13 +115,54 @@ impl AppState {
         self.inner.clock.now()
     }
 
-    pub fn keys(&self) -> &KeyStore {
-        &self.inner.keys
+    fn loaded(&self) -> Arc<LoadedKeys> {
+        self.inner
+            .keys
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    /// The `GET /v1/keys` body, encoded once.
+    /// The keys in force now. A request holds on to the generation it started with.
+    pub fn keys(&self) -> Arc<KeyStore> {
+        self.loaded().store.clone()
+    }
+
+    /// The `GET /v1/keys` body, encoded once per generation.
     pub fn key_set_json(&self) -> Bytes {
-        self.inner.key_set_json.clone()
+        self.loaded().key_set_json.clone()
+    }
+
+    /// Puts `keys` in force for every request that starts from now on.
+    pub fn replace_keys(&self, keys: KeyStore) {
+        let next = Arc::new(LoadedKeys::new(keys));
+        *self.inner.keys.write().unwrap_or_else(PoisonError::into_inner) = next;
+    }
+
+    /// Re-reads the key file (what SIGHUP does) and puts it in force; on any error the keys in
+    /// force stay. Warns when a key published until now is no longer in the file (receipts it
+    /// signed stop verifying against `GET /v1/keys`). Returns the active key id.
+    pub fn reload_keys(&self, path: &Path) -> Result<KeyId, Error> {
+        let next = KeyStore::load(path)?;
+        let published = next.key_set();
+        for old in self.keys().key_set().keys {
+            if !published.keys.iter().any(|k| k.key_id == old.key_id) {
+                tracing::warn!(key_id = %old.key_id, "a key published until now is no longer in the key file");
+            }
+        }
+        let active = next.active_key_id();
+        self.replace_keys(next);
+        Ok(active)
+    }
+
+    /// The database of enrolled installs.
+    pub fn db(&self) -> &SignerDb {
+        &self.inner.db
+    }
+
+    /// The origin wallets reach this signer at, as returned at enrolment.
+    pub fn signer_origin(&self) -> &str {
+        &self.inner.signer_origin
     }
 
     pub fn limiter(&self) -> &RateLimiter {
@@ -107,6 +171,11 @@ impl AppState {
 
     pub fn timeout(&self) -> Duration {
         self.inner.timeout
+    }
+
+    /// How long a client has to send a complete request head.
+    pub fn header_read_timeout(&self) -> Duration {
+        self.inner.header_read_timeout
     }
 
     pub fn allowed_origins(&self) -> Arc<[Origin]> {

@@ -126,15 +126,17 @@ fn load_refuses_malformed_files_without_printing_them() {
     }
 }
 
-#[test]
-fn debug_never_prints_the_secret() {
+#[tokio::test]
+async fn debug_never_prints_the_secret() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("signer.key");
     keygen(&path, Timestamp::from_millis(T0), false).unwrap();
     let secret = secret_in(&path);
     let store = KeyStore::load(&path).unwrap();
+    let (db, _db_dir) = sqlite_db().await;
     let state = signer::AppState::new(
         KeyStore::load(&path).unwrap(),
+        db,
         &signer::Config::default(),
         TestClock::at(T0).closure(),
     );

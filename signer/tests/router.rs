@@ -22,8 +22,8 @@ async fn keys(app: &axum::Router) -> KeySet {
 
 #[tokio::test]
 async fn post_signs_a_valid_payload_that_verifies() {
-    let app = app_at(NOW);
-    let response = send(&app, post_json(&payload_json(NOW))).await;
+    let app = app_at(NOW).await;
+    let response = send(&app, app.post_json(&payload_json(NOW))).await;
     let (status, headers, json) = &response;
     assert_eq!(*status, StatusCode::OK, "{json}");
     assert_eq!(headers["access-control-allow-origin"], WALLET);
@@ -48,17 +48,20 @@ async fn post_signs_a_valid_payload_that_verifies() {
 
 #[tokio::test]
 async fn post_accepts_json_with_a_charset() {
-    let request = Request::post("/v1/receipts")
-        .header("content-type", "application/json; charset=utf-8")
-        .body(Body::from(serde_json::to_vec(&payload_json(NOW)).unwrap()))
-        .unwrap();
-    let (status, _, json) = send(&app_at(NOW), request).await;
+    let app = app_at(NOW).await;
+    let request = app.signed_by(
+        &app.install,
+        "/v1/receipts",
+        Some("application/json; charset=utf-8"),
+        serde_json::to_vec(&payload_json(NOW)).unwrap(),
+    );
+    let (status, _, json) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK, "{json}");
 }
 
 #[tokio::test]
 async fn post_refuses_an_extra_field_carrying_a_raw_value() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let mut top = payload_json(NOW);
     top["income"] = json!(4_242_424_242_u64);
     let mut nested = payload_json(NOW);
@@ -66,7 +69,7 @@ async fn post_refuses_an_extra_field_carrying_a_raw_value() {
     let mut in_claim = payload_json(NOW);
     in_claim["entries"][1]["claim"]["value"] = json!("4242424242");
     for body in [top, nested, in_claim] {
-        let response = send(&app, post_json(&body)).await;
+        let response = send(&app, app.post_json(&body)).await;
         let message = assert_error(
             &response,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -79,7 +82,7 @@ async fn post_refuses_an_extra_field_carrying_a_raw_value() {
 
 #[tokio::test]
 async fn post_refuses_malformed_bodies_without_echoing_them() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let mut missing = payload_json(NOW);
     missing.as_object_mut().unwrap().remove("nonce");
     let mut wrong_type = payload_json(NOW);
@@ -91,10 +94,7 @@ async fn post_refuses_malformed_bodies_without_echoing_them() {
         serde_json::to_vec(&missing).unwrap(),
         serde_json::to_vec(&wrong_type).unwrap(),
     ] {
-        let request = Request::post("/v1/receipts")
-            .header("content-type", "application/json")
-            .body(Body::from(body))
-            .unwrap();
+        let request = app.post_bytes(body);
         let message = assert_error(
             &send(&app, request).await,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -106,7 +106,7 @@ async fn post_refuses_malformed_bodies_without_echoing_them() {
 
 #[tokio::test]
 async fn post_refuses_a_tampered_chain() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     type Edit = (&'static str, fn(&mut serde_json::Value), usize);
     let edits: [Edit; 4] = [
         (
@@ -138,7 +138,7 @@ async fn post_refuses_a_tampered_chain() {
         let mut body = payload_json(NOW);
         edit(&mut body);
         let message = assert_error(
-            &send(&app, post_json(&body)).await,
+            &send(&app, app.post_json(&body)).await,
             StatusCode::UNPROCESSABLE_ENTITY,
             "chain_broken",
         );
@@ -154,13 +154,14 @@ async fn post_refuses_an_expired_window() {
     // Issued 1 minute ago (inside the skew allowance) but already expired.
     let mut body = payload_json(NOW - MINUTE);
     body["expires_at"] = json!(NOW);
-    let response = send(&app_at(NOW), post_json(&body)).await;
+    let app = app_at(NOW).await;
+    let response = send(&app, app.post_json(&body)).await;
     assert_error(&response, StatusCode::UNPROCESSABLE_ENTITY, "expired");
 }
 
 #[tokio::test]
 async fn post_refuses_issued_at_beyond_two_minutes_of_the_clock() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     for issued in [
         NOW - 2 * MINUTE - 1,
         NOW + 2 * MINUTE + 1,
@@ -170,7 +171,7 @@ async fn post_refuses_issued_at_beyond_two_minutes_of_the_clock() {
         let mut body = payload_json(issued);
         // Still open at NOW, so only issued_at is wrong.
         body["expires_at"] = json!(issued.max(NOW) + HOUR);
-        let response = send(&app, post_json(&body)).await;
+        let response = send(&app, app.post_json(&body)).await;
         assert_error(
             &response,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -178,14 +179,14 @@ async fn post_refuses_issued_at_beyond_two_minutes_of_the_clock() {
         );
     }
     for issued in [NOW - 2 * MINUTE, NOW + 2 * MINUTE] {
-        let (status, _, json) = send(&app, post_json(&payload_json(issued))).await;
+        let (status, _, json) = send(&app, app.post_json(&payload_json(issued))).await;
         assert_eq!(status, StatusCode::OK, "edge {issued}: {json}");
     }
 }
 
 #[tokio::test]
 async fn post_refuses_a_window_longer_than_a_day_or_empty() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     for (expires, reason) in [
         (NOW + 24 * HOUR + 1, "longer than 24 hours"),
         (NOW, "expires_at must be after issued_at"),
@@ -193,7 +194,7 @@ async fn post_refuses_a_window_longer_than_a_day_or_empty() {
         let mut body = payload_json(NOW);
         body["expires_at"] = json!(expires);
         let message = assert_error(
-            &send(&app, post_json(&body)).await,
+            &send(&app, app.post_json(&body)).await,
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_receipt",
         );
@@ -201,26 +202,22 @@ async fn post_refuses_a_window_longer_than_a_day_or_empty() {
     }
     let mut body = payload_json(NOW);
     body["expires_at"] = json!(NOW + 24 * HOUR);
-    assert_eq!(send(&app, post_json(&body)).await.0, StatusCode::OK);
+    assert_eq!(send(&app, app.post_json(&body)).await.0, StatusCode::OK);
 }
 
 /// Found by `fuzz/` (signer_body; the input is its crash, kept as a seed): an `issued_at` near
 /// `i64::MIN` overflowed wallet-core's window check and panicked the handler.
 #[tokio::test]
 async fn post_refuses_a_window_from_the_start_of_time() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let crash: &'static [u8] =
         include_bytes!("../../fuzz/seeds/signer_body/crash-window-overflow.json");
-    let request = Request::post("/v1/receipts")
-        .header("content-type", "application/json")
-        .header("origin", WALLET)
-        .body(Body::from(crash))
-        .unwrap();
+    let request = app.post_bytes(crash.to_vec());
     let mut responses = vec![send(&app, request).await];
     for issued_at in [i64::MIN, i64::MIN + 1] {
         let mut body = payload_json(NOW);
         body["issued_at"] = json!(issued_at);
-        responses.push(send(&app, post_json(&body)).await);
+        responses.push(send(&app, app.post_json(&body)).await);
     }
     for response in &responses {
         let message = assert_error(
@@ -234,14 +231,14 @@ async fn post_refuses_a_window_from_the_start_of_time() {
 
 #[tokio::test]
 async fn post_refuses_entries_for_another_audience_and_other_versions() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let mut audience = payload_json(NOW);
     audience["audience"] = json!("https://pharmacy.example");
     let mut version = payload_json(NOW);
     version["version"] = json!(2);
     for body in [audience, version] {
         assert_error(
-            &send(&app, post_json(&body)).await,
+            &send(&app, app.post_json(&body)).await,
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_receipt",
         );
@@ -250,14 +247,14 @@ async fn post_refuses_entries_for_another_audience_and_other_versions() {
 
 #[tokio::test]
 async fn post_refuses_an_oversize_body() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let mut body = serde_json::to_vec(&payload_json(NOW)).unwrap();
     body.resize(MAX_BODY_BYTES + 1, b' ');
-    let request = Request::post("/v1/receipts")
-        .header("content-type", "application/json")
-        .header("content-length", body.len())
-        .body(Body::from(body))
-        .unwrap();
+    let mut request = app.post_bytes(body);
+    let length = (MAX_BODY_BYTES + 1).to_string();
+    request
+        .headers_mut()
+        .insert("content-length", length.parse().unwrap());
     assert_error(
         &send(&app, request).await,
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -267,27 +264,20 @@ async fn post_refuses_an_oversize_body() {
     // Exactly at the limit is read (and signed: trailing whitespace is valid JSON).
     let mut body = serde_json::to_vec(&payload_json(NOW)).unwrap();
     body.resize(MAX_BODY_BYTES, b' ');
-    let request = Request::post("/v1/receipts")
-        .header("content-type", "application/json")
-        .body(Body::from(body))
-        .unwrap();
+    let request = app.post_bytes(body);
     assert_eq!(send(&app, request).await.0, StatusCode::OK);
 }
 
 #[tokio::test]
 async fn post_refuses_a_wrong_content_type() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let body = serde_json::to_vec(&payload_json(NOW)).unwrap();
     for content_type in [
         Some("text/plain"),
         Some("application/x-www-form-urlencoded"),
         None,
     ] {
-        let mut request = Request::post("/v1/receipts");
-        if let Some(value) = content_type {
-            request = request.header("content-type", value);
-        }
-        let request = request.body(Body::from(body.clone())).unwrap();
+        let request = app.signed_by(&app.install, "/v1/receipts", content_type, body.clone());
         assert_error(
             &send(&app, request).await,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -298,7 +288,7 @@ async fn post_refuses_a_wrong_content_type() {
 
 #[tokio::test]
 async fn post_from_a_disallowed_origin_gets_no_grant_and_no_signature() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let evil = "https://evil.example";
 
     // The browser's preflight: no CORS grant, so it never sends the POST.
@@ -312,7 +302,7 @@ async fn post_from_a_disallowed_origin_gets_no_grant_and_no_signature() {
     assert!(headers.get("access-control-allow-origin").is_none());
 
     // A POST that comes anyway is refused, also without a grant.
-    let mut request = post_json(&payload_json(NOW));
+    let mut request = app.post_json(&payload_json(NOW));
     request
         .headers_mut()
         .insert("origin", evil.parse().unwrap());
@@ -321,7 +311,7 @@ async fn post_from_a_disallowed_origin_gets_no_grant_and_no_signature() {
     assert!(response.1.get("access-control-allow-origin").is_none());
 
     // The `null` origin (sandboxed frames, file://) is not a wallet either.
-    let mut request = post_json(&payload_json(NOW));
+    let mut request = app.post_json(&payload_json(NOW));
     request
         .headers_mut()
         .insert("origin", "null".parse().unwrap());
@@ -334,13 +324,14 @@ async fn post_from_a_disallowed_origin_gets_no_grant_and_no_signature() {
 
 #[tokio::test]
 async fn preflight_from_the_wallet_origin_is_granted() {
+    let app = app_at(NOW).await;
     let preflight = Request::options("/v1/receipts")
         .header("origin", WALLET)
         .header("access-control-request-method", "POST")
         .header("access-control-request-headers", "content-type")
         .body(Body::empty())
         .unwrap();
-    let (status, headers, _) = send(&app_at(NOW), preflight).await;
+    let (status, headers, _) = send(&app, preflight).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers["access-control-allow-origin"], WALLET);
     let methods = headers["access-control-allow-methods"].to_str().unwrap();
@@ -355,8 +346,8 @@ async fn configured_origins_replace_the_default() {
         allowed_origins: vec![wallet_core::Origin::parse("https://wallet.example").unwrap()],
         ..Config::default()
     };
-    let app = signer::app(state_with(&config, &TestClock::at(NOW)));
-    let mut request = post_json(&payload_json(NOW));
+    let app = TestApp::sqlite(&config, NOW).await;
+    let mut request = app.post_json(&payload_json(NOW));
     request
         .headers_mut()
         .insert("origin", "https://wallet.example".parse().unwrap());
@@ -368,7 +359,7 @@ async fn configured_origins_replace_the_default() {
     );
     // The default origin is no longer allowed.
     assert_error(
-        &send(&app, post_json(&payload_json(NOW))).await,
+        &send(&app, app.post_json(&payload_json(NOW))).await,
         StatusCode::FORBIDDEN,
         "origin_not_allowed",
     );
@@ -380,15 +371,15 @@ async fn post_is_rate_limited_with_retry_after() {
         rate_limit_per_minute: 2,
         ..Config::default()
     };
-    let clock = TestClock::at(NOW);
-    let app = signer::app(state_with(&config, &clock));
+    let app = TestApp::sqlite(&config, NOW).await;
+    let clock = app.clock.clone();
     for _ in 0..2 {
         assert_eq!(
-            send(&app, post_json(&payload_json(NOW))).await.0,
+            send(&app, app.post_json(&payload_json(NOW))).await.0,
             StatusCode::OK
         );
     }
-    let response = send(&app, post_json(&payload_json(NOW))).await;
+    let response = send(&app, app.post_json(&payload_json(NOW))).await;
     assert_error(&response, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
     assert_eq!(response.1["retry-after"], "30");
     // The wallet can read the answer: CORS grant and Retry-After exposed.
@@ -404,22 +395,23 @@ async fn post_is_rate_limited_with_retry_after() {
     // Half a minute later one more request fits.
     clock.set(NOW + 30_000);
     assert_eq!(
-        send(&app, post_json(&payload_json(NOW))).await.0,
+        send(&app, app.post_json(&payload_json(NOW))).await.0,
         StatusCode::OK
     );
     assert_eq!(
-        send(&app, post_json(&payload_json(NOW))).await.0,
+        send(&app, app.post_json(&payload_json(NOW))).await.0,
         StatusCode::TOO_MANY_REQUESTS
     );
 }
 
 #[tokio::test]
 async fn get_keys_publishes_the_active_key_cacheable_to_any_origin() {
+    let app = app_at(NOW).await;
     let request = Request::get("/v1/keys")
         .header("origin", "https://housing.example")
         .body(Body::empty())
         .unwrap();
-    let (status, headers, json) = send(&app_at(NOW), request).await;
+    let (status, headers, json) = send(&app, request).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(headers["cache-control"], KEYS_CACHE_CONTROL);
     assert_eq!(headers["content-type"], "application/json");
@@ -440,11 +432,8 @@ async fn get_keys_lists_retired_keys_after_rotation() {
     store
         .rotate_to(other_key(), Timestamp::from_millis(T0))
         .unwrap();
-    let app = signer::app(signer::AppState::new(
-        store,
-        &Config::default(),
-        TestClock::at(NOW).closure(),
-    ));
+    let app = app_at(NOW).await;
+    app.state.replace_keys(store);
     let set = keys(&app).await;
     assert_eq!(set.keys.len(), 2);
     assert_eq!(
@@ -465,14 +454,14 @@ async fn get_keys_lists_retired_keys_after_rotation() {
         ))
     );
     // New receipts are signed with the new key.
-    let (_, _, json) = send(&app, post_json(&payload_json(NOW))).await;
+    let (_, _, json) = send(&app, app.post_json(&payload_json(NOW))).await;
     assert_eq!(json["key_id"], set.keys[0].key_id.as_str());
 }
 
 #[tokio::test]
 async fn healthz_answers_ok() {
     let (status, _, json) = send(
-        &app_at(NOW),
+        &app_at(NOW).await.app,
         Request::get("/healthz").body(Body::empty()).unwrap(),
     )
     .await;
@@ -486,7 +475,7 @@ async fn healthz_answers_ok() {
 
 #[tokio::test]
 async fn unknown_routes_and_methods_are_json_errors() {
-    let app = app_at(NOW);
+    let app = app_at(NOW).await;
     let missing = Request::get("/v1/receipts/../../etc/passwd")
         .body(Body::empty())
         .unwrap();

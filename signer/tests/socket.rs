@@ -1,30 +1,31 @@
-//! The server on a real loopback socket: signing, restarts with the same key file, rotation,
-//! request timeout and graceful shutdown.
+//! The server on a real loopback socket: signing for an enrolled install, restarts with the same
+//! key file and database, rotation by restart and by reload (SIGHUP's path), the read-header
+//! timeout, the request timeout and graceful shutdown.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
-use signer::{AppState, Config, KeyStore, SystemClock, keygen, rotate_file, system_now};
+use signer::{AppState, Config, KeyStore, keygen, rotate_file, system_now};
 use wallet_core::receipt::verify;
 use wallet_core::{KeySet, SignedReceipt, Timestamp};
 
-/// A server signing with the key file at `path`, on the real clock.
+/// A server signing with the key file at `path`, on the real clock, its database beside it.
 fn start_from_file(path: &Path) -> TestServer {
     let keys = KeyStore::load(path).unwrap();
-    TestServer::start(AppState::new(keys, &Config::default(), SystemClock))
+    TestServer::with_keys(path.parent().unwrap(), keys, Config::default())
 }
 
-/// Signs a payload issued now through the server.
+/// Signs a payload issued now through the server, as the enrolled test install.
 fn sign_now(server: &TestServer) -> SignedReceipt {
     let body = serde_json::to_vec(&payload_at(system_now().millis())).unwrap();
-    let reply = http(server.addr, "POST", "/v1/receipts", Some(&body));
+    let reply = signed_http(server.addr, &test_install(), "/v1/receipts", &body);
     assert_eq!(
         reply.status,
         200,
@@ -63,14 +64,20 @@ fn signs_and_publishes_keys_on_a_real_socket() {
         published_keys(&server)
     );
     // A refusal over the wire is the same JSON.
-    let reply = http(
+    let reply = signed_http(
         server.addr,
-        "POST",
+        &test_install(),
         "/v1/receipts",
-        Some(b"{\"income\": 1}"),
+        b"{\"income\": 1}",
     );
     assert_eq!(reply.status, 422);
     assert_eq!(reply.json()["error"], "invalid_payload");
+    // And a forged request, as curl would send it, is refused before anything is read.
+    let body = serde_json::to_vec(&payload_at(system_now().millis())).unwrap();
+    let reply = http(server.addr, "POST", "/v1/receipts", Some(&body));
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.json()["error"], "unauthenticated");
+    assert!(reply.headers.contains_key("www-authenticate"));
     server.stop().unwrap();
 }
 
@@ -84,6 +91,7 @@ fn restart_with_the_same_key_file_keeps_old_receipts_valid() {
     let receipt = sign_now(&first);
     first.stop().unwrap();
 
+    // The enrolment lives in the database: the restarted server still knows the install.
     let second = start_from_file(&path);
     let keys = published_keys(&second);
     assert_eq!(verifies(&receipt, &keys), Ok(()));
@@ -117,20 +125,93 @@ fn rotation_between_restarts_keeps_old_receipts_valid() {
 }
 
 #[test]
+fn rotation_takes_effect_on_reload_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("signer.key");
+    keygen(&path, system_now(), false).unwrap();
+    let server = start_from_file(&path);
+    let old_receipt = sign_now(&server);
+    assert_eq!(published_keys(&server).keys.len(), 1);
+
+    std::thread::sleep(Duration::from_millis(5));
+    let (old, new) = rotate_file(&path, system_now()).unwrap();
+    // Until the reload, the running server keeps its keys.
+    assert_eq!(published_keys(&server).keys.len(), 1);
+    // What SIGHUP calls.
+    assert_eq!(server.state.reload_keys(&path).unwrap(), new);
+
+    let keys = published_keys(&server);
+    let ids: Vec<&str> = keys.keys.iter().map(|k| k.key_id.as_str()).collect();
+    assert_eq!(ids, [new.as_str(), old.as_str()]);
+    let new_receipt = sign_now(&server);
+    assert_eq!(new_receipt.key_id, new);
+    assert_eq!(verifies(&old_receipt, &keys), Ok(()));
+    assert_eq!(verifies(&new_receipt, &keys), Ok(()));
+
+    // A broken key file is refused and the keys in force stay.
+    std::fs::write(&path, b"{}").unwrap();
+    assert!(server.state.reload_keys(&path).is_err());
+    assert_eq!(published_keys(&server), keys);
+    assert_eq!(sign_now(&server).key_id, new);
+    server.stop().unwrap();
+}
+
+#[test]
+fn a_half_sent_request_head_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        header_read_timeout_secs: 1,
+        request_timeout_secs: 30,
+        ..Config::default()
+    };
+    let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
+    let server = TestServer::with_keys(dir.path(), keys, config);
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    // The request line and one header, then nothing: a slowloris client.
+    stream
+        .write_all(b"POST /v1/receipts HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    // The server closes the connection (EOF, or a reset) without waiting for the rest.
+    let _ = stream.read_to_end(&mut rest);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "dropped after {waited:?}"
+    );
+    // Whatever it wrote (if anything) is not a served request.
+    assert!(!String::from_utf8_lossy(&rest).contains("200 OK"));
+    // A client that sends its head in time is served.
+    assert_eq!(http(server.addr, "GET", "/healthz", None).status, 200);
+    server.stop().unwrap();
+}
+
+#[test]
 fn a_request_that_stalls_is_abandoned_with_a_json_timeout() {
+    let dir = tempfile::tempdir().unwrap();
     let config = Config {
         request_timeout_secs: 1,
         ..Config::default()
     };
-    let server = TestServer::start(state_with(&config, &TestClock::at(T0)));
+    let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
+    let server = TestServer::with_keys(dir.path(), keys, config);
     let mut stream = TcpStream::connect(server.addr).unwrap();
-    // Announces ten bytes of body and never sends them.
-    write!(
-        stream,
+    // A signed head that announces ten bytes of body and never sends them.
+    let body = b"0123456789";
+    let mut head = String::from(
         "POST /v1/receipts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-         Content-Length: 10\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+         Content-Length: 10\r\nConnection: close\r\n",
+    );
+    for (name, value) in test_install().headers("POST", "/v1/receipts", system_now().millis(), body)
+    {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
@@ -142,6 +223,7 @@ fn a_request_that_stalls_is_abandoned_with_a_json_timeout() {
 
 #[test]
 fn graceful_shutdown_finishes_the_request_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
     let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
     let entered_tx = std::sync::Mutex::new(Some(entered_tx));
     // The clock is read inside the request; the first read signals and then stalls, so the
@@ -158,11 +240,14 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
         rate_limit_per_minute: 0,
         ..Config::default()
     };
-    let mut server = TestServer::start(AppState::new(keys, &config, slow_clock));
+    let mut server = TestServer::start(&dir.path().join("signer.db"), move |db| {
+        AppState::new(keys, db, &config, slow_clock)
+    });
     let addr = server.addr;
     let client = std::thread::spawn(move || {
         let body = serde_json::to_vec(&payload_at(T0)).unwrap();
-        http(addr, "POST", "/v1/receipts", Some(&body))
+        let headers = test_install().headers("POST", "/v1/receipts", T0, &body);
+        http_with(addr, "POST", "/v1/receipts", &headers, Some(&body))
     });
     entered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
     server.begin_shutdown();

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use common::*;
 use signer::verify_cli::exit;
-use signer::{AppState, Config, KeyStore, SystemClock, system_now};
+use signer::{Config, KeyStore, system_now};
 use wallet_core::receipt::sign;
 use wallet_core::{KeySet, KeyStatus, Outcome, PublicKeyEntry, SignedReceipt, Timestamp};
 
@@ -297,9 +297,9 @@ fn verifies_against_keys_fetched_from_a_running_signer() {
     let key_file = dir.path().join("signer.key");
     signer::keygen(&key_file, system_now(), false).unwrap();
     let keys = KeyStore::load(&key_file).unwrap();
-    let server = TestServer::start(AppState::new(keys, &Config::default(), SystemClock));
+    let server = TestServer::with_keys(dir.path(), keys, Config::default());
     let body = serde_json::to_vec(&payload_at(system_now().millis())).unwrap();
-    let reply = http(server.addr, "POST", "/v1/receipts", Some(&body));
+    let reply = signed_http(server.addr, &test_install(), "/v1/receipts", &body);
     assert_eq!(reply.status, 200);
     let receipt = dir.path().join("receipt.json");
     std::fs::write(&receipt, &reply.body).unwrap();

@@ -1,10 +1,16 @@
-//! `tacit-signer [serve] | keygen [--force] | rotate` — see `signer::Cli` for flags.
+//! `tacit-signer [serve] | keygen [--force] | rotate | enroll [--label L] [--valid-for 24h] |
+//! installs | revoke-install ID` — see `signer::Cli` for flags.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
-use signer::{Cli, Command, Error, keygen, rotate_file, run_server, system_now};
+use signer::{
+    Cli, Command, Config, Error, enrol_code, keygen, open_database, rotate_file, run_server,
+    system_now,
+};
+use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -14,21 +20,25 @@ fn main() -> ExitCode {
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
+    let config = &cli.config;
     let result = match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(&cli.config),
-        Command::Keygen { force } => keygen(&cli.config.key_file, system_now(), force).map(|id| {
+        Command::Serve => block_on(run_server(config)),
+        Command::Keygen { force } => keygen(&config.key_file, system_now(), force).map(|id| {
             println!(
                 "wrote {} (mode 0600) with active key {id}",
-                cli.config.key_file.display()
+                config.key_file.display()
             );
         }),
-        Command::Rotate => rotate_file(&cli.config.key_file, system_now()).map(|(old, new)| {
+        Command::Rotate => rotate_file(&config.key_file, system_now()).map(|(old, new)| {
             println!(
                 "rotated {}: key {old} retired (still published), key {new} active; \
-                 restart the signer to sign with it",
-                cli.config.key_file.display()
+                 send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
+                config.key_file.display()
             );
         }),
+        Command::Enroll { label, valid_for } => block_on(enroll(config, &label, valid_for)),
+        Command::Installs => block_on(installs(config)),
+        Command::RevokeInstall { install_id } => block_on(revoke(config, &install_id)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -39,10 +49,74 @@ fn main() -> ExitCode {
     }
 }
 
-fn serve(config: &signer::Config) -> Result<(), Error> {
+fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Config(format!("cannot start the runtime: {e}")))?
-        .block_on(run_server(config))
+        .block_on(work)
+}
+
+fn when(at: Timestamp) -> String {
+    let nanos = i128::from(at.millis()) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| at.millis().to_string())
+}
+
+async fn enroll(config: &Config, label: &str, valid_for: Duration) -> Result<(), Error> {
+    let db = open_database(config).await?;
+    let now = system_now();
+    let code = enrol_code(&db, label, valid_for, now).await?;
+    let until = now.plus_millis(i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX));
+    println!("{code}");
+    eprintln!(
+        "one-time enrolment code{}, valid until {}: type it into the wallet's settings \
+         (signer: {}); it works once",
+        if label.is_empty() { String::new() } else { format!(" for {label:?}") },
+        when(until),
+        config.signer_origin(),
+    );
+    db.store().close().await;
+    Ok(())
+}
+
+async fn installs(config: &Config) -> Result<(), Error> {
+    let db = open_database(config).await?;
+    let list = db.installs().await?;
+    if list.is_empty() {
+        eprintln!("no wallet installs are enrolled; make a code with `tacit-signer enroll`");
+    } else {
+        println!("{:<43}  {:<24}  {:<24}  label", "install id", "enrolled", "revoked");
+        for install in list {
+            println!(
+                "{:<43}  {:<24}  {:<24}  {}",
+                install.install_id,
+                when(install.created_at),
+                install.revoked_at.map_or_else(|| "-".to_owned(), when),
+                install.label.escape_debug(),
+            );
+        }
+    }
+    db.store().close().await;
+    Ok(())
+}
+
+async fn revoke(config: &Config, install_id: &str) -> Result<(), Error> {
+    let db = open_database(config).await?;
+    let revoked = db.revoke_install(install_id.trim(), system_now()).await?;
+    db.store().close().await;
+    if revoked {
+        println!("revoked install {}; its next request is refused", install_id.trim());
+        Ok(())
+    } else {
+        Err(Error::Config(
+            "no enrolled, unrevoked install has that id; `tacit-signer installs` lists them"
+                .to_owned(),
+        ))
+    }
 }

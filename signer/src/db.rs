@@ -1,0 +1,334 @@
+//! The signer's database: enrolment codes (stored only as hashes), enrolled installs and the
+//! requests already seen. SQLite by default, PostgreSQL when `DATABASE_URL` says so, through
+//! `tacit-store`; several signer instances can share one PostgreSQL.
+//!
+//! Every rule that can race is decided by the database: a code is consumed by one conditional
+//! `UPDATE` whose affected-row count says who won, and a request is new only if its replay
+//! token's `INSERT` added a row.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tacit_protocol::request_auth::{
+    EnrolmentCode, InstallId, InstallKey, Jwk, MAX_CLOCK_SKEW_MS, derive_code_hash,
+    make_enrolment_code,
+};
+use tacit_store::sqlx::{self, Row};
+use tacit_store::{Db, Migration};
+use wallet_core::Timestamp;
+
+use crate::Error;
+
+/// The signer's migration set.
+pub const MIGRATION_SET: &str = "signer";
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "enrolment codes, installs, seen requests",
+    sql: "CREATE TABLE enrolment_codes (
+        code_hash TEXT PRIMARY KEY,
+        label TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL
+    );
+    CREATE TABLE installs (
+        install_id TEXT PRIMARY KEY,
+        public_jwk TEXT NOT NULL,
+        label TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT NULL
+    );
+    CREATE TABLE seen_requests (
+        token TEXT PRIMARY KEY,
+        expires_at BIGINT NOT NULL
+    );
+    CREATE INDEX seen_requests_expiry ON seen_requests (expires_at);",
+}];
+
+/// A replay token is kept this long past its request's timestamp: the skew window on both
+/// sides, so an instance whose clock runs behind still finds it.
+const SEEN_KEEP_MS: i64 = 2 * MAX_CLOCK_SKEW_MS;
+
+/// Expired replay tokens are purged once every this many new ones.
+const PURGE_EVERY: u64 = 256;
+
+/// Longest label `enroll --label` accepts.
+pub const MAX_LABEL_CHARS: usize = 100;
+
+/// Longest an enrolment code may stay valid.
+pub const MAX_CODE_VALIDITY: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// One enrolled install, as `tacit-signer installs` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallRecord {
+    pub install_id: String,
+    pub label: String,
+    pub created_at: Timestamp,
+    pub revoked_at: Option<Timestamp>,
+}
+
+/// How an enrolment attempt ended, when the database answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enrolment {
+    /// The code was consumed and the install recorded.
+    Enrolled,
+    /// The code is unknown, already used or expired.
+    CodeRefused,
+    /// This key is already enrolled (or was, and was revoked); the code was not consumed.
+    AlreadyEnrolled,
+}
+
+/// The signer's tables on a `tacit-store` database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SignerDb {
+    db: Db,
+    inserts: Arc<AtomicU64>,
+}
+
+impl SignerDb {
+    /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
+    pub async fn open(url: &str) -> Result<Self, Error> {
+        Self::from_db(Db::open(url).await?).await
+    }
+
+    /// Migrates an open database and wraps it.
+    pub async fn from_db(db: Db) -> Result<Self, Error> {
+        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self {
+            db,
+            inserts: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Db {
+        &self.db
+    }
+
+    /// Records a new code (by its hash only) valid from `now` until `expires_at`.
+    pub async fn create_code(
+        &self,
+        code: &EnrolmentCode,
+        label: &str,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<(), Error> {
+        sqlx::query(
+            "INSERT INTO enrolment_codes (code_hash, label, created_at, expires_at, used_at) \
+             VALUES ($1, $2, $3, $4, NULL)",
+        )
+        .bind(hex::encode(derive_code_hash(code)))
+        .bind(label)
+        .bind(now.millis())
+        .bind(expires_at.millis())
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Consumes `code` and records `key` as an enrolled install, in one transaction: exactly one
+    /// of any number of concurrent attempts with one code wins.
+    pub async fn enrol(
+        &self,
+        code: &EnrolmentCode,
+        key: &InstallKey,
+        now: Timestamp,
+    ) -> Result<Enrolment, Error> {
+        let id = key.id();
+        let jwk = serde_json::to_string(&key.to_jwk()).map_err(|_| Error::InvalidEnrolment)?;
+        let mut tx = self.db.begin_write().await?;
+        let known = sqlx::query("SELECT 1 FROM installs WHERE install_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        if known.is_some() {
+            return Ok(Enrolment::AlreadyEnrolled);
+        }
+        let label = sqlx::query(
+            "UPDATE enrolment_codes SET used_at = $1 \
+             WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING label",
+        )
+        .bind(now.millis())
+        .bind(hex::encode(derive_code_hash(code)))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(label) = label else {
+            return Ok(Enrolment::CodeRefused);
+        };
+        let label: String = label.try_get(0)?;
+        let inserted = sqlx::query(
+            "INSERT INTO installs (install_id, public_jwk, label, created_at, revoked_at) \
+             VALUES ($1, $2, $3, $4, NULL) ON CONFLICT DO NOTHING",
+        )
+        .bind(id.as_str())
+        .bind(jwk)
+        .bind(label)
+        .bind(now.millis())
+        .execute(&mut *tx)
+        .await?;
+        if inserted.rows_affected() != 1 {
+            // Another instance enrolled this key between our check and insert: keep the code.
+            return Ok(Enrolment::AlreadyEnrolled);
+        }
+        tx.commit().await?;
+        Ok(Enrolment::Enrolled)
+    }
+
+    /// The key of an enrolled install that has not been revoked.
+    pub async fn install_key(&self, id: &InstallId) -> Result<Option<InstallKey>, Error> {
+        let row = sqlx::query(
+            "SELECT public_jwk FROM installs WHERE install_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(id.as_str())
+        .fetch_optional(self.db.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let text: String = row.try_get(0)?;
+        // The row was written from a checked key; a row that no longer parses is not trusted.
+        let key = serde_json::from_str::<Jwk>(&text)
+            .ok()
+            .and_then(|jwk| InstallKey::from_jwk(&jwk).ok())
+            .filter(|key| key.id() == *id);
+        Ok(key)
+    }
+
+    /// Every install, oldest first.
+    pub async fn installs(&self) -> Result<Vec<InstallRecord>, Error> {
+        let rows = sqlx::query(
+            "SELECT install_id, label, created_at, revoked_at FROM installs \
+             ORDER BY created_at, install_id",
+        )
+        .fetch_all(self.db.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(InstallRecord {
+                    install_id: row.try_get(0)?,
+                    label: row.try_get(1)?,
+                    created_at: Timestamp::from_millis(row.try_get(2)?),
+                    revoked_at: row.try_get::<Option<i64>, _>(3)?.map(Timestamp::from_millis),
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Error::from)
+    }
+
+    /// Revokes an install; `false` when there is no such install or it already was revoked.
+    pub async fn revoke_install(&self, id: &str, now: Timestamp) -> Result<bool, Error> {
+        let done = sqlx::query(
+            "UPDATE installs SET revoked_at = $1 WHERE install_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now.millis())
+        .bind(id)
+        .execute(self.db.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records a request's replay token; `false` when it was already there (a replay). Purges
+    /// expired tokens now and then.
+    pub async fn remember_request(
+        &self,
+        token: &[u8; 32],
+        request_timestamp_ms: i64,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let done = sqlx::query(
+            "INSERT INTO seen_requests (token, expires_at) VALUES ($1, $2) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(hex::encode(token))
+        .bind(request_timestamp_ms.saturating_add(SEEN_KEEP_MS))
+        .execute(self.db.pool())
+        .await?;
+        let fresh = done.rows_affected() == 1;
+        if fresh && self.inserts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1 {
+            if let Err(error) = self.purge_seen(now).await {
+                tracing::warn!(%error, "could not purge expired replay tokens");
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// Deletes replay tokens whose requests are stale by `now`; returns how many.
+    pub async fn purge_seen(&self, now: Timestamp) -> Result<u64, Error> {
+        let done = sqlx::query("DELETE FROM seen_requests WHERE expires_at < $1")
+            .bind(now.millis())
+            .execute(self.db.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// How many replay tokens are stored (for tests and operators).
+    pub async fn seen_count(&self) -> Result<i64, Error> {
+        let row = sqlx::query("SELECT COUNT(*) FROM seen_requests")
+            .fetch_one(self.db.pool())
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+}
+
+/// `tacit-signer enroll`: makes a one-time code from the operating system's generator, valid for
+/// `valid_for` from `now`, and records its hash. The code itself is returned, never stored.
+pub async fn enrol_code(
+    db: &SignerDb,
+    label: &str,
+    valid_for: Duration,
+    now: Timestamp,
+) -> Result<EnrolmentCode, Error> {
+    if label.chars().count() > MAX_LABEL_CHARS || label.chars().any(char::is_control) {
+        return Err(Error::Config(format!(
+            "the label must be at most {MAX_LABEL_CHARS} characters, without control characters"
+        )));
+    }
+    if valid_for.is_zero() || valid_for > MAX_CODE_VALIDITY {
+        return Err(Error::Config(
+            "an enrolment code is valid for between 1 second and 30 days".to_owned(),
+        ));
+    }
+    let mut random = [0u8; 10];
+    getrandom::fill(&mut random).map_err(|_| Error::Random)?;
+    let code = make_enrolment_code(random);
+    let millis = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
+    db.create_code(&code, label, now, now.plus_millis(millis))
+        .await?;
+    Ok(code)
+}
+
+/// Reads `24h`, `30m`, `90s`, `7d` (a whole number and one unit).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or("add a unit: s, m, h or d (for example 24h)")?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| "expected a whole number then s, m, h or d (for example 24h)")?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err("the unit is one of s, m, h or d (for example 24h)".to_owned()),
+    };
+    Ok(Duration::from_secs(n.saturating_mul(seconds)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        for bad in ["", "24", "h", "24x", "-1h", "1.5h", "24 h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}
