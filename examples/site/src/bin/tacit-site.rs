@@ -97,7 +97,11 @@ mod cli {
                 let key_path = config.site_key_path();
                 let key = SiteKey::make()?;
                 key.write_new(&key_path)?;
-                println!("wrote {} (mode 0600) with site key {}", key_path.display(), key.kid());
+                println!(
+                    "wrote {} (mode 0600) with site key {}",
+                    key_path.display(),
+                    key.kid()
+                );
                 Ok(())
             }
         }

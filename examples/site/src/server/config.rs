@@ -147,9 +147,7 @@ impl Config {
 
     /// The checks [`Config::from_toml`] makes, for a configuration built in code.
     pub fn check(&self) -> Result<(), String> {
-        self.policy
-            .check()
-            .map_err(|e| format!("[policy]: {e}"))?;
+        self.policy.check().map_err(|e| format!("[policy]: {e}"))?;
         self.signer_source()?;
         if let Some(origin) = &self.origin
             && origin.as_str().ends_with('/')
@@ -261,7 +259,10 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
                 "http",
             ),
             (
-                GOOD.replace("submit_tool = \"housing_submit_application\"", "submit_tool = \"housing_requirements\""),
+                GOOD.replace(
+                    "submit_tool = \"housing_submit_application\"",
+                    "submit_tool = \"housing_requirements\"",
+                ),
                 "different names",
             ),
             (GOOD.replace("3000000", "-1"), ""),

@@ -23,7 +23,9 @@ pub enum ServerError {
     #[error("no site key at {path}; create one with `tacit-site keygen`")]
     SiteKeyMissing { path: String },
     /// `keygen` would overwrite a key.
-    #[error("{path} already holds a site key; remove it first to replace it (wallets then see a new key)")]
+    #[error(
+        "{path} already holds a site key; remove it first to replace it (wallets then see a new key)"
+    )]
     SiteKeyExists { path: String },
     /// The site key file is readable by group or others.
     #[error("{path} has mode {mode:o}; a site key must be private: chmod 600 {path}")]

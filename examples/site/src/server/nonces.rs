@@ -97,7 +97,9 @@ impl Nonces {
         Ok(Some(NonceRecord {
             issued_at: Timestamp::from_millis(row.try_get::<i64, _>(0)?),
             expires_at: Timestamp::from_millis(row.try_get::<i64, _>(1)?),
-            used_at: row.try_get::<Option<i64>, _>(2)?.map(Timestamp::from_millis),
+            used_at: row
+                .try_get::<Option<i64>, _>(2)?
+                .map(Timestamp::from_millis),
         }))
     }
 

@@ -150,7 +150,8 @@ async fn site_keys(State(state): State<SiteState>) -> Response {
 
 /// `POST /api/applications`: the verdict.
 async fn applications(State(state): State<SiteState>, request: Request) -> Response {
-    let invalid = |status, message: &str| refused(status, &Refusal::new(Code::InvalidInput, message));
+    let invalid =
+        |status, message: &str| refused(status, &Refusal::new(Code::InvalidInput, message));
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return invalid(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -248,7 +249,11 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
 
 /// An unknown `/api/...` route is a JSON 404, never the page.
 async fn api_not_found() -> Response {
-    api_error(StatusCode::NOT_FOUND, "not_found", "There is no such API route.")
+    api_error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "There is no such API route.",
+    )
 }
 
 fn api_error(status: StatusCode, code: &str, message: &str) -> Response {

@@ -104,7 +104,9 @@ impl SiteKey {
             }
             Err(e) => return Err(ServerError::io("open", path, e)),
         };
-        let meta = file.metadata().map_err(|e| ServerError::io("inspect", path, e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| ServerError::io("inspect", path, e))?;
         if !meta.is_file() || meta.len() > MAX_KEY_FILE_BYTES {
             return Err(ServerError::SiteKeyFormat { path: shown });
         }
@@ -113,13 +115,17 @@ impl SiteKey {
         file.take(MAX_KEY_FILE_BYTES)
             .read_to_end(&mut bytes)
             .map_err(|e| ServerError::io("read", path, e))?;
-        let parsed: KeyFile = serde_json::from_slice(&bytes)
-            .map_err(|_| ServerError::SiteKeyFormat { path: shown.clone() })?;
+        let parsed: KeyFile =
+            serde_json::from_slice(&bytes).map_err(|_| ServerError::SiteKeyFormat {
+                path: shown.clone(),
+            })?;
         let secret = &parsed.secret_key;
         let mut seed = Zeroizing::new([0u8; 32]);
         let ok = parsed.format == SITE_KEY_FORMAT
             && secret.len() == 64
-            && secret.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             && hex::decode_to_slice(secret.as_str(), seed.as_mut_slice()).is_ok();
         if !ok {
             return Err(ServerError::SiteKeyFormat { path: shown });
@@ -146,12 +152,11 @@ impl SiteKey {
             format: SITE_KEY_FORMAT.to_owned(),
             secret_key: hex::encode(self.key.to_bytes()),
         };
-        let body = Zeroizing::new(
-            serde_json::to_vec(&file_body)
-            .map_err(|_| ServerError::SiteKeyFormat {
+        let body = Zeroizing::new(serde_json::to_vec(&file_body).map_err(|_| {
+            ServerError::SiteKeyFormat {
                 path: path.display().to_string(),
-            })?,
-        );
+            }
+        })?);
         file.write_all(&body)
             .and_then(|()| file.sync_all())
             .map_err(|e| ServerError::io("write", path, e))

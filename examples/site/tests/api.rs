@@ -1,0 +1,533 @@
+//! The site server's API through its router (`oneshot`), on a real SQLite file: requirements
+//! signed by the site, the verdict decided on the server, and every attack that must fail.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::*;
+use serde_json::{Value, json};
+use tacit_protocol::site_auth::{Attestation, Requirements, SiteKeys, verify_requirements};
+use tacit_site::NonceState;
+use tacit_site::nonce::NONCE_LIFETIME_MS;
+use tacit_site::server::{ManualClock, routes::CONTENT_SECURITY_POLICY};
+use tacit_store::sqlite_url;
+use wallet_core::{Outcome, Timestamp};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    url: String,
+    clock: Arc<ManualClock>,
+    state: tacit_site::server::SiteState,
+    router: axum::Router,
+}
+
+impl Fixture {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = sqlite_url(&dir.path().join("data/nonces.db"));
+        let clock = Arc::new(ManualClock::new(NOW));
+        let state = housing_site(
+            &url,
+            dir.path(),
+            key_set(&[&signer_key()], NOW),
+            clock.clone(),
+        )
+        .await;
+        let router = router(&state);
+        Self {
+            _dir: dir,
+            url,
+            clock,
+            state,
+            router,
+        }
+    }
+
+    /// A good receipt for fresh requirements, issued a minute after they were.
+    async fn good_receipt(&self) -> (Value, Value) {
+        let req = requirements(&self.router).await;
+        let issued = self.clock.now_plus(MINUTE);
+        let receipt = receipt(
+            &housing_origin(),
+            &nonce_of(&req),
+            &all_satisfied(),
+            issued,
+            &signer_key(),
+        );
+        self.clock.set(issued.plus_millis(MINUTE));
+        (req, receipt)
+    }
+
+    async fn submit(&self, receipt: &Value) -> (StatusCode, Value) {
+        let (status, body, _) = post(&self.router, "/api/applications", &submission(receipt)).await;
+        (status, body)
+    }
+}
+
+trait NowPlus {
+    fn now_plus(&self, ms: i64) -> Timestamp;
+}
+
+impl NowPlus for ManualClock {
+    fn now_plus(&self, ms: i64) -> Timestamp {
+        use tacit_site::server::Clock as _;
+        self.now().plus_millis(ms)
+    }
+}
+
+#[tokio::test]
+async fn requirements_are_signed_by_the_key_the_site_publishes() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    // Exactly the wallet's request_claims input: the requirements and the attestation.
+    let mut names: Vec<&String> = req.as_object().unwrap().keys().collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "attestation",
+            "claims",
+            "nonce",
+            "origin",
+            "purpose",
+            "site_name"
+        ]
+    );
+    assert_eq!(req["origin"], "http://127.0.0.1:8081");
+    assert_eq!(req["claims"], json!(housing_config().policy.claims));
+
+    let (status, doc, headers) = get(&f.router, "/.well-known/tacit-site.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    let keys = SiteKeys::parse(doc.to_string().as_bytes()).unwrap();
+    assert_eq!(keys.origin, housing_origin());
+    assert_eq!(keys.site_name, "City Housing Programme");
+
+    let attestation: Attestation = serde_json::from_value(req["attestation"].clone()).unwrap();
+    let mut bare = req.clone();
+    bare.as_object_mut().unwrap().remove("attestation");
+    let asked: Requirements = serde_json::from_value(bare).unwrap();
+    assert_eq!(
+        verify_requirements(&keys, &asked, &attestation, NOW),
+        Ok(())
+    );
+    // The attestation expires with the nonce, and the nonce is a row in the database.
+    assert_eq!(attestation.expires_at_ms, NOW.millis() + NONCE_LIFETIME_MS);
+    let nonce = nonce_of(&req);
+    assert_eq!(nonce.as_str().len(), 32);
+    assert_eq!(
+        f.state.nonces().state(&nonce, NOW).await.unwrap(),
+        NonceState::Open
+    );
+    // A second call hands out another nonce.
+    let again = requirements(&f.router).await;
+    assert_ne!(again["nonce"], req["nonce"]);
+}
+
+#[tokio::test]
+async fn a_good_receipt_is_accepted_once_then_replayed_nonce() {
+    let f = Fixture::new().await;
+    let (req, receipt) = f.good_receipt().await;
+    let (status, body) = f.submit(&receipt).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], true, "{body}");
+    assert_eq!(body["result"]["accepted"], true);
+    assert_eq!(body["result"]["nonce"], req["nonce"]);
+    assert_eq!(body["result"]["audience"], "http://127.0.0.1:8081");
+    let (status, body) = f.submit(&receipt).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "replayed_nonce");
+    // Naming the nonce explicitly changes nothing.
+    let (_, body, _) = post(
+        &f.router,
+        "/api/applications",
+        &json!({ "receipt": receipt, "nonce": req["nonce"] }),
+    )
+    .await;
+    assert_eq!(code(&body), "replayed_nonce");
+}
+
+#[tokio::test]
+async fn a_receipt_for_another_site_is_wrong_audience_and_spends_nothing() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    // A genuine receipt, but made for the pharmacy with this site's nonce.
+    let other = receipt(
+        &pharmacy_origin(),
+        &nonce,
+        &all_satisfied(),
+        NOW,
+        &signer_key(),
+    );
+    f.clock.set(NOW.plus_millis(MINUTE));
+    let (status, body) = f.submit(&other).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "wrong_audience");
+    let now = NOW.plus_millis(MINUTE);
+    assert_eq!(
+        f.state.nonces().state(&nonce, now).await.unwrap(),
+        NonceState::Open
+    );
+}
+
+#[tokio::test]
+async fn forged_receipts_are_refused() {
+    let f = Fixture::new().await;
+    let (_, honest) = f.good_receipt().await;
+    // Signed by a key the signer does not publish.
+    let nonce = wallet_core::Nonce::parse(honest["payload"]["nonce"].as_str().unwrap()).unwrap();
+    let issued = Timestamp::from_millis(honest["payload"]["issued_at"].as_i64().unwrap());
+    let theirs = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        issued,
+        &attacker_key(),
+    );
+    assert_eq!(code(&f.submit(&theirs).await.1), "unknown_key");
+    // Signed by the attacker, but naming the signer's key id.
+    let mut named = theirs.clone();
+    named["key_id"] = honest["key_id"].clone();
+    assert_eq!(code(&f.submit(&named).await.1), "bad_signature");
+    // The honest receipt with its expiry moved.
+    let mut later = honest.clone();
+    later["payload"]["expires_at"] = json!(issued.millis() + 20 * MINUTE);
+    assert_eq!(code(&f.submit(&later).await.1), "bad_signature");
+    // An all-zero signature.
+    let mut zero = honest.clone();
+    zero["signature"] = json!("0".repeat(128));
+    assert_eq!(code(&f.submit(&zero).await.1), "bad_signature");
+    // None of that spent the nonce: the honest receipt still goes through.
+    assert_eq!(f.submit(&honest).await.1["ok"], true);
+}
+
+#[tokio::test]
+async fn a_url_parameter_changes_no_trust() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    let theirs = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        NOW,
+        &attacker_key(),
+    );
+    f.clock.set(NOW.plus_millis(MINUTE));
+    let (_, body, _) = post(
+        &f.router,
+        "/api/applications?signer=http://127.0.0.1:9999",
+        &submission(&theirs),
+    )
+    .await;
+    assert_eq!(code(&body), "unknown_key");
+    let (_, body, _) = get(&f.router, "/api/requirements?signer=http://127.0.0.1:9999").await;
+    assert_eq!(body["result"]["origin"], "http://127.0.0.1:8081");
+}
+
+#[tokio::test]
+async fn a_nonce_this_site_never_issued_is_unknown() {
+    let f = Fixture::new().await;
+    let stranger = tacit_site::make_nonce([3; 16]);
+    let made_up = receipt(
+        &housing_origin(),
+        &stranger,
+        &all_satisfied(),
+        NOW,
+        &signer_key(),
+    );
+    f.clock.set(NOW.plus_millis(MINUTE));
+    assert_eq!(code(&f.submit(&made_up).await.1), "unknown_nonce");
+}
+
+#[tokio::test]
+async fn an_expired_nonce_is_refused() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    // The receipt itself is fresh; its nonce lapsed an hour after it was issued.
+    let late = NOW.plus_millis(NONCE_LIFETIME_MS);
+    let lapsed = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        late,
+        &signer_key(),
+    );
+    f.clock.set(late.plus_millis(MINUTE));
+    let (status, body) = f.submit(&lapsed).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "unknown_nonce");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lapsed")
+    );
+    // One millisecond before its expiry it would have been accepted.
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let edge = NOW.plus_millis(NONCE_LIFETIME_MS - 1);
+    let in_time = receipt(
+        &housing_origin(),
+        &nonce_of(&req),
+        &all_satisfied(),
+        edge,
+        &signer_key(),
+    );
+    f.clock.set(edge);
+    assert_eq!(f.submit(&in_time).await.1["ok"], true);
+}
+
+#[tokio::test]
+async fn an_unsatisfied_claim_is_refused_and_spends_nothing() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    let mut answers = all_satisfied();
+    answers[1].1 = Outcome::NotSatisfied;
+    let bad = receipt(&housing_origin(), &nonce, &answers, NOW, &signer_key());
+    f.clock.set(NOW.plus_millis(MINUTE));
+    let (status, body) = f.submit(&bad).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "claim_not_satisfied");
+    assert_eq!(body["error"]["claim"], json!(answers[1].0));
+    // Only a claim is named: the answer carries no value.
+    let good = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        NOW,
+        &signer_key(),
+    );
+    assert_eq!(f.submit(&good).await.1["ok"], true);
+}
+
+#[tokio::test]
+async fn a_receipt_replayed_after_a_restart_is_refused() {
+    let f = Fixture::new().await;
+    // Requirements from the first process; the submission reaches the restarted one.
+    let (req, receipt) = f.good_receipt().await;
+    let now = {
+        use tacit_site::server::Clock as _;
+        f.clock.now()
+    };
+    f.state.nonces().db().close().await;
+    drop(f.router);
+    drop(f.state);
+
+    let restarted = housing_site(
+        &f.url,
+        f._dir.path(),
+        key_set(&[&signer_key()], NOW),
+        Arc::new(ManualClock::new(now)),
+    )
+    .await;
+    let router = router(&restarted);
+    let (_, body, _) = post(&router, "/api/applications", &submission(&receipt)).await;
+    assert_eq!(
+        body["ok"], true,
+        "a nonce issued before the restart is still ours: {body}"
+    );
+    assert_eq!(body["result"]["nonce"], req["nonce"]);
+    restarted.nonces().db().close().await;
+    drop(router);
+    drop(restarted);
+
+    let again = housing_site(
+        &f.url,
+        f._dir.path(),
+        key_set(&[&signer_key()], NOW),
+        Arc::new(ManualClock::new(now)),
+    )
+    .await;
+    let (_, body, _) = post(
+        &router_of(&again),
+        "/api/applications",
+        &submission(&receipt),
+    )
+    .await;
+    assert_eq!(code(&body), "replayed_nonce");
+}
+
+fn router_of(state: &tacit_site::server::SiteState) -> axum::Router {
+    router(state)
+}
+
+#[tokio::test]
+async fn concurrent_submissions_of_one_receipt_accept_once_on_sqlite() {
+    let f = Fixture::new().await;
+    let (_, receipt) = f.good_receipt().await;
+    let mut tasks = Vec::new();
+    for _ in 0..20 {
+        let router = f.router.clone();
+        let body = submission(&receipt);
+        tasks.push(tokio::spawn(async move {
+            post(&router, "/api/applications", &body).await.1
+        }));
+    }
+    let mut accepted = 0;
+    for task in tasks {
+        let body = task.await.unwrap();
+        if body["ok"] == true {
+            accepted += 1;
+        } else {
+            assert_eq!(code(&body), "replayed_nonce");
+        }
+    }
+    assert_eq!(accepted, 1);
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_4xx_and_the_envelope() {
+    let f = Fixture::new().await;
+    let send_raw = |content_type: &'static str, body: Vec<u8>| {
+        let router = f.router.clone();
+        async move {
+            let request = Request::post("/api/applications")
+                .header("content-type", content_type)
+                .body(Body::from(body))
+                .unwrap();
+            send(&router, request).await
+        }
+    };
+    let (status, body, _) = send_raw("text/plain", b"{}".to_vec()).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(code(&body), "invalid_input");
+    let (status, body, _) = send_raw("application/json", b"{not json".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(code(&body), "invalid_input");
+    let (status, body, _) =
+        send_raw("application/json", b"{\"receipt\":{},\"x\":1}".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown property")
+    );
+    let (status, body, _) = send_raw("application/json", b"{\"receipt\":\"text\"}".to_vec()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(code(&body), "invalid_input");
+    let huge = format!("{{\"receipt\":{{\"pad\":\"{}\"}}}}", "x".repeat(70 * 1024));
+    let (status, body, _) = send_raw("application/json", huge.into_bytes()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(code(&body), "invalid_input");
+}
+
+#[tokio::test]
+async fn the_page_and_the_api_carry_the_security_headers() {
+    let f = Fixture::new().await;
+    for path in [
+        "/",
+        "/index.html",
+        "/boot.js",
+        "/api/site",
+        "/api/requirements",
+        "/nope",
+    ] {
+        let request = Request::get(path).body(Body::empty()).unwrap();
+        let (status, _, headers) = send(&f.router, request).await;
+        assert!(
+            status == StatusCode::OK || status == StatusCode::NOT_FOUND,
+            "{path}"
+        );
+        assert_eq!(headers["origin-agent-cluster"], "?1", "{path}");
+        assert_eq!(
+            headers["content-security-policy"], CONTENT_SECURITY_POLICY,
+            "{path}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(headers["cache-control"], "no-store", "{path}");
+    }
+    let request = Request::get("/boot.js").body(Body::empty()).unwrap();
+    let (_, _, headers) = send(&f.router, request).await;
+    assert_eq!(headers["content-type"], "text/javascript");
+    // The page may talk to its own server only.
+    assert!(CONTENT_SECURITY_POLICY.contains("connect-src 'self';"));
+    // An unknown API route is a JSON 404, a wrong method a JSON 405.
+    let (status, body, _) = get(&f.router, "/api/nothing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "not_found");
+    let (status, body, headers) = post(&f.router, "/api/requirements", &json!({})).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(body["error"], "method_not_allowed");
+    assert!(headers.contains_key("allow"));
+    let request = Request::get("/api/applications")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, _) = send(&f.router, request).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn the_page_gets_the_public_policy_and_tools() {
+    let f = Fixture::new().await;
+    let (status, site, _) = get(&f.router, "/api/site").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(site["site_name"], "City Housing Programme");
+    assert_eq!(site["tools"][0]["name"], "housing_requirements");
+    assert_eq!(site["tools"][1]["name"], "housing_submit_application");
+    assert_eq!(site["tools"][1]["annotations"]["consequentialHint"], true);
+    // Words and tools only: no keys, no nonce, nothing that decides.
+    let mut names: Vec<&String> = site.as_object().unwrap().keys().collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["accepted_text", "needs", "site_name", "submission", "tools"]
+    );
+}
+
+#[tokio::test]
+async fn the_shipped_configs_parse_and_pin_the_loopback_signer() {
+    for (name, origin, tools) in [
+        (
+            "housing",
+            "http://127.0.0.1:8081",
+            ("housing_requirements", "housing_submit_application"),
+        ),
+        (
+            "pharmacy",
+            "http://127.0.0.1:8082",
+            ("pharmacy_requirements", "pharmacy_checkout"),
+        ),
+    ] {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../{name}/site.toml"));
+        let config = tacit_site::server::Config::load(&path).unwrap();
+        assert_eq!(config.origin.as_ref().unwrap().as_str(), origin);
+        assert_eq!(
+            config.listen.to_string(),
+            origin.trim_start_matches("http://")
+        );
+        assert_eq!(config.policy.requirements_tool, tools.0);
+        assert_eq!(config.policy.submit_tool, tools.1);
+        assert_eq!(
+            config.signer.keys_url.as_deref(),
+            Some("http://127.0.0.1:8787/v1/keys")
+        );
+        assert!(config.static_dir.ends_with(format!("target/site/{name}")));
+        assert!(config.trusted_issuers.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn the_attestation_binds_the_nonce() {
+    // The attestation binds the nonce: changing it in the requirements breaks the signature.
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let (_, doc, _) = get(&f.router, "/.well-known/tacit-site.json").await;
+    let keys = SiteKeys::parse(doc.to_string().as_bytes()).unwrap();
+    let attestation: Attestation = serde_json::from_value(req["attestation"].clone()).unwrap();
+    let mut bare = req.clone();
+    bare.as_object_mut().unwrap().remove("attestation");
+    bare["nonce"] = json!("0000");
+    let asked: Requirements = serde_json::from_value(bare).unwrap();
+    assert!(verify_requirements(&keys, &asked, &attestation, NOW).is_err());
+}
