@@ -97,8 +97,8 @@ impl Report {
     /// Requests per second one core could serve doing nothing but one P-256 verify and one
     /// Ed25519 sign each.
     pub fn raw_pair_per_sec(&self) -> f64 {
-        let per_request = 1.0 / self.raw_verifies_per_sec().max(1e-9)
-            + 1.0 / self.raw_signs_per_sec().max(1e-9);
+        let per_request =
+            1.0 / self.raw_verifies_per_sec().max(1e-9) + 1.0 / self.raw_signs_per_sec().max(1e-9);
         1.0 / per_request
     }
 

@@ -156,9 +156,10 @@ impl Config {
 
     /// The origin returned at enrolment.
     pub fn signer_origin(&self) -> String {
-        self.public_origin
-            .as_ref()
-            .map_or_else(|| format!("http://{}", self.listen), |o| o.as_str().to_owned())
+        self.public_origin.as_ref().map_or_else(
+            || format!("http://{}", self.listen),
+            |o| o.as_str().to_owned(),
+        )
     }
 }
 
@@ -266,7 +267,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let cli = parse(&["revoke-install", "abc", "--database", "/tmp/x.db"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::RevokeInstall { install_id }) if install_id == "abc"));
+        assert!(
+            matches!(cli.command, Some(Command::RevokeInstall { install_id }) if install_id == "abc")
+        );
         assert_eq!(cli.config.database_url(), "sqlite:///tmp/x.db");
     }
 

@@ -208,7 +208,9 @@ impl SignerDb {
                     install_id: row.try_get(0)?,
                     label: row.try_get(1)?,
                     created_at: Timestamp::from_millis(row.try_get(2)?),
-                    revoked_at: row.try_get::<Option<i64>, _>(3)?.map(Timestamp::from_millis),
+                    revoked_at: row
+                        .try_get::<Option<i64>, _>(3)?
+                        .map(Timestamp::from_millis),
                 })
             })
             .collect::<Result<_, sqlx::Error>>()
@@ -244,10 +246,10 @@ impl SignerDb {
         .execute(self.db.pool())
         .await?;
         let fresh = done.rows_affected() == 1;
-        if fresh && self.inserts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1 {
-            if let Err(error) = self.purge_seen(now).await {
-                tracing::warn!(%error, "could not purge expired replay tokens");
-            }
+        let purge_now =
+            fresh && self.inserts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1;
+        if purge_now && let Err(error) = self.purge_seen(now).await {
+            tracing::warn!(%error, "could not purge expired replay tokens");
         }
         Ok(fresh)
     }

@@ -226,6 +226,9 @@ mod tests {
         let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
         assert_eq!(limiter.check(Some(v4), at(0)), Ok(()));
         assert!(limiter.check(Some(mapped), at(0)).is_err());
-        assert_eq!(client_key(same_64), "2001:db8:1:2::".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            client_key(same_64),
+            "2001:db8:1:2::".parse::<IpAddr>().unwrap()
+        );
     }
 }

@@ -26,13 +26,13 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{Next, from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use tower_http::cors::{AllowOrigin, Any, CorsLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 use tacit_protocol::request_auth::{
     EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
     HEADER_TIMESTAMP, InstallKey, RequestAuth,
 };
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 use wallet_core::ReceiptPayload;
 
 use crate::db::Enrolment;
@@ -156,7 +156,12 @@ struct SignedRequest {
 
 impl SignedRequest {
     /// Verifies the signature with `key` at `now`, then records the request so it is taken once.
-    async fn verify(&self, state: &AppState, key: &InstallKey, now: wallet_core::Timestamp) -> Result<(), Error> {
+    async fn verify(
+        &self,
+        state: &AppState,
+        key: &InstallKey,
+        now: wallet_core::Timestamp,
+    ) -> Result<(), Error> {
         self.auth
             .verify(key, self.method.as_str(), &self.path, &self.body, now)
             .map_err(Error::from_auth)?;

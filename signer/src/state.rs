@@ -136,7 +136,11 @@ impl AppState {
     /// Puts `keys` in force for every request that starts from now on.
     pub fn replace_keys(&self, keys: KeyStore) {
         let next = Arc::new(LoadedKeys::new(keys));
-        *self.inner.keys.write().unwrap_or_else(PoisonError::into_inner) = next;
+        *self
+            .inner
+            .keys
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = next;
     }
 
     /// Re-reads the key file (what SIGHUP does) and puts it in force; on any error the keys in

@@ -23,6 +23,9 @@ fn signer(args: &[&str]) -> Command {
         "TACIT_SIGNER_RATE_LIMIT_PER_MINUTE",
         "TACIT_SIGNER_REQUEST_TIMEOUT_SECS",
         "TACIT_SIGNER_LOG",
+        "TACIT_SIGNER_HEADER_READ_TIMEOUT_SECS",
+        "TACIT_SIGNER_PUBLIC_ORIGIN",
+        "DATABASE_URL",
     ] {
         command.env_remove(var);
     }
@@ -84,7 +87,7 @@ fn keygen_then_rotate_from_the_command_line() {
     assert!(rotated.status.success(), "{}", text(&rotated.stderr));
     let said = text(&rotated.stdout);
     assert!(
-        said.contains("retired (still published)") && said.contains("restart"),
+        said.contains("retired (still published)") && said.contains("SIGHUP"),
         "{said}"
     );
     assert_eq!(mode(&key), 0o600);
@@ -137,18 +140,34 @@ fn serve_refuses_a_key_file_readable_by_others() {
     assert!(said.contains("chmod 600"), "{said}");
 }
 
-#[test]
-fn serve_answers_then_exits_cleanly_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("signer.key");
-    let key_arg = key.to_str().unwrap();
-    assert!(run(&["keygen", "--key-file", key_arg]).status.success());
+/// Waits until `addr` accepts connections.
+fn wait_listening(addr: std::net::SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "server never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn free_listen() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let listen = format!("127.0.0.1:{port}");
+    format!("127.0.0.1:{port}")
+}
+
+/// The operator's whole loop against a running server, on one database: enroll prints a code,
+/// the wallet enrols with it over HTTP and signs, `installs` lists it, `revoke-install` stops it,
+/// `rotate` + SIGHUP puts a new key in force with the old one still published, SIGTERM stops.
+#[test]
+fn serve_enroll_sign_revoke_rotate_then_exit_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("signer.key");
+    let key_arg = key.to_str().unwrap();
+    assert!(run(&["keygen", "--key-file", key_arg]).status.success());
+    let listen = free_listen();
     let child = signer(&[
         "serve",
         "--listen",
@@ -163,22 +182,125 @@ fn serve_answers_then_exits_cleanly_on_sigterm() {
     .spawn()
     .unwrap();
     let addr = listen.parse().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "server never listened");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_listening(addr);
+    // The default database is a SQLite file beside the key file.
+    assert!(dir.path().join("tacit-signer.db").exists());
     let health = http(addr, "GET", "/healthz", None);
     assert_eq!(health.status, 200);
+
+    // Without enrolment nothing is signed, whoever asks.
     let body = serde_json::to_vec(&payload_at(signer::system_now().millis())).unwrap();
-    assert_eq!(http(addr, "POST", "/v1/receipts", Some(&body)).status, 200);
-    let refused = http(
-        addr,
-        "POST",
-        "/v1/receipts",
-        Some(b"{\"income\": 4242424242}"),
+    let wallet = Install::fixed("cli-wallet");
+    assert_eq!(http(addr, "POST", "/v1/receipts", Some(&body)).status, 401);
+    let refused = signed_http(addr, &wallet, "/v1/receipts", &body);
+    assert_eq!(refused.json()["error"], "unknown_install");
+
+    // enroll, while the server runs, on its database.
+    let enrolled = run(&[
+        "enroll",
+        "--key-file",
+        key_arg,
+        "--label",
+        "Ana's laptop",
+        "--valid-for",
+        "10m",
+    ]);
+    assert!(enrolled.status.success(), "{}", text(&enrolled.stderr));
+    let code = text(&enrolled.stdout).trim().to_owned();
+    assert_eq!(code.len(), 19, "{code}");
+    assert!(
+        text(&enrolled.stderr).contains("valid until"),
+        "{}",
+        text(&enrolled.stderr)
     );
+    let enrol_body = serde_json::to_vec(&serde_json::json!({
+        "code": code,
+        "public_key": wallet.webcrypto_jwk(),
+    }))
+    .unwrap();
+    let reply = signed_http(addr, &wallet, "/v1/installs", &enrol_body);
+    assert_eq!(
+        reply.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(reply.json()["install_id"], wallet.id().as_str());
+    assert_eq!(reply.json()["signer_origin"], format!("http://{listen}"));
+    // The code works once.
+    let again = signed_http(
+        addr,
+        &Install::fixed("cli-other"),
+        "/v1/installs",
+        &serde_json::to_vec(&serde_json::json!({
+            "code": code,
+            "public_key": Install::fixed("cli-other").webcrypto_jwk(),
+        }))
+        .unwrap(),
+    );
+    assert_eq!(again.status, 403);
+
+    let signed = signed_http(addr, &wallet, "/v1/receipts", &body);
+    assert_eq!(
+        signed.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&signed.body)
+    );
+    let refused = signed_http(addr, &wallet, "/v1/receipts", b"{\"income\": 4242424242}");
     assert_eq!(refused.status, 422);
+
+    // installs lists it with its label; revoke-install stops it.
+    let listed = run(&["installs", "--key-file", key_arg]);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    let table = text(&listed.stdout);
+    assert!(
+        table.contains(wallet.id().as_str()) && table.contains("Ana's laptop"),
+        "{table}"
+    );
+    let revoked = run(&[
+        "revoke-install",
+        wallet.id().as_str(),
+        "--key-file",
+        key_arg,
+    ]);
+    assert!(revoked.status.success(), "{}", text(&revoked.stderr));
+    let after = signed_http(addr, &wallet, "/v1/receipts", &body);
+    assert_eq!(after.status, 401);
+    assert_eq!(after.json()["error"], "unknown_install");
+    let twice = run(&[
+        "revoke-install",
+        wallet.id().as_str(),
+        "--key-file",
+        key_arg,
+    ]);
+    assert_eq!(twice.status.code(), Some(1));
+    let listed = text(&run(&["installs", "--key-file", key_arg]).stdout);
+    let row = listed
+        .lines()
+        .find(|l| l.contains(wallet.id().as_str()))
+        .unwrap();
+    assert!(!row.contains("  -  "), "revoked shows a time: {row}");
+
+    // rotate, then SIGHUP: both keys published, no restart.
+    let keys_before = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys")).unwrap();
+    assert_eq!(keys_before.keys.len(), 1);
+    assert!(run(&["--key-file", key_arg, "rotate"]).status.success());
+    let hup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(hup.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let keys = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys")).unwrap();
+        if keys.keys.len() == 2 {
+            assert_eq!(keys.keys[1].key_id, keys_before.keys[0].key_id);
+            break;
+        }
+        assert!(Instant::now() < deadline, "SIGHUP did not reload the keys");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -189,10 +311,52 @@ fn serve_answers_then_exits_cleanly_on_sigterm() {
     assert!(out.status.success(), "{:?}", out.status);
     let log = text(&out.stderr);
     assert!(log.contains("tacit-signer listening"), "{log}");
+    assert!(log.contains("reloaded the key file"), "{log}");
     assert!(log.contains("shutting down"), "{log}");
-    // Logs carry codes, never request bytes or the key, even at trace level.
+    // Logs carry codes, never request bytes, enrolment codes or the key, even at trace level.
     assert!(log.contains("invalid_payload"), "{log}");
+    assert!(log.contains("unknown_install"), "{log}");
     assert!(!log.contains("4242424242"), "{log}");
+    assert!(!log.contains(&code), "{log}");
+    assert!(!log.contains(&code.replace('-', "")), "{log}");
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&key).unwrap()).unwrap();
     assert!(!log.contains(file["active"]["secret_key"].as_str().unwrap()));
+}
+
+#[test]
+fn enroll_refuses_a_bad_validity_and_revoke_an_unknown_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("elsewhere.db");
+    let db_arg = db.to_str().unwrap();
+    let out = run(&["enroll", "--database", db_arg, "--valid-for", "forever"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = run(&["enroll", "--database", db_arg, "--valid-for", "365d"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("30 days"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["revoke-install", "nobody", "--database", db_arg]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("installs"),
+        "{}",
+        text(&out.stderr)
+    );
+    // DATABASE_URL is read too.
+    let out = finish(
+        signer(&["installs"])
+            .env("DATABASE_URL", tacit_store::sqlite_url(&db))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no wallet installs"),
+        "{}",
+        text(&out.stderr)
+    );
 }

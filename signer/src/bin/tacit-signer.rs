@@ -77,7 +77,11 @@ async fn enroll(config: &Config, label: &str, valid_for: Duration) -> Result<(),
     eprintln!(
         "one-time enrolment code{}, valid until {}: type it into the wallet's settings \
          (signer: {}); it works once",
-        if label.is_empty() { String::new() } else { format!(" for {label:?}") },
+        if label.is_empty() {
+            String::new()
+        } else {
+            format!(" for {label:?}")
+        },
         when(until),
         config.signer_origin(),
     );
@@ -91,14 +95,17 @@ async fn installs(config: &Config) -> Result<(), Error> {
     if list.is_empty() {
         eprintln!("no wallet installs are enrolled; make a code with `tacit-signer enroll`");
     } else {
-        println!("{:<43}  {:<24}  {:<24}  label", "install id", "enrolled", "revoked");
+        println!(
+            "{:<43}  {:<24}  {:<24}  label",
+            "install id", "enrolled", "revoked"
+        );
         for install in list {
             println!(
                 "{:<43}  {:<24}  {:<24}  {}",
                 install.install_id,
                 when(install.created_at),
                 install.revoked_at.map_or_else(|| "-".to_owned(), when),
-                install.label.escape_debug(),
+                install.label,
             );
         }
     }
@@ -111,7 +118,10 @@ async fn revoke(config: &Config, install_id: &str) -> Result<(), Error> {
     let revoked = db.revoke_install(install_id.trim(), system_now()).await?;
     db.store().close().await;
     if revoked {
-        println!("revoked install {}; its next request is refused", install_id.trim());
+        println!(
+            "revoked install {}; its next request is refused",
+            install_id.trim()
+        );
         Ok(())
     } else {
         Err(Error::Config(

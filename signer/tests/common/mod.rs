@@ -21,8 +21,7 @@ use ed25519_dalek::SigningKey;
 use p256::ecdsa::signature::Signer;
 use signer::{AppState, Config, Enrolment, KeyStore, SignerDb, enrol_code};
 use tacit_protocol::request_auth::{
-    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallId, InstallKey,
-    signing_input,
+    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallId, InstallKey, signing_input,
 };
 use tower::ServiceExt;
 use wallet_core::{
@@ -156,8 +155,9 @@ impl Install {
 
     /// The signature header's value for this request.
     pub fn signature(&self, method: &str, path: &str, ts: i64, body: &[u8]) -> String {
-        let signature: p256::ecdsa::Signature =
-            self.key.sign(signing_input(method, path, ts, body).as_bytes());
+        let signature: p256::ecdsa::Signature = self
+            .key
+            .sign(signing_input(method, path, ts, body).as_bytes());
         URL_SAFE_NO_PAD.encode(signature.to_bytes())
     }
 
@@ -284,7 +284,12 @@ impl TestApp {
 
     /// A signed POST of raw JSON bytes to /v1/receipts.
     pub fn post_bytes(&self, body: Vec<u8>) -> Request<Body> {
-        self.signed_by(&self.install, "/v1/receipts", Some("application/json"), body)
+        self.signed_by(
+            &self.install,
+            "/v1/receipts",
+            Some("application/json"),
+            body,
+        )
     }
 
     /// A POST of `value` to /v1/receipts as the wallet sends it, signed.
@@ -353,10 +358,7 @@ pub struct TestServer {
 impl TestServer {
     /// Opens `db_path` in the server's runtime, enrols [`test_install`] (unless it is), and
     /// serves the state `make` builds.
-    pub fn start(
-        db_path: &Path,
-        make: impl FnOnce(SignerDb) -> AppState + Send + 'static,
-    ) -> Self {
+    pub fn start(db_path: &Path, make: impl FnOnce(SignerDb) -> AppState + Send + 'static) -> Self {
         let db_url = tacit_store::sqlite_url(db_path);
         let url = db_url.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -406,7 +408,7 @@ impl TestServer {
         })
     }
 
-/// Starts the graceful shutdown without waiting for it.
+    /// Starts the graceful shutdown without waiting for it.
     pub fn begin_shutdown(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
