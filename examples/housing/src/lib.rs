@@ -2,71 +2,39 @@
 //!
 //! The City Housing Programme's eligibility page: a Tacit relying site on its own origin. It
 //! asks two yes/no questions — household income below 30,000.00 EUR, residence in Altstadt,
-//! Nordhafen or Westend — and never a raw value. Everything else is `tacit-site`'s.
+//! Nordhafen or Westend — and never a raw value. Its policy and trust live in `site.toml`,
+//! served by `tacit-site`'s server; this crate is the page's entry point.
 //!
 //! Tools: `housing_requirements` (read-only) and `housing_submit_application` (consequential).
 
-use std::collections::BTreeSet;
-
-use tacit_site::Policy;
-use wallet_core::{Claim, Currency, DistrictId, Error, Money};
-
-/// Household income limit: 30,000.00 EUR, in minor units.
-pub const INCOME_LIMIT_MINOR: u64 = 3_000_000;
-
-/// The districts the programme serves.
-pub const DISTRICTS: [&str; 3] = ["altstadt", "nordhafen", "westend"];
-
-/// The programme's policy.
-pub fn policy() -> Result<Policy, Error> {
-    let limit = Money {
-        amount_minor: INCOME_LIMIT_MINOR,
-        currency: Currency::parse("EUR")?,
-    };
-    let districts = DISTRICTS
-        .iter()
-        .map(|d| DistrictId::parse(d))
-        .collect::<Result<BTreeSet<_>, _>>()?;
-    Ok(Policy {
-        id: "housing",
-        site_name: "City Housing Programme",
-        purpose: "Eligibility for subsidised housing: household income and district of residence",
-        requirements_tool: "housing_requirements",
-        submit_tool: "housing_submit_application",
-        submission: "application",
-        accepted_text: "Your application is received and you are eligible for subsidised housing. \
-            We will write to you about available flats within two weeks.",
-        claims: vec![Claim::income_below(limit)?, Claim::resides_in(districts)?],
-    })
-}
-
-/// Entry point: serve the page with the programme's policy.
+/// Entry point: the page asks its server for the policy and registers the two tools.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
-    tacit_site::web::start(
-        policy().map_err(|_| tacit_site::PolicyError("a claim could not be built")),
-    );
+    tacit_site::web::start();
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use serde_json::json;
 
-    use super::*;
-
+    /// The policy `site.toml` publishes.
     #[test]
     fn the_policy_is_the_published_one() {
-        let policy = policy().unwrap();
-        assert_eq!(policy.check(), Ok(()));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site.toml");
+        let config = tacit_site::server::Config::load(&path).unwrap();
+        assert_eq!(config.policy.check(), Ok(()));
+        assert_eq!(config.origin.unwrap().as_str(), "http://127.0.0.1:8081");
         assert_eq!(
-            serde_json::to_value(&policy.claims).unwrap(),
+            serde_json::to_value(&config.policy.claims).unwrap(),
             json!([
                 { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
                 { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
             ])
         );
-        assert_eq!(policy.requirements_tool, "housing_requirements");
-        assert_eq!(policy.submit_tool, "housing_submit_application");
+        assert_eq!(config.policy.requirements_tool, "housing_requirements");
+        assert_eq!(config.policy.submit_tool, "housing_submit_application");
     }
 }

@@ -2,69 +2,39 @@
 //!
 //! Kronwald Apotheke's checkout for a restricted medicine: a Tacit relying site on its own
 //! origin. It asks two yes/no questions — at least 18 years old, and none of anticoagulant
-//! therapy, liver disease or pregnancy — and never a raw value. Everything else is
-//! `tacit-site`'s.
+//! therapy, liver disease or pregnancy — and never a raw value. Its policy and trust live in
+//! `site.toml`, served by `tacit-site`'s server; this crate is the page's entry point.
 //!
 //! Tools: `pharmacy_requirements` (read-only) and `pharmacy_checkout` (consequential).
 
-use tacit_site::Policy;
-use wallet_core::{Claim, ConditionCode, Error};
-
-/// Minimum age for the medicine.
-pub const MIN_AGE: u8 = 18;
-
-/// Conditions that rule the medicine out.
-pub const CONTRAINDICATIONS: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
-
-/// The checkout's policy.
-pub fn policy() -> Result<Policy, Error> {
-    let conditions = CONTRAINDICATIONS
-        .iter()
-        .map(|c| ConditionCode::parse(c))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Policy {
-        id: "pharmacy",
-        site_name: "Kronwald Apotheke",
-        purpose: "Dispensing Dolorex 75 mg, a restricted medicine: age and contraindications",
-        requirements_tool: "pharmacy_requirements",
-        submit_tool: "pharmacy_checkout",
-        submission: "order",
-        accepted_text: "Your order for Dolorex 75 mg (20 tablets, 14.90 EUR) is confirmed. \
-            The pharmacist has your safety check; collect it at the counter from tomorrow.",
-        claims: vec![
-            Claim::age_at_least(MIN_AGE)?,
-            Claim::has_none_of(conditions)?,
-        ],
-    })
-}
-
-/// Entry point: serve the page with the checkout's policy.
+/// Entry point: the page asks its server for the policy and registers the two tools.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
-    tacit_site::web::start(
-        policy().map_err(|_| tacit_site::PolicyError("a claim could not be built")),
-    );
+    tacit_site::web::start();
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use serde_json::json;
 
-    use super::*;
-
+    /// The policy `site.toml` publishes.
     #[test]
     fn the_policy_is_the_published_one() {
-        let policy = policy().unwrap();
-        assert_eq!(policy.check(), Ok(()));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site.toml");
+        let config = tacit_site::server::Config::load(&path).unwrap();
+        assert_eq!(config.policy.check(), Ok(()));
+        assert_eq!(config.origin.unwrap().as_str(), "http://127.0.0.1:8082");
         assert_eq!(
-            serde_json::to_value(&policy.claims).unwrap(),
+            serde_json::to_value(&config.policy.claims).unwrap(),
             json!([
                 { "kind": "age_at_least", "years": 18 },
                 { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
             ])
         );
-        assert_eq!(policy.requirements_tool, "pharmacy_requirements");
-        assert_eq!(policy.submit_tool, "pharmacy_checkout");
+        assert_eq!(config.policy.requirements_tool, "pharmacy_requirements");
+        assert_eq!(config.policy.submit_tool, "pharmacy_checkout");
     }
 }

@@ -59,7 +59,9 @@ impl Policy {
             return Err(PolicyError("the purpose must be at most 512 characters"));
         }
         if self.submission.is_empty() || self.submission.chars().count() > 40 {
-            return Err(PolicyError("the submission word must be 1 to 40 characters"));
+            return Err(PolicyError(
+                "the submission word must be 1 to 40 characters",
+            ));
         }
         if self.accepted_text.chars().count() > MAX_PURPOSE {
             return Err(PolicyError(
@@ -252,7 +254,14 @@ mod tests {
         keys.sort();
         assert_eq!(
             keys,
-            ["attestation", "claims", "nonce", "origin", "purpose", "site_name"]
+            [
+                "attestation",
+                "claims",
+                "nonce",
+                "origin",
+                "purpose",
+                "site_name"
+            ]
         );
         assert_eq!(
             out["attestation"],

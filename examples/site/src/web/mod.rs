@@ -1,6 +1,8 @@
-//! The page (wasm32 only): reads the clock, draws randomness, keeps the nonce book in
-//! `sessionStorage`, fetches the signer's keys, registers the two tools and draws the outcome.
-//! Every decision is [`crate::judge`]'s; nothing here throws to an agent.
+//! The page (wasm32 only). It asks its own server what to show and which two tools to register
+//! (`GET /api/site`), registers them on `document.modelContext`, and forwards every call to the
+//! server's API (`GET /api/requirements`, `POST /api/applications`), returning the server's
+//! envelope unchanged. It keeps no nonces and no keys and decides nothing: the verdict is the
+//! server's. A network failure is a `site_unreachable` refusal with a sentence, never a throw.
 
 mod page;
 mod tools;
@@ -9,30 +11,56 @@ use std::cell::RefCell;
 
 use js_sys::Promise;
 use serde_json::{Value, json};
-use wallet_core::{KeySet, Origin, Timestamp};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::nonce::{NonceBook, make_nonce};
-use crate::policy::{Policy, PolicyError};
-use crate::submit::parse_submission;
-use crate::submit::{Accepted, Code, Refusal, Submission, judge, parse_requirements_input};
+use crate::submit::{Code, Refusal, parse_requirements_input};
 
-/// The signer a site trusts unless the page is opened with `?signer=<origin>`.
-pub const DEFAULT_SIGNER: &str = "http://127.0.0.1:8787";
+/// How long one call to the site's server may take.
+const FETCH_TIMEOUT_MS: u32 = 15_000;
 
-/// How long a key fetch may take.
-const FETCH_TIMEOUT_MS: u32 = 5_000;
+/// What the server says the page is (public policy words).
+#[derive(Debug, Clone)]
+pub struct SiteInfo {
+    pub site_name: String,
+    pub submission: String,
+    pub accepted_text: String,
+    pub needs: Vec<String>,
+    pub requirements_tool: String,
+    pub submit_tool: String,
+}
 
-/// The page's state.
+impl SiteInfo {
+    fn from_json(site: &Value) -> Option<(Self, Value, Value)> {
+        let text = |key: &str| site.get(key)?.as_str().map(str::to_owned);
+        let tools = site.get("tools")?.as_array()?;
+        let [requirements, submit] = tools.as_slice() else {
+            return None;
+        };
+        let info = Self {
+            site_name: text("site_name")?,
+            submission: text("submission")?,
+            accepted_text: text("accepted_text")?,
+            needs: site
+                .get("needs")?
+                .as_array()?
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect(),
+            requirements_tool: requirements.get("name")?.as_str()?.to_owned(),
+            submit_tool: submit.get("name")?.as_str()?.to_owned(),
+        };
+        Some((info, requirements.clone(), submit.clone()))
+    }
+}
+
+/// The page's state: what it shows. Nothing in it decides anything.
 struct Site {
-    policy: Policy,
-    origin: Origin,
-    book: NonceBook,
-    keys: Option<KeySet>,
-    signer: String,
-    signer_note: String,
+    info: SiteInfo,
+    server_note: (String, bool),
     webmcp_note: (String, bool),
+    issued: u32,
+    accepted: u32,
     last: page::Outcome,
     history: Vec<page::Entry>,
     _tools: Vec<tools::Registration>,
@@ -46,72 +74,34 @@ fn with_site<R>(f: impl FnOnce(&mut Site) -> R) -> Option<R> {
     SITE.with(|cell| cell.try_borrow_mut().ok()?.as_mut().map(f))
 }
 
-fn now() -> Timestamp {
-    Timestamp::from_millis(js_sys::Date::now() as i64)
+/// Starts the page: asks the server what it is, registers the tools, shows the requirements.
+pub fn start() {
+    wasm_bindgen_futures::spawn_local(async {
+        let site = match call("GET", "/api/site", None).await {
+            Ok(site) => site,
+            Err(refusal) => {
+                return page::boot_failed(&format!(
+                    "This page could not reach its site's server: {}",
+                    refusal.message
+                ));
+            }
+        };
+        let Some((info, requirements_def, submit_def)) = SiteInfo::from_json(&site) else {
+            return page::boot_failed(
+                "This site's server described itself in a form this page does not know.",
+            );
+        };
+        boot(info, requirements_def, submit_def);
+    });
 }
 
-fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    search.trim_start_matches('?').split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=')?;
-        (k == name)
-            .then(|| js_sys::decode_uri_component(v).ok()?.as_string())
-            .flatten()
-    })
-}
-
-fn storage_key(policy: &Policy) -> String {
-    format!("tacit-site.{}.nonces.v1", policy.id)
-}
-
-fn session_storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.session_storage().ok().flatten()
-}
-
-fn load_book(policy: &Policy) -> NonceBook {
-    session_storage()
-        .and_then(|s| s.get_item(&storage_key(policy)).ok().flatten())
-        .and_then(|text| NonceBook::from_json(&text).ok())
-        .unwrap_or_default()
-}
-
-fn save_book(site: &Site) {
-    if let Some(storage) = session_storage() {
-        let _ = storage.set_item(&storage_key(&site.policy), &site.book.to_json());
-    }
-}
-
-/// Starts the page for `policy`; a policy that does not check is shown, not served.
-pub fn start(policy: Result<Policy, PolicyError>) {
-    let policy = match policy.and_then(|p| p.check().map(|()| p)) {
-        Ok(policy) => policy,
-        Err(e) => return page::boot_failed(&format!("This site's policy is invalid: {e}.")),
-    };
-    let origin = web_sys::window()
-        .and_then(|w| w.location().origin().ok())
-        .and_then(|o| Origin::parse(&o).ok());
-    let Some(origin) = origin else {
-        return page::boot_failed("This page has no usable origin (open it over http on a host).");
-    };
-    let (signer, signer_note) = match query_param("signer") {
-        None => (DEFAULT_SIGNER.to_owned(), String::new()),
-        Some(text) => match Origin::parse(text.trim_end_matches('/')) {
-            Ok(o) => (o.as_str().to_owned(), String::new()),
-            Err(_) => (
-                DEFAULT_SIGNER.to_owned(),
-                "The ?signer= parameter is not an origin; using the default signer.".to_owned(),
-            ),
-        },
-    };
-    let book = load_book(&policy);
+fn boot(info: SiteInfo, requirements_def: Value, submit_def: Value) {
     let mut site = Site {
-        policy,
-        origin,
-        book,
-        keys: None,
-        signer,
-        signer_note,
+        info,
+        server_note: ("Site server: connected".to_owned(), true),
         webmcp_note: (String::new(), false),
+        issued: 0,
+        accepted: 0,
         last: page::Outcome::Waiting,
         history: Vec::new(),
         _tools: Vec::new(),
@@ -123,11 +113,8 @@ pub fn start(policy: Result<Policy, PolicyError>) {
         ),
         Some(ctx) => {
             let defs = [
-                (
-                    site.policy.requirements_tool_json(),
-                    requirements as tools::Run,
-                ),
-                (site.policy.submit_tool_json(), submit as tools::Run),
+                (requirements_def, requirements as tools::Run),
+                (submit_def, submit as tools::Run),
             ];
             let mut failed = None;
             for (def, run) in defs {
@@ -142,14 +129,10 @@ pub fn start(policy: Result<Policy, PolicyError>) {
             }
         }
     };
-    page::requirements(&site.policy);
+    page::requirements(&site.info.needs);
     SITE.with(|cell| *cell.borrow_mut() = Some(site));
     with_site(render);
     page::ready();
-    // Fetch the keys now, so the page shows whether the signer answers.
-    wasm_bindgen_futures::spawn_local(async {
-        let _ = load_keys(false).await;
-    });
 }
 
 fn on_refused(error: String) {
@@ -160,193 +143,134 @@ fn on_refused(error: String) {
 }
 
 fn render(site: &mut Site) {
-    let (open, used) = site.book.counts(now());
     page::pills(
-        &site.signer_note,
+        &site.server_note,
         &site.webmcp_note,
-        &format!("{open} open, {used} used"),
+        &format!("{} issued, {} accepted", site.issued, site.accepted),
     );
-    page::outcome(&site.policy, &site.last);
+    page::outcome(&site.info, &site.last);
     page::history(&site.history);
 }
 
-fn record(site: &mut Site, tool: &str, outcome: page::Outcome) {
-    site.history.insert(
-        0,
-        page::Entry {
-            at: now(),
-            tool: tool.to_owned(),
-            summary: outcome.summary(),
-        },
-    );
-    site.history.truncate(20);
-    site.last = outcome;
-    render(site);
+/// Records what the server answered `tool` and shows it.
+fn record(tool_is_submit: bool, out: &Value) {
+    with_site(|site| {
+        let outcome = page::Outcome::of(out, tool_is_submit);
+        match &outcome {
+            page::Outcome::Asked(_) => site.issued += 1,
+            page::Outcome::Accepted { .. } => site.accepted += 1,
+            _ => {}
+        }
+        site.server_note = match &outcome {
+            page::Outcome::Refused { code, .. } if code == Code::SiteUnreachable.as_str() => {
+                ("Site server: unreachable".to_owned(), false)
+            }
+            _ => ("Site server: connected".to_owned(), true),
+        };
+        let tool = if tool_is_submit {
+            site.info.submit_tool.clone()
+        } else {
+            site.info.requirements_tool.clone()
+        };
+        site.history.insert(
+            0,
+            page::Entry {
+                at_ms: js_sys::Date::now(),
+                tool,
+                summary: outcome.summary(),
+            },
+        );
+        site.history.truncate(20);
+        site.last = outcome;
+        render(site);
+    });
 }
 
-fn busy() -> Value {
-    Refusal::new(
-        Code::Busy,
-        "The site is busy or still starting; try again in a moment.",
-    )
-    .envelope()
-}
-
-/// The requirements tool: the policy with a fresh nonce, recorded in the book.
+/// The requirements tool: the server's requirements (fresh nonce, attestation), unchanged.
 fn requirements(input: Value) -> Promise {
-    let out = with_site(|site| {
-        let tool = site.policy.requirements_tool;
-        if let Err(refusal) = parse_requirements_input(&input) {
-            record(site, tool, page::Outcome::Refused(refusal.clone()));
-            return refusal.envelope();
-        }
-        let at = now();
-        for _ in 0..3 {
-            let mut random = [0u8; 8];
-            if getrandom::fill(&mut random).is_err() {
-                break;
-            }
-            let nonce = make_nonce(random);
-            if site.book.issue(nonce.clone(), at) {
-                save_book(site);
-                let result = site.policy.requirements(&site.origin, &nonce);
-                record(site, tool, page::Outcome::Asked(nonce));
-                return json!({ "ok": true, "result": result });
-            }
-        }
-        busy()
-    })
-    .unwrap_or_else(busy);
-    Promise::resolve(&tools::to_js(&out))
-}
-
-/// The submission tool: validate, fetch keys if needed, judge, show.
-fn submit(input: Value) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
-        let out = submit_inner(&input).await;
+        let out = match parse_requirements_input(&input) {
+            Err(refusal) => refusal.envelope(),
+            Ok(()) => envelope_of(call("GET", "/api/requirements", None).await),
+        };
+        record(false, &out);
         Ok(tools::to_js(&out))
     })
 }
 
-async fn submit_inner(input: &Value) -> Value {
-    let Some(tool) = with_site(|s| s.policy.submit_tool) else {
-        return busy();
-    };
-    let submission = match parse_submission(input) {
-        Ok(s) => s,
-        Err(refusal) => return finish(tool, Err(refusal)),
-    };
-    let cached = with_site(|s| s.keys.clone()).flatten();
-    let (keys, from_cache) = match cached {
-        Some(k) => (k, true),
-        None => match load_keys(false).await {
-            Ok(k) => (k, false),
-            Err(refusal) => return finish(tool, Err(refusal)),
-        },
-    };
-    let mut verdict = decide(&submission, &keys);
-    // A key the cached set does not know may be newer than the cache: fetch once, afresh.
-    if from_cache && matches!(&verdict, Err(r) if r.code == Code::UnknownKey) {
-        verdict = match load_keys(true).await {
-            Ok(fresh) => decide(&submission, &fresh),
-            Err(refusal) => Err(refusal),
-        };
-    }
-    finish(tool, verdict)
-}
-
-/// Judges and, on acceptance, persists the spent nonce, in one borrow: two calls racing with
-/// the same receipt cannot both pass.
-fn decide(submission: &Submission, keys: &KeySet) -> Result<Accepted, Refusal> {
-    with_site(|site| {
-        let verdict = judge(
-            &site.policy,
-            &site.origin,
-            &mut site.book,
-            submission,
-            keys,
-            now(),
-        );
-        if verdict.is_ok() {
-            save_book(site);
-        }
-        verdict
+/// The submission tool: the agent's input goes to the server as it is; the server's verdict
+/// comes back unchanged.
+fn submit(input: Value) -> Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let out = envelope_of(call("POST", "/api/applications", Some(&input)).await);
+        record(true, &out);
+        Ok(tools::to_js(&out))
     })
-    .unwrap_or_else(|| Err(Refusal::new(Code::Busy, "The site is busy; try again.")))
 }
 
-fn finish(tool: &'static str, verdict: Result<Accepted, Refusal>) -> Value {
-    with_site(|site| {
-        let (out, outcome) = match verdict {
-            Ok(accepted) => (
-                accepted.envelope(&site.policy),
-                page::Outcome::Accepted(accepted),
+fn envelope_of(answer: Result<Value, Refusal>) -> Value {
+    answer.unwrap_or_else(|refusal| refusal.envelope())
+}
+
+/// Calls the site's own server. An envelope (`{ok, …}`) comes back as it is, whatever the
+/// status; a plain JSON error (`{error, message}`) becomes a refusal envelope; anything else —
+/// no answer, not JSON — is `site_unreachable`.
+async fn call(method: &str, path: &str, body: Option<&Value>) -> Result<Value, Refusal> {
+    let unreachable = |why: String| {
+        Refusal::new(
+            Code::SiteUnreachable,
+            format!(
+                "This page could not reach the site's server ({why}). Nothing was decided; try \
+                 again in a moment."
             ),
-            Err(refusal) => (refusal.envelope(), page::Outcome::Refused(refusal)),
-        };
-        record(site, tool, outcome);
-        out
-    })
-    .unwrap_or_else(busy)
-}
-
-/// The signer's key set, fetched (bypassing caches if `fresh`) and kept; a failure is the
-/// `signer_unreachable` refusal.
-async fn load_keys(fresh: bool) -> Result<KeySet, Refusal> {
-    let Some(signer) = with_site(|s| s.signer.clone()) else {
-        return Err(Refusal::new(Code::Busy, "The site is still starting."));
+        )
     };
-    let url = format!("{signer}/v1/keys");
-    let fetched = fetch_text(&url, fresh).await.and_then(|text| {
-        KeySet::parse(text.as_bytes()).map_err(|_| "the answer is not a key set".to_owned())
-    });
-    with_site(|site| match fetched {
-        Ok(set) => {
-            site.signer_note = format!("Signer {signer}: {} key(s)", set.keys.len());
-            site.keys = Some(set.clone());
-            render(site);
-            Ok(set)
-        }
-        Err(e) => {
-            site.signer_note = format!("Signer {signer} unreachable");
-            render(site);
-            Err(Refusal::new(
-                Code::SignerUnreachable,
-                format!(
-                    "The site could not fetch the signer's public keys from {url} ({e}), so it \
-                     cannot check the receipt. Nothing was spent; submit again in a moment."
-                ),
-            ))
-        }
-    })
-    .unwrap_or_else(|| Err(Refusal::new(Code::Busy, "The site is busy; try again.")))
+    let text = fetch_text(method, path, body).await.map_err(unreachable)?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|_| unreachable("its answer was not JSON".to_owned()))?;
+    if value.get("ok").is_some_and(Value::is_boolean) || path == "/api/site" {
+        return Ok(value);
+    }
+    match (
+        value.get("error").and_then(Value::as_str),
+        value.get("message").and_then(Value::as_str),
+    ) {
+        (Some(code), Some(message)) => Ok(json!({
+            "ok": false,
+            "error": { "code": code, "message": message },
+        })),
+        _ => Err(unreachable("its answer was not an envelope".to_owned())),
+    }
 }
 
-async fn fetch_text(url: &str, fresh: bool) -> Result<String, String> {
+async fn fetch_text(method: &str, path: &str, body: Option<&Value>) -> Result<String, String> {
     let init = web_sys::RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(web_sys::RequestMode::Cors);
-    if fresh {
-        init.set_cache(web_sys::RequestCache::NoCache);
-    }
+    init.set_method(method);
+    init.set_mode(web_sys::RequestMode::SameOrigin);
+    init.set_cache(web_sys::RequestCache::NoStore);
     init.set_signal(Some(&web_sys::AbortSignal::timeout_with_u32(
         FETCH_TIMEOUT_MS,
     )));
+    if let Some(body) = body {
+        let headers = web_sys::Headers::new().map_err(|e| tools::error_text(&e))?;
+        headers
+            .set("content-type", "application/json")
+            .map_err(|e| tools::error_text(&e))?;
+        init.set_headers(&headers);
+        init.set_body(&wasm_bindgen::JsValue::from_str(&body.to_string()));
+    }
     let request =
-        web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| tools::error_text(&e))?;
+        web_sys::Request::new_with_str_and_init(path, &init).map_err(|e| tools::error_text(&e))?;
     let window = web_sys::window().ok_or("no window")?;
     let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
         .await
         .map_err(|e| tools::error_text(&e))?
         .dyn_into()
         .map_err(|_| "no response")?;
-    if !response.ok() {
-        return Err(format!("HTTP {}", response.status()));
-    }
     let text = response.text().map_err(|e| tools::error_text(&e))?;
     JsFuture::from(text)
         .await
         .map_err(|e| tools::error_text(&e))?
         .as_string()
-        .ok_or_else(|| "no body".to_owned())
+        .ok_or_else(|| format!("HTTP {} without a body", response.status()))
 }

@@ -1,37 +1,78 @@
 //! What the person sees: requirements, the latest outcome, the recent history. Text goes in
 //! with `textContent` only.
 
-use wallet_core::{Nonce, Timestamp};
+use serde_json::Value;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 
-use crate::policy::{Policy, describe};
-use crate::submit::{Accepted, Code, Refusal};
+use super::SiteInfo;
+use crate::submit::Code;
 
-/// The latest thing that happened, as the status area shows it.
+/// The latest thing that happened, as the status area shows it: what the server answered.
 #[derive(Debug, Clone)]
 pub enum Outcome {
     Waiting,
-    Asked(Nonce),
-    Accepted(Accepted),
-    Refused(Refusal),
+    Asked(String),
+    Accepted {
+        nonce: String,
+        key_id: String,
+        claims: Vec<String>,
+    },
+    Refused {
+        code: String,
+        message: String,
+        claim: Option<String>,
+    },
 }
 
 impl Outcome {
+    /// Reads a server envelope (`submit`: the verdict tool's; otherwise the requirements').
+    pub fn of(envelope: &Value, submit: bool) -> Self {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        if envelope["ok"] == true {
+            let result = &envelope["result"];
+            if !submit {
+                return Outcome::Asked(text(&result["nonce"]));
+            }
+            let claims = result["claims"]
+                .as_array()
+                .map(|cs| cs.iter().map(describe_json).collect())
+                .unwrap_or_default();
+            return Outcome::Accepted {
+                nonce: text(&result["nonce"]),
+                key_id: text(&result["key_id"]),
+                claims,
+            };
+        }
+        let error = &envelope["error"];
+        Outcome::Refused {
+            code: text(&error["code"]),
+            message: text(&error["message"]),
+            claim: error.get("claim").map(describe_json),
+        }
+    }
+
     pub fn summary(&self) -> String {
         match self {
             Outcome::Waiting => "waiting".to_owned(),
             Outcome::Asked(nonce) => format!("requirements issued, nonce {nonce}"),
-            Outcome::Accepted(a) => format!("accepted, nonce {}", a.nonce),
-            Outcome::Refused(r) => format!("refused: {}", r.code.as_str()),
+            Outcome::Accepted { nonce, .. } => format!("accepted, nonce {nonce}"),
+            Outcome::Refused { code, .. } => format!("refused: {code}"),
         }
     }
+}
+
+/// A claim from the server's JSON, in words (the raw JSON if it is not a claim).
+fn describe_json(claim: &Value) -> String {
+    serde_json::from_value::<wallet_core::Claim>(claim.clone())
+        .map(|c| crate::policy::describe(&c))
+        .unwrap_or_else(|_| claim.to_string())
 }
 
 /// One line of the history.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    pub at: Timestamp,
+    pub at_ms: f64,
     pub tool: String,
     pub summary: String,
 }
@@ -88,28 +129,20 @@ pub fn ready() {
     show("app", true);
 }
 
-pub fn requirements(policy: &Policy) {
-    let items: Vec<(&str, String)> = policy.claims.iter().map(|c| ("", describe(c))).collect();
+pub fn requirements(needs: &[String]) {
+    let items: Vec<(&str, String)> = needs.iter().map(|n| ("", n.clone())).collect();
     list("requirements", &items);
 }
 
-pub fn pills(signer: &str, webmcp: &(String, bool), nonces: &str) {
-    let signer_ok = signer.contains("key(s)");
-    set_text(
-        "signer-pill",
-        if signer.is_empty() {
-            "Signer: checking…"
-        } else {
-            signer
-        },
-    );
-    set_class("signer-pill", if signer_ok { "pill ok" } else { "pill" });
+pub fn pills(server: &(String, bool), webmcp: &(String, bool), nonces: &str) {
+    set_text("signer-pill", &server.0);
+    set_class("signer-pill", if server.1 { "pill ok" } else { "pill bad" });
     set_text("webmcp-pill", &webmcp.0);
     set_class("webmcp-pill", if webmcp.1 { "pill ok" } else { "pill bad" });
     set_text("nonce-pill", &format!("Requests: {nonces}"));
 }
 
-pub fn outcome(policy: &Policy, outcome: &Outcome) {
+pub fn outcome(site: &SiteInfo, outcome: &Outcome) {
     let (class, title, text, items, code, detail): (_, _, String, Vec<(&str, String)>, _, _) =
         match outcome {
             Outcome::Waiting => (
@@ -118,7 +151,7 @@ pub fn outcome(policy: &Policy, outcome: &Outcome) {
                 format!(
                     "Ask your agent to handle this {} for you. It reads what we need, asks for \
                      your consent in your Tacit wallet, and brings back a signed yes/no receipt.",
-                    policy.submission
+                    site.submission
                 ),
                 Vec::new(),
                 String::new(),
@@ -134,37 +167,44 @@ pub fn outcome(policy: &Policy, outcome: &Outcome) {
                 format!("Request reference {nonce}"),
                 String::new(),
             ),
-            Outcome::Accepted(accepted) => (
+            Outcome::Accepted {
+                nonce,
+                key_id,
+                claims,
+            } => (
                 "status ok",
                 "Accepted",
-                policy.accepted_text.to_owned(),
-                accepted
-                    .claims
-                    .iter()
-                    .map(|c| ("yes", format!("✓ {}", describe(c))))
-                    .collect(),
+                site.accepted_text.clone(),
+                claims.iter().map(|c| ("yes", format!("✓ {c}"))).collect(),
                 format!(
-                    "Receipt for request {} · signer key {}",
-                    accepted.nonce, accepted.key_id
+                    "Receipt for request {nonce} · signer key {key_id} · checked by the site's server"
                 ),
                 String::new(),
             ),
-            Outcome::Refused(refusal) => (
-                "status bad",
-                "Refused",
-                refusal.code.for_person().to_owned(),
-                refusal
-                    .claim
-                    .iter()
-                    .map(|c| ("no", format!("✗ Not shown: {}", describe(c))))
-                    .collect(),
-                format!("Reason code: {}", refusal.code.as_str()),
-                if refusal.code == Code::Busy {
-                    String::new()
-                } else {
-                    refusal.message.clone()
-                },
-            ),
+            Outcome::Refused {
+                code,
+                message,
+                claim,
+            } => {
+                let known = Code::parse(code);
+                (
+                    "status bad",
+                    "Refused",
+                    known
+                        .map_or("The site refused the request.", Code::for_person)
+                        .to_owned(),
+                    claim
+                        .iter()
+                        .map(|c| ("no", format!("✗ Not shown: {c}")))
+                        .collect(),
+                    format!("Reason code: {code}"),
+                    if known == Some(Code::Busy) {
+                        String::new()
+                    } else {
+                        message.clone()
+                    },
+                )
+            }
         };
     set_class("status", class);
     set_text("status-title", title);
@@ -178,7 +218,7 @@ pub fn history(entries: &[Entry]) {
     let items: Vec<(&str, String)> = entries
         .iter()
         .map(|e| {
-            let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(e.at.millis() as f64));
+            let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(e.at_ms));
             let time: String = date.to_locale_time_string("en-GB").into();
             ("", format!("{time} · {} · {}", e.tool, e.summary))
         })
