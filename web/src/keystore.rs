@@ -30,6 +30,13 @@ extern "C" {
 #[derive(Clone)]
 pub struct KeyPair(JsValue);
 
+impl KeyPair {
+    /// The `CryptoKeyPair` object (handles only; its private key is not extractable).
+    pub fn as_js(&self) -> &JsValue {
+        &self.0
+    }
+}
+
 impl core::fmt::Debug for KeyPair {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("KeyPair(…)")
