@@ -16,12 +16,15 @@
 //! carried that text (a tool may echo what the agent sent, never what the profile holds).
 #![no_main]
 
-use capability_gate::{Gate, Handler, Lifetime};
+use capability_gate::{Acknowledgement, Gate, Handler, Lifetime};
 use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::{Value, json};
 use time::{Date, Month};
-use wallet_core::{DisclosureLedger, GrantId, Profile, ProfileInput, SessionId, Timestamp};
+use wallet_core::{
+    DisclosureLedger, GrantId, KeySet, KeyStatus, Profile, ProfileInput, PublicKeyEntry, SessionId,
+    Timestamp,
+};
 
 /// 2026-11-29T12:00:00Z, as in capability-gate's tests.
 const T0: i64 = 1_795_953_600_000;
@@ -171,10 +174,20 @@ fn world() -> World {
         now,
     ));
     let digest = gate.proposal(&p9).expect("p9").digest().to_owned();
-    let payload = gate.release(&p9, &digest, now).expect("release");
+    let payload = gate
+        .release(&p9, &digest, Acknowledgement::UnconfirmedSite, now)
+        .expect("release");
     let key = SigningKey::from_bytes(&[7; 32]);
+    let keys = KeySet {
+        keys: vec![PublicKeyEntry::new(
+            &key.verifying_key(),
+            now.plus_millis(-60_000),
+            None,
+            KeyStatus::Active,
+        )],
+    };
     let signed = wallet_core::receipt::sign(payload, &key, now);
-    gate.attach_signed(&p9, signed).expect("attach");
+    gate.attach_signed(&p9, signed, &keys, now).expect("attach");
     let p10 = proposal_id(&call(&mut gate, Handler::DraftApplication, draft, now));
     gate.refuse(&p10, "Not now.").expect("refuse");
     debug_assert!(gate.proposal(&p8).is_some());

@@ -42,6 +42,7 @@ mod error;
 mod page;
 pub mod server;
 pub mod signer_proc;
+pub mod site_proc;
 pub mod wallet;
 mod webmcp;
 

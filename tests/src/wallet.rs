@@ -214,10 +214,43 @@ impl<'b> Wallet<'b> {
         names
     }
 
-    /// The agent drafts an application; the person releases it; the signer signs. The signed
-    /// receipt. If the signer was unreachable (say, just restarted), the person presses "Ask the
-    /// signer again" once, as the page offers.
+    /// The person enrols this browser with the signer at `signer` (its origin) using a one-time
+    /// `code` from `tacit-signer enroll`, through the page's settings; waits until the page says
+    /// it is enrolled.
+    pub fn enrol(&self, signer: &str, code: &str) {
+        self.front();
+        self.page
+            .wait_for(
+                "(document.getElementById('signer-status') || {dataset: {}}).dataset.enrolled !== 'loading'",
+                WAIT,
+            )
+            .unwrap();
+        self.page.fill("#signer-origin", signer).unwrap();
+        self.page.fill("#enrol-code", code).unwrap();
+        self.page.click("[data-action=enrol]").unwrap();
+        let enrolled = "document.getElementById('signer-status').dataset.enrolled === 'true'";
+        if let Err(e) = self.page.wait_for(enrolled, WAIT) {
+            panic!(
+                "never enrolled with {signer}: {e} (the page says {:?} / {:?})",
+                self.text("#signer-status"),
+                self.text("#enrol-msg")
+            );
+        }
+    }
+
+    /// The agent drafts an application and the person releases it, confirming the "not
+    /// confirmed" warning if the page shows one (an unsigned request, as these tests' hand-made
+    /// policies are); the signer signs. The signed receipt. If the signer was unreachable (say,
+    /// just restarted), the person presses "Ask the signer again" once, as the page offers.
     pub fn draft_and_release(&mut self, audience: &str, nonce: &str) -> Value {
+        let proposal = self.draft(audience, nonce);
+        self.release(&proposal, true);
+        self.wait_signed(&proposal)
+    }
+
+    /// The agent drafts an application for `audience` and `nonce`; waits until the page shows
+    /// its Release button. The proposal id.
+    pub fn draft(&mut self, audience: &str, nonce: &str) -> String {
         let out = self.call(
             "draft_application",
             json!({ "audience": audience, "nonce": nonce }),
@@ -228,8 +261,28 @@ impl<'b> Wallet<'b> {
         self.page
             .wait_for(&format!("!!document.querySelector({release:?})"), WAIT)
             .unwrap();
+        proposal
+    }
+
+    /// The person clicks Release on `proposal`, first ticking "I understand this site is not
+    /// confirmed" if `acknowledge` and the page asks for it.
+    pub fn release(&self, proposal: &str, acknowledge: bool) {
         self.front();
+        let ack = format!("#ack-{proposal}");
+        let asks = self
+            .page
+            .eval(&format!("!!document.querySelector({ack:?})"))
+            .unwrap()
+            == json!(true);
+        if asks && acknowledge {
+            self.page.click(&ack).unwrap();
+        }
+        let release = format!("[data-action=release][data-id={proposal}]");
         self.page.click(&release).unwrap();
+    }
+
+    /// Waits until `proposal` is released and signed; the signed receipt.
+    pub fn wait_signed(&mut self, proposal: &str) -> Value {
         let deadline = Instant::now() + WAIT;
         let mut asked_again = false;
         loop {

@@ -20,6 +20,8 @@ use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
+use tacit_e2e::site_proc::TestSite;
+use tacit_site::server::signer_keys::MIN_REFETCH_INTERVAL;
 use tacit_e2e::wallet::Wallet;
 use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
 use wallet_core::receipt::sign;
@@ -63,20 +65,22 @@ fn store(key: &SigningKey) -> KeyStore {
     KeyStore::from_signing_key(key.clone(), system_now().plus_millis(-24 * HOUR))
 }
 
-/// The wallet, both sites and the signer, each on its own port.
+/// The wallet page, both site servers and the signer, each on its own port. The sites trust the
+/// signer through their configuration (its keys URL), never through anything in the page.
 struct Stack {
     wallet: StaticServer,
-    housing: StaticServer,
-    pharmacy: StaticServer,
+    housing: TestSite,
+    pharmacy: TestSite,
     signer: TestSigner,
 }
 
 impl Stack {
     fn start(keys: KeyStore) -> Self {
         let wallet = tacit_e2e::serve_site("wallet").unwrap();
-        let housing = tacit_e2e::serve_site("housing").unwrap();
-        let pharmacy = tacit_e2e::serve_site("pharmacy").unwrap();
         let signer = TestSigner::start(keys, &[&wallet.origin()]).unwrap();
+        let keys_url = format!("{}/v1/keys", signer.url());
+        let housing = TestSite::start("housing", &keys_url).unwrap();
+        let pharmacy = TestSite::start("pharmacy", &keys_url).unwrap();
         Self {
             wallet,
             housing,
@@ -122,15 +126,16 @@ fn wait_text(page: &Page<'_>, selector: &str, needle: &str) {
     }
 }
 
-/// The person's wallet tab.
-/// The wallet tab of a stack: its signer in the query, plus `extra_query`.
-fn open_wallet<'b>(browser: &'b Browser, stack: &Stack, extra_query: &str) -> Wallet<'b> {
-    Wallet::open(
-        browser,
-        &stack.wallet,
-        &format!("?signer={}{extra_query}", stack.signer.url()),
-    )
+/// The person's wallet tab, enrolled with the stack's signer; `query` (say `?short_grants=1`)
+/// is appended to the URL.
+fn open_wallet<'b>(browser: &'b Browser, stack: &Stack, query: &str) -> Wallet<'b> {
+    let wallet = Wallet::open(browser, &stack.wallet, query);
+    wallet.enrol(&stack.signer.url(), &stack.signer.enrolment_code().unwrap());
+    wallet
 }
+
+const HOUSING_TOOLS: (&str, &str) = ("housing_requirements", "housing_submit_application");
+const PHARMACY_TOOLS: (&str, &str) = ("pharmacy_requirements", "pharmacy_checkout");
 
 /// A relying site's tab.
 struct Site<'b> {
@@ -141,17 +146,17 @@ struct Site<'b> {
 }
 
 impl<'b> Site<'b> {
+    /// Opens the site's page at `/{query}`.
     fn open(
         browser: &'b Browser,
-        server: &StaticServer,
-        signer: &str,
+        server: &TestSite,
+        query: &str,
         tools: (&'static str, &'static str),
     ) -> Self {
         let mut page = browser.new_page().unwrap();
         page.enable_webmcp().unwrap();
         page.watch_csp().unwrap();
-        page.navigate(&server.url(&format!("/?signer={signer}")))
-            .unwrap();
+        page.navigate(&server.url(&format!("/{query}"))).unwrap();
         page.require_webmcp().unwrap();
         page.wait_for("!document.getElementById('app').hidden", WAIT)
             .unwrap();
@@ -166,13 +171,11 @@ impl<'b> Site<'b> {
     }
 
     fn housing(browser: &'b Browser, stack: &Stack) -> Self {
-        let tools = ("housing_requirements", "housing_submit_application");
-        Self::open(browser, &stack.housing, &stack.signer.url(), tools)
+        Self::open(browser, &stack.housing, "", HOUSING_TOOLS)
     }
 
     fn pharmacy(browser: &'b Browser, stack: &Stack) -> Self {
-        let tools = ("pharmacy_requirements", "pharmacy_checkout");
-        Self::open(browser, &stack.pharmacy, &stack.signer.url(), tools)
+        Self::open(browser, &stack.pharmacy, "", PHARMACY_TOOLS)
     }
 
     /// The requirements tool's result: the policy with a fresh nonce.
@@ -317,7 +320,10 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
         .map(String::as_str)
         .collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["claims", "nonce", "origin", "purpose", "site_name"]);
+    assert_eq!(
+        keys,
+        ["attestation", "claims", "nonce", "origin", "purpose", "site_name"]
+    );
     assert_eq!(first["origin"], stack.housing.origin());
     assert_eq!(first["claims"], housing_claims());
     let nonce = first["nonce"].as_str().unwrap();
@@ -363,15 +369,54 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
     let out = housing.submit(&receipt);
     assert_eq!(error_code(&out), "replayed_nonce", "{out}");
     housing.shows("Refused", "replayed_nonce", "housing-refused");
-    // Still spent after a reload (the book lives in sessionStorage).
+    housing.assert_clean();
+}
+
+/// Nothing the browser holds decides a verdict, so nothing the browser holds can be reset to
+/// accept a receipt twice: not a reload, not a duplicated tab, not edited or cleared storage,
+/// not a site restart (the nonce is a row in the site's database).
+#[test]
+fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_restart() {
+    let _serial = serial();
+    let mut stack = Stack::start(store(&key(1)));
+    let browser = Browser::launch().unwrap();
+    let mut wallet = open_wallet(&browser, &stack, "");
+    let mut housing = Site::housing(&browser, &stack);
+    wallet.create_profile_with_income("28,400.00");
+    let (_, _, receipt) = obtain_receipt(&mut wallet, &mut housing);
+    assert_eq!(housing.submit(&receipt)["result"]["accepted"], true);
+
+    // A reload.
     housing.page.reload().unwrap();
+    housing.page.wait_tool(HOUSING_TOOLS.1, WAIT).unwrap();
+    assert_eq!(error_code(&housing.submit(&receipt)), "replayed_nonce");
+
+    // A second tab of the same site (what "Duplicate tab" gives: same origin, copied storage).
+    let mut twin = Site::housing(&browser, &stack);
+    assert_eq!(error_code(&twin.submit(&receipt)), "replayed_nonce");
+
+    // Every storage the page could use, cleared or edited, then a reload.
     housing
         .page
-        .wait_tool("housing_submit_application", WAIT)
+        .eval(
+            "sessionStorage.clear(); localStorage.clear(); \
+             sessionStorage.setItem('tacit-site.housing.nonces.v1', '{\"records\":[]}'); true",
+        )
         .unwrap();
-    let out = housing.submit(&receipt);
-    assert_eq!(error_code(&out), "replayed_nonce", "{out}");
+    housing.page.reload().unwrap();
+    housing.page.wait_tool(HOUSING_TOOLS.1, WAIT).unwrap();
+    assert_eq!(error_code(&housing.submit(&receipt)), "replayed_nonce");
+
+    // The site's server restarts on the same port and database.
+    stack.housing.restart().unwrap();
+    assert_eq!(error_code(&twin.submit(&receipt)), "replayed_nonce");
+    twin.shows("Refused", "replayed_nonce", "housing-refused-after-restart");
+
+    // And the honest path still works after the restart: a fresh nonce, a fresh receipt.
+    let (_, _, fresh) = obtain_receipt(&mut wallet, &mut twin);
+    assert_eq!(twin.submit(&fresh)["result"]["accepted"], true);
     housing.assert_clean();
+    twin.assert_clean();
 }
 
 #[test]
@@ -547,21 +592,24 @@ fn receipts_outside_their_window_and_forgeries_are_refused_with_their_code() {
         derive_key_id(&signer_key.verifying_key()).as_str()
     );
 
-    // A page whose signer does not answer cannot check anything, and says so.
-    let mut cut_off = Site::open(
+    // `?signer=` on the site's page changes nothing: an attacker's signer with its own key
+    // published at a URL of its choosing. The page decides nothing; the server trusts only its
+    // configured signer.
+    let attacker_key = key(9);
+    let attacker = TestSigner::start(store(&attacker_key), &[]).unwrap();
+    let mut misled = Site::open(
         &browser,
         &stack.housing,
-        "http://127.0.0.1:9",
-        ("housing_requirements", "housing_submit_application"),
+        &format!("?signer={}", attacker.url()),
+        HOUSING_TOOLS,
     );
-    let fresh = cut_off.requirements()["nonce"].as_str().unwrap().to_owned();
-    let out = cut_off.submit(&signed(make(&fresh, -MINUTE, 10 * MINUTE), &signer_key));
-    assert_eq!(error_code(&out), "signer_unreachable", "{out}");
-    cut_off.shows(
-        "Refused",
-        "signer_unreachable",
-        "housing-refused-signer-unreachable",
-    );
+    let fresh = misled.requirements()["nonce"].as_str().unwrap().to_owned();
+    let out = misled.submit(&signed(make(&fresh, -MINUTE, 10 * MINUTE), &attacker_key));
+    assert_eq!(error_code(&out), "unknown_key", "{out}");
+    misled.shows("Refused", "unknown_key", "housing-refused-url-signer");
+    // The same nonce still takes a receipt from the configured signer.
+    let out = misled.submit(&signed(make(&fresh, -MINUTE, 10 * MINUTE), &signer_key));
+    assert_eq!(out["result"]["accepted"], true, "{out}");
     housing.assert_clean();
 }
 
@@ -570,7 +618,7 @@ fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap
     let _serial = serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
-    let mut wallet = open_wallet(&browser, &stack, "&short_grants=1");
+    let mut wallet = open_wallet(&browser, &stack, "?short_grants=1");
     let mut housing = Site::housing(&browser, &stack);
     wallet.create_profile_with_income("28,400.00");
     let policy = housing.requirements();
@@ -638,13 +686,11 @@ fn a_signer_key_rotated_between_signing_and_submission_still_verifies() {
     let _serial = serial();
     let (old, new) = (key(1), key(2));
     let mut stack = Stack::start(store(&old));
+    let started = std::time::Instant::now();
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
     let mut housing = Site::housing(&browser, &stack);
     let mut pharmacy = Site::pharmacy(&browser, &stack);
-    // Both sites fetched (and keep) the one-key set at load.
-    wait_text(&housing.page, "#signer-pill", "1 key(s)");
-    wait_text(&pharmacy.page, "#signer-pill", "1 key(s)");
     wallet.create_profile_with_income("28,400.00");
     let (_, _, before) = obtain_receipt(&mut wallet, &mut housing);
     let old_id = derive_key_id(&old.verifying_key());
@@ -666,9 +712,12 @@ fn a_signer_key_rotated_between_signing_and_submission_still_verifies() {
     let (_, _, after) = obtain_receipt(&mut wallet, &mut pharmacy);
     let new_id = derive_key_id(&new.verifying_key());
     assert_eq!(after["key_id"], new_id.as_str());
+    // The site fetches at most once per MIN_REFETCH_INTERVAL (so forged key ids cannot make
+    // it hammer the signer); its start-up fetch must be that long ago.
+    let wait = MIN_REFETCH_INTERVAL.saturating_sub(started.elapsed());
+    std::thread::sleep(wait);
     let out = pharmacy.submit(&after);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     assert_eq!(out["result"]["key_id"], new_id.as_str());
-    wait_text(&pharmacy.page, "#signer-pill", "2 key(s)");
     pharmacy.shows("Accepted", "Dolorex", "pharmacy-accepted-after-rotation");
 }

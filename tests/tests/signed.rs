@@ -17,7 +17,8 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
     let keys = KeyStore::make(system_now()).unwrap();
     let signer = TestSigner::start(keys, &[&server.origin()]).unwrap();
     let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, &format!("?signer={}", signer.url()));
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
     wallet.create_profile();
 
     // The agent asks; the person grants; the agent asks the claims and drafts.
@@ -36,6 +37,8 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
         .page
         .wait_for(&format!("!!document.querySelector('{release}')"), WAIT)
         .unwrap();
+    // The hand-made policy carries no site signature: the person confirms the warning.
+    wallet.page.click(&format!("#ack-{proposal}")).unwrap();
     wallet.page.click(&release).unwrap();
     let out = wallet.poll("check_proposal", json!({ "proposal_id": proposal }), |o| {
         o["result"]["signed"] == true

@@ -282,8 +282,8 @@ fn wallet_lock_reload_and_wrong_passphrase() {
 fn wallet_draft_release_and_refuse() {
     let _serial = serial();
     let (server, browser) = setup();
-    // No signer is listening on port 9: release keeps the unsigned payload and says so.
-    let mut wallet = Wallet::open(&browser, &server, "?signer=http://127.0.0.1:9");
+    // Not enrolled with any signer: release keeps the unsigned payload, sends nothing, says so.
+    let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy("n-4"));
     let tools = wallet.grant(&id, "600000", 2);
@@ -304,11 +304,8 @@ fn wallet_draft_release_and_refuse() {
         wallet.call("check_proposal", json!({ "proposal_id": proposal }))["result"]["status"],
         "held"
     );
-    wallet
-        .page
-        .click(&format!("[data-action=release][data-id={proposal}]"))
-        .unwrap();
-    wallet.wait_text("#proposals", "Signer unreachable");
+    wallet.release(&proposal, true);
+    wallet.wait_text("#proposals", "Enrol this browser with a signer first");
     let out = wallet.call("check_proposal", json!({ "proposal_id": proposal }));
     assert_eq!(out["result"]["status"], "released");
     assert_eq!(out["result"]["signed"], false);

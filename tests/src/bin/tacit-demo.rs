@@ -11,8 +11,6 @@ use tacit_e2e::{Browser, LaunchOptions, StaticServer};
 
 const SIGNER: &str = "127.0.0.1:8787";
 const WALLET: &str = "127.0.0.1:8080";
-const HOUSING: &str = "127.0.0.1:8081";
-const PHARMACY: &str = "127.0.0.1:8082";
 const DEBUG_PORT: u16 = 9222;
 
 struct Options {
@@ -86,7 +84,20 @@ fn run(options: Options) -> Result<(), String> {
         ],
         ..signer::Config::default()
     };
-    let state = signer::AppState::new(keys, &config, signer::SystemClock);
+    // Enrolled installs live in the signer's database (SQLite next to its key).
+    let signer_db_path = tacit_e2e::target_dir().join("demo").join("signer.db");
+    let signer_db = runtime
+        .block_on(signer::SignerDb::open(&tacit_store::sqlite_url(&signer_db_path)))
+        .map_err(|e| format!("the signer's database {}: {e}", signer_db_path.display()))?;
+    let code = runtime
+        .block_on(signer::enrol_code(
+            &signer_db,
+            "demo wallet",
+            std::time::Duration::from_secs(24 * 3600),
+            signer::system_now(),
+        ))
+        .map_err(|e| e.to_string())?;
+    let state = signer::AppState::new(keys, signer_db, &config, signer::SystemClock);
     let (stop_signer, signer_stopped) = tokio::sync::oneshot::channel::<()>();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(config.listen))
@@ -95,26 +106,47 @@ fn run(options: Options) -> Result<(), String> {
         let _ = signer_stopped.await;
     }));
 
-    let serve = |site: &str, at: &str| -> Result<StaticServer, String> {
-        let dir = tacit_e2e::site_dir(site).map_err(|e| e.to_string())?;
-        StaticServer::start_on(dir, addr(at))
-            .map_err(|e| format!("{site} cannot listen on {at}: {e}"))
+    let wallet_dir = tacit_e2e::site_dir("wallet").map_err(|e| e.to_string())?;
+    let wallet = StaticServer::start_on(wallet_dir, addr(WALLET))
+        .map_err(|e| format!("the wallet cannot listen on {WALLET}: {e}"))?;
+    // The relying sites are servers with their own configuration (examples/<site>/site.toml):
+    // the verdict, the nonce table (SQLite under target/site-data/) and the trusted signer.
+    let start_site = |name: &str| -> Result<tacit_site::server::RunningSite, String> {
+        let path = tacit_e2e::workspace_root()
+            .join("examples")
+            .join(name)
+            .join("site.toml");
+        let mut config =
+            tacit_site::server::Config::load(&path).map_err(|e| format!("{name}: {e}"))?;
+        config.static_dir = tacit_e2e::site_dir(name).map_err(|e| e.to_string())?;
+        runtime
+            .block_on(tacit_site::server::spawn(&config))
+            .map_err(|e| format!("{name}: {e}"))
     };
-    let wallet = serve("wallet", WALLET)?;
-    let housing = serve("housing", HOUSING)?;
-    let pharmacy = serve("pharmacy", PHARMACY)?;
+    let housing = start_site("housing")?;
+    let pharmacy = start_site("pharmacy")?;
     let signer_url = format!("http://{SIGNER}");
-    let wallet_url = format!("{}/?signer={signer_url}", wallet.origin());
-    let housing_url = format!("{}/?signer={signer_url}", housing.origin());
-    let pharmacy_url = format!("{}/?signer={signer_url}", pharmacy.origin());
+    let wallet_url = format!("{}/", wallet.origin());
+    let housing_url = format!("{}/", housing.origin());
+    let pharmacy_url = format!("{}/", pharmacy.origin());
     println!("\nTacit demo is running on loopback:\n");
     println!(
-        "  signer    {signer_url}   (keys: {signer_url}/v1/keys, key file {})",
-        key_file.display()
+        "  signer    {signer_url}   (keys: {signer_url}/v1/keys, key file {}, database {})",
+        key_file.display(),
+        signer_db_path.display()
     );
     println!("  wallet    {wallet_url}");
-    println!("  housing   {housing_url}");
-    println!("  pharmacy  {pharmacy_url}\n");
+    println!(
+        "  housing   {housing_url}   (nonces: {})",
+        housing.state().nonces().db().backend()
+    );
+    println!(
+        "  pharmacy  {pharmacy_url}   (nonces: {})\n",
+        pharmacy.state().nonces().db().backend()
+    );
+    println!(
+        "Enrolment code for the wallet (Settings → Signer → Enrolment code), valid 24 hours, once:\n\n    {code}\n"
+    );
     println!(
         "Open them in Chromium with WebMCP on (a fresh profile; the DevTools port lets an agent drive it):\n"
     );
@@ -123,7 +155,13 @@ fn run(options: Options) -> Result<(), String> {
     );
 
     let outcome = if options.agent {
-        run_agent(&options, &wallet_url, &housing_url, &pharmacy_url)
+        run_agent(
+            &options,
+            &wallet_url,
+            &housing_url,
+            &pharmacy_url,
+            (&signer_url, &code.to_string()),
+        )
     } else {
         Ok(())
     };
@@ -139,7 +177,9 @@ fn run(options: Options) -> Result<(), String> {
     println!("\nstopping…");
     let _ = stop_signer.send(());
     let _ = runtime.block_on(signer_task);
-    drop((wallet, housing, pharmacy));
+    let _ = runtime.block_on(housing.shutdown());
+    let _ = runtime.block_on(pharmacy.shutdown());
+    drop(wallet);
     println!("stopped.");
     outcome
 }
@@ -149,6 +189,7 @@ fn run_agent(
     wallet_url: &str,
     housing_url: &str,
     pharmacy_url: &str,
+    (signer_url, code): (&str, &str),
 ) -> Result<(), String> {
     let (site_url, tools): (&str, SiteTools) = if options.site == "pharmacy" {
         (pharmacy_url, agent::PHARMACY)
@@ -174,6 +215,10 @@ fn run_agent(
             "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
         );
         let person = tacit_e2e::wallet::Wallet { page: wallet };
+        say(&format!(
+            "!!! SCRIPTED STAND-IN FOR A PERSON: enrolling this browser with {signer_url} using the code above !!!"
+        ));
+        person.enrol(signer_url, code);
         person.create_profile();
         let mut wallet = person.page;
         let mut site = browser.new_page().map_err(|e| e.to_string())?;
@@ -196,7 +241,7 @@ fn run_agent(
         "[agent] attaching to your Chromium on 127.0.0.1:{DEBUG_PORT} (start it with the command above)…"
     );
     let browser = Browser::connect(DEBUG_PORT).map_err(|e| e.to_string())?;
-    let wallet_origin = wallet_url.split("/?").next().unwrap_or(wallet_url);
+    let wallet_origin = wallet_url.trim_end_matches('/');
     let mut wallet = browser
         .attach(wallet_origin)
         .map_err(|e| format!("{e}: open the wallet page in that browser first"))?;

@@ -1,0 +1,124 @@
+//! A relying site's server (`tacit-site`) in process for end-to-end tests: the real server with
+//! the real configuration file (`examples/<name>/site.toml`), on a free loopback port, serving the
+//! built page (`target/site/<name>`), with its nonce table in a SQLite file of its own (or the
+//! PostgreSQL database a test names) and the test signer's keys URL.
+//!
+//! [`TestSite::restart`] stops the server and starts a fresh one on the same port, data directory
+//! and database, as an operator restarting the process would: everything the site remembers
+//! must come back from the database.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tacit_site::server::{Config, RunningSite, spawn};
+
+use crate::{site_dir, workspace_root};
+
+/// See the module docs. Stops when dropped.
+#[derive(Debug)]
+pub struct TestSite {
+    name: String,
+    config: Config,
+    runtime: tokio::runtime::Runtime,
+    running: Option<RunningSite>,
+    _data: tempfile::TempDir,
+}
+
+fn other(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl TestSite {
+    /// Starts site `name` (`housing` or `pharmacy`) trusting the signer whose keys are at
+    /// `signer_keys_url`, with its nonces in SQLite.
+    pub fn start(name: &str, signer_keys_url: &str) -> io::Result<Self> {
+        Self::start_with(name, signer_keys_url, None)
+    }
+
+    /// As [`TestSite::start`], with the nonce table at `database_url` (`postgres://…`) if given.
+    pub fn start_with(
+        name: &str,
+        signer_keys_url: &str,
+        database_url: Option<&str>,
+    ) -> io::Result<Self> {
+        let path = workspace_root()
+            .join("examples")
+            .join(name)
+            .join("site.toml");
+        let mut config = Config::load(&path).map_err(other)?;
+        let data = tempfile::tempdir()?;
+        config.origin = None;
+        config.listen = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        config.static_dir = site_dir(name).map_err(other)?;
+        config.data_dir = data.path().to_path_buf();
+        config.database_url = database_url.map(str::to_owned);
+        config.signer.keys_url = Some(signer_keys_url.to_owned());
+        config.signer.pinned_keys = None;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let mut site = Self {
+            name: name.to_owned(),
+            config,
+            runtime,
+            running: None,
+            _data: data,
+        };
+        site.spawn()?;
+        Ok(site)
+    }
+
+    fn spawn(&mut self) -> io::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.runtime.block_on(spawn(&self.config)) {
+                Ok(running) => {
+                    // A restart keeps the port, so the origin (and every receipt's audience)
+                    // stays the same.
+                    self.config.listen = running.addr();
+                    self.running = Some(running);
+                    return Ok(());
+                }
+                Err(e) if Instant::now() < deadline && e.to_string().contains("listen") => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(e) => return Err(other(format!("site {}: {e}", self.name))),
+            }
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`: the site's origin and the receipts' audience.
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.config.listen)
+    }
+
+    /// `<origin><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.origin())
+    }
+
+    /// The data directory (`nonces.db`, `site.key`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.config.data_dir.clone()
+    }
+
+    /// Stops the server (finishing open requests) and starts a new one on the same port, data
+    /// directory and database.
+    pub fn restart(&mut self) -> io::Result<()> {
+        if let Some(running) = self.running.take() {
+            self.runtime.block_on(running.shutdown())?;
+        }
+        self.spawn()
+    }
+}
+
+impl Drop for TestSite {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            let _ = self.runtime.block_on(running.shutdown());
+        }
+    }
+}
