@@ -18,10 +18,11 @@
 //!
 //! # Rotation
 //!
-//! `rotate` retires the active key at the moment it runs (`not_after = now`) and starts the new
-//! one then. A running server keeps the keys it loaded, so stop it, rotate, and start it again:
-//! a receipt the old process signed after the rotation would carry an `issued_at` past the old
-//! key's `not_after` and fail verification as an unknown key.
+//! `rotate` retires the active key at the moment it runs (its `not_after` is then plus the
+//! two-minute issue skew) and starts the new one then. A running server keeps the keys it loaded
+//! until it gets `SIGHUP` (or restarts), which re-reads this file: send it promptly after
+//! rotating, since a receipt the server signs with the old key more than two minutes after the
+//! rotation would carry an `issued_at` past the old key's `not_after` and fail verification.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
