@@ -328,7 +328,7 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
     assert_eq!(first["claims"], housing_claims());
     let nonce = first["nonce"].as_str().unwrap();
     assert!(
-        nonce.len() == 16 && nonce.bytes().all(|b| b.is_ascii_hexdigit()),
+        nonce.len() == 32 && nonce.bytes().all(|b| b.is_ascii_hexdigit()),
         "{nonce}"
     );
     assert_ne!(housing.requirements()["nonce"], first["nonce"]);
