@@ -308,13 +308,20 @@ impl RunningSite {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let Some(task) = self.task.take() else {
+        let Some(mut task) = self.task.take() else {
             return Ok(());
         };
-        match tokio::time::timeout(SHUTDOWN_GRACE, task).await {
+        match tokio::time::timeout(SHUTDOWN_GRACE, &mut task).await {
             Ok(Ok(result)) => result,
             Ok(Err(join)) => Err(std::io::Error::other(join)),
-            Err(_) => Ok(()),
+            Err(_) => {
+                // Requests still open after the grace period: drop them, and the listener with
+                // them, so the port is free for a restart.
+                tracing::warn!("requests still open after the grace period; closing them");
+                task.abort();
+                let _ = task.await;
+                Ok(())
+            }
         }
     }
 }
