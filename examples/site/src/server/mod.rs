@@ -40,6 +40,9 @@ use crate::policy::Policy;
 /// How long a request may take, body included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a client may take to send a request's head (and a keep-alive connection may idle).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long shutdown waits for open requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -240,19 +243,67 @@ impl SiteState {
     }
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves, then finishes open requests. Also
-/// refreshes fetched signer keys every few minutes and forgets nonce rows long past expiry.
+/// Serves `state` on `listener` until `shutdown` resolves, then stops accepting connections and
+/// finishes open requests (idle keep-alive connections are closed). Also refreshes fetched
+/// signer keys every few minutes and forgets nonce rows long past expiry.
+///
+/// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
+/// timeout: a client that has not sent a complete request head within [`HEADER_READ_TIMEOUT`]
+/// is disconnected (this also closes keep-alive connections idle that long).
 pub async fn serve(
     listener: TcpListener,
     state: SiteState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let upkeep = tokio::spawn(upkeep(state.clone()));
-    let served = axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await;
-    upkeep.abort();
-    served
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt as _;
+
+    let upkeep = AbortOnDrop(tokio::spawn(upkeep(state.clone())));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .keep_alive(true);
+    let router = app(state);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service =
+            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                router.clone().oneshot(request)
+            });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    drop(upkeep);
+    Ok(())
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 async fn upkeep(state: SiteState) {
