@@ -1,9 +1,13 @@
 //! The signer's request body: arbitrary bytes POSTed to `/v1/receipts` through the real router
-//! (`signer::app`, every layer included), with the headers the wallet sends, in a tokio
-//! current-thread runtime via `tower::ServiceExt::oneshot`.
+//! (`signer::app`, every layer included), with the headers the wallet sends — each request
+//! correctly signed by an enrolled install key, so the body parser is what gets fuzzed — in a
+//! tokio current-thread runtime via `tower::ServiceExt::oneshot`. (Arbitrary signature headers
+//! are `signer_request_auth`'s job.)
 //!
 //! The clock is fixed inside the frozen receipt vector's window, so its payload (a seed) is
-//! signable; the rate limiter is off (all `oneshot` calls share one bucket).
+//! signable; the rate limiter is off (all `oneshot` calls share one bucket). Each request gets
+//! its own timestamp within the allowed skew, so a repeated body is a new request; should a
+//! (body, timestamp) pair ever repeat, the oracle expects `replayed_request`.
 //!
 //! Asserts: never panics; every response is JSON with `Content-Type: application/json`; the
 //! signer signs exactly when wallet-core's parser and `check_signable` accept the body, and what
@@ -11,7 +15,10 @@
 //! `{ "error": code, "message": sentence }` and nothing else, never a 5xx.
 #![no_main]
 
-use std::sync::OnceLock;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -19,7 +26,12 @@ use axum::http::{Request, StatusCode, header};
 use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::Value;
-use signer::{AppState, Config, KeyStore, MAX_BODY_BYTES, check_signable};
+use p256::ecdsa::signature::Signer;
+use signer::{AppState, Config, KeyStore, MAX_BODY_BYTES, SignerDb, check_signable, enrol_code};
+use tacit_protocol::request_auth::{
+    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, MAX_CLOCK_SKEW_MS,
+    RequestAuth, signing_input,
+};
 use tokio::runtime::Runtime;
 use tower::ServiceExt;
 use wallet_core::receipt::verify;
@@ -33,36 +45,81 @@ struct Harness {
     runtime: Runtime,
     app: Router,
     state: AppState,
+    install: p256::ecdsa::SigningKey,
+    install_id: String,
+    counter: AtomicI64,
+    seen: Mutex<HashSet<[u8; 32]>>,
 }
 
 fn harness() -> &'static Harness {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
     HARNESS.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
+            .enable_all()
             .build()
             .expect("runtime");
+        let dir = std::env::temp_dir().join(format!(
+            "tacit-fuzz-signer-body-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let url = format!("sqlite://{}", dir.join("signer.db").display());
+        let install = p256::ecdsa::SigningKey::from_slice(&[7; 32]).expect("install key");
+        let key = InstallKey::from_verifying_key(*install.verifying_key());
+        let now = Timestamp::from_millis(NOW);
+        let db = runtime.block_on(async {
+            let db = SignerDb::open(&url).await.expect("database");
+            let code = enrol_code(&db, "fuzz", Duration::from_secs(60), now)
+                .await
+                .expect("code");
+            db.enrol(&code, &key, now).await.expect("enrol");
+            db
+        });
         let config = Config {
             allowed_origins: vec![wallet_core::Origin::parse(WALLET).expect("origin")],
             rate_limit_per_minute: 0,
             ..Config::default()
         };
-        let key = SigningKey::from_bytes(&[42; 32]);
-        let keys = KeyStore::from_signing_key(key, Timestamp::from_millis(NOW - 86_400_000));
-        let state = AppState::new(keys, &config, || Timestamp::from_millis(NOW));
+        let signing = SigningKey::from_bytes(&[42; 32]);
+        let keys = KeyStore::from_signing_key(signing, Timestamp::from_millis(NOW - 86_400_000));
+        let state = AppState::new(keys, db, &config, move || now);
         Harness {
             runtime,
             app: signer::app(state.clone()),
             state,
+            install,
+            install_id: key.id().as_str().to_owned(),
+            counter: AtomicI64::new(0),
+            seen: Mutex::new(HashSet::new()),
         }
     })
 }
 
 fuzz_target!(|data: &[u8]| {
     let h = harness();
+    // A timestamp within the skew, different for each request (it cycles after 2 × skew).
+    let tick = h.counter.fetch_add(1, Ordering::Relaxed) % (2 * MAX_CLOCK_SKEW_MS);
+    let timestamp = (NOW - MAX_CLOCK_SKEW_MS + tick).to_string();
+    let input = signing_input("POST", "/v1/receipts", NOW - MAX_CLOCK_SKEW_MS + tick, data);
+    let signature: p256::ecdsa::Signature = h.install.sign(input.as_bytes());
+    let signature = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        signature.to_bytes(),
+    );
+    let auth = RequestAuth::parse(Some(&h.install_id), Some(&timestamp), Some(&signature))
+        .expect("well-formed headers");
+    let replayed = !h
+        .seen
+        .lock()
+        .expect("seen")
+        .insert(auth.replay_token());
     let request = Request::post("/v1/receipts")
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ORIGIN, WALLET)
+        .header(HEADER_INSTALL, &h.install_id)
+        .header(HEADER_TIMESTAMP, &timestamp)
+        .header(HEADER_SIGNATURE, &signature)
         .body(Body::from(data.to_vec()))
         .expect("request");
     let (status, content_type, body) = h.runtime.block_on(async {
@@ -80,6 +137,14 @@ fuzz_target!(|data: &[u8]| {
         "status {status}: not JSON"
     );
 
+    if data.len() > MAX_BODY_BYTES {
+        assert!(status.is_client_error(), "oversize body: {status}");
+        return;
+    }
+    if replayed {
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "a replay got {status}");
+        return;
+    }
     let now = Timestamp::from_millis(NOW);
     let signable = serde_json::from_slice::<ReceiptPayload>(data)
         .ok()

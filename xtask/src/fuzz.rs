@@ -38,6 +38,8 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("receipt_verify", "json.dict"),
     ("keyset_parse", "json.dict"),
     ("signer_body", "json.dict"),
+    ("signer_request_auth", "json.dict"),
+    ("site_api_body", "json.dict"),
 ];
 
 /// What one run did, from libFuzzer's final statistics.
