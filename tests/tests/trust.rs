@@ -7,6 +7,7 @@
 //! - a revoked install gets nothing signed;
 //! - an agent relaying a site's requirements as another origin: the wallet says "not confirmed"
 //!   and releases only after the person confirms the warning.
+//!
 //! (`?signer=` on a site, replay across reloads, tabs, storage edits and a site restart are in
 //! `flows.rs`; two site instances on one PostgreSQL in `examples/site/tests/postgres.rs`.)
 
@@ -15,18 +16,18 @@
 use std::io::Read;
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
 use p256::ecdsa::signature::Signer;
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
+use tacit_e2e::Browser;
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
 use tacit_e2e::wallet::{WAIT, Wallet, error_code};
-use tacit_e2e::{Browser, StaticServer};
 use tacit_protocol::request_auth::{InstallKey, signing_input};
 use wallet_core::{ComparisonLog, Nonce, Origin, ReceiptPayload, SessionId};
 
@@ -54,7 +55,10 @@ fn post(url: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Value) {
     let mut response = request.send(body).unwrap();
     let status = response.status().as_u16();
     let text = response.body_mut().read_to_string().unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// A receipt payload anyone can write: every claim of `policy` "satisfied".
@@ -106,11 +110,14 @@ impl Listener {
 fn a_local_process_cannot_get_a_receipt_signed_or_accepted() {
     let _serial = serial();
     let wallet = tacit_e2e::serve_site("wallet").unwrap();
-    let signer = TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&wallet.origin()])
-        .unwrap();
+    let signer =
+        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&wallet.origin()]).unwrap();
     let pharmacy = TestSite::start("pharmacy", &format!("{}/v1/keys", signer.url())).unwrap();
     let (status, requirements) = {
-        let mut response = http().get(&pharmacy.url("/api/requirements")).call().unwrap();
+        let mut response = http()
+            .get(&pharmacy.url("/api/requirements"))
+            .call()
+            .unwrap();
         let status = response.status().as_u16();
         let text = response.body_mut().read_to_string().unwrap();
         (status, serde_json::from_str::<Value>(&text).unwrap())
@@ -154,13 +161,17 @@ fn a_local_process_cannot_get_a_receipt_signed_or_accepted() {
     assert!(signer.installs().unwrap().is_empty());
 
     // The process signs the receipt itself: the site's server trusts only its signer's keys.
-    let forged = wallet_core::receipt::sign(payload, &SigningKey::from_bytes(&[9; 32]), system_now());
+    let forged =
+        wallet_core::receipt::sign(payload, &SigningKey::from_bytes(&[9; 32]), system_now());
     let submission = serde_json::to_vec(&json!({ "receipt": forged })).unwrap();
     let (_, out) = post(&pharmacy.url("/api/applications"), &[], &submission);
     assert_eq!(error_code(&out), "unknown_key", "{out}");
     // And an all-zero signature under the signer's real key id.
     let mut zeroed = serde_json::to_value(&forged).unwrap();
-    let real_id = KeyStore::make(system_now()).unwrap().active_key_id().to_string();
+    let real_id = KeyStore::make(system_now())
+        .unwrap()
+        .active_key_id()
+        .to_string();
     zeroed["key_id"] = json!(real_id);
     zeroed["signature"] = json!("0".repeat(128));
     let submission = serde_json::to_vec(&json!({ "receipt": zeroed })).unwrap();
@@ -186,8 +197,8 @@ fn answered_draft(wallet: &mut Wallet<'_>, audience: &str, nonce: &str) -> Strin
 fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolment() {
     let _serial = serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
-    let signer = TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()])
-        .unwrap();
+    let signer =
+        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
     let listener = Listener::start();
     let browser = Browser::launch().unwrap();
     let audience = "http://127.0.0.1:8081";
@@ -210,7 +221,10 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
         .page
         .navigate(&server.url(&format!("/?signer={}", listener.url)))
         .unwrap();
-    wallet.page.wait_for("!document.getElementById('app').hidden", WAIT).unwrap();
+    wallet
+        .page
+        .wait_for("!document.getElementById('app').hidden", WAIT)
+        .unwrap();
     wallet.unlock(tacit_e2e::wallet::PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
     wallet.wait_text("#signer-status", &signer.url());
@@ -219,7 +233,11 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
     let receipt = wallet.wait_signed(&proposal);
     assert_eq!(receipt["payload"]["nonce"], "n-listener-2");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(listener.count(), 0, "the listener at ?signer= was contacted");
+    assert_eq!(
+        listener.count(),
+        0,
+        "the listener at ?signer= was contacted"
+    );
 
     // The install key cannot be read out of the page: WebCrypto refuses to export it.
     let exported = wallet
@@ -251,8 +269,8 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
 fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_person() {
     let _serial = serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
-    let signer = TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()])
-        .unwrap();
+    let signer =
+        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
     let keys_url = format!("{}/v1/keys", signer.url());
     let housing = TestSite::start("housing", &keys_url).unwrap();
     let pharmacy = TestSite::start("pharmacy", &keys_url).unwrap();
@@ -274,7 +292,11 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     let card = format!("#req-{id} .asker");
     let verified = format!("document.querySelector({card:?}).dataset.asker === 'verified'");
     wallet.page.wait_for(&verified, WAIT).unwrap();
-    assert!(wallet.text(&card).contains("Verified"), "{}", wallet.text(&card));
+    assert!(
+        wallet.text(&card).contains("Verified"),
+        "{}",
+        wallet.text(&card)
+    );
     wallet.page.screenshot("wallet-asker-verified").unwrap();
 
     // The agent relays the pharmacy's requirements claiming they are the housing site's (and
@@ -314,7 +336,3 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     let receipt = wallet.wait_signed(&proposal);
     assert_eq!(receipt["payload"]["audience"], housing.origin());
 }
-
-/// The wallet page served as a static site is only here for `StaticServer`'s import.
-#[allow(dead_code)]
-fn _uses(_: &StaticServer) {}
