@@ -12,4 +12,5 @@
 //! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
 
 pub mod request_auth;
+pub mod sd_jwt;
 pub mod site_auth;

@@ -1,0 +1,181 @@
+//! Issuer key sets: a JWK Set of P-256 keys, each with a `kid`, and the SD-JWT VC issuer
+//! metadata document that carries it (`/.well-known/jwt-vc-issuer`).
+
+use super::{SdJwtError, jwk_to_key, key_to_jwk};
+use crate::request_auth::Jwk;
+use p256::ecdsa::VerifyingKey;
+use serde::{Deserialize, Serialize};
+
+/// The most keys a [`Jwks`] may hold (current and rotated-out keys of one issuer).
+pub const MAX_JWKS_KEYS: usize = 32;
+/// The longest `kid` accepted.
+pub const MAX_KID_LEN: usize = 128;
+/// The largest JWKS or issuer-metadata document [`Jwks::parse`] / [`IssuerMetadata::parse`] read.
+pub const MAX_JWKS_BYTES: usize = 16 * 1024;
+
+/// One issuer key: a P-256 public key with its key id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuerKey {
+    pub kid: String,
+    pub key: VerifyingKey,
+}
+
+impl IssuerKey {
+    /// This key as a JWK (`kty`, `crv`, `x`, `y`), without its `kid`.
+    pub fn jwk(&self) -> Jwk {
+        key_to_jwk(&self.key)
+    }
+}
+
+/// A JWK Set of ES256 (P-256) keys, each named by a distinct `kid`.
+///
+/// Strict on input: every key is `kty` `EC`, `crv` `P-256`, a point on the curve, with a `kid` of
+/// 1 to [`MAX_KID_LEN`] printable ASCII characters; `alg` (if present) is `ES256` and `use` (if
+/// present) is `sig`; no other members; at most [`MAX_JWKS_KEYS`] keys; no `kid` twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "JwksWire", into = "JwksWire")]
+pub struct Jwks {
+    keys: Vec<IssuerKey>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JwksWire {
+    keys: Vec<JwkWire>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JwkWire {
+    kty: String,
+    crv: String,
+    x: String,
+    y: String,
+    kid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    alg: Option<String>,
+    #[serde(default, rename = "use", skip_serializing_if = "Option::is_none")]
+    use_: Option<String>,
+}
+
+fn kid_ok(kid: &str) -> bool {
+    !kid.is_empty() && kid.len() <= MAX_KID_LEN && kid.bytes().all(|b| b.is_ascii_graphic())
+}
+
+impl Jwks {
+    /// A key set of the given keys (refused if a `kid` is malformed or repeated, or too many).
+    pub fn new(keys: Vec<IssuerKey>) -> Result<Self, SdJwtError> {
+        if keys.len() > MAX_JWKS_KEYS {
+            return Err(SdJwtError::BadJwks);
+        }
+        for (i, k) in keys.iter().enumerate() {
+            if !kid_ok(&k.kid) || keys.iter().skip(i + 1).any(|o| o.kid == k.kid) {
+                return Err(SdJwtError::BadJwks);
+            }
+        }
+        Ok(Self { keys })
+    }
+
+    /// Parses a JWK Set document (`{"keys":[…]}`), strictly; see [`Jwks`].
+    pub fn parse(bytes: &[u8]) -> Result<Self, SdJwtError> {
+        if bytes.len() > MAX_JWKS_BYTES {
+            return Err(SdJwtError::BadJwks);
+        }
+        serde_json::from_slice(bytes).map_err(|_| SdJwtError::BadJwks)
+    }
+
+    /// The key named `kid`.
+    pub fn key(&self, kid: &str) -> Option<&VerifyingKey> {
+        self.keys.iter().find(|k| k.kid == kid).map(|k| &k.key)
+    }
+
+    /// Every key, in order.
+    pub fn keys(&self) -> &[IssuerKey] {
+        &self.keys
+    }
+
+    /// The JSON document (`{"keys":[{"kty":"EC","crv":"P-256","x":…,"y":…,"kid":…,"alg":"ES256","use":"sig"}]}`).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&JwksWire::from(self.clone())).unwrap_or_default()
+    }
+}
+
+impl TryFrom<JwksWire> for Jwks {
+    type Error = SdJwtError;
+    fn try_from(wire: JwksWire) -> Result<Self, SdJwtError> {
+        if wire.keys.len() > MAX_JWKS_KEYS {
+            return Err(SdJwtError::BadJwks);
+        }
+        let mut keys = Vec::with_capacity(wire.keys.len());
+        for k in wire.keys {
+            if k.alg.as_deref().is_some_and(|a| a != "ES256")
+                || k.use_.as_deref().is_some_and(|u| u != "sig")
+            {
+                return Err(SdJwtError::BadJwks);
+            }
+            let jwk = Jwk {
+                kty: k.kty,
+                crv: k.crv,
+                x: k.x,
+                y: k.y,
+            };
+            let key = jwk_to_key(&jwk).map_err(|_| SdJwtError::BadJwks)?;
+            keys.push(IssuerKey { kid: k.kid, key });
+        }
+        Self::new(keys)
+    }
+}
+
+impl From<Jwks> for JwksWire {
+    fn from(set: Jwks) -> Self {
+        Self {
+            keys: set
+                .keys
+                .into_iter()
+                .map(|k| {
+                    let jwk = key_to_jwk(&k.key);
+                    JwkWire {
+                        kty: jwk.kty,
+                        crv: jwk.crv,
+                        x: jwk.x,
+                        y: jwk.y,
+                        kid: k.kid,
+                        alg: Some("ES256".to_owned()),
+                        use_: Some("sig".to_owned()),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// SD-JWT VC issuer metadata, served at `<issuer>/.well-known/jwt-vc-issuer`:
+/// `{ "issuer": "<iss>", "jwks": { "keys": [ … ] } }`.
+///
+/// A verifier pins this document (or the [`Jwks`] in it) per issuer; it never fetches a key from a
+/// URL named inside a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerMetadata {
+    pub issuer: String,
+    pub jwks: Jwks,
+}
+
+impl IssuerMetadata {
+    /// Parses the metadata document strictly (size capped; `issuer` non-empty, at most 2 KiB).
+    pub fn parse(bytes: &[u8]) -> Result<Self, SdJwtError> {
+        if bytes.len() > MAX_JWKS_BYTES {
+            return Err(SdJwtError::BadJwks);
+        }
+        let meta: Self = serde_json::from_slice(bytes).map_err(|_| SdJwtError::BadJwks)?;
+        if meta.issuer.is_empty() || meta.issuer.len() > 2048 {
+            return Err(SdJwtError::BadJwks);
+        }
+        Ok(meta)
+    }
+
+    /// The JSON document.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
