@@ -227,15 +227,24 @@ impl Gate {
     }
 
     /// Replaces the profile after the person edited it. Every grant is withdrawn (its answers
-    /// were about the old facts), and if any fact changed the disclosure ledger starts afresh,
-    /// since what it remembers describes the old facts and would now answer wrongly.
-    pub fn replace_profile(&mut self, profile: Profile) {
-        let changed = self.profile.as_ref() != Some(&profile);
+    /// were about the old facts). The disclosure memory is reset for each attribute whose fact
+    /// changed, and only those (what it remembers about an unchanged fact stays true and stays
+    /// revealed); the changed attributes are returned so the page can tell the person that
+    /// answers about the old values remain known. Locked, nothing is reset.
+    pub fn replace_profile(&mut self, profile: Profile) -> Vec<wallet_core::Attribute> {
+        let changed = match &self.profile {
+            Some(old) => self.ledger.reset_changed(old, &profile),
+            None => Vec::new(),
+        };
         self.lock();
-        if changed {
-            self.ledger = DisclosureLedger::new(self.ledger.floors());
-        }
         self.unlock(profile);
+        changed
+    }
+
+    /// Merges another copy of the disclosure memory in (another tab's, or the one stored with
+    /// the vault): the gate then knows what both knew.
+    pub fn merge_ledger(&mut self, other: &DisclosureLedger) {
+        self.ledger.merge_from(other);
     }
 
     /// Forgets the profile and withdraws every claim tool.

@@ -902,3 +902,45 @@ fn item3_session_receipts_cover_each_audience() {
         assert_eq!(r.nonce.as_str(), expected);
     }
 }
+
+#[test]
+fn issue12_an_unrelated_edit_keeps_the_other_memory() {
+    let mut world = World::unlocked();
+    let id = world.request(housing_policy("n-1"));
+    for tool in world.grant_all(&id, Lifetime::ONE_HOUR) {
+        world.call(&tool, json!({}));
+    }
+    let before = world.gate.ledger().clone();
+    assert_ne!(
+        before.district_candidates().len(),
+        wallet_core::catalogue::DISTRICTS.len(),
+        "the district answer is remembered"
+    );
+    let mut edited = input();
+    edited.income_minor = 2_850_000;
+    let changed = world
+        .gate
+        .replace_profile(wallet_core::Profile::new(&edited, today()).unwrap());
+    assert_eq!(changed, vec![wallet_core::Attribute::Income]);
+    let after = world.gate.ledger();
+    assert_eq!(after.district_candidates(), before.district_candidates());
+    assert_eq!(
+        after.income_interval(),
+        (0, wallet_core::profile::MAX_INCOME_MINOR)
+    );
+    // An older copy merged back (another tab, a restored record) cannot undo the reset.
+    world.gate.merge_ledger(&before);
+    assert_eq!(
+        world.gate.ledger().income_interval(),
+        (0, wallet_core::profile::MAX_INCOME_MINOR)
+    );
+    // Saving the same facts again resets nothing.
+    let same = world.gate.ledger().clone();
+    assert!(
+        world
+            .gate
+            .replace_profile(wallet_core::Profile::new(&edited, today()).unwrap())
+            .is_empty()
+    );
+    assert_eq!(world.gate.ledger(), &same);
+}

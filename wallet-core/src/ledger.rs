@@ -126,7 +126,43 @@ pub struct DisclosureLedger {
     dob_first_asked: Option<Date>,
     districts: BTreeSet<DistrictId>,
     conditions_absent: BTreeSet<ConditionCode>,
-    conditions_some_of: Vec<BTreeSet<ConditionCode>>,
+    /// Sets known to contain at least one held code, each without the codes known absent.
+    conditions_some_of: BTreeSet<BTreeSet<ConditionCode>>,
+    /// Which version of each fact the memory describes: a profile edit that changes one fact
+    /// bumps that attribute's epoch and starts its memory afresh; merging keeps the newer epoch.
+    /// Ledgers stored before epochs existed read as all zero.
+    #[serde(default)]
+    epochs: Epochs,
+}
+
+/// Per-attribute version of the fact the memory describes (see [`DisclosureLedger::reset`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Epochs {
+    pub income: u64,
+    pub age: u64,
+    pub district: u64,
+    pub conditions: u64,
+}
+
+impl Epochs {
+    fn of(&self, attribute: Attribute) -> u64 {
+        match attribute {
+            Attribute::Income => self.income,
+            Attribute::Age => self.age,
+            Attribute::District => self.district,
+            Attribute::Conditions => self.conditions,
+        }
+    }
+
+    fn of_mut(&mut self, attribute: Attribute) -> &mut u64 {
+        match attribute {
+            Attribute::Income => &mut self.income,
+            Attribute::Age => &mut self.age,
+            Attribute::District => &mut self.district,
+            Attribute::Conditions => &mut self.conditions,
+        }
+    }
 }
 
 impl Default for DisclosureLedger {
@@ -152,8 +188,137 @@ impl DisclosureLedger {
             dob_first_asked: None,
             districts: all_districts(),
             conditions_absent: BTreeSet::new(),
-            conditions_some_of: Vec::new(),
+            conditions_some_of: BTreeSet::new(),
+            epochs: Epochs::default(),
         }
+    }
+
+    /// What both copies know: the join of two ledgers, attribute by attribute. Income and
+    /// birth-date bounds take the tighter of each bound, district candidates the intersection,
+    /// conditions known absent the union (and the "at least one of" sets the union, each less
+    /// what is known absent); floors take the stricter of each. For an attribute whose epochs
+    /// differ, the newer epoch's memory wins whole (the older one describes a fact since edited).
+    ///
+    /// `merge` is commutative, associative and idempotent, and merging a copy with any older
+    /// copy of itself changes nothing: no stale, restored or second copy can make the wallet
+    /// forget.
+    pub fn merge(a: &Self, b: &Self) -> Self {
+        let mut out = a.clone();
+        out.merge_from(b);
+        out
+    }
+
+    /// `self = merge(self, other)`.
+    pub fn merge_from(&mut self, other: &Self) {
+        self.floors = Floors {
+            income_band_minor: self
+                .floors
+                .income_band_minor
+                .max(other.floors.income_band_minor),
+            age_band_days: self.floors.age_band_days.max(other.floors.age_band_days),
+            district_candidates: self
+                .floors
+                .district_candidates
+                .max(other.floors.district_candidates),
+            condition_candidates: self
+                .floors
+                .condition_candidates
+                .max(other.floors.condition_candidates),
+        };
+        for attribute in Attribute::ALL {
+            let (mine, theirs) = (self.epochs.of(attribute), other.epochs.of(attribute));
+            if theirs > mine {
+                self.copy_attribute(other, attribute);
+            } else if theirs == mine {
+                self.join_attribute(other, attribute);
+            }
+        }
+    }
+
+    fn copy_attribute(&mut self, other: &Self, attribute: Attribute) {
+        *self.epochs.of_mut(attribute) = other.epochs.of(attribute);
+        match attribute {
+            Attribute::Income => {
+                self.income_currency = other.income_currency;
+                self.income_not_currency = other.income_not_currency.clone();
+                self.income_lo = other.income_lo;
+                self.income_hi = other.income_hi;
+            }
+            Attribute::Age => {
+                self.dob_lo = other.dob_lo;
+                self.dob_hi = other.dob_hi;
+                self.dob_first_asked = other.dob_first_asked;
+            }
+            Attribute::District => self.districts = other.districts.clone(),
+            Attribute::Conditions => {
+                self.conditions_absent = other.conditions_absent.clone();
+                self.conditions_some_of = other.conditions_some_of.clone();
+            }
+        }
+    }
+
+    fn join_attribute(&mut self, other: &Self, attribute: Attribute) {
+        match attribute {
+            Attribute::Income => {
+                // Two copies of one fact learn the same currency; should they ever disagree,
+                // the larger code is kept so that the join stays a join.
+                self.income_currency = self.income_currency.max(other.income_currency);
+                self.income_not_currency
+                    .extend(other.income_not_currency.iter().copied());
+                self.income_lo = self.income_lo.max(other.income_lo);
+                self.income_hi = self.income_hi.min(other.income_hi);
+            }
+            Attribute::Age => {
+                self.dob_lo = self.dob_lo.max(other.dob_lo);
+                self.dob_hi = min_known(self.dob_hi, other.dob_hi);
+                self.dob_first_asked = min_known(self.dob_first_asked, other.dob_first_asked);
+            }
+            Attribute::District => self.districts.retain(|d| other.districts.contains(d)),
+            Attribute::Conditions => {
+                self.conditions_absent
+                    .extend(other.conditions_absent.iter().cloned());
+                let absent = &self.conditions_absent;
+                self.conditions_some_of = self
+                    .conditions_some_of
+                    .iter()
+                    .chain(other.conditions_some_of.iter())
+                    .map(|set| set.difference(absent).cloned().collect())
+                    .collect();
+            }
+        }
+    }
+
+    /// Forgets what is known about `attribute` after the person changed that fact (what was
+    /// revealed about the old value stays revealed, but says nothing about the new one).
+    /// Bumps the attribute's epoch so that a merge with an older copy keeps the reset.
+    pub fn reset(&mut self, attribute: Attribute) {
+        let mut fresh = Self::new(self.floors);
+        *fresh.epochs.of_mut(attribute) = self.epochs.of(attribute).saturating_add(1);
+        self.copy_attribute(&fresh, attribute);
+    }
+
+    /// After the person edited their profile from `old` to `new`: resets the memory of each
+    /// attribute whose fact changed, and only those, and returns them (the page tells the
+    /// person that answers about the old values remain known to whoever received them).
+    pub fn reset_changed(&mut self, old: &Profile, new: &Profile) -> Vec<Attribute> {
+        let changed: Vec<Attribute> = Attribute::ALL
+            .into_iter()
+            .filter(|attribute| match attribute {
+                Attribute::Income => old.income() != new.income(),
+                Attribute::Age => old.date_of_birth() != new.date_of_birth(),
+                Attribute::District => old.district() != new.district(),
+                Attribute::Conditions => old.conditions() != new.conditions(),
+            })
+            .collect();
+        for attribute in &changed {
+            self.reset(*attribute);
+        }
+        changed
+    }
+
+    /// The version of each fact the memory describes.
+    pub fn epochs(&self) -> Epochs {
+        self.epochs
     }
 
     /// The floors in force.
@@ -295,15 +460,17 @@ impl DisclosureLedger {
             Claim::HasNoneOf { conditions } => {
                 if satisfied {
                     self.conditions_absent.extend(conditions.iter().cloned());
-                    for set in &mut self.conditions_some_of {
-                        set.retain(|c| !conditions.contains(c));
-                    }
+                    self.conditions_some_of = self
+                        .conditions_some_of
+                        .iter()
+                        .map(|set| set.difference(conditions).cloned().collect())
+                        .collect();
                 } else {
                     let open = conditions
                         .difference(&self.conditions_absent)
                         .cloned()
                         .collect();
-                    self.conditions_some_of.push(open);
+                    self.conditions_some_of.insert(open);
                 }
             }
         }
@@ -391,6 +558,12 @@ impl DisclosureLedger {
         (lo, hi)
     }
 
+    /// The sets of condition codes known to hold at least one the person has (each without the
+    /// codes known absent).
+    pub fn conditions_some_of(&self) -> &BTreeSet<BTreeSet<ConditionCode>> {
+        &self.conditions_some_of
+    }
+
     /// Districts still possible.
     pub fn district_candidates(&self) -> &BTreeSet<DistrictId> {
         &self.districts
@@ -413,6 +586,15 @@ impl DisclosureLedger {
         (0u64..(1 << codes.len()))
             .filter(|s| s & absent == 0 && some_of.iter().all(|m| s & m != 0))
             .count() as u64
+    }
+}
+
+/// The later-known of two optional bounds where `None` means "nothing learned": the smaller
+/// known value.
+fn min_known<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

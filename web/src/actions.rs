@@ -232,7 +232,7 @@ fn save_profile(app: &mut App) {
         let saved = sealed.and_then(|()| save_record(app, &vault, loaded));
         app.vault = Some(vault);
         saved?;
-        app.gate.replace_profile(profile);
+        let _changed = app.gate.replace_profile(profile);
         Ok::<(), String>(())
     })();
     match result {
