@@ -1,0 +1,348 @@
+//! Interop: presentations made by `tacit_protocol::sd_jwt` checked by an independent
+//! implementation, the npm package `@sd-jwt/sd-jwt-vc` (pinned in `interop/package-lock.json`),
+//! through `interop/verify.mjs`. Accepted as produced; refused when a disclosure is altered, the
+//! `aud` or `nonce` differs, the KB-JWT is missing, stale or from the future, the credential has
+//! expired, or the issuer key is unknown. Every verdict is also compared with our own
+//! `verify_presentation`.
+//!
+//! Needs `node` and `npm` (fails with the install command when missing; never skipped). The
+//! first run installs `interop/node_modules` with `npm ci` (from npm's cache when offline).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use p256::ecdsa::SigningKey;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use tacit_protocol::request_auth::{InstallKey, Jwk};
+use tacit_protocol::sd_jwt::*;
+use wallet_core::Timestamp;
+
+const ISS: &str = "http://127.0.0.1:8091";
+const VCT: &str = "https://tacit.example/vct/income";
+const KID: &str = "2026-05";
+const AUD: &str = "http://127.0.0.1:8081";
+const NONCE: &str = "0123456789abcdef0123456789abcdef";
+const IAT_MS: i64 = 1_777_627_800_000;
+const DAY_MS: i64 = 86_400_000;
+const INSTALL: &str = "apt-get install -y nodejs npm";
+
+fn key(label: &str) -> SigningKey {
+    SigningKey::from_slice(&Sha256::digest(label.as_bytes())).unwrap()
+}
+fn jwk_of(k: &SigningKey) -> Jwk {
+    InstallKey::from_verifying_key(*k.verifying_key()).to_jwk()
+}
+fn jwks_with(kid: &str, k: &SigningKey) -> Jwks {
+    Jwks::new(vec![IssuerKey {
+        kid: kid.into(),
+        key: *k.verifying_key(),
+    }])
+    .unwrap()
+}
+fn now() -> Timestamp {
+    Timestamp::from_millis(IAT_MS + DAY_MS)
+}
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("interop")
+}
+
+fn require_tool(tool: &str) {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "`{tool}` is needed for the SD-JWT interop test; install it with: {INSTALL}"
+    );
+}
+
+/// `npm ci` into `interop/node_modules` unless the pinned packages are already there.
+fn ensure_node_modules() {
+    require_tool("node");
+    require_tool("npm");
+    let dir = interop_dir();
+    let marker = dir.join("node_modules/@sd-jwt/sd-jwt-vc/package.json");
+    if marker.exists() {
+        return;
+    }
+    let out = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("running npm ci failed ({e}); install Node with: {INSTALL}"));
+    assert!(
+        out.status.success() && marker.exists(),
+        "`npm ci` in {} failed (run it by hand: cd interop && npm ci):\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `interop/verify.mjs` on the cases; returns its verdicts in order.
+fn node_verify(cases: &[Value]) -> Vec<Value> {
+    ensure_node_modules();
+    let mut child = Command::new("node")
+        .arg("verify.mjs")
+        .current_dir(interop_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running node failed ({e}); install it with: {INSTALL}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(cases).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "verify.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(verdicts.len(), cases.len());
+    verdicts
+}
+
+struct Fixture {
+    issuer: SigningKey,
+    holder: SigningKey,
+    credential: Credential,
+}
+
+fn fixture() -> Fixture {
+    let issuer = key("tacit/sd-jwt-interop/issuer");
+    let holder = key("tacit/sd-jwt-interop/holder");
+    let mut plain = Map::new();
+    plain.insert("currency".into(), json!("EUR"));
+    let claims = IssuedClaims {
+        iss: ISS.into(),
+        vct: VCT.into(),
+        iat: Timestamp::from_millis(IAT_MS),
+        exp: Timestamp::from_millis(IAT_MS + 30 * DAY_MS),
+        cnf_jwk: jwk_of(&holder),
+        plain,
+    };
+    let disclosable: Vec<(String, Value)> = (2..=40)
+        .map(|i| {
+            (
+                format!("income_below_{}", i * 5000),
+                json!(i * 5000 > 27_500),
+            )
+        })
+        .collect();
+    let salts: Vec<[u8; 16]> = (0..disclosable.len())
+        .map(|i| {
+            let mut s = [0u8; 16];
+            s.copy_from_slice(&Sha256::digest(format!("salt {i}").as_bytes())[..16]);
+            s
+        })
+        .collect();
+    let text = issue(&issuer, KID, &claims, &disclosable, &salts).unwrap();
+    Fixture {
+        issuer,
+        holder,
+        credential: Credential::parse(&text).unwrap(),
+    }
+}
+
+struct Case {
+    id: &'static str,
+    presentation: String,
+    jwks: Jwks,
+    aud: &'static str,
+    nonce: &'static str,
+    now: Timestamp,
+    accept: bool,
+    /// For a refusal: whether the library itself refuses (else `verify.mjs`'s own check does,
+    /// for what the library leaves to its caller: `aud`, KB `iat` age, pinned `kid`, RFC 9901
+    /// §7.1 unreferenced disclosures).
+    by_library: bool,
+}
+
+impl Case {
+    fn json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "presentation": self.presentation,
+            "issuer_jwks": serde_json::from_str::<Value>(&self.jwks.to_json()).unwrap(),
+            "iss": ISS,
+            "aud": self.aud,
+            "nonce": self.nonce,
+            "now": self.now.millis() / 1000,
+            "max_kb_age_seconds": DEFAULT_MAX_KB_AGE_MS / 1000,
+        })
+    }
+    fn ours(&self) -> Result<VerifiedPresentation, SdJwtError> {
+        let trusted = [TrustedIssuer {
+            iss: ISS.into(),
+            jwks: self.jwks.clone(),
+        }];
+        verify_presentation(
+            &self.presentation,
+            &trusted,
+            self.aud,
+            self.nonce,
+            self.now,
+            DEFAULT_MAX_KB_AGE_MS,
+        )
+    }
+}
+
+#[test]
+fn node_sd_jwt_vc_agrees_with_our_presentations() {
+    let f = fixture();
+    let good_jwks = jwks_with(KID, &f.issuer);
+    let keep = ["income_below_30000"];
+    let at = |t: Timestamp| present(&f.credential, &keep, &f.holder, AUD, NONCE, t).unwrap();
+    let good = at(now());
+
+    // An altered disclosure (value flipped), KB-JWT left as signed.
+    let segments: Vec<&str> = good.split('~').collect();
+    let d = Disclosure::decode(segments[1]).unwrap();
+    let flipped = Disclosure {
+        value: json!(false),
+        ..d
+    }
+    .encode();
+    let altered = good.replacen(segments[1], &flipped, 1);
+    // The same alteration with the KB-JWT re-signed by the holder over the altered text.
+    let altered_without = format!("{}~{flipped}~", segments[0]);
+    let input = kb_jwt_signing_input(AUD, NONCE, now(), &altered_without);
+    let sig: p256::ecdsa::Signature =
+        p256::ecdsa::signature::Signer::sign(&f.holder, input.as_bytes());
+    let altered_resigned = finish_presentation(&altered_without, &input, &sig.to_bytes().into());
+    // A disclosure the holder did not present, appended after signing.
+    let other = presentation_without_kb(&f.credential, &["income_below_35000"]).unwrap();
+    let extra_d = other.split('~').nth(1).unwrap();
+    let kb = segments.last().unwrap();
+    let extra = format!("{}~{}~{extra_d}~{kb}", segments[0], segments[1]);
+
+    let base = |id, presentation: String, accept| Case {
+        id,
+        presentation,
+        jwks: good_jwks.clone(),
+        aud: AUD,
+        nonce: NONCE,
+        now: now(),
+        accept,
+        by_library: true,
+    };
+    let cases = vec![
+        base("as produced", good.clone(), true),
+        base("altered disclosure", altered, false),
+        Case {
+            by_library: false,
+            ..base("altered disclosure, KB re-signed", altered_resigned, false)
+        },
+        base("extra disclosure", extra, false),
+        Case {
+            aud: "http://127.0.0.1:8082",
+            by_library: false,
+            ..base("other aud", good.clone(), false)
+        },
+        Case {
+            nonce: "ffffffffffffffffffffffffffffffff",
+            ..base("other nonce", good.clone(), false)
+        },
+        base(
+            "missing KB-JWT",
+            presentation_without_kb(&f.credential, &keep).unwrap(),
+            false,
+        ),
+        Case {
+            by_library: false,
+            ..base("stale KB-JWT", at(now().plus_millis(-10 * 60_000)), false)
+        },
+        Case {
+            by_library: false,
+            ..base("future KB-JWT", at(now().plus_millis(10 * 60_000)), false)
+        },
+        Case {
+            jwks: jwks_with("another-kid", &f.issuer),
+            by_library: false,
+            ..base("unknown issuer kid", good.clone(), false)
+        },
+        Case {
+            jwks: jwks_with(KID, &key("impostor")),
+            ..base("unknown issuer key", good.clone(), false)
+        },
+        Case {
+            now: Timestamp::from_millis(IAT_MS + 31 * DAY_MS),
+            ..base(
+                "expired credential",
+                at(Timestamp::from_millis(IAT_MS + 31 * DAY_MS)),
+                false,
+            )
+        },
+        base(
+            "no disclosure",
+            present(&f.credential, &[], &f.holder, AUD, NONCE, now()).unwrap(),
+            true,
+        ),
+    ];
+
+    let verdicts = node_verify(&cases.iter().map(Case::json).collect::<Vec<_>>());
+    let mut failures = Vec::new();
+    for (case, verdict) in cases.iter().zip(&verdicts) {
+        assert_eq!(verdict["id"], case.id);
+        let node_accepts = verdict["verdict"] == "accepted";
+        let ours = case.ours();
+        if node_accepts != case.accept {
+            failures.push(format!(
+                "{}: @sd-jwt/sd-jwt-vc said {verdict}, expected {}",
+                case.id,
+                if case.accept { "accepted" } else { "refused" }
+            ));
+        }
+        let by_script = verdict["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("script:"));
+        if !case.accept && !node_accepts && by_script == case.by_library {
+            failures.push(format!(
+                "{}: refused by {} ({verdict}), expected by {}",
+                case.id,
+                if by_script {
+                    "verify.mjs"
+                } else {
+                    "the library"
+                },
+                if case.by_library {
+                    "the library"
+                } else {
+                    "verify.mjs"
+                }
+            ));
+        }
+        if ours.is_ok() != case.accept {
+            failures.push(format!("{}: ours said {ours:?}", case.id));
+        }
+        if let (true, Ok(v)) = (node_accepts, &ours) {
+            let node_disclosed: Map<String, Value> =
+                serde_json::from_value(verdict["disclosed"].clone()).unwrap();
+            if node_disclosed != v.disclosed || verdict["iss"] != ISS || verdict["vct"] != VCT {
+                failures.push(format!(
+                    "{}: node read {verdict}, we read {:?}",
+                    case.id, v.disclosed
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(
+        verdicts[0]["disclosed"],
+        json!({"income_below_30000": true}),
+        "the independent verifier sees exactly the one disclosure"
+    );
+}
