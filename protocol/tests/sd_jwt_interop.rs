@@ -346,3 +346,114 @@ fn node_sd_jwt_vc_agrees_with_our_presentations() {
         "the independent verifier sees exactly the one disclosure"
     );
 }
+
+/// The other direction: a credential issued and presented by `@sd-jwt/sd-jwt-vc`
+/// (`interop/issue.mjs`) parses and verifies with ours, disclosing exactly what it presented; and
+/// our refusals still hold on its output.
+#[test]
+fn our_verifier_accepts_node_sd_jwt_vc_presentations() {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    ensure_node_modules();
+    let issuer = key("tacit/sd-jwt-interop/node-issuer");
+    let holder = key("tacit/sd-jwt-interop/node-holder");
+    let private = |k: &SigningKey| {
+        let mut v = serde_json::to_value(jwk_of(k)).unwrap();
+        v["d"] = json!(URL_SAFE_NO_PAD.encode(k.to_bytes()));
+        v
+    };
+    let input = json!({
+        "issuer_private_jwk": private(&issuer),
+        "kid": KID,
+        "holder_private_jwk": private(&holder),
+        "payload": {
+            "iss": ISS, "vct": VCT, "iat": IAT_MS / 1000, "exp": (IAT_MS + 30 * DAY_MS) / 1000,
+            "currency": "EUR",
+            "income_below_25000": false, "income_below_30000": true, "income_below_35000": true,
+        },
+        "disclosable": ["income_below_25000", "income_below_30000", "income_below_35000"],
+        "present": ["income_below_30000"],
+        "aud": AUD, "nonce": NONCE, "kb_iat": now().millis() / 1000,
+    });
+    let mut child = Command::new("node")
+        .arg("issue.mjs")
+        .current_dir(interop_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("running node failed ({e}); install it with: {INSTALL}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "issue.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let made: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let credential_text = made["credential"].as_str().unwrap();
+    let presentation = made["presentation"].as_str().unwrap();
+
+    let credential = Credential::parse(credential_text).unwrap();
+    let jwks = jwks_with(KID, &issuer);
+    credential.verify_issuer(&jwks, now()).unwrap();
+    assert_eq!(credential.iss(), ISS);
+    assert_eq!(credential.holder_key(), holder.verifying_key());
+    assert_eq!(credential.disclosures().len(), 3);
+    assert_eq!(
+        credential.disclosure("income_below_30000").unwrap().value,
+        json!(true)
+    );
+    assert_eq!(credential.plain().get("currency"), Some(&json!("EUR")));
+
+    let trusted = [TrustedIssuer {
+        iss: ISS.into(),
+        jwks,
+    }];
+    let verify = |text: &str, aud: &str, nonce: &str| {
+        verify_presentation(text, &trusted, aud, nonce, now(), DEFAULT_MAX_KB_AGE_MS)
+    };
+    let v = verify(presentation, AUD, NONCE).unwrap();
+    assert_eq!(
+        v.disclosed,
+        json!({"income_below_30000": true})
+            .as_object()
+            .cloned()
+            .unwrap()
+    );
+    assert_eq!(
+        verify(presentation, "http://127.0.0.1:8082", NONCE),
+        Err(SdJwtError::WrongAudience)
+    );
+    assert_eq!(
+        verify(presentation, AUD, "other"),
+        Err(SdJwtError::WrongNonce)
+    );
+    let without_kb = &presentation[..=presentation.rfind('~').unwrap()];
+    assert_eq!(
+        verify(without_kb, AUD, NONCE),
+        Err(SdJwtError::MissingKeyBinding)
+    );
+    // Our own presentation from the library's credential verifies too.
+    let ours = present(
+        &credential,
+        &["income_below_35000"],
+        &holder,
+        AUD,
+        NONCE,
+        now(),
+    )
+    .unwrap();
+    assert_eq!(
+        verify(&ours, AUD, NONCE).unwrap().disclosed,
+        json!({"income_below_35000": true})
+            .as_object()
+            .cloned()
+            .unwrap()
+    );
+}
