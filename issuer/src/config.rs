@@ -1,0 +1,283 @@
+//! Configuration by flags and environment variables, with loopback defaults. One process is one
+//! issuer: its name, origin, the attribute it vouches for, its key file and its database.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use wallet_core::Origin;
+
+use crate::credential::Attribute;
+
+/// Default listen address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8791";
+/// Default key file, relative to the working directory.
+pub const DEFAULT_KEY_FILE: &str = "tacit-issuer.key";
+/// The SQLite file used when neither `--database` nor `DATABASE_URL` is given, next to the key
+/// file.
+pub const DEFAULT_DATABASE_FILE: &str = "tacit-issuer.db";
+/// Default requests per minute per client for `GET /v1/nonce` and `POST /v1/credentials`.
+pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
+/// Default time a request may take, body included.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
+/// Default time a client has to send a complete request head.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 5;
+
+/// `tacit-issuer`: issues SD-JWT VC credentials carrying predicates about one attribute.
+#[derive(Debug, Parser)]
+#[command(
+    name = "tacit-issuer",
+    version,
+    about = "Issues SD-JWT VCs with income or age predicates (POST /v1/credentials) and publishes its keys (GET /.well-known/jwt-vc-issuer)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub config: Config,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service (the default).
+    Serve,
+    /// Write a new key file (mode 0600) with a fresh P-256 key.
+    Keygen {
+        /// Replace an existing key file, discarding its keys.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Make a new active key; the old public key stays published, so credentials it signed keep
+    /// verifying. Restart the running issuer to sign with the new key.
+    Rotate,
+    /// Add demo people and print one one-time enrolment code each.
+    Seed {
+        /// How many people.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
+        count: u16,
+        /// How long the codes stay valid: a whole number and s, m, h or d.
+        #[arg(long, default_value = "30d", value_parser = parse_duration)]
+        valid_for: Duration,
+    },
+}
+
+/// The service's settings. Every flag also reads an environment variable.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// The issuer's name as shown to people ("Tax Office Nordstadt").
+    #[arg(
+        long,
+        env = "TACIT_ISSUER_NAME",
+        default_value = "Demo Issuer",
+        global = true
+    )]
+    pub name: String,
+
+    /// The issuer's origin: the `iss` of every credential and where wallets reach it. Default:
+    /// `http://` and the listen address.
+    #[arg(long, env = "TACIT_ISSUER_ORIGIN", value_parser = parse_origin, global = true)]
+    pub origin: Option<Origin>,
+
+    /// What this issuer vouches for.
+    #[arg(
+        long,
+        env = "TACIT_ISSUER_ATTRIBUTE",
+        value_enum,
+        default_value = "income",
+        global = true
+    )]
+    pub attribute: Attribute,
+
+    /// The credential type (`vct`). Default: `https://tacit.example/vct/income` or
+    /// `https://tacit.example/vct/age`.
+    #[arg(long, env = "TACIT_ISSUER_VCT", global = true)]
+    pub vct: Option<String>,
+
+    /// Address to listen on.
+    #[arg(long, env = "TACIT_ISSUER_LISTEN", default_value = DEFAULT_LISTEN, global = true)]
+    pub listen: SocketAddr,
+
+    /// The key file written by `tacit-issuer keygen`.
+    #[arg(long, env = "TACIT_ISSUER_KEY_FILE", default_value = DEFAULT_KEY_FILE, global = true)]
+    pub key_file: PathBuf,
+
+    /// The database: `sqlite://PATH`, `postgres://…`, or a file path. Default: a SQLite file
+    /// `tacit-issuer.db` next to the key file.
+    #[arg(long, env = "DATABASE_URL", global = true)]
+    pub database: Option<String>,
+
+    /// Requests per minute per client IP for the nonce and credential routes; 0 turns it off.
+    #[arg(
+        long,
+        env = "TACIT_ISSUER_RATE_LIMIT_PER_MINUTE",
+        default_value_t = DEFAULT_RATE_LIMIT_PER_MINUTE,
+        global = true
+    )]
+    pub rate_limit_per_minute: u32,
+
+    /// Seconds a request may take, reading its body included.
+    #[arg(
+        long,
+        env = "TACIT_ISSUER_REQUEST_TIMEOUT_SECS",
+        default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=300),
+        global = true
+    )]
+    pub request_timeout_secs: u64,
+
+    /// Seconds a client has to send a complete request head; a half-sent head is dropped.
+    #[arg(
+        long,
+        env = "TACIT_ISSUER_HEADER_READ_TIMEOUT_SECS",
+        default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS,
+        value_parser = clap::value_parser!(u64).range(1..=60),
+        global = true
+    )]
+    pub header_read_timeout_secs: u64,
+
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(long, env = "TACIT_ISSUER_LOG", default_value = "info", global = true)]
+    pub log_level: tracing::Level,
+}
+
+impl Config {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_secs)
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs)
+    }
+
+    /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
+    /// [`DEFAULT_DATABASE_FILE`] beside the key file.
+    pub fn database_url(&self) -> String {
+        match self.database.as_deref().map(str::trim) {
+            Some(url) if url.contains("://") => url.to_owned(),
+            Some(path) if !path.is_empty() => tacit_store::sqlite_url(Path::new(path)),
+            _ => tacit_store::sqlite_url(&self.key_file.with_file_name(DEFAULT_DATABASE_FILE)),
+        }
+    }
+
+    /// The issuer's origin (`iss`).
+    pub fn issuer_origin(&self) -> String {
+        self.origin.as_ref().map_or_else(
+            || format!("http://{}", self.listen),
+            |o| o.as_str().to_owned(),
+        )
+    }
+
+    /// The credential type.
+    pub fn vct(&self) -> String {
+        self.vct
+            .clone()
+            .unwrap_or_else(|| self.attribute.default_vct().to_owned())
+    }
+}
+
+impl Default for Config {
+    /// The same values as the flags' defaults, without reading the environment.
+    fn default() -> Self {
+        Self {
+            name: "Demo Issuer".to_owned(),
+            origin: None,
+            attribute: Attribute::Income,
+            vct: None,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8791)),
+            key_file: PathBuf::from(DEFAULT_KEY_FILE),
+            database: None,
+            rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
+            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            log_level: tracing::Level::INFO,
+        }
+    }
+}
+
+fn parse_origin(text: &str) -> Result<Origin, String> {
+    Origin::parse(text.trim()).map_err(|e| e.to_string())
+}
+
+/// Reads `24h`, `30m`, `90s`, `7d` (a whole number and one unit).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or("add a unit: s, m, h or d (for example 24h)")?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| "expected a whole number then s, m, h or d (for example 24h)")?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err("the unit is one of s, m, h or d (for example 24h)".to_owned()),
+    };
+    let duration = Duration::from_secs(n.saturating_mul(seconds));
+    if duration.is_zero() || duration > Duration::from_secs(365 * 86_400) {
+        return Err("between 1 second and 365 days".to_owned());
+    }
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("tacit-issuer").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn an_issuer_is_configured_by_flags() {
+        let cli = parse(&[
+            "--name",
+            "Civil Registry",
+            "--attribute",
+            "birth_date",
+            "--origin",
+            "http://127.0.0.1:8792",
+            "--database",
+            "/tmp/x.db",
+            "seed",
+            "--count",
+            "2",
+        ])
+        .unwrap();
+        assert_eq!(cli.config.attribute, Attribute::BirthDate);
+        assert_eq!(cli.config.vct(), "https://tacit.example/vct/age");
+        assert_eq!(cli.config.issuer_origin(), "http://127.0.0.1:8792");
+        assert_eq!(cli.config.database_url(), "sqlite:///tmp/x.db");
+        match cli.command {
+            Some(Command::Seed { count, valid_for }) => {
+                assert_eq!(count, 2);
+                assert_eq!(valid_for, Duration::from_secs(30 * 86_400));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(parse(&["--attribute", "districts"]).is_err());
+        assert!(parse(&["--origin", "http://a.example/path"]).is_err());
+        assert!(parse(&["seed", "--count", "0"]).is_err());
+        assert!(parse(&["seed", "--valid-for", "0s"]).is_err());
+        assert!(parse(&["--request-timeout-secs", "0"]).is_err());
+    }
+
+    #[test]
+    fn the_database_defaults_to_a_file_beside_the_key_file() {
+        let config = Config {
+            key_file: PathBuf::from("/srv/tacit/issuer.key"),
+            ..Config::default()
+        };
+        assert_eq!(config.database_url(), "sqlite:///srv/tacit/tacit-issuer.db");
+        assert_eq!(config.issuer_origin(), "http://127.0.0.1:8791");
+        assert_eq!(config.vct(), "https://tacit.example/vct/income");
+    }
+}

@@ -1,0 +1,133 @@
+//! From a person's record to a batch of SD-JWT VCs: the predicates of [`crate::predicates`],
+//! signed by `tacit_protocol::sd_jwt::issue`, one credential per holder key, each with its own
+//! fresh salts. No I/O; salts come from the caller.
+
+use p256::ecdsa::SigningKey;
+use serde_json::{Map, Value};
+use tacit_protocol::request_auth::Jwk;
+use tacit_protocol::sd_jwt::{IssuedClaims, issue};
+use wallet_core::Timestamp;
+
+use crate::Error;
+use crate::db::Person;
+use crate::predicates::{Claims, age_claims, credential_expiry, income_claims, parse_birth_date};
+
+/// What an issuer vouches for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Attribute {
+    /// Annual income: the `income_below_<amount>` ladder and the currency.
+    Income,
+    /// Date of birth: `age_equal_or_over_16/18/21/65`.
+    #[value(name = "birth_date")]
+    BirthDate,
+}
+
+impl Attribute {
+    /// The default credential type for this attribute.
+    pub fn default_vct(self) -> &'static str {
+        match self {
+            Attribute::Income => "https://tacit.example/vct/income",
+            Attribute::BirthDate => "https://tacit.example/vct/age",
+        }
+    }
+
+    /// How it is written in flags and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Attribute::Income => "income",
+            Attribute::BirthDate => "birth_date",
+        }
+    }
+}
+
+/// What every credential of one batch states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CredentialClaims {
+    /// Always-visible claims (`currency`).
+    pub plain: Map<String, Value>,
+    /// Selectively disclosable claims (the predicates).
+    pub disclosable: Claims,
+    /// When the credentials expire.
+    pub exp: Timestamp,
+}
+
+/// The claims of one person's credentials at `now`: the plain claims, the disclosable ones and
+/// the expiry. [`Error::NoRecord`] when the record lacks this attribute.
+pub fn claims_for(
+    attribute: Attribute,
+    person: &Person,
+    now: Timestamp,
+) -> Result<CredentialClaims, Error> {
+    match attribute {
+        Attribute::Income => {
+            let (Some(income), Some(currency)) = (person.income_minor, person.currency.as_deref())
+            else {
+                return Err(Error::NoRecord);
+            };
+            let (plain, ladder) = income_claims(income, currency)?;
+            let exp = credential_expiry(now.millis(), None)?;
+            Ok(CredentialClaims {
+                plain: plain.into_iter().collect(),
+                disclosable: ladder,
+                exp: Timestamp::from_millis(exp),
+            })
+        }
+        Attribute::BirthDate => {
+            let birth = parse_birth_date(person.birth_date.as_deref().ok_or(Error::NoRecord)?)?;
+            let claims = age_claims(birth, now.millis())?;
+            let exp = credential_expiry(now.millis(), Some(birth))?;
+            Ok(CredentialClaims {
+                plain: Map::new(),
+                disclosable: claims,
+                exp: Timestamp::from_millis(exp),
+            })
+        }
+    }
+}
+
+/// The issuer's identity as it appears in every credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issuance<'a> {
+    /// `iss`: the issuer's origin.
+    pub iss: &'a str,
+    /// `vct`.
+    pub vct: &'a str,
+    pub attribute: Attribute,
+}
+
+/// One credential per holder key for `person` at `now`, signed by `key` (`kid`). `salt` is
+/// called once per disclosure. Returns the credentials (in holder-key order) and their expiry.
+pub fn issue_batch(
+    key: &SigningKey,
+    kid: &str,
+    issuance: &Issuance<'_>,
+    person: &Person,
+    holder_keys: &[Jwk],
+    now: Timestamp,
+    mut salt: impl FnMut() -> Result<[u8; 16], Error>,
+) -> Result<(Vec<String>, Timestamp), Error> {
+    let CredentialClaims {
+        plain,
+        disclosable,
+        exp,
+    } = claims_for(issuance.attribute, person, now)?;
+    let mut out = Vec::with_capacity(holder_keys.len());
+    for holder in holder_keys {
+        let claims = IssuedClaims {
+            iss: issuance.iss.to_owned(),
+            vct: issuance.vct.to_owned(),
+            iat: now,
+            exp,
+            cnf_jwk: holder.clone(),
+            plain: plain.clone(),
+        };
+        let salts = disclosable
+            .iter()
+            .map(|_| salt())
+            .collect::<Result<Vec<_>, _>>()?;
+        let credential = issue(key, kid, &claims, &disclosable, &salts)
+            .map_err(|e| Error::Issue(e.code().to_owned()))?;
+        out.push(credential);
+    }
+    Ok((out, exp))
+}

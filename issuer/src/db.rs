@@ -1,0 +1,375 @@
+//! The issuer's records on a `tacit-store` database (SQLite by default, PostgreSQL via
+//! `DATABASE_URL`): the people it vouches for, their one-time enrolment codes and refresh tokens
+//! (both stored only as hashes), the nonces it handed out, and a log of issued batches (counts
+//! only: holder keys are not kept, so the issuer cannot recognise a presentation later).
+//!
+//! Every rule that can race is decided by the database: a nonce, a code and a refresh token are
+//! each consumed by one conditional `UPDATE` whose affected-row count says who won, all inside
+//! one write transaction that commits only once the batch is signed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use tacit_protocol::request_auth::{EnrolmentCode, derive_code_hash, make_enrolment_code};
+use tacit_store::sqlx::{self, Any, Row, Transaction};
+use tacit_store::{Db, Migration};
+use wallet_core::Timestamp;
+
+use crate::Error;
+
+/// The issuer's migration set.
+pub const MIGRATION_SET: &str = "issuer";
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "people, enrolment codes, nonces, refresh tokens, issued batches",
+    sql: "CREATE TABLE people (
+        person_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        income_minor BIGINT NULL,
+        currency TEXT NULL,
+        birth_date TEXT NULL,
+        created_at BIGINT NOT NULL
+    );
+    CREATE TABLE enrolment_codes (
+        code_hash TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people (person_id),
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL
+    );
+    CREATE TABLE nonces (
+        nonce TEXT PRIMARY KEY,
+        issued_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL
+    );
+    CREATE INDEX nonces_expiry ON nonces (expires_at);
+    CREATE TABLE refresh_tokens (
+        token_hash TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people (person_id),
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL
+    );
+    CREATE TABLE issued (
+        batch_id TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people (person_id),
+        issued_at BIGINT NOT NULL,
+        credentials BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+    );",
+}];
+
+/// How long a nonce from `GET /v1/nonce` stays usable: five minutes.
+pub const NONCE_VALIDITY_MS: i64 = 5 * 60 * 1000;
+
+/// How long a refresh token stays usable: 180 days.
+pub const REFRESH_VALIDITY_MS: i64 = 180 * 24 * 3600 * 1000;
+
+/// How long a seeded enrolment code stays usable by default: 30 days.
+pub const DEFAULT_CODE_VALIDITY_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// Expired nonces are purged once every this many new ones.
+const PURGE_EVERY: u64 = 256;
+
+/// One person's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    pub person_id: String,
+    pub name: String,
+    /// Annual income in hundredths of `currency`.
+    pub income_minor: Option<i64>,
+    pub currency: Option<String>,
+    /// `YYYY-MM-DD`.
+    pub birth_date: Option<String>,
+}
+
+/// What a batch request redeems.
+#[derive(Debug, Clone, Copy)]
+pub enum Grant<'a> {
+    /// A one-time enrolment code (the first batch).
+    Code(&'a EnrolmentCode),
+    /// A refresh token handed out with an earlier batch.
+    RefreshToken(&'a str),
+}
+
+/// The issuer's tables. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct IssuerDb {
+    db: Db,
+    nonces: Arc<AtomicU64>,
+}
+
+/// A redemption in progress: nonce and grant consumed inside an open transaction. Nothing is
+/// consumed unless [`Redemption::commit`] runs; dropping it rolls back.
+#[derive(Debug)]
+pub struct Redemption {
+    tx: Transaction<'static, Any>,
+    /// The person the grant belongs to.
+    pub person: Person,
+}
+
+/// The SHA-256 of a refresh token, as stored.
+fn refresh_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// 32 random bytes as base64url (43 characters).
+pub fn random_token() -> Result<String, Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|_| Error::Random)?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Whether `text` could be a token from [`random_token`] (43 base64url characters).
+pub fn token_shaped(text: &str) -> bool {
+    text.len() == 43
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl IssuerDb {
+    /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
+    pub async fn open(url: &str) -> Result<Self, Error> {
+        Self::from_db(Db::open(url).await?).await
+    }
+
+    /// Migrates an open database and wraps it.
+    pub async fn from_db(db: Db) -> Result<Self, Error> {
+        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self {
+            db,
+            nonces: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Db {
+        &self.db
+    }
+
+    /// Adds a person.
+    pub async fn add_person(&self, person: &Person, now: Timestamp) -> Result<(), Error> {
+        sqlx::query(
+            "INSERT INTO people (person_id, name, income_minor, currency, birth_date, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(person.person_id.as_str())
+        .bind(person.name.as_str())
+        .bind(person.income_minor)
+        .bind(person.currency.as_deref())
+        .bind(person.birth_date.as_deref())
+        .bind(now.millis())
+        .execute(self.db.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Makes a one-time enrolment code for `person_id`, valid until `expires_at`, and stores
+    /// its hash. The code itself is returned, never stored.
+    pub async fn make_code(
+        &self,
+        person_id: &str,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<EnrolmentCode, Error> {
+        let mut random = [0u8; 10];
+        getrandom::fill(&mut random).map_err(|_| Error::Random)?;
+        let code = make_enrolment_code(random);
+        sqlx::query(
+            "INSERT INTO enrolment_codes (code_hash, person_id, created_at, expires_at, used_at) \
+             VALUES ($1, $2, $3, $4, NULL)",
+        )
+        .bind(hex::encode(derive_code_hash(&code)))
+        .bind(person_id)
+        .bind(now.millis())
+        .bind(expires_at.millis())
+        .execute(self.db.pool())
+        .await?;
+        Ok(code)
+    }
+
+    /// Hands out a fresh nonce, valid for [`NONCE_VALIDITY_MS`]. Purges expired ones now and
+    /// then. Returns the nonce and its expiry.
+    pub async fn make_nonce(&self, now: Timestamp) -> Result<(String, Timestamp), Error> {
+        let nonce = random_token()?;
+        let expires_at = now.plus_millis(NONCE_VALIDITY_MS);
+        sqlx::query(
+            "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, $2, $3, NULL)",
+        )
+        .bind(nonce.as_str())
+        .bind(now.millis())
+        .bind(expires_at.millis())
+        .execute(self.db.pool())
+        .await?;
+        if self.nonces.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1
+            && let Err(error) = self.purge_nonces(now).await
+        {
+            tracing::warn!(%error, "could not purge expired nonces");
+        }
+        Ok((nonce, expires_at))
+    }
+
+    /// Deletes nonces that expired before `now`; returns how many.
+    pub async fn purge_nonces(&self, now: Timestamp) -> Result<u64, Error> {
+        let done = sqlx::query("DELETE FROM nonces WHERE expires_at < $1")
+            .bind(now.millis())
+            .execute(self.db.pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// Consumes `nonce` and the grant in one write transaction and loads the person. Refusals:
+    /// [`Error::NonceRefused`], [`Error::CodeRefused`], [`Error::RefreshRefused`]; on any
+    /// refusal nothing is consumed.
+    pub async fn redeem(
+        &self,
+        nonce: &str,
+        grant: Grant<'_>,
+        now: Timestamp,
+    ) -> Result<Redemption, Error> {
+        let mut tx = self.db.begin_write().await?;
+        let nonce_taken = sqlx::query(
+            "UPDATE nonces SET used_at = $1 \
+             WHERE nonce = $2 AND used_at IS NULL AND expires_at > $1",
+        )
+        .bind(now.millis())
+        .bind(nonce)
+        .execute(&mut *tx)
+        .await?;
+        if nonce_taken.rows_affected() != 1 {
+            return Err(Error::NonceRefused);
+        }
+        let person_row = match grant {
+            Grant::Code(code) => sqlx::query(
+                "UPDATE enrolment_codes SET used_at = $1 \
+                 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 \
+                 RETURNING person_id",
+            )
+            .bind(now.millis())
+            .bind(hex::encode(derive_code_hash(code)))
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(Error::CodeRefused)?,
+            Grant::RefreshToken(token) => sqlx::query(
+                "UPDATE refresh_tokens SET used_at = $1 \
+                 WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1 \
+                 RETURNING person_id",
+            )
+            .bind(now.millis())
+            .bind(refresh_hash(token))
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(Error::RefreshRefused)?,
+        };
+        let person_id: String = person_row.try_get(0)?;
+        let row = sqlx::query(
+            "SELECT person_id, name, income_minor, currency, birth_date FROM people \
+             WHERE person_id = $1",
+        )
+        .bind(person_id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(Error::NoRecord)?;
+        let person = Person {
+            person_id: row.try_get(0)?,
+            name: row.try_get(1)?,
+            income_minor: row.try_get(2)?,
+            currency: row.try_get(3)?,
+            birth_date: row.try_get(4)?,
+        };
+        Ok(Redemption { tx, person })
+    }
+
+    /// How many people are on record.
+    pub async fn people_count(&self) -> Result<i64, Error> {
+        let row = sqlx::query("SELECT COUNT(*) FROM people")
+            .fetch_one(self.db.pool())
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+
+    /// How many batches were issued (for tests and operators).
+    pub async fn issued_count(&self) -> Result<i64, Error> {
+        let row = sqlx::query("SELECT COUNT(*) FROM issued")
+            .fetch_one(self.db.pool())
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+}
+
+impl Redemption {
+    /// Records the batch and a new refresh token (returned; only its hash is stored), then
+    /// commits: from here on the nonce and the grant are used.
+    pub async fn commit(
+        mut self,
+        now: Timestamp,
+        credentials: usize,
+        expires_at: Timestamp,
+    ) -> Result<String, Error> {
+        let refresh = random_token()?;
+        sqlx::query(
+            "INSERT INTO refresh_tokens (token_hash, person_id, created_at, expires_at, used_at) \
+             VALUES ($1, $2, $3, $4, NULL)",
+        )
+        .bind(refresh_hash(&refresh))
+        .bind(self.person.person_id.as_str())
+        .bind(now.millis())
+        .bind(now.plus_millis(REFRESH_VALIDITY_MS).millis())
+        .execute(&mut *self.tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO issued (batch_id, person_id, issued_at, credentials, expires_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(random_token()?)
+        .bind(self.person.person_id.as_str())
+        .bind(now.millis())
+        .bind(i64::try_from(credentials).unwrap_or(i64::MAX))
+        .bind(expires_at.millis())
+        .execute(&mut *self.tx)
+        .await?;
+        self.tx.commit().await?;
+        Ok(refresh)
+    }
+}
+
+/// The demo people `tacit-issuer seed` adds: (name, income in cents, currency, birth date).
+pub const DEMO_PEOPLE: &[(&str, i64, &str, &str)] = &[
+    ("Ana Demo", 2_850_000, "EUR", "1990-04-12"),
+    ("Ben Demo", 7_200_000, "EUR", "2008-09-01"),
+    ("Chloe Demo", 1_500_000, "EUR", "1958-06-30"),
+];
+
+/// `tacit-issuer seed`: adds the first `count` demo people (cycling through [`DEMO_PEOPLE`])
+/// with fresh ids, and a one-time code each valid for `valid_for_ms`. Returns (person, code).
+pub async fn seed(
+    db: &IssuerDb,
+    count: usize,
+    valid_for_ms: i64,
+    now: Timestamp,
+) -> Result<Vec<(Person, EnrolmentCode)>, Error> {
+    let mut out = Vec::with_capacity(count);
+    for (name, income_minor, currency, birth_date) in DEMO_PEOPLE.iter().cycle().take(count) {
+        let mut id = [0u8; 16];
+        getrandom::fill(&mut id).map_err(|_| Error::Random)?;
+        let person = Person {
+            person_id: hex::encode(id),
+            name: (*name).to_owned(),
+            income_minor: Some(*income_minor),
+            currency: Some((*currency).to_owned()),
+            birth_date: Some((*birth_date).to_owned()),
+        };
+        db.add_person(&person, now).await?;
+        let code = db
+            .make_code(&person.person_id, now, now.plus_millis(valid_for_ms))
+            .await?;
+        out.push((person, code));
+    }
+    Ok(out)
+}

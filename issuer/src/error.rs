@@ -1,0 +1,194 @@
+//! The crate's one error type, and how each refusal looks on the wire.
+//!
+//! Every HTTP error is `{ "error": code, "message": sentence }`. Codes and sentences are fixed
+//! strings: a request's bytes are never echoed back, and anything that is not the client's fault
+//! is answered as `internal` without details.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Everything that can go wrong in the issuer.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the request body must be sent with Content-Type: application/json")]
+    UnsupportedMediaType,
+
+    #[error("the request body is larger than 64 KiB")]
+    PayloadTooLarge,
+
+    #[error("the request body could not be read")]
+    UnreadableBody,
+
+    /// The body does not match the schema (bad JSON, a wrong type, an unknown or missing field).
+    #[error(
+        "the body must be {{\"code\" or \"refresh_token\", \"nonce\", \"holder_keys\": \
+         [{{\"jwk\", \"proof\"}}, …]}} with no other fields"
+    )]
+    InvalidRequest,
+
+    /// Both or neither of `code` and `refresh_token`.
+    #[error("send exactly one of code (first batch) and refresh_token (later batches)")]
+    CodeOrRefreshToken,
+
+    #[error("holder_keys must hold between 1 and 20 keys")]
+    BatchSize,
+
+    #[error("each holder key may appear only once in a batch")]
+    DuplicateHolderKey,
+
+    #[error("holder key {index} is not a P-256 public JWK")]
+    BadHolderKey { index: usize },
+
+    #[error(
+        "the proof of possession for holder key {index} does not verify over this issuer and nonce"
+    )]
+    BadProof { index: usize },
+
+    /// The nonce is unknown, already used or expired.
+    #[error("the nonce is unknown, already used or expired; fetch a fresh one from /v1/nonce")]
+    NonceRefused,
+
+    /// The enrolment code is unknown, used or expired.
+    #[error("the enrolment code is not valid: it may be mistyped, already used or expired")]
+    CodeRefused,
+
+    /// The refresh token is unknown, used or expired.
+    #[error(
+        "the refresh token is not valid: it may be already used or expired; enrol again with a new code"
+    )]
+    RefreshRefused,
+
+    /// This issuer holds no record of the kind it vouches for about this person.
+    #[error("this issuer holds no record it could vouch for about this person")]
+    NoRecord,
+
+    #[error("too many requests; retry after {retry_after_secs} seconds")]
+    RateLimited { retry_after_secs: u64 },
+
+    #[error("the request took too long and was abandoned")]
+    Timeout,
+
+    #[error("there is no such endpoint")]
+    NotFound,
+
+    #[error("this endpoint does not accept that method")]
+    MethodNotAllowed,
+
+    #[error("no key file at {path}; create one with `tacit-issuer keygen --key-file {path}`")]
+    KeyFileMissing { path: String },
+
+    #[error(
+        "key file {path} is readable by group or others (mode {mode:03o}); \
+         run `chmod 600 {path}` and check who else could have read it"
+    )]
+    KeyFilePermissions { path: String, mode: u32 },
+
+    #[error(
+        "key file {path} already exists; use `tacit-issuer rotate` to replace the active key \
+         while keeping the old one published, or `keygen --force` to discard it"
+    )]
+    KeyFileExists { path: String },
+
+    #[error("key file {path} is not a valid tacit-issuer key file: {reason}")]
+    KeyFileFormat { path: String, reason: &'static str },
+
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+
+    #[error("the operating system's random number generator failed")]
+    Random,
+
+    #[error("invalid configuration: {0}")]
+    Config(String),
+
+    /// A stored record cannot become a credential (the reason is a fixed sentence).
+    #[error("a stored record is unusable: {0}")]
+    Record(#[from] crate::predicates::PredicateError),
+
+    /// The credential could not be encoded.
+    #[error("the credential could not be issued: {0}")]
+    Issue(String),
+
+    #[error("database: {0}")]
+    Store(#[from] tacit_store::StoreError),
+}
+
+impl Error {
+    /// The HTTP status and the stable code a client can match on.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Error::UnsupportedMediaType => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
+            Error::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Error::UnreadableBody => (StatusCode::BAD_REQUEST, "unreadable_body"),
+            Error::InvalidRequest => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
+            Error::CodeOrRefreshToken => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "code_or_refresh_token")
+            }
+            Error::BatchSize => (StatusCode::UNPROCESSABLE_ENTITY, "batch_size"),
+            Error::DuplicateHolderKey => (StatusCode::UNPROCESSABLE_ENTITY, "duplicate_holder_key"),
+            Error::BadHolderKey { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "bad_holder_key"),
+            Error::BadProof { .. } => (StatusCode::UNAUTHORIZED, "bad_proof"),
+            Error::NonceRefused => (StatusCode::UNAUTHORIZED, "nonce_refused"),
+            Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
+            Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
+            Error::NoRecord => (StatusCode::CONFLICT, "no_record"),
+            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            Error::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
+            Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            Error::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    message: String,
+}
+
+impl From<tacit_store::sqlx::Error> for Error {
+    fn from(error: tacit_store::sqlx::Error) -> Self {
+        Error::Store(tacit_store::StoreError::Query(error))
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!(error = %self, "internal error");
+            "the issuer could not complete the request".to_owned()
+        } else {
+            tracing::info!(code, status = status.as_u16(), "request refused");
+            self.to_string()
+        };
+        let body = serde_json::to_vec(&ErrorBody {
+            error: code,
+            message,
+        })
+        .unwrap_or_else(|_| br#"{"error":"internal","message":"internal error"}"#.to_vec());
+        let mut response = (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response();
+        if let Error::RateLimited { retry_after_secs } = self {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+        }
+        response
+    }
+}

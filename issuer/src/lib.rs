@@ -1,0 +1,369 @@
+//! # tacit-issuer
+//!
+//! `tacit-issuer`, a stand-in for the offices that hold facts about people — a tax office
+//! vouching for annual income, a civil registry vouching for the date of birth — issuing
+//! **SD-JWT VCs** (`tacit_protocol::sd_jwt`) that carry issuer-fixed **predicates**, never the
+//! raw value. One process is one issuer (name, origin, attribute, key file, database).
+//!
+//! It promises:
+//! - credentials only for a person it has on record, redeemed with a one-time **enrolment code**
+//!   (`tacit-issuer seed` prints one per demo person; stored as a hash) or, for later batches, the
+//!   **refresh token** handed out with the previous batch (single-use, rotated on every batch,
+//!   stored as a hash, 180 days); a code, a refresh token and a nonce each work once, even under
+//!   concurrent requests (conditional `UPDATE`s in one write transaction that commits only once
+//!   the batch is signed, so nothing is consumed by a refused request);
+//! - each credential bound to its own holder key (`cnf.jwk`), whose possession the wallet proves
+//!   over this issuer's origin and a fresh single-use server nonce ([`pop`]);
+//! - income as the `income_below_<amount>` ladder (10,000 to 200,000 in steps of 5,000) plus a
+//!   plain `currency`; age as `age_equal_or_over_16/18/21/65`; valid 30 days, an age credential
+//!   no longer than the next birthday that flips one of its answers ([`predicates`]);
+//! - to publish every key a credential may carry (`GET /.well-known/jwt-vc-issuer`, the active
+//!   key and the rotated-out ones) with CORS `*`; the secret key never in logs, `Debug` output
+//!   or a file others can read ([`KeyStore`]);
+//! - every refusal as `{ "error": code, "message": sentence }` without echoing the request or
+//!   exposing internals ([`Error`]); bounded work: a request head within seconds, 64 KiB bodies,
+//!   a per-client rate limit, a request timeout, a graceful shutdown.
+//!
+//! The HTTP contract is in `issuer/README.md` and in [`routes`].
+
+mod config;
+pub mod credential;
+mod db;
+mod error;
+mod keys;
+mod limit;
+pub mod pop;
+pub mod predicates;
+pub mod routes;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tacit_protocol::sd_jwt::{IssuerKey, IssuerMetadata, Jwks};
+use tower::ServiceExt;
+use wallet_core::Timestamp;
+
+pub use config::{
+    Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
+    DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
+    parse_duration,
+};
+pub use credential::Attribute;
+pub use db::{
+    DEFAULT_CODE_VALIDITY_MS, DEMO_PEOPLE, Grant, IssuerDb, MIGRATION_SET, NONCE_VALIDITY_MS,
+    Person, REFRESH_VALIDITY_MS, Redemption, random_token, seed,
+};
+pub use error::Error;
+pub use keys::{
+    KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
+};
+pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
+pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+
+/// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Where the service reads the time. Tests pass a closure; the server uses [`SystemClock`].
+pub trait Clock: Send + Sync + 'static {
+    fn now(&self) -> Timestamp;
+}
+
+impl<F: Fn() -> Timestamp + Send + Sync + 'static> Clock for F {
+    fn now(&self) -> Timestamp {
+        self()
+    }
+}
+
+/// The operating system's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        system_now()
+    }
+}
+
+/// The wall clock as a [`Timestamp`].
+pub fn system_now() -> Timestamp {
+    let millis = match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
+        Err(before) => -i64::try_from(before.duration().as_millis()).unwrap_or(i64::MAX),
+    };
+    Timestamp::from_millis(millis)
+}
+
+/// Shared state behind [`app`]. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    keys: KeyStore,
+    metadata_json: String,
+    db: IssuerDb,
+    issuer: String,
+    name: String,
+    vct: String,
+    attribute: Attribute,
+    limiter: RateLimiter,
+    timeout: Duration,
+    header_read_timeout: Duration,
+    clock: Box<dyn Clock>,
+}
+
+impl core::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AppState")
+            .field("issuer", &self.inner.issuer)
+            .field("attribute", &self.inner.attribute)
+            .field("keys", &self.inner.keys)
+            .field("db", &self.inner.db.store().backend())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The issuer metadata document for `issuer` with every key in `keys`.
+pub fn issuer_metadata(issuer: &str, keys: &KeyStore) -> Result<IssuerMetadata, Error> {
+    let set = keys
+        .published()
+        .into_iter()
+        .map(|(kid, jwk)| {
+            sec1_of(&jwk)
+                .and_then(|sec1| p256::ecdsa::VerifyingKey::from_sec1_bytes(&sec1).ok())
+                .map(|key| IssuerKey { kid, key })
+                .ok_or_else(|| Error::Config("a published key is malformed".to_owned()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let jwks = Jwks::new(set).map_err(|e| Error::Config(format!("key set: {}", e.code())))?;
+    Ok(IssuerMetadata {
+        issuer: issuer.to_owned(),
+        jwks,
+    })
+}
+
+fn sec1_of(jwk: &tacit_protocol::request_auth::Jwk) -> Option<[u8; 65]> {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let x = URL_SAFE_NO_PAD.decode(&jwk.x).ok()?;
+    let y = URL_SAFE_NO_PAD.decode(&jwk.y).ok()?;
+    if x.len() != 32 || y.len() != 32 {
+        return None;
+    }
+    let mut sec1 = [4u8; 65];
+    sec1[1..33].copy_from_slice(&x);
+    sec1[33..].copy_from_slice(&y);
+    Some(sec1)
+}
+
+impl AppState {
+    /// State for an issuer signing with `keys` for the people in `db`, under `config`, reading
+    /// time from `clock`.
+    pub fn new(
+        keys: KeyStore,
+        db: IssuerDb,
+        config: &Config,
+        clock: impl Clock,
+    ) -> Result<Self, Error> {
+        let issuer = config.issuer_origin();
+        let metadata_json = issuer_metadata(&issuer, &keys)?.to_json();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                keys,
+                metadata_json,
+                db,
+                issuer,
+                name: config.name.clone(),
+                vct: config.vct(),
+                attribute: config.attribute,
+                limiter: RateLimiter::new(config.rate_limit_per_minute),
+                timeout: config.request_timeout(),
+                header_read_timeout: config.header_read_timeout(),
+                clock: Box::new(clock),
+            }),
+        })
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    pub fn keys(&self) -> &KeyStore {
+        &self.inner.keys
+    }
+
+    /// The `/.well-known/jwt-vc-issuer` body.
+    pub fn metadata_json(&self) -> &str {
+        &self.inner.metadata_json
+    }
+
+    pub fn db(&self) -> &IssuerDb {
+        &self.inner.db
+    }
+
+    /// The issuer's origin (`iss`).
+    pub fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub fn vct(&self) -> &str {
+        &self.inner.vct
+    }
+
+    pub fn attribute(&self) -> Attribute {
+        self.inner.attribute
+    }
+
+    pub fn limiter(&self) -> &RateLimiter {
+        &self.inner.limiter
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        self.inner.header_read_timeout
+    }
+}
+
+/// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
+/// waits for in-flight requests to finish. HTTP/1.1 through hyper's connection builder, for the
+/// read-header timeout; each request carries its peer address as `ConnectInfo<SocketAddr>`.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.header_read_timeout())
+        .keep_alive(true);
+    let router = app(state);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let router = router.clone();
+            async move { router.oneshot(request).await }
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut stream) => {
+                stream.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+}
+
+/// Opens the configured database ([`Config::database_url`]) and migrates it.
+pub async fn open_database(config: &Config) -> Result<IssuerDb, Error> {
+    IssuerDb::open(&config.database_url()).await
+}
+
+/// `tacit-issuer [serve]`: loads the key file (refusing a missing or group/other-readable one),
+/// opens and migrates the database, binds, and serves until SIGINT/SIGTERM, then drains for up
+/// to [`SHUTDOWN_GRACE`].
+pub async fn run_server(config: &Config) -> Result<(), Error> {
+    let keys = KeyStore::load(&config.key_file)?;
+    let db = open_database(config).await?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| Error::Io {
+            action: "listen on",
+            path: config.listen.to_string(),
+            source,
+        })?;
+    if !config.listen.ip().is_loopback() {
+        tracing::warn!("listening beyond loopback; put a TLS-terminating proxy in front");
+    }
+    let mut config = config.clone();
+    if config.origin.is_none()
+        && let Ok(bound) = listener.local_addr()
+    {
+        config.listen = bound;
+    }
+    let state = AppState::new(keys, db, &config, SystemClock)?;
+    tracing::info!(
+        listen = %config.listen,
+        issuer = state.issuer(),
+        attribute = state.attribute().as_str(),
+        vct = state.vct(),
+        database = %state.db().store().backend(),
+        kid = state.keys().active_kid(),
+        "tacit-issuer listening"
+    );
+    let stopping = Arc::new(tokio::sync::Notify::new());
+    let signal = {
+        let stopping = stopping.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing in-flight requests");
+            stopping.notify_one();
+        }
+    };
+    let server = serve(listener, state, signal);
+    tokio::select! {
+        served = server => served.map_err(|source| Error::Io {
+            action: "serve on",
+            path: config.listen.to_string(),
+            source,
+        }),
+        () = async { stopping.notified().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
+            tracing::warn!("requests still open after the grace period; exiting");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The HTTP surface.
+//!
+//! | route                             | what                                                   |
+//! |-----------------------------------|--------------------------------------------------------|
+//! | `GET /.well-known/jwt-vc-issuer`  | SD-JWT VC issuer metadata: `{issuer, jwks: {keys}}`    |
+//! | `GET /v1/issuer`                  | name, attribute, `vct`, batch limits (for the wallet)  |
+//! | `GET /v1/nonce`                   | a fresh single-use nonce, valid five minutes           |
+//! | `POST /v1/credentials`            | a batch of SD-JWT VCs, one per holder key              |
+//! | `GET /healthz`                    | liveness                                               |
+//!
+//! Every route answers any origin (CORS `*`, no credentials): nothing here rides on cookies or
+//! ambient authority; a batch needs a code or refresh token and proofs by the holder keys.
+//!
+//! Outside in: request trace (method and route template only), request timeout, body limit,
+//! CORS, per-client rate limit (nonce and credentials), handler.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state, map_response};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::{Deserialize, Serialize};
+use tacit_protocol::request_auth::{EnrolmentCode, InstallKey, Jwk};
+use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::credential::{Issuance, issue_batch};
+use crate::db::{Grant, token_shaped};
+use crate::pop::{PopError, verify_pop};
+use crate::{AppState, Error};
+
+/// Largest request body: 64 KiB.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Most holder keys in one batch.
+pub const MAX_BATCH: usize = 20;
+
+/// The batch size wallets ask for by default.
+pub const DEFAULT_BATCH: usize = 10;
+
+/// The body of `POST /v1/credentials`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialRequest {
+    /// The one-time enrolment code (first batch); exactly one of this and `refresh_token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The refresh token from the previous batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// A nonce from `GET /v1/nonce`.
+    pub nonce: String,
+    /// 1 to [`MAX_BATCH`] distinct holder keys, each with its proof of possession.
+    pub holder_keys: Vec<HolderKey>,
+}
+
+/// One holder key and its proof (see [`crate::pop`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HolderKey {
+    pub jwk: Jwk,
+    pub proof: String,
+}
+
+/// The answer to `POST /v1/credentials`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialResponse {
+    /// One SD-JWT VC per holder key, in request order.
+    pub credentials: Vec<String>,
+    /// When they expire, in milliseconds since the Unix epoch (their `exp` is this in seconds).
+    pub expires_at: i64,
+    /// Single-use: send it as `refresh_token` to fetch the next batch.
+    pub refresh_token: String,
+    /// The issuer (`iss`).
+    pub issuer: String,
+    /// The issuer's name for people.
+    pub issuer_name: String,
+    /// The credential type.
+    pub vct: String,
+}
+
+/// The answer to `GET /v1/nonce`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NonceResponse {
+    pub nonce: String,
+    /// Milliseconds since the Unix epoch.
+    pub expires_at: i64,
+}
+
+/// The service. Serve it with `ConnectInfo<SocketAddr>` (as [`crate::serve`] does) so the rate
+/// limiter can tell clients apart; without it (as in `oneshot` tests) all share one bucket.
+pub fn app(state: AppState) -> Router {
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::CONTENT_TYPE])
+        .expose_headers([header::RETRY_AFTER])
+        .max_age(Duration::from_secs(600));
+    let limited = from_fn_with_state(state.clone(), rate_limit);
+    let trace = TraceLayer::new_for_http()
+        .make_span_with(|request: &Request| {
+            let route = request
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or("(unmatched)", MatchedPath::as_str)
+                .to_owned();
+            tracing::info_span!("request", method = %request.method(), route)
+        })
+        .on_response(DefaultOnResponse::new().level(Level::INFO));
+    Router::new()
+        .route(WELL_KNOWN_PATH, get(metadata))
+        .route("/v1/issuer", get(info))
+        .route("/v1/nonce", get(nonce).route_layer(limited.clone()))
+        .route("/v1/credentials", post(credentials).route_layer(limited))
+        .route("/healthz", get(healthz))
+        .layer(cors)
+        .layer(map_response(json_for_bare_errors))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(from_fn_with_state(state.clone(), timeout))
+        .layer(trace)
+        .with_state(state)
+}
+
+/// `GET /.well-known/jwt-vc-issuer`.
+async fn metadata(State(state): State<AppState>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        state.metadata_json().to_owned(),
+    )
+        .into_response()
+}
+
+/// `GET /v1/issuer`.
+async fn info(State(state): State<AppState>) -> Response {
+    axum::Json(serde_json::json!({
+        "issuer": state.issuer(),
+        "name": state.name(),
+        "attribute": state.attribute().as_str(),
+        "vct": state.vct(),
+        "metadata_url": WELL_KNOWN_PATH,
+        "max_batch": MAX_BATCH,
+        "default_batch": DEFAULT_BATCH,
+    }))
+    .into_response()
+}
+
+/// `GET /v1/nonce`.
+async fn nonce(State(state): State<AppState>) -> Result<Response, Error> {
+    let (nonce, expires_at) = state.db().make_nonce(state.now()).await?;
+    let body = NonceResponse {
+        nonce,
+        expires_at: expires_at.millis(),
+    };
+    Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response())
+}
+
+/// `POST /v1/credentials`: checks the schema, the holder keys and their proofs, then redeems
+/// the nonce and the code (or refresh token) and signs the batch in one transaction.
+async fn credentials(State(state): State<AppState>, request: Request) -> Result<Response, Error> {
+    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return Err(Error::UnsupportedMediaType);
+    }
+    let body = Bytes::from_request(request, &())
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                Error::PayloadTooLarge
+            } else {
+                Error::UnreadableBody
+            }
+        })?;
+    let request: CredentialRequest =
+        serde_json::from_slice(&body).map_err(|_| Error::InvalidRequest)?;
+    let code = match (&request.code, &request.refresh_token) {
+        (Some(code), None) => Some(EnrolmentCode::parse(code).map_err(|_| Error::CodeRefused)?),
+        (None, Some(token)) if token_shaped(token) => None,
+        (None, Some(_)) => return Err(Error::RefreshRefused),
+        _ => return Err(Error::CodeOrRefreshToken),
+    };
+    if request.holder_keys.is_empty() || request.holder_keys.len() > MAX_BATCH {
+        return Err(Error::BatchSize);
+    }
+    if !token_shaped(&request.nonce) {
+        return Err(Error::NonceRefused);
+    }
+    let mut seen = HashSet::with_capacity(request.holder_keys.len());
+    for (index, holder) in request.holder_keys.iter().enumerate() {
+        let key = InstallKey::from_jwk(&holder.jwk).map_err(|_| Error::BadHolderKey { index })?;
+        if !seen.insert(key.id()) {
+            return Err(Error::DuplicateHolderKey);
+        }
+    }
+    let mut holder_jwks = Vec::with_capacity(request.holder_keys.len());
+    for (index, holder) in request.holder_keys.iter().enumerate() {
+        let key = verify_pop(&holder.jwk, &holder.proof, state.issuer(), &request.nonce).map_err(
+            |e| match e {
+                PopError::BadKey => Error::BadHolderKey { index },
+                PopError::Malformed | PopError::BadSignature => Error::BadProof { index },
+            },
+        )?;
+        holder_jwks.push(key.to_jwk());
+    }
+    let grant = match (&code, &request.refresh_token) {
+        (Some(code), _) => Grant::Code(code),
+        (None, Some(token)) => Grant::RefreshToken(token),
+        (None, None) => return Err(Error::CodeOrRefreshToken),
+    };
+    let now = state.now();
+    let redemption = state.db().redeem(&request.nonce, grant, now).await?;
+    let issuance = Issuance {
+        iss: state.issuer(),
+        vct: state.vct(),
+        attribute: state.attribute(),
+    };
+    let keys = state.keys();
+    let (credentials, expires_at) = issue_batch(
+        keys.signing_key(),
+        keys.active_kid(),
+        &issuance,
+        &redemption.person,
+        &holder_jwks,
+        now,
+        || {
+            let mut salt = [0u8; 16];
+            getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+            Ok(salt)
+        },
+    )?;
+    let refresh_token = redemption
+        .commit(now, credentials.len(), expires_at)
+        .await?;
+    tracing::info!(
+        credentials = credentials.len(),
+        kid = keys.active_kid(),
+        "issued a batch"
+    );
+    let body = CredentialResponse {
+        credentials,
+        expires_at: expires_at.millis(),
+        refresh_token,
+        issuer: state.issuer().to_owned(),
+        issuer_name: state.name().to_owned(),
+        vct: state.vct().to_owned(),
+    };
+    Ok(([(header::CACHE_CONTROL, "no-store")], axum::Json(body)).into_response())
+}
+
+/// `application/json`, with or without parameters such as `charset=utf-8`.
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// `GET /healthz`.
+async fn healthz(State(state): State<AppState>) -> Response {
+    axum::Json(serde_json::json!({
+        "status": "ok",
+        "kid": state.keys().active_kid(),
+    }))
+    .into_response()
+}
+
+/// Answers 429 with `Retry-After` once the peer's bucket is empty.
+async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
+    match state.limiter().check(client, state.now()) {
+        Ok(()) => next.run(request).await,
+        Err(retry_after_secs) => Error::RateLimited { retry_after_secs }.into_response(),
+    }
+}
+
+/// Abandons a request (body reading included) after the configured time.
+async fn timeout(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.timeout(), next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => Error::Timeout.into_response(),
+    }
+}
+
+/// Gives axum's own bodiless 404 and 405 answers the JSON error shape (keeping `Allow`).
+async fn json_for_bare_errors(response: Response) -> Response {
+    let status = response.status();
+    let bare = !response.headers().contains_key(header::CONTENT_TYPE);
+    let replacement = match status {
+        StatusCode::NOT_FOUND if bare => Error::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED if bare => Error::MethodNotAllowed,
+        _ => return response,
+    };
+    let (parts, _) = response.into_parts();
+    let mut fresh = replacement.into_response();
+    for (name, value) in &parts.headers {
+        if !fresh.headers().contains_key(name) {
+            fresh.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    fresh
+}
