@@ -5,6 +5,7 @@
 //   { "id": "any label",
 //     "presentation": "<issuer-jwt>~<disclosure>~…~<kb-jwt>",
 //     "issuer_jwks": { "keys": [ { "kty":"EC","crv":"P-256","x":…,"y":…,"kid":… } ] },  // pinned
+//     (or "issuer_jwk": { "kty":"EC","crv":"P-256","x":…,"y":… } — one pinned key, any kid)
 //     "iss": "http://127.0.0.1:8091",            // optional: the expected issuer
 //     "aud": "http://127.0.0.1:8081", "nonce": "…",
 //     "now": 1777714200,                         // optional: seconds since the epoch (default: clock)
@@ -50,7 +51,9 @@ async function judge(c) {
   const decoder = new SDJwtVcInstance({ hasher: digest, hashAlg: "sha-256" });
   const decoded = await decoder.decode(c.presentation);
   const kid = decoded?.jwt?.header?.kid;
-  const issuerJwk = pickKey(c.issuer_jwks, kid);
+  const issuerJwk = c.issuer_jwk
+    ? { kty: c.issuer_jwk.kty, crv: c.issuer_jwk.crv, x: c.issuer_jwk.x, y: c.issuer_jwk.y }
+    : pickKey(c.issuer_jwks, kid);
   if (!issuerJwk) return { verdict: "refused", error: "script: unknown issuer key: kid not in the pinned JWKS" };
   if (c.iss !== undefined && decoded?.jwt?.payload?.iss !== c.iss) {
     return { verdict: "refused", error: "script: unknown issuer: iss differs from the pinned issuer" };

@@ -340,6 +340,16 @@ fn node_sd_jwt_vc_agrees_with_our_presentations() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // One pinned key instead of a key set (`issuer_jwk`): the same verdicts for the right key and
+    // for an impostor's.
+    let mut single = cases[0].json();
+    single["issuer_jwk"] = serde_json::to_value(jwk_of(&f.issuer)).unwrap();
+    single.as_object_mut().unwrap().remove("issuer_jwks");
+    let mut impostor = single.clone();
+    impostor["issuer_jwk"] = serde_json::to_value(jwk_of(&key("impostor"))).unwrap();
+    let v = node_verify(&[single, impostor]);
+    assert_eq!(v[0]["verdict"], "accepted", "{}", v[0]);
+    assert_eq!(v[1]["verdict"], "refused", "{}", v[1]);
     assert_eq!(
         verdicts[0]["disclosed"],
         json!({"income_below_30000": true}),
