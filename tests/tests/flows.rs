@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
-use tacit_site::server::signer_keys::MIN_REFETCH_INTERVAL;
 use tacit_e2e::wallet::Wallet;
 use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+use tacit_site::server::signer_keys::MIN_REFETCH_INTERVAL;
 use wallet_core::receipt::sign;
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
@@ -322,7 +322,14 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["attestation", "claims", "nonce", "origin", "purpose", "site_name"]
+        [
+            "attestation",
+            "claims",
+            "nonce",
+            "origin",
+            "purpose",
+            "site_name"
+        ]
     );
     assert_eq!(first["origin"], stack.housing.origin());
     assert_eq!(first["claims"], housing_claims());

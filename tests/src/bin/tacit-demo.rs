@@ -87,7 +87,9 @@ fn run(options: Options) -> Result<(), String> {
     // Enrolled installs live in the signer's database (SQLite next to its key).
     let signer_db_path = tacit_e2e::target_dir().join("demo").join("signer.db");
     let signer_db = runtime
-        .block_on(signer::SignerDb::open(&tacit_store::sqlite_url(&signer_db_path)))
+        .block_on(signer::SignerDb::open(&tacit_store::sqlite_url(
+            &signer_db_path,
+        )))
         .map_err(|e| format!("the signer's database {}: {e}", signer_db_path.display()))?;
     let code = runtime
         .block_on(signer::enrol_code(
