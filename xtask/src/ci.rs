@@ -3,7 +3,8 @@
 //! Installs (so a fresh machine needs only Rust and this repository): the
 //! `wasm32-unknown-unknown` target through rustup; Chromium and chromedriver through apt when
 //! running as root (otherwise it stops with the `sudo` command to run); PostgreSQL (`initdb`,
-//! `pg_ctl`) the same way, for the tests that start a throw-away cluster; and, for the web crate's
+//! `pg_ctl`) the same way, for the tests that start a throw-away cluster; Node and npm the same
+//! way, for the SD-JWT interop tests (`interop/`); and, for the web crate's
 //! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
 //! `target/tools/` (about 100 s once, then cached). The last step, `fuzz --smoke`, installs
 //! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`).
@@ -21,6 +22,9 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const APT_CHROMIUM: [&str; 2] = ["chromium", "chromium-driver"];
 /// Debian's PostgreSQL server: the store's tests start throw-away clusters with its initdb/pg_ctl.
 const APT_POSTGRESQL: &str = "postgresql";
+/// Node and npm: the interop tests check our SD-JWT presentations with an independent
+/// implementation (`@sd-jwt/sd-jwt-vc`, pinned in `interop/package-lock.json`).
+const APT_NODE: [&str; 2] = ["nodejs", "npm"];
 
 /// The switches the harness uses (tests/src/browser.rs), for the wasm-bindgen-test browser.
 const CHROMIUM_ARGS: &[&str] = &[
@@ -197,6 +201,11 @@ fn install() -> Result<(), String> {
     } else {
         packages.push(APT_POSTGRESQL);
     }
+    if has_node() {
+        println!("node, npm: installed");
+    } else {
+        packages.extend(APT_NODE);
+    }
     if packages.is_empty() {
         return Ok(());
     }
@@ -224,7 +233,17 @@ fn install() -> Result<(), String> {
     if !has_initdb() {
         return Err(format!("initdb is still missing after `{apt_install}`"));
     }
+    if !has_node() {
+        return Err(format!("node or npm is still missing after `{apt_install}`"));
+    }
     Ok(())
+}
+
+/// Whether `node` and `npm` answer.
+fn has_node() -> bool {
+    ["node", "npm"]
+        .iter()
+        .all(|tool| output(tool, &["--version"]).is_ok())
 }
 
 /// Whether PostgreSQL's server tools are where `tacit_store::testing::PgCluster` looks: `PATH`,
