@@ -1,17 +1,20 @@
-//! `cargo xtask bench [core|signer|browser] [-- args]`: the benchmark report.
+//! `cargo xtask bench [core|signer|site|browser] [-- args]`: the benchmark report.
 //!
 //! Without a name, everything, then `target/bench/report.md`:
 //! 1. `build-web` (the sites whose sizes and pages are measured);
 //! 2. wallet-core's criterion benches (`cargo bench -p wallet-core --bench core`, extra args go
 //!    to criterion);
 //! 3. `signer-bench` (20 s of HTTP load against the raw Ed25519 signing rate);
-//! 4. hash-wasm from the npm registry (`npm pack`, pinned to [`HASH_WASM`]) as the in-page
+//! 4. `site-bench` (10 s of `POST /api/applications` load against the raw `verify_strict`
+//!    rate, then nonce consumes on SQLite and on a throwaway PostgreSQL cluster);
+//! 5. hash-wasm from the npm registry (`npm pack`, pinned to [`HASH_WASM`]) as the in-page
 //!    Argon2 baseline;
-//! 5. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
+//! 6. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
 //!    revoke, ready; see `tests/src/bin/browser-bench/`);
 //!
 //! and assembles every figure with the machine, the browser, the date and the command.
-//! `core`, `signer` and `browser` run one part and print it. Nothing here asserts on a time.
+//! `core`, `signer`, `site` and `browser` run one part and print it. Nothing here asserts on
+//! a time.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write as _};
@@ -26,6 +29,8 @@ use crate::{cargo, run, target_dir, workspace_root};
 pub const HASH_WASM: &str = "hash-wasm@4.13.0";
 /// Seconds of HTTP load for the signer in the full report.
 const SIGNER_SECONDS: &str = "20";
+/// Seconds of HTTP load for the site in the full report.
+const SITE_SECONDS: &str = "10";
 
 /// The criterion benchmarks the report reads, with what they measure.
 const CORE: [(&str, &str); 6] = [
@@ -48,7 +53,7 @@ const CORE: [(&str, &str); 6] = [
 
 pub fn bench(rest: &[String]) -> Result<(), String> {
     let (which, extra) = match rest.first().map(String::as_str) {
-        Some(name @ ("core" | "signer" | "browser")) => (name, &rest[1..]),
+        Some(name @ ("core" | "signer" | "site" | "browser")) => (name, &rest[1..]),
         _ => ("all", rest),
     };
     let extra: Vec<&str> = extra
@@ -61,6 +66,7 @@ pub fn bench(rest: &[String]) -> Result<(), String> {
     match which {
         "core" => core(&extra).map(drop),
         "signer" => signer(&extra).map(drop),
+        "site" => site(&extra).map(drop),
         "browser" => {
             let hash_wasm = fetch_hash_wasm(&out)?;
             browser(&out, &hash_wasm.file, &extra)
@@ -103,6 +109,16 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
     );
 
     let step = Instant::now();
+    let site_md = site(&["--seconds", SITE_SECONDS])?;
+    timed(
+        format!(
+            "`site-bench --seconds {SITE_SECONDS}` (release, with its build; PostgreSQL cluster \
+             included)"
+        ),
+        step,
+    );
+
+    let step = Instant::now();
     let hash_wasm = fetch_hash_wasm(out)?;
     timed(format!("`npm pack {HASH_WASM}` (reused if present)"), step);
 
@@ -128,7 +144,7 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
         seconds: started.elapsed().as_secs_f64(),
         steps,
     };
-    let report = assemble(out, &machine, &hash_wasm, &core_rows, &signer_md)?;
+    let report = assemble(out, &machine, &hash_wasm, &core_rows, &signer_md, &site_md)?;
     let path = out.join("report.md");
     fs::write(&path, &report).map_err(|e| format!("writing {}: {e}", path.display()))?;
     println!("\n{report}");
@@ -159,6 +175,21 @@ fn signer(extra: &[&str]) -> Result<String, String> {
     ];
     args.extend(extra.iter().copied());
     run_capture("bench signer", &cargo(), &args)
+}
+
+/// The release `site-bench`; returns its markdown.
+fn site(extra: &[&str]) -> Result<String, String> {
+    let mut args = vec![
+        "run",
+        "--release",
+        "--package",
+        "tacit-site",
+        "--bin",
+        "site-bench",
+        "--",
+    ];
+    args.extend(extra.iter().copied());
+    run_capture("bench site", &cargo(), &args)
 }
 
 /// The release `browser-bench`, writing its fragments to `<out>/browser/`.
@@ -369,6 +400,7 @@ fn assemble(
     hash_wasm: &HashWasm,
     core_rows: &[(&str, Option<f64>)],
     signer_md: &str,
+    site_md: &str,
 ) -> Result<String, String> {
     let chromium = fragment(out, "chromium.txt")?;
     let commit = output_of("git", &["rev-parse", "--short", "HEAD"]);
@@ -434,6 +466,7 @@ fn assemble(
     r.push_str(&signer_section(signer_md));
     r.push_str(&size_section(&hash_wasm.file)?);
     r.push_str(&fragment(out, "7-ready.md")?);
+    r.push_str(&site_section(site_md));
     r.push_str(&core_section(core_rows));
     Ok(r)
 }
@@ -460,6 +493,25 @@ fn signer_section(md: &str) -> String {
         ));
     }
     r.push('\n');
+    r
+}
+
+fn site_section(md: &str) -> String {
+    let mut r = String::from("## 8. Site server: verdicts and the nonce table\n\n");
+    r.push_str(&format!(
+        "`cargo run --release -p tacit-site --bin site-bench -- --seconds {SITE_SECONDS}`: the \
+         housing site in-process on loopback (`tacit_site::server::spawn`, its SQLite nonce \
+         table, a pinned throwaway signer key, rate limit off); one nonce issued into the table \
+         and one valid receipt signed per request, each sent once as `POST /api/applications` \
+         over 64 keep-alive connections (a request counts when accepted). The baseline is \
+         ed25519-dalek's `verify_strict` of a receipt's signing bytes, the signature check the \
+         verdict performs, on one thread in the same run. Then the real `Nonces::consume` of \
+         pre-issued nonces from 64 tasks, on SQLite and on a throwaway PostgreSQL cluster \
+         (`tacit_store::testing::PgCluster`). The load client shares the cores with the server \
+         and the database.\n\n"
+    ));
+    r.push_str(md.trim_end());
+    r.push_str("\n\n");
     r
 }
 
@@ -576,5 +628,15 @@ mod tests {
             table_number(md, "| raw ed25519-dalek sign", "signs/s"),
             Some(62923.0)
         );
+    }
+
+    #[test]
+    fn the_site_section_carries_the_bench_table() {
+        let md = "site-bench: 64 connections\n\n| measure | value |\n|---|---|\n\
+                  | service / raw verify_strict | 0.041 |\n";
+        let section = site_section(md);
+        assert!(section.starts_with("## 8. Site server"));
+        assert!(section.contains("--seconds 10"));
+        assert!(section.ends_with("| service / raw verify_strict | 0.041 |\n\n"));
     }
 }

@@ -8,6 +8,7 @@
 //! data_dir = "../../target/site-data/housing" # nonces.db and site.key (0600, made on first start)
 //! # database_url = "postgres://…"         # optional; the DATABASE_URL variable wins
 //! trusted_issuers = []                    # issuer-backed claims: not enforced yet
+//! # rate_limit_per_minute = 120           # per client on the API; 0 = off
 //!
 //! [policy]
 //! site_name = "City Housing Programme"
@@ -64,6 +65,15 @@ pub struct Config {
     /// Issuers whose credentials the site trusts (issuer-backed claims are not enforced yet).
     #[serde(default)]
     pub trusted_issuers: Vec<TrustedIssuer>,
+    /// Requests per minute each client may make to `/api/requirements` and
+    /// `/api/applications` together (burst of this many, refilled evenly); 0 turns the limit
+    /// off. Default [`super::DEFAULT_RATE_LIMIT_PER_MINUTE`].
+    #[serde(default = "default_rate_limit_per_minute")]
+    pub rate_limit_per_minute: u32,
+}
+
+fn default_rate_limit_per_minute() -> u32 {
+    super::DEFAULT_RATE_LIMIT_PER_MINUTE
 }
 
 /// The signer's keys: fetched from a URL (refreshed) or pinned in a file. Exactly one.
@@ -233,6 +243,14 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
         );
         assert_eq!(c.data_dir, Path::new("/var/lib/housing"));
         assert_eq!(c.policy.claims.len(), 2);
+        assert_eq!(c.rate_limit_per_minute, 120);
+        let off = format!("rate_limit_per_minute = 0\n{GOOD}");
+        assert_eq!(
+            Config::from_toml(&off, Path::new("/"))
+                .unwrap()
+                .rate_limit_per_minute,
+            0
+        );
         assert_eq!(
             c.signer_source().unwrap(),
             SignerSource::Url("http://127.0.0.1:8787/v1/keys".into())

@@ -10,6 +10,7 @@
 
 pub mod config;
 mod error;
+pub mod limit;
 pub mod nonces;
 pub mod routes;
 pub mod signer_keys;
@@ -30,6 +31,7 @@ use wallet_core::{Origin, Timestamp};
 
 pub use config::{Config, SignerSource};
 pub use error::ServerError;
+pub use limit::{ApiLimit, DEFAULT_RATE_LIMIT_PER_MINUTE};
 pub use nonces::Nonces;
 pub use routes::app;
 pub use signer_keys::SignerKeys;
@@ -129,11 +131,19 @@ struct Inner {
     static_dir: PathBuf,
     clock: Box<dyn Clock>,
     request_timeout: Duration,
+    limit: ApiLimit,
 }
 
 impl SiteState {
-    /// Checks the policy and assembles the state.
+    /// Checks the policy and assembles the state, with the API's rate limit off (as in-process
+    /// tests want it; [`SiteState::from_config`] applies the configured one).
     pub fn new(parts: SiteParts) -> Result<Self, ServerError> {
+        Self::with_rate_limit(parts, 0)
+    }
+
+    /// [`SiteState::new`] with the API limited to `per_minute` requests per client (0: off);
+    /// see [`limit`].
+    pub fn with_rate_limit(parts: SiteParts, per_minute: u32) -> Result<Self, ServerError> {
         parts.policy.check().map_err(|e| ServerError::Config {
             path: "[policy]".into(),
             reason: e.to_string(),
@@ -157,6 +167,7 @@ impl SiteState {
             static_dir: parts.static_dir,
             clock: parts.clock,
             request_timeout: REQUEST_TIMEOUT,
+            limit: ApiLimit::new(per_minute),
         })))
     }
 
@@ -194,15 +205,18 @@ impl SiteState {
                 "trusted_issuers is configured, but issuer-backed claims are not enforced yet"
             );
         }
-        Self::new(SiteParts {
-            policy: config.policy.clone(),
-            origin,
-            site_key,
-            nonces,
-            signer,
-            static_dir: config.static_dir.clone(),
-            clock,
-        })
+        Self::with_rate_limit(
+            SiteParts {
+                policy: config.policy.clone(),
+                origin,
+                site_key,
+                nonces,
+                signer,
+                static_dir: config.static_dir.clone(),
+                clock,
+            },
+            config.rate_limit_per_minute,
+        )
     }
 
     pub fn policy(&self) -> &Policy {
@@ -241,6 +255,11 @@ impl SiteState {
     pub fn request_timeout(&self) -> Duration {
         self.0.request_timeout
     }
+
+    /// The API's per-client rate limit.
+    pub fn limit(&self) -> &ApiLimit {
+        &self.0.limit
+    }
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then stops accepting connections and
@@ -249,7 +268,8 @@ impl SiteState {
 ///
 /// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
 /// timeout: a client that has not sent a complete request head within [`HEADER_READ_TIMEOUT`]
-/// is disconnected (this also closes keep-alive connections idle that long).
+/// is disconnected (this also closes keep-alive connections idle that long). Each request
+/// carries its peer address as `ConnectInfo<SocketAddr>` (the rate limit's client key).
 pub async fn serve(
     listener: TcpListener,
     state: SiteState,
@@ -267,7 +287,7 @@ pub async fn serve(
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
@@ -281,10 +301,14 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        let service =
-            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+        let service = hyper::service::service_fn(
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
                 router.clone().oneshot(request)
-            });
+            },
+        );
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(error) = connection.await {

@@ -16,6 +16,11 @@
 //! and a retry may succeed. Those carry the envelope too. Answers that never reach a handler
 //! (unknown API route, wrong method, timeout) are `{"error": code, "message": sentence}`.
 //!
+//! Both API routes that do work are rate-limited per client (`rate_limit_per_minute` in
+//! `site.toml`, see [`super::limit`]): over the limit, **429** with `Retry-After` and the
+//! envelope `{ok: false, error: {code: "rate_limited", message}}`, before anything is issued or
+//! decided.
+//!
 //! Every response carries the page's security headers: `Origin-Agent-Cluster: ?1`, the CSP
 //! (`script-src 'self' 'wasm-unsafe-eval'`, `connect-src 'self'`: the page talks to its own
 //! server only), `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`.
@@ -65,6 +70,8 @@ pub fn app(state: SiteState) -> Router {
             .allow_origin(Any)
             .allow_methods([Method::GET]),
     );
+    // Per client, one bucket for both routes that do work (see `limit`).
+    let limited = middleware::from_fn_with_state(state.clone(), super::limit::rate_limit);
     let trace = TraceLayer::new_for_http()
         .make_span_with(|request: &Request| {
             let route = request
@@ -77,8 +84,14 @@ pub fn app(state: SiteState) -> Router {
         .on_response(DefaultOnResponse::new().level(Level::DEBUG));
     Router::new()
         .route("/api/site", get(site))
-        .route("/api/requirements", get(requirements))
-        .route("/api/applications", axum::routing::post(applications))
+        .route(
+            "/api/requirements",
+            get(requirements).layer(limited.clone()),
+        )
+        .route(
+            "/api/applications",
+            axum::routing::post(applications).layer(limited),
+        )
         .route("/api/{*rest}", any(api_not_found))
         .route(SITE_KEYS_PATH, well_known)
         .fallback_service(static_files)

@@ -1,0 +1,635 @@
+//! `site-bench`: the site server's verdict throughput against the raw rate of the signature check
+//! it performs, and the nonce table's consume rate on SQLite and on PostgreSQL.
+//!
+//! 1. Starts the housing site in-process ([`tacit_site::server::spawn`], rate limit off) on loopback,
+//!    on a throwaway SQLite database, pinning a throwaway signer key; issues `--receipts` nonces
+//!    into its table (the real [`Nonces::issue`], from 64 tasks) and signs one valid receipt per
+//!    nonce; measures, on one thread with nothing else running, ed25519-dalek's `verify_strict`
+//!    of a receipt's signing bytes (the signature check the verdict performs) and wallet-core's
+//!    whole `receipt::verify`; then fires the receipts, each once, as `POST /api/applications`
+//!    over `--connections` keep-alive connections until the time or the receipts run out. A
+//!    request counts when it is answered 200 with `"ok":true` (accepted).
+//! 2. Issues `--nonces` nonces into a fresh table and consumes them all with the real
+//!    [`Nonces::consume`] from `--consumers` tasks, on SQLite and on a throwaway PostgreSQL
+//!    cluster ([`tacit_store::testing::PgCluster`]; without PostgreSQL the run fails with the
+//!    install command). Every consume must succeed exactly once.
+//!
+//! Figures only: nothing here asserts on time. Compiled into the `site-bench` binary only
+//! (`src/bin/site-bench.rs` includes this file), so the library carries none of it.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use ed25519_dalek::{Signature, SigningKey};
+use serde_json::json;
+use tacit_store::StoreError;
+use tacit_store::testing::PgCluster;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use wallet_core::receipt::sign;
+use wallet_core::{
+    ComparisonLog, GrantId, KeySet, KeyStatus, Nonce, Origin, Outcome, PublicKeyEntry,
+    ReceiptPayload, SessionId, Timestamp, ToolName,
+};
+
+use tacit_site::server::config::SignerConfig;
+use tacit_site::server::{Config, Nonces, ServerError, spawn, system_now};
+
+/// Why a bench run could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("{0}")]
+    Setup(String),
+    #[error(transparent)]
+    Server(#[from] ServerError),
+    #[error("database: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// Measure tacit-site's POST /api/applications throughput and the nonce table's consume rate.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "site-bench",
+    version,
+    about = "Measures POST /api/applications against raw receipt verification, and nonce \
+             consumes on SQLite and PostgreSQL"
+)]
+pub struct BenchArgs {
+    /// Seconds of HTTP load.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub seconds: u64,
+    /// Keep-alive connections.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub connections: u64,
+    /// Seconds of raw verification, for each of the two baselines.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub verify_seconds: u64,
+    /// Distinct valid receipts (and nonces) prepared before the load; each is sent once, and the
+    /// load ends early when they are spent.
+    #[arg(long, default_value_t = 25_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub receipts: u64,
+    /// Nonces issued then consumed on each backend.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub nonces: u64,
+    /// Concurrent tasks issuing and consuming nonces.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub consumers: u64,
+}
+
+/// The consume rate on one backend.
+#[derive(Debug, Clone)]
+pub struct ConsumeFigures {
+    pub backend: &'static str,
+    pub consumed: u64,
+    pub elapsed: Duration,
+}
+
+impl ConsumeFigures {
+    pub fn per_sec(&self) -> f64 {
+        self.consumed as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub args: BenchArgs,
+    pub body_bytes: usize,
+    pub accepted: u64,
+    pub failures: u64,
+    pub elapsed: Duration,
+    pub p50: Duration,
+    pub p99: Duration,
+    /// Whether the prepared receipts ran out before the time did.
+    pub pool_exhausted: bool,
+    pub issued: u64,
+    pub issue_elapsed: Duration,
+    pub raw_verifies: u64,
+    pub raw_verify_elapsed: Duration,
+    pub full_verifies: u64,
+    pub full_verify_elapsed: Duration,
+    pub sqlite: ConsumeFigures,
+    pub postgres: ConsumeFigures,
+    pub release_build: bool,
+}
+
+impl Report {
+    pub fn requests_per_sec(&self) -> f64 {
+        self.accepted as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    pub fn raw_verifies_per_sec(&self) -> f64 {
+        self.raw_verifies as f64 / self.raw_verify_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    pub fn full_verifies_per_sec(&self) -> f64 {
+        self.full_verifies as f64 / self.full_verify_elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The figures as a markdown table.
+    pub fn markdown(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let mut out = String::new();
+        out.push_str(&format!(
+            "site-bench: {} connections, {} s load, {} receipts prepared ({} B submissions), {} \
+             tasks on the nonce table, {} build, {} CPU(s)\n\n",
+            self.args.connections,
+            self.args.seconds,
+            self.issued,
+            self.body_bytes,
+            self.args.consumers,
+            if self.release_build {
+                "release"
+            } else {
+                "DEBUG (figures meaningless)"
+            },
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ));
+        out.push_str("| measure | value |\n|---|---|\n");
+        out.push_str(&format!(
+            "| POST /api/applications, a distinct valid receipt each (SQLite) | {:.0} req/s ({} accepted, {} failed{}) |\n",
+            self.requests_per_sec(),
+            self.accepted,
+            self.failures,
+            if self.pool_exhausted {
+                "; prepared receipts spent early"
+            } else {
+                ""
+            }
+        ));
+        out.push_str(&format!("| latency p50 | {:.3} ms |\n", ms(self.p50)));
+        out.push_str(&format!("| latency p99 | {:.3} ms |\n", ms(self.p99)));
+        out.push_str(&format!(
+            "| raw ed25519 verify_strict of a receipt, 1 core | {:.0} verifies/s |\n",
+            self.raw_verifies_per_sec()
+        ));
+        out.push_str(&format!(
+            "| raw wallet_core::receipt::verify (whole check), 1 core | {:.0} verifies/s |\n",
+            self.full_verifies_per_sec()
+        ));
+        out.push_str(&format!(
+            "| service / raw verify_strict | {:.3} |\n",
+            self.requests_per_sec() / self.raw_verifies_per_sec().max(1e-9)
+        ));
+        out.push_str(&format!(
+            "| latency p99 / one raw verify_strict ({:.4} ms) | {:.0}× |\n",
+            1000.0 / self.raw_verifies_per_sec().max(1e-9),
+            ms(self.p99) * self.raw_verifies_per_sec() / 1000.0
+        ));
+        out.push_str(&format!(
+            "| nonces issued into the site's SQLite table ({} tasks) | {:.0} issues/s |\n",
+            self.args.consumers,
+            self.issued as f64 / self.issue_elapsed.as_secs_f64().max(1e-9)
+        ));
+        for figures in [&self.sqlite, &self.postgres] {
+            out.push_str(&format!(
+                "| nonce consume, {} ({} tasks) | {:.0} consumes/s ({} consumed) |\n",
+                figures.backend,
+                self.args.consumers,
+                figures.per_sec(),
+                figures.consumed
+            ));
+        }
+        out.push_str(&format!(
+            "| PostgreSQL / SQLite consume | {:.2} |\n",
+            self.postgres.per_sec() / self.sqlite.per_sec().max(1e-9)
+        ));
+        out
+    }
+}
+
+/// Runs the benchmark on the current tokio runtime.
+pub async fn run(args: BenchArgs) -> Result<Report, BenchError> {
+    if std::env::var("DATABASE_URL").is_ok_and(|v| !v.trim().is_empty()) {
+        return Err(BenchError::Setup(
+            "DATABASE_URL is set and would replace the bench's own SQLite database; unset it"
+                .to_owned(),
+        ));
+    }
+    let io =
+        |what: &'static str| move |e: std::io::Error| BenchError::Setup(format!("{what}: {e}"));
+    let root = tempfile::tempdir().map_err(io("temp dir"))?;
+    let now = system_now();
+
+    // A throwaway signer key, pinned as site.toml would pin it.
+    let mut secret = zeroize::Zeroizing::new([0u8; 32]);
+    getrandom::fill(&mut *secret).map_err(|_| BenchError::Setup("randomness".to_owned()))?;
+    let signer = SigningKey::from_bytes(&secret);
+    let keys = KeySet {
+        keys: vec![PublicKeyEntry::new(
+            &signer.verifying_key(),
+            now.plus_millis(-60_000),
+            None,
+            KeyStatus::Active,
+        )],
+    };
+    let keys_path = root.path().join("signer-keys.json");
+    let keys_json =
+        serde_json::to_vec(&keys).map_err(|_| BenchError::Setup("key set JSON".to_owned()))?;
+    std::fs::write(&keys_path, keys_json).map_err(io("writing the key set"))?;
+    let config = bench_config(root.path(), keys_path)?;
+    let claims = config.policy.claims.clone();
+
+    let site = spawn(&config).await?;
+    let addr = site.addr();
+    let origin = site.origin().clone();
+    let nonces = site.state().nonces().clone();
+
+    // N nonces issued into the site's table, from `consumers` tasks.
+    let issue_started = Instant::now();
+    let issued_nonces = issue_many(&nonces, args.receipts, args.consumers, now).await?;
+    let issue_elapsed = issue_started.elapsed();
+    let issued = issued_nonces.len() as u64;
+
+    // One valid receipt per nonce, as submissions over HTTP.
+    let sign_origin = origin.clone();
+    let sign_key = signer.clone();
+    let (pool, sample) = tokio::task::spawn_blocking(move || {
+        prepare(&sign_origin, &issued_nonces, &claims, &sign_key, now, addr)
+    })
+    .await
+    .map_err(|_| BenchError::Setup("the preparing thread failed".to_owned()))??;
+    let body_bytes = sample.body_bytes;
+
+    // The baselines, one thread each in turn, before the load.
+    let verify_for = Duration::from_secs(args.verify_seconds);
+    let verifying = signer.verifying_key();
+    let (raw, full) = tokio::task::spawn_blocking(move || {
+        let bytes = sample.receipt.payload.signing_bytes();
+        let signature = Signature::from_bytes(&sample.signature);
+        let raw = repeat_for(verify_for, || {
+            let ok = verifying.verify_strict(
+                std::hint::black_box(&bytes),
+                std::hint::black_box(&signature),
+            );
+            std::hint::black_box(ok.is_ok());
+        });
+        let full = repeat_for(verify_for, || {
+            let ok = wallet_core::receipt::verify(
+                std::hint::black_box(&sample.receipt),
+                &keys,
+                &origin,
+                &sample.nonce,
+                now,
+            );
+            std::hint::black_box(ok.is_ok());
+        });
+        (raw, full)
+    })
+    .await
+    .map_err(|_| BenchError::Setup("the measuring thread failed".to_owned()))?;
+
+    // The load.
+    let pool = Arc::new(pool);
+    let next = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..args.connections {
+        tasks.push(tokio::spawn(drive(
+            addr,
+            pool.clone(),
+            next.clone(),
+            deadline,
+        )));
+    }
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    for task in tasks {
+        let (lat, failed) = task
+            .await
+            .map_err(|_| BenchError::Setup("a load task failed".to_owned()))?;
+        latencies.extend(lat);
+        failures += failed;
+    }
+    let elapsed = started.elapsed();
+    site.shutdown()
+        .await
+        .map_err(io("shutting the site down"))?;
+    nonces.db().close().await;
+
+    latencies.sort_unstable();
+    let pick = |q: f64| {
+        // Nearest rank.
+        let rank = ((latencies.len() as f64) * q).ceil() as usize;
+        latencies
+            .get(rank.saturating_sub(1))
+            .copied()
+            .unwrap_or_default()
+    };
+    let (p50, p99) = (pick(0.50), pick(0.99));
+    let accepted = latencies.len() as u64;
+    let pool_exhausted = next.load(Ordering::Relaxed) >= pool.len();
+    drop(latencies);
+
+    // Nonce consumes on each backend.
+    let sqlite_url = tacit_store::sqlite_url(&root.path().join("consume.db"));
+    let sqlite = consume_bench("SQLite", &sqlite_url, &args, now).await?;
+    let cluster = tokio::task::spawn_blocking(PgCluster::start)
+        .await
+        .map_err(|_| BenchError::Setup("starting PostgreSQL failed".to_owned()))??;
+    let pg_url = cluster.create_database("site_bench").await?;
+    let postgres = consume_bench("PostgreSQL", &pg_url, &args, now).await?;
+    drop(cluster);
+    drop(root);
+
+    Ok(Report {
+        body_bytes,
+        accepted,
+        failures,
+        elapsed,
+        p50,
+        p99,
+        pool_exhausted,
+        issued,
+        issue_elapsed,
+        raw_verifies: raw.0,
+        raw_verify_elapsed: raw.1,
+        full_verifies: full.0,
+        full_verify_elapsed: full.1,
+        sqlite,
+        postgres,
+        release_build: !cfg!(debug_assertions),
+        args,
+    })
+}
+
+/// The housing site's shipped configuration on a free loopback port, a throwaway data
+/// directory (so its SQLite database), the pinned key set, and no rate limit.
+fn bench_config(root: &Path, pinned_keys: std::path::PathBuf) -> Result<Config, BenchError> {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../housing/site.toml");
+    let mut config = Config::load(&shipped)?;
+    let static_dir = root.join("static");
+    std::fs::create_dir_all(&static_dir)
+        .and_then(|()| std::fs::write(static_dir.join("index.html"), "<!doctype html>"))
+        .map_err(|e| BenchError::Setup(format!("static dir: {e}")))?;
+    config.origin = None;
+    config.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+    config.static_dir = static_dir;
+    config.data_dir = root.join("data");
+    config.database_url = None;
+    config.rate_limit_per_minute = 0;
+    config.signer = SignerConfig {
+        keys_url: None,
+        pinned_keys: Some(pinned_keys),
+    };
+    Ok(config)
+}
+
+/// Issues `count` nonces at `now` from `tasks` concurrent tasks.
+async fn issue_many(
+    nonces: &Nonces,
+    count: u64,
+    tasks: u64,
+    now: Timestamp,
+) -> Result<Vec<Nonce>, BenchError> {
+    let left = Arc::new(AtomicU64::new(count));
+    let mut handles = Vec::new();
+    for _ in 0..tasks.max(1) {
+        let (nonces, left) = (nonces.clone(), left.clone());
+        handles.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                let (nonce, _) = nonces
+                    .issue(now)
+                    .await
+                    .map_err(|e| BenchError::Setup(format!("issuing a nonce: {e}")))?;
+                mine.push(nonce);
+            }
+            Ok::<_, BenchError>(mine)
+        }));
+    }
+    let mut all = Vec::new();
+    for handle in handles {
+        all.extend(
+            handle
+                .await
+                .map_err(|_| BenchError::Setup("an issuing task failed".to_owned()))??,
+        );
+    }
+    Ok(all)
+}
+
+/// One receipt kept for the baselines.
+struct Sample {
+    receipt: wallet_core::SignedReceipt,
+    signature: [u8; 64],
+    nonce: Nonce,
+    body_bytes: usize,
+}
+
+/// One `POST /api/applications` request per nonce, each with its own valid receipt.
+fn prepare(
+    origin: &Origin,
+    nonces: &[Nonce],
+    claims: &[wallet_core::Claim],
+    key: &SigningKey,
+    now: Timestamp,
+    addr: SocketAddr,
+) -> Result<(Vec<Vec<u8>>, Sample), BenchError> {
+    let bad = |what: &str| BenchError::Setup(format!("building receipts: {what}"));
+    let mut pool = Vec::with_capacity(nonces.len());
+    let mut sample = None;
+    for nonce in nonces {
+        let mut log = ComparisonLog::new();
+        for (i, claim) in claims.iter().enumerate() {
+            log.append(
+                now.plus_millis(-1000),
+                origin.clone(),
+                ToolName::parse(&format!("claim.{}.g{i}", claim.kind()))
+                    .map_err(|_| bad("tool name"))?,
+                claim.clone(),
+                Outcome::Satisfied,
+                GrantId::parse(&format!("g{i}")).map_err(|_| bad("grant id"))?,
+            );
+        }
+        let payload = ReceiptPayload::new(
+            SessionId::parse("s-bench").map_err(|_| bad("session id"))?,
+            origin.clone(),
+            nonce.clone(),
+            now,
+            now.plus_millis(15 * 60 * 1000),
+            &log,
+        )
+        .map_err(|_| bad("payload"))?;
+        let receipt = sign(payload, key, now);
+        let body = serde_json::to_vec(&json!({ "receipt": &receipt, "nonce": nonce.as_str() }))
+            .map_err(|_| bad("JSON"))?;
+        let mut request = format!(
+            "POST /api/applications HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        request.extend_from_slice(&body);
+        pool.push(request);
+        if sample.is_none() {
+            let signature = hex::decode(&receipt.signature)
+                .ok()
+                .and_then(|b| <[u8; 64]>::try_from(b).ok())
+                .ok_or_else(|| bad("signature"))?;
+            sample = Some(Sample {
+                receipt,
+                signature,
+                nonce: nonce.clone(),
+                body_bytes: body.len(),
+            });
+        }
+    }
+    let sample = sample.ok_or_else(|| bad("no nonce was issued"))?;
+    Ok((pool, sample))
+}
+
+/// Issues `args.nonces` nonces into a fresh table at `url`, then consumes them all from
+/// `args.consumers` tasks with [`Nonces::consume`]; times the consumes only.
+async fn consume_bench(
+    backend: &'static str,
+    url: &str,
+    args: &BenchArgs,
+    now: Timestamp,
+) -> Result<ConsumeFigures, BenchError> {
+    let nonces = Nonces::open(url).await?;
+    let issued = Arc::new(issue_many(&nonces, args.nonces, args.consumers, now).await?);
+    let next = Arc::new(AtomicUsize::new(0));
+    let at = now.plus_millis(1000);
+    let started = Instant::now();
+    let mut handles = Vec::new();
+    for _ in 0..args.consumers {
+        let (nonces, issued, next) = (nonces.clone(), issued.clone(), next.clone());
+        handles.push(tokio::spawn(async move {
+            let mut consumed = 0u64;
+            while let Some(nonce) = issued.get(next.fetch_add(1, Ordering::Relaxed)) {
+                if nonces.consume(nonce, at).await? {
+                    consumed += 1;
+                }
+            }
+            Ok::<_, StoreError>(consumed)
+        }));
+    }
+    let mut consumed = 0;
+    for handle in handles {
+        consumed += handle
+            .await
+            .map_err(|_| BenchError::Setup("a consuming task failed".to_owned()))??;
+    }
+    let elapsed = started.elapsed();
+    nonces.db().close().await;
+    if consumed != issued.len() as u64 {
+        return Err(BenchError::Setup(format!(
+            "{backend}: {consumed} of {} issued nonces were consumed",
+            issued.len()
+        )));
+    }
+    Ok(ConsumeFigures {
+        backend,
+        consumed,
+        elapsed,
+    })
+}
+
+/// Runs `work` in batches of 64 for `duration`; returns the count and the time taken.
+fn repeat_for(duration: Duration, mut work: impl FnMut()) -> (u64, Duration) {
+    let started = Instant::now();
+    let mut n = 0u64;
+    while started.elapsed() < duration {
+        for _ in 0..64 {
+            work();
+        }
+        n += 64;
+    }
+    (n, started.elapsed())
+}
+
+/// One connection's loop: takes the next prepared request until the deadline or the pool's end;
+/// returns the latencies of accepted submissions and the failure count.
+async fn drive(
+    addr: SocketAddr,
+    pool: Arc<Vec<Vec<u8>>>,
+    next: Arc<AtomicUsize>,
+    deadline: Instant,
+) -> (Vec<Duration>, u64) {
+    let mut latencies = Vec::new();
+    let mut failures = 0;
+    let mut conn = None;
+    while Instant::now() < deadline {
+        if conn.is_none() {
+            conn = Conn::connect(addr).await.ok();
+            if conn.is_none() {
+                failures += 1;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        let Some(request) = pool.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            break;
+        };
+        let sent = Instant::now();
+        match c.round_trip(request).await {
+            Ok((200, true)) => latencies.push(sent.elapsed()),
+            Ok(_) => failures += 1,
+            Err(_) => {
+                failures += 1;
+                conn = None;
+            }
+        }
+    }
+    (latencies, failures)
+}
+
+/// A keep-alive HTTP/1.1 connection that reads answers with a `Content-Length` (what the site
+/// sends), using the signer's response-head parser.
+struct Conn {
+    stream: tokio::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    async fn connect(addr: SocketAddr) -> std::io::Result<Self> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            stream,
+            buf: Vec::with_capacity(8 * 1024),
+        })
+    }
+
+    /// Writes `request`; returns the status and whether the body is an accepting envelope.
+    async fn round_trip(&mut self, request: &[u8]) -> std::io::Result<(u16, bool)> {
+        let invalid = |e: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_owned());
+        self.stream.write_all(request).await?;
+        let head = loop {
+            if let Some(head) = signer::http1::parse_head(&self.buf).map_err(invalid)? {
+                break head;
+            }
+            self.fill().await?;
+        };
+        let body_len = head
+            .content_length
+            .ok_or_else(|| invalid("response without content-length"))?;
+        while self.buf.len() < head.len + body_len {
+            self.fill().await?;
+        }
+        let body = &self.buf[head.len..head.len + body_len];
+        let accepted = serde_json::from_slice::<serde_json::Value>(body)
+            .is_ok_and(|envelope| envelope["ok"] == true);
+        self.buf.drain(..head.len + body_len);
+        Ok((head.status, accepted))
+    }
+
+    async fn fill(&mut self) -> std::io::Result<()> {
+        let mut chunk = [0u8; 8 * 1024];
+        let n = self.stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+}
