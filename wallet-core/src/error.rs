@@ -127,4 +127,12 @@ pub enum Error {
     /// The receipt answers another nonce than the one the site issued.
     #[error("receipt nonce does not match")]
     NonceMismatch,
+
+    /// A used vault's disclosure memory is missing, damaged, or older than the newest copy
+    /// this browser wrote (a rollback). The wallet refuses rather than answer from a fresh
+    /// memory.
+    #[error(
+        "the disclosure memory stored with this profile is missing, damaged or older than the last one saved here; the wallet will not answer from a fresh memory"
+    )]
+    MemoryUnreadable,
 }

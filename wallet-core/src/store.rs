@@ -1,31 +1,187 @@
-//! The stored record around a vault envelope, and the rule that keeps two tabs from silently
-//! overwriting each other.
+//! The stored record around a vault envelope: the envelope, the disclosure memory sealed with
+//! it, and the rule that keeps two tabs from silently overwriting each other.
 //!
 //! The page keeps one record per profile in browser storage. Each save bumps `generation`; a
 //! writer must name the generation it loaded, and a save is refused if storage has moved on
 //! since. Storage writes the record in one call, so a failed write leaves the last good copy.
+//!
+//! # Disclosure memory (record format 2)
+//! The memory (a [`DisclosureLedger`]) is sealed **in the same record** as the envelope, under
+//! the vault's data key (AES-256-GCM, associated data bound to the vault id and the label
+//! `"memory"`), together with the generation it was written at. So it cannot be deleted on its
+//! own (the record goes with it), moved to another vault (the seal will not open), or swapped
+//! for an older copy: the page keeps, per vault, the highest memory generation it has written or
+//! read (a [`MemoryFloors`] map) and [`StoredVault::open_memory`] refuses anything older.
+//! A record whose memory is missing, will not open or is older is refused
+//! ([`Error::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
+//!
+//! Records of format 1 (`{generation, envelope}`, the memory sealed beside them under the
+//! label `"ledger"`) still open: their memory is read from that companion blob, and the page
+//! writes a format-2 record at once.
 
+use std::collections::BTreeMap;
+
+use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::vault::Envelope;
+use crate::ledger::DisclosureLedger;
+use crate::vault::{Envelope, Vault};
 
-/// What is kept in browser storage: the envelope and its generation. Nothing in it is secret
-/// beyond what the envelope already protects.
+/// The seal label of the memory inside a record.
+pub const MEMORY_LABEL: &str = "memory";
+/// The seal label of the format-1 memory kept beside the record.
+pub const LEGACY_LEDGER_LABEL: &str = "ledger";
+
+/// What is kept in browser storage: the envelope, its generation, and the sealed memory.
+/// Nothing in it is secret beyond what the envelope's data key protects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoredVault {
     pub generation: u64,
     /// The vault envelope, lowercase hex.
     pub envelope: String,
+    /// The sealed disclosure memory, lowercase hex (absent in format-1 records and in a fresh
+    /// import of a different vault).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+}
+
+/// The plaintext of a sealed memory.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SealedMemory {
+    generation: u64,
+    ledger: DisclosureLedger,
+}
+
+/// How a record's memory was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryOrigin {
+    /// Sealed in the record at this generation.
+    Sealed(u64),
+    /// From a format-1 companion blob: write a format-2 record now.
+    Migrated,
+    /// No memory anywhere and none expected (a new or freshly imported vault): starts empty.
+    Fresh,
 }
 
 impl StoredVault {
-    /// A record for `envelope` at `generation`.
+    /// A record for `envelope` at `generation`, without memory.
     pub fn new(generation: u64, envelope: &[u8]) -> Self {
         Self {
             generation,
             envelope: hex::encode(envelope),
+            memory: None,
+        }
+    }
+
+    /// A format-2 record: `vault`'s envelope with `ledger` sealed in at `generation`.
+    pub fn sealed(
+        generation: u64,
+        vault: &Vault,
+        ledger: &DisclosureLedger,
+        rng: &mut impl CryptoRng,
+    ) -> Result<Self, Error> {
+        Self::sealed_with_envelope(generation, &vault.to_bytes(), vault, ledger, rng)
+    }
+
+    /// A format-2 record of `envelope` (which must be `vault`'s, possibly as another tab saved
+    /// it) with `ledger` sealed in at `generation`.
+    pub fn sealed_with_envelope(
+        generation: u64,
+        envelope: &[u8],
+        vault: &Vault,
+        ledger: &DisclosureLedger,
+        rng: &mut impl CryptoRng,
+    ) -> Result<Self, Error> {
+        if Envelope::parse(envelope)?.vault_id() != vault.envelope().vault_id() {
+            return Err(Error::StoreFormat("the envelope belongs to another vault"));
+        }
+        let plaintext = serde_json::to_vec(&SealedMemory {
+            generation,
+            ledger: ledger.clone(),
+        })
+        .map_err(|_| Error::Seal("the disclosure memory could not be serialised"))?;
+        let sealed = vault.seal_aux(MEMORY_LABEL, &plaintext, rng)?;
+        Ok(Self {
+            generation,
+            envelope: hex::encode(envelope),
+            memory: Some(hex::encode(sealed)),
+        })
+    }
+
+    /// An imported backup `envelope` replacing `current`. If the backup is of the same vault,
+    /// the current record's memory is carried over unchanged (it opens with the same data key),
+    /// so an import never forgets. Otherwise the memory starts empty; the page asks the person
+    /// first ([`StoredVault::same_vault`] tells which).
+    pub fn imported(envelope: &[u8], current: Option<&StoredVault>) -> Result<Self, Error> {
+        let id = *Envelope::parse(envelope)?.vault_id();
+        let generation = current.map_or(1, |c| c.generation.saturating_add(1));
+        let memory = match current {
+            Some(c) if c.vault_id()? == id => c.memory.clone(),
+            _ => None,
+        };
+        Ok(Self {
+            generation,
+            envelope: hex::encode(envelope),
+            memory,
+        })
+    }
+
+    /// Whether `envelope` is a copy of the vault this record holds.
+    pub fn same_vault(&self, envelope: &[u8]) -> Result<bool, Error> {
+        Ok(*Envelope::parse(envelope)?.vault_id() == self.vault_id()?)
+    }
+
+    /// The record's vault id.
+    pub fn vault_id(&self) -> Result<[u8; 16], Error> {
+        Ok(*Envelope::parse(&self.envelope_bytes()?)?.vault_id())
+    }
+
+    /// The record's vault id, hex (the key of [`MemoryFloors`]).
+    pub fn vault_key(&self) -> Result<String, Error> {
+        self.vault_id().map(hex::encode)
+    }
+
+    /// Reads the record's memory with the unlocked `vault`. `floor` is the highest memory
+    /// generation this browser wrote or read for the vault ([`MemoryFloors::get`]); `legacy` is
+    /// the format-1 companion blob, if one is stored. Fails closed: a memory that is missing
+    /// where one is expected, that does not open, or that is older than `floor` is
+    /// [`Error::MemoryUnreadable`].
+    pub fn open_memory(
+        &self,
+        vault: &Vault,
+        floor: Option<u64>,
+        legacy: Option<&[u8]>,
+    ) -> Result<(DisclosureLedger, MemoryOrigin), Error> {
+        if self.vault_id()? != *vault.envelope().vault_id() {
+            return Err(Error::MemoryUnreadable);
+        }
+        match (&self.memory, floor, legacy) {
+            (Some(text), _, _) => {
+                let sealed = hex::decode(text).map_err(|_| Error::MemoryUnreadable)?;
+                let plaintext = vault
+                    .open_aux(MEMORY_LABEL, &sealed)
+                    .map_err(|_| Error::MemoryUnreadable)?;
+                let memory: SealedMemory =
+                    serde_json::from_slice(&plaintext).map_err(|_| Error::MemoryUnreadable)?;
+                if floor.is_some_and(|f| memory.generation < f) {
+                    return Err(Error::MemoryUnreadable);
+                }
+                Ok((memory.ledger, MemoryOrigin::Sealed(memory.generation)))
+            }
+            // This browser has seen this vault's memory in a record: it cannot vanish.
+            (None, Some(_), _) => Err(Error::MemoryUnreadable),
+            (None, None, Some(blob)) => {
+                let plaintext = vault
+                    .open_aux(LEGACY_LEDGER_LABEL, blob)
+                    .map_err(|_| Error::MemoryUnreadable)?;
+                let ledger =
+                    serde_json::from_slice(&plaintext).map_err(|_| Error::MemoryUnreadable)?;
+                Ok((ledger, MemoryOrigin::Migrated))
+            }
+            (None, None, None) => Ok((DisclosureLedger::default(), MemoryOrigin::Fresh)),
         }
     }
 
@@ -48,12 +204,62 @@ impl StoredVault {
     }
 }
 
+/// Per vault (hex id), the highest memory generation this browser has written or read: a
+/// record whose memory is older is a rollback. Kept by the page apart from the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MemoryFloors(BTreeMap<String, u64>);
+
+impl MemoryFloors {
+    /// Parses stored text; anything unreadable is an error (the page then refuses to open
+    /// memory rather than assume there is no floor).
+    pub fn decode(text: &str) -> Result<Self, Error> {
+        serde_json::from_str(text).map_err(|_| Error::StoreFormat("memory floors unreadable"))
+    }
+
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The floor for `vault_key`, if this browser has seen its memory.
+    pub fn get(&self, vault_key: &str) -> Option<u64> {
+        self.0.get(vault_key).copied()
+    }
+
+    /// Raises the floor for `vault_key` to `generation` (never lowers it).
+    pub fn raise(&mut self, vault_key: &str, generation: u64) {
+        let floor = self.0.entry(vault_key.to_owned()).or_insert(generation);
+        *floor = (*floor).max(generation);
+    }
+
+    /// Forgets a vault (its profile was deleted from this browser).
+    pub fn forget(&mut self, vault_key: &str) {
+        self.0.remove(vault_key);
+    }
+}
+
 /// The generation a save may write, given what storage holds now and what the writer loaded.
 /// Refuses when storage holds a record the writer did not load.
 pub fn next_generation(in_storage: Option<u64>, loaded: Option<u64>) -> Result<u64, Error> {
     match (in_storage, loaded) {
         (None, None) => Ok(1),
         (Some(current), Some(mine)) if current == mine => Ok(current + 1),
+        _ => Err(Error::StaleWrite),
+    }
+}
+
+/// The generation a profile save may write: storage may have moved on only by memory writes
+/// (its envelope is still the one the writer loaded); a changed envelope is another tab's
+/// profile edit, and the save is refused.
+pub fn next_profile_generation(
+    in_storage: Option<&StoredVault>,
+    loaded: Option<&StoredVault>,
+) -> Result<u64, Error> {
+    match (in_storage, loaded) {
+        (None, None) => Ok(1),
+        (Some(current), Some(mine)) if current.envelope == mine.envelope => {
+            Ok(current.generation.saturating_add(1))
+        }
         _ => Err(Error::StaleWrite),
     }
 }
@@ -85,5 +291,11 @@ mod tests {
         assert!(StoredVault::decode(r#"{"generation":1,"envelope":"zz"}"#).is_err());
         assert!(StoredVault::decode(r#"{"generation":1,"envelope":"00"}"#).is_err());
         assert!(StoredVault::decode(r#"{"generation":1,"envelope":"","x":1}"#).is_err());
+        assert!(MemoryFloors::decode("[1]").is_err());
+        let mut floors = MemoryFloors::default();
+        floors.raise("ab", 3);
+        floors.raise("ab", 2);
+        assert_eq!(floors.get("ab"), Some(3));
+        assert_eq!(MemoryFloors::decode(&floors.encode()), Ok(floors));
     }
 }

@@ -3,7 +3,7 @@
 use capability_gate::{Acknowledgement, GateError, Lifetime, check_signed};
 use js_sys::{Array, Uint8Array};
 use rand_core::UnwrapErr;
-use wallet_core::store::{StoredVault, next_generation};
+use wallet_core::store::{StoredVault, next_profile_generation};
 use wallet_core::{Envelope, GrantId, KdfParams, Passphrase, Profile, ProfileInput, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -145,11 +145,41 @@ fn passphrase(id: &str) -> Result<Passphrase, String> {
     p
 }
 
-fn save_record(app: &mut App, vault: &Vault, loaded: Option<u64>) -> Result<(), String> {
-    let current = storage::load()?.map(|r| r.generation);
-    let generation = next_generation(current, loaded).map_err(|e| e.to_string())?;
-    let record = StoredVault::new(generation, &vault.to_bytes());
+/// Writes `vault`'s envelope at `generation` with the memory sealed in: the stored record's
+/// memory (if it is this vault's; fail closed if it cannot be read) merged with the gate's.
+/// `gate_memory`: the gate's ledger is this vault's (the wallet is unlocked on it).
+fn save_record(
+    app: &mut App,
+    vault: &Vault,
+    generation: u64,
+    current: Option<&StoredVault>,
+    gate_memory: bool,
+) -> Result<(), String> {
+    let mut memory = if gate_memory {
+        app.gate.ledger().clone()
+    } else {
+        wallet_core::DisclosureLedger::default()
+    };
+    if let Some(current) =
+        current.filter(|c| c.vault_id().ok().as_ref() == Some(vault.envelope().vault_id()))
+    {
+        let key = current.vault_key().map_err(|e| e.to_string())?;
+        let floor = storage::load_floors()?.get(&key);
+        let (stored, _) = current
+            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
+            .map_err(|e| e.to_string())?;
+        memory.merge_from(&stored);
+    }
+    let record =
+        StoredVault::sealed(generation, vault, &memory, &mut rng()).map_err(|e| e.to_string())?;
     storage::save(&record)?;
+    let key = record.vault_key().map_err(|e| e.to_string())?;
+    storage::raise_floor(&key, generation)?;
+    storage::forget_legacy_ledger();
+    if gate_memory {
+        app.gate.restore_ledger(memory.clone());
+        app.saved_ledger = Some(memory);
+    }
     app.stored = Some(record);
     Ok(())
 }
@@ -164,10 +194,24 @@ fn create_profile(app: &mut App) {
         let profile = validated_profile()?;
         let vault = Vault::create(&profile, &pass, KdfParams::DEFAULT, &mut rng())
             .map_err(|e| e.to_string())?;
-        save_record(app, &vault, None)?;
-        app.vault = Some(vault);
+        let current = storage::load()?;
+        let generation =
+            next_profile_generation(current.as_ref(), None).map_err(|e| e.to_string())?;
+        // A new vault starts with an empty memory.
+        app.gate.lock();
+        app.gate
+            .restore_ledger(wallet_core::DisclosureLedger::default());
         app.gate.unlock(profile);
-        Ok(())
+        match save_record(app, &vault, generation, None, true) {
+            Ok(()) => {
+                app.vault = Some(vault);
+                Ok(())
+            }
+            Err(e) => {
+                app.gate.lock();
+                Err(e)
+            }
+        }
     })();
     match result {
         Ok(()) => msg(
@@ -184,10 +228,15 @@ fn unlock(app: &mut App) {
         let record = storage::load()?.ok_or("No profile is stored in this browser.")?;
         let bytes = record.envelope_bytes().map_err(|_| WRONG.to_owned())?;
         let (vault, profile) = Vault::open(&bytes, &pass).map_err(|_| WRONG.to_owned())?;
-        render::fill_facts(&profile.to_input());
         app.vault = Some(vault);
+        if let Err(e) = app.restore_memory(&record) {
+            app.vault = None;
+            return Err(format!(
+                "This profile was not unlocked: {e}. Restore the record this browser last saved, or import your backup."
+            ));
+        }
+        render::fill_facts(&profile.to_input());
         app.stored = Some(record);
-        app.restore_ledger();
         app.gate.unlock(profile);
         Ok::<(), String>(())
     })();
@@ -222,24 +271,41 @@ fn lock(app: &mut App) {
 fn save_profile(app: &mut App) {
     let result = (|| {
         let profile = validated_profile()?;
-        let loaded = app.stored.as_ref().map(|r| r.generation);
-        // Reseal a taken copy: if saving fails, the stored copy is untouched and the page keeps
-        // the vault it had.
+        let current = storage::load()?;
+        let generation = next_profile_generation(current.as_ref(), app.stored.as_ref())
+            .map_err(|e| e.to_string())?;
         let mut vault = app.vault.take().ok_or("Unlock the wallet first.")?;
-        let sealed = vault
-            .reseal(&profile, &mut rng())
-            .map_err(|e| e.to_string());
-        let saved = sealed.and_then(|()| save_record(app, &vault, loaded));
+        if let Err(e) = vault.reseal(&profile, &mut rng()) {
+            app.vault = Some(vault);
+            return Err(e.to_string());
+        }
+        // The memory reset for changed facts goes into the same write.
+        let before = app.gate.ledger().clone();
+        let changed = app.gate.replace_profile(profile);
+        if let Err(e) = save_record(app, &vault, generation, current.as_ref(), true) {
+            // Nothing was stored: the stored facts are still in force; lock to re-read them.
+            app.gate.restore_ledger(before);
+            app.gate.lock();
+            return Err(format!("{e} The wallet was locked; unlock to continue."));
+        }
         app.vault = Some(vault);
-        saved?;
-        let _changed = app.gate.replace_profile(profile);
-        Ok::<(), String>(())
+        Ok::<_, String>(changed)
     })();
     match result {
-        Ok(()) => msg(
-            "Saved. Active grants were withdrawn because your facts changed.",
+        Ok(changed) if changed.is_empty() => msg(
+            "Saved. Active grants were withdrawn. No fact changed, so the disclosure memory is as it was.",
             true,
         ),
+        Ok(changed) => {
+            let names: Vec<&str> = changed.iter().map(|a| a.name()).collect();
+            msg(
+                &format!(
+                    "Saved. Active grants were withdrawn. The disclosure memory was reset only for what you changed ({}); answers already given about the old value remain known to whoever received them.",
+                    names.join(", ")
+                ),
+                true,
+            )
+        }
         Err(e) => msg(&e, false),
     }
 }
@@ -258,8 +324,15 @@ fn change_passphrase(app: &mut App) {
         vault
             .change_passphrase(&new, KdfParams::DEFAULT, &mut rng())
             .map_err(|e| e.to_string())?;
-        save_record(app, &vault, Some(record.generation))?;
-        app.vault = Some(vault);
+        let generation =
+            next_profile_generation(Some(&record), Some(&record)).map_err(|e| e.to_string())?;
+        let unlocked_on_it = app.gate.is_unlocked()
+            && app.vault.as_ref().map(|v| v.envelope().vault_id())
+                == Some(vault.envelope().vault_id());
+        save_record(app, &vault, generation, Some(&record), unlocked_on_it)?;
+        if unlocked_on_it {
+            app.vault = Some(vault);
+        }
         Ok::<(), String>(())
     })();
     match result {
@@ -337,9 +410,26 @@ pub fn on_import(event: web_sys::Event) {
             );
             return;
         }
-        let existing = storage::load().ok().flatten();
-        if existing.is_some() {
-            let question = "Replace the profile stored in this browser with the imported backup?";
+        let existing = match storage::load() {
+            Ok(existing) => existing,
+            Err(e) => {
+                msg(&format!("{e}. Nothing was changed."), false);
+                return;
+            }
+        };
+        let same_vault = existing
+            .as_ref()
+            .map(|r| r.same_vault(&bytes).unwrap_or(false));
+        let question = match same_vault {
+            Some(true) => Some(
+                "Replace the stored copy of this profile with the imported backup? What the wallet remembers having revealed is kept.",
+            ),
+            Some(false) => Some(
+                "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile starts with an empty disclosure memory: it does not know what was revealed before.",
+            ),
+            None => None,
+        };
+        if let Some(question) = question {
             let confirmed = web_sys::window()
                 .and_then(|w| w.confirm_with_message(question).ok())
                 .unwrap_or(false);
@@ -348,16 +438,23 @@ pub fn on_import(event: web_sys::Event) {
                 return;
             }
         }
-        let generation = existing.map_or(1, |r| r.generation + 1);
-        let record = StoredVault::new(generation, &bytes);
+        let record = match StoredVault::imported(&bytes, existing.as_ref()) {
+            Ok(record) => record,
+            Err(e) => {
+                msg(&e.to_string(), false);
+                return;
+            }
+        };
         match storage::save(&record) {
             Ok(()) => run(|app| {
-                storage::forget_ledger();
-                app.saved_ledger = None;
-                app.gate
-                    .restore_ledger(wallet_core::DisclosureLedger::default());
                 app.gate.lock();
                 app.vault = None;
+                if same_vault != Some(true) {
+                    storage::forget_legacy_ledger();
+                    app.saved_ledger = None;
+                    app.gate
+                        .restore_ledger(wallet_core::DisclosureLedger::default());
+                }
                 app.stored = Some(record);
                 msg("Backup imported. Unlock it with its passphrase.", true);
             }),

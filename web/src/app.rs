@@ -9,7 +9,7 @@ use capability_gate::{Gate, Handler, Registry};
 use gloo_timers::callback::{Interval, Timeout};
 use js_sys::{Array, Object, Promise, Reflect};
 use serde_json::Value;
-use wallet_core::store::StoredVault;
+use wallet_core::store::{MemoryOrigin, StoredVault};
 use wallet_core::{DisclosureLedger, SessionId, Timestamp, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -99,7 +99,7 @@ impl App {
     /// After any change: bring the registry in step with the gate, re-arm the expiry timer,
     /// redraw.
     pub fn after_change(&mut self) {
-        self.persist_ledger();
+        self.persist_memory();
         asker::start_new_checks(self);
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
@@ -108,36 +108,120 @@ impl App {
         render::all(self);
     }
 
-    /// Seals the disclosure ledger beside the vault whenever it changed, so a reload cannot be
-    /// used to make the wallet forget what it already revealed.
-    fn persist_ledger(&mut self) {
-        let (Some(vault), current) = (&self.vault, self.gate.ledger()) else {
-            return;
-        };
-        if self.saved_ledger.as_ref() == Some(current) {
+    /// Seals the disclosure memory into the stored record whenever it changed, read-merge-write:
+    /// what the stored record knows (another tab's answers) is merged in first, and the
+    /// record's envelope is kept as stored (another tab's profile edit is not overwritten).
+    fn persist_memory(&mut self) {
+        if !self.gate.is_unlocked() || self.saved_ledger.as_ref() == Some(self.gate.ledger()) {
             return;
         }
-        let Ok(json) = serde_json::to_vec(current) else {
-            return;
-        };
-        let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
-        if let Ok(sealed) = vault.seal_aux("ledger", &json, &mut rng)
-            && crate::storage::save_ledger(&sealed).is_ok()
-        {
-            self.saved_ledger = Some(current.clone());
+        if let Err(e) = self.write_memory() {
+            dom::set_msg(
+                "profile-msg",
+                &format!("The disclosure memory could not be saved ({e})."),
+                false,
+            );
         }
     }
 
-    /// After unlock: take back what earlier sessions revealed, if it belongs to this vault.
-    pub fn restore_ledger(&mut self) {
-        let Some(vault) = &self.vault else { return };
-        let restored = crate::storage::load_ledger()
-            .and_then(|sealed| vault.open_aux("ledger", &sealed).ok())
-            .and_then(|json| serde_json::from_slice::<DisclosureLedger>(&json).ok());
-        if let Some(ledger) = restored {
-            self.saved_ledger = Some(ledger.clone());
-            self.gate.restore_ledger(ledger);
+    fn write_memory(&mut self) -> Result<(), String> {
+        let Some(vault) = &self.vault else {
+            return Ok(());
+        };
+        let Some(current) = storage::load()? else {
+            // Deleted in another tab: nothing to write into.
+            return Ok(());
+        };
+        let key = current.vault_key().map_err(|e| e.to_string())?;
+        if current.vault_id().ok().as_ref() != Some(vault.envelope().vault_id()) {
+            // Replaced by another profile in another tab.
+            return Ok(());
         }
+        let floor = storage::load_floors()?.get(&key);
+        let (theirs, _) = current
+            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
+            .map_err(|e| e.to_string())?;
+        self.gate.merge_ledger(&theirs);
+        let generation = current.generation.saturating_add(1);
+        let envelope = current.envelope_bytes().map_err(|e| e.to_string())?;
+        let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
+        let record = StoredVault::sealed_with_envelope(
+            generation,
+            &envelope,
+            vault,
+            self.gate.ledger(),
+            &mut rng,
+        )
+        .map_err(|e| e.to_string())?;
+        storage::save(&record)?;
+        storage::raise_floor(&key, generation)?;
+        storage::forget_legacy_ledger();
+        self.saved_ledger = Some(self.gate.ledger().clone());
+        Ok(())
+    }
+
+    /// Merges the stored record's memory in before answering or after another tab wrote.
+    /// Fails closed: a record of this vault whose memory cannot be read (removed, damaged,
+    /// rolled back) locks the wallet.
+    pub fn merge_stored_memory(&mut self) {
+        if !self.gate.is_unlocked() {
+            return;
+        }
+        let Some(vault) = &self.vault else { return };
+        let Ok(Some(current)) = storage::load() else {
+            return;
+        };
+        if current.vault_id().ok().as_ref() != Some(vault.envelope().vault_id()) {
+            return;
+        }
+        let floor = current
+            .vault_key()
+            .ok()
+            .and_then(|key| storage::load_floors().map(|f| f.get(&key)).ok());
+        let opened = match floor {
+            Some(floor) => current
+                .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
+                .map_err(|e| e.to_string()),
+            None => Err("the memory floors could not be read".to_owned()),
+        };
+        match opened {
+            Ok((theirs, _)) => {
+                self.gate.merge_ledger(&theirs);
+                if self.gate.ledger() == &theirs {
+                    // Nothing to write back: storage already knows all this tab knows.
+                    self.saved_ledger = Some(theirs);
+                }
+            }
+            Err(e) => {
+                self.gate.lock();
+                self.vault = None;
+                dom::set_msg(
+                    "profile-msg",
+                    &format!("The wallet locked itself: {e}."),
+                    false,
+                );
+            }
+        }
+    }
+
+    /// After unlock: take the memory stored in the record (fail closed), then write it back in
+    /// the current format at once.
+    pub fn restore_memory(&mut self, record: &StoredVault) -> Result<(), String> {
+        let Some(vault) = &self.vault else {
+            return Ok(());
+        };
+        let key = record.vault_key().map_err(|e| e.to_string())?;
+        let floor = storage::load_floors()?.get(&key);
+        let (ledger, origin) = record
+            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
+            .map_err(|e| e.to_string())?;
+        if let MemoryOrigin::Sealed(generation) = origin {
+            storage::raise_floor(&key, generation)?;
+        }
+        self.gate.restore_ledger(ledger);
+        // Written back on the next change check (format 2, floor raised).
+        self.saved_ledger = None;
+        Ok(())
     }
 
     fn arm_deadline(&mut self) {
@@ -203,6 +287,8 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
             gloo_timers::future::TimeoutFuture::new(latency).await;
         }
         let out = with_app(|app| {
+            // Another tab may have answered meanwhile: know what it revealed first.
+            app.merge_stored_memory();
             let out = app.gate.finish(pending, now());
             app.record_call(&tool, &out);
             app.after_change();
@@ -343,11 +429,22 @@ pub fn start() {
                 .dyn_ref::<web_sys::StorageEvent>()
                 .and_then(|e| e.key());
             if key.as_deref() == Some(storage::STORAGE_KEY) {
-                dom::set_msg(
-                    "profile-msg",
-                    "Your profile was changed in another tab. Reload this page before saving here.",
-                    false,
-                );
+                with_app(|app| {
+                    app.merge_stored_memory();
+                    let edited_elsewhere = match (storage::load(), &app.stored) {
+                        (Ok(Some(now)), Some(loaded)) => now.envelope != loaded.envelope,
+                        (Ok(None), Some(_)) => true,
+                        _ => false,
+                    };
+                    if edited_elsewhere {
+                        dom::set_msg(
+                            "profile-msg",
+                            "Your profile was changed in another tab. Reload this page before saving here.",
+                            false,
+                        );
+                    }
+                    app.after_change();
+                });
             }
         });
     }

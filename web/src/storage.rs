@@ -1,7 +1,7 @@
 //! Browser storage for the encrypted profile record. The rule about generations lives in
 //! wallet-core (`store::next_generation`); this only reads and writes.
 
-use wallet_core::store::StoredVault;
+use wallet_core::store::{MemoryFloors, StoredVault};
 
 const KEY: &str = "tacit.vault.v1";
 
@@ -36,38 +36,66 @@ pub fn save(record: &StoredVault) -> Result<(), String> {
 
 pub const STORAGE_KEY: &str = KEY;
 
-const LEDGER_KEY: &str = "tacit.ledger.v1";
+/// Where records of format 1 kept the sealed ledger beside the vault; read once to migrate.
+const LEGACY_LEDGER_KEY: &str = "tacit.ledger.v1";
+/// Per vault, the highest memory generation this browser wrote or read (rollback floor).
+const FLOORS_KEY: &str = "tacit.memory-floors.v1";
 
-/// The sealed disclosure ledger (hex), if stored.
-pub fn load_ledger() -> Option<Vec<u8>> {
-    let text = local()?.get_item(LEDGER_KEY).ok()??;
+/// The format-1 sealed ledger (hex), if one is still stored.
+pub fn load_legacy_ledger() -> Option<Vec<u8>> {
+    let text = local()?.get_item(LEGACY_LEDGER_KEY).ok()??;
     hex::decode(text).ok()
 }
 
-/// Stores the sealed disclosure ledger in one `setItem`.
-pub fn save_ledger(sealed: &[u8]) -> Result<(), String> {
+/// Forgets the format-1 sealed ledger (migrated into the record, or another vault's).
+pub fn forget_legacy_ledger() {
+    if let Some(storage) = local() {
+        let _ = storage.remove_item(LEGACY_LEDGER_KEY);
+    }
+}
+
+/// The memory floors. Missing is empty; unreadable is an error (never assumed empty).
+pub fn load_floors() -> Result<MemoryFloors, String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    match storage.get_item(FLOORS_KEY) {
+        Ok(Some(text)) => MemoryFloors::decode(&text).map_err(|e| e.to_string()),
+        Ok(None) => Ok(MemoryFloors::default()),
+        Err(_) => Err("local storage could not be read".into()),
+    }
+}
+
+/// Raises the floor of `vault_key` to `generation`.
+pub fn raise_floor(vault_key: &str, generation: u64) -> Result<(), String> {
+    let mut floors = load_floors()?;
+    floors.raise(vault_key, generation);
+    save_floors(&floors)
+}
+
+fn save_floors(floors: &MemoryFloors) -> Result<(), String> {
     let Some(storage) = local() else {
         return Err("this browser offers no local storage".into());
     };
     storage
-        .set_item(LEDGER_KEY, &hex::encode(sealed))
+        .set_item(FLOORS_KEY, &floors.encode())
         .map_err(|_| "the disclosure memory could not be saved".into())
 }
 
-/// Forgets the sealed ledger (it belonged to a profile that was replaced by an import).
-pub fn forget_ledger() {
-    if let Some(storage) = local() {
-        let _ = storage.remove_item(LEDGER_KEY);
-    }
-}
-
-/// Deletes the encrypted profile and the sealed ledger from this browser.
+/// Deletes the encrypted profile with its memory (and any format-1 ledger), and forgets its
+/// floor so that the person can import the backup again.
 pub fn delete_profile() -> Result<(), String> {
     let Some(storage) = local() else {
         return Err("this browser offers no local storage".into());
     };
+    let vault_key = load().ok().flatten().and_then(|r| r.vault_key().ok());
     storage
         .remove_item(KEY)
-        .and_then(|()| storage.remove_item(LEDGER_KEY))
-        .map_err(|_| "the profile could not be deleted".into())
+        .and_then(|()| storage.remove_item(LEGACY_LEDGER_KEY))
+        .map_err(|_| "the profile could not be deleted".to_owned())?;
+    if let (Some(key), Ok(mut floors)) = (vault_key, load_floors()) {
+        floors.forget(&key);
+        save_floors(&floors)?;
+    }
+    Ok(())
 }

@@ -1,0 +1,278 @@
+//! Issue 12, "disclosure memory no one can reset", end to end in Chromium.
+//!
+//! With conditions = [pregnancy], `has_none_of{anticoagulant, liver, pregnancy}` is "not
+//! satisfied"; then `has_none_of{anticoagulant, liver}` would single out pregnancy and must be
+//! declined. Each way of making the wallet forget is tried before the second question: an
+//! unrelated profile edit, export and re-import of the same backup, a second tab unlocked before
+//! the probing, the old sealed-ledger key deleted plus reload, and an older record restored
+//! (rollback). Every one ends declined, or with the vault refused — never "satisfied".
+//!
+//! These tests fail, never skip, when Chromium, the WebMCP switch or the built site is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use tacit_e2e::wallet::{PASS, WAIT, Wallet, error_code};
+use tacit_e2e::{Browser, Page, StaticServer};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const PHARMACY: &str = "http://127.0.0.1:8082";
+const WIDE: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
+const NARROW: [&str; 2] = ["anticoagulant-therapy", "liver-disease"];
+
+fn setup() -> (StaticServer, Browser) {
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let browser = Browser::launch().unwrap();
+    (server, browser)
+}
+
+/// A fresh wallet tab on an empty origin storage.
+fn fresh<'b>(browser: &'b Browser, server: &StaticServer) -> Wallet<'b> {
+    let mut wallet = Wallet::open(browser, server, "");
+    wallet
+        .page
+        .eval("localStorage.clear(); sessionStorage.clear(); true")
+        .unwrap();
+    wallet.page.reload().unwrap();
+    wallet
+        .page
+        .wait_for(
+            "document.getElementById('app') && !document.getElementById('app').hidden",
+            WAIT,
+        )
+        .unwrap();
+    wallet
+}
+
+/// The person creates a profile: 28,400.00 EUR, born 1990-02-28, Nordhafen, pregnancy.
+fn create_pregnant(wallet: &Wallet<'_>) {
+    wallet.front();
+    wallet.page.fill("#new-pass", PASS).unwrap();
+    wallet.page.fill("#new-pass2", PASS).unwrap();
+    wallet.page.fill("#f-income", "28,400.00").unwrap();
+    wallet.set("f-dob", "1990-02-28");
+    wallet.set("f-district", "nordhafen");
+    wallet
+        .page
+        .click("#f-conditions input[value=pregnancy]")
+        .unwrap();
+    wallet.page.click("[data-action=create-profile]").unwrap();
+    wallet.wait_text("#lock-pill", "Unlocked");
+}
+
+/// The agent asks `has_none_of(codes)`, the person grants it, the agent calls the tool.
+fn probe(wallet: &mut Wallet<'_>, nonce: &str, codes: &[&str]) -> Value {
+    let id = wallet.request(json!({
+        "origin": PHARMACY,
+        "nonce": nonce,
+        "site_name": "Pharmacy",
+        "purpose": "Can this medicine be dispensed",
+        "claims": [ { "kind": "has_none_of", "conditions": codes } ]
+    }));
+    let tools = wallet.grant(&id, "3600000", 1);
+    wallet.call(&tools[0], json!({}))
+}
+
+/// The first question: "not satisfied" (pregnancy is held).
+fn probe_wide(wallet: &mut Wallet<'_>, nonce: &str) {
+    let out = probe(wallet, nonce, &WIDE);
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["result"]["satisfied"], false, "{out}");
+}
+
+/// The second question must be declined, never answered.
+fn assert_narrow_declined(wallet: &mut Wallet<'_>, nonce: &str, path: &str) {
+    let out = probe(wallet, nonce, &NARROW);
+    assert_ne!(
+        out["result"]["satisfied"], true,
+        "{path}: the wallet singled out pregnancy: {out}"
+    );
+    assert_eq!(error_code(&out), "declined_privacy_floor", "{path}: {out}");
+}
+
+fn stored(page: &Page<'_>) -> String {
+    page.eval("localStorage.getItem('tacit.vault.v1')")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn choose_file(page: &Page<'_>, selector: &str, path: &std::path::Path) {
+    let document = page.send("DOM.getDocument", json!({})).unwrap();
+    let root = document["root"]["nodeId"].as_i64().unwrap();
+    let node = page
+        .send(
+            "DOM.querySelector",
+            json!({ "nodeId": root, "selector": selector }),
+        )
+        .unwrap();
+    page.send(
+        "DOM.setFileInputFiles",
+        json!({ "nodeId": node["nodeId"], "files": [path.to_str().unwrap()] }),
+    )
+    .unwrap();
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn reload_and_unlock(wallet: &mut Wallet<'_>) {
+    wallet.page.reload().unwrap();
+    wallet
+        .page
+        .wait_for(
+            "document.getElementById('app') && !document.getElementById('app').hidden",
+            WAIT,
+        )
+        .unwrap();
+    wallet.unlock(PASS);
+}
+
+#[test]
+fn memory_baseline_the_second_question_is_declined() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = fresh(&browser, &server);
+    create_pregnant(&wallet);
+    probe_wide(&mut wallet, "n-base-1");
+    assert_narrow_declined(&mut wallet, "n-base-2", "baseline");
+    // The memory is in the record, sealed: no raw value, no separate ledger key.
+    let record = stored(&wallet.page);
+    assert!(record.contains("\"memory\""), "{record}");
+    for raw in ["pregnancy", "2840000", "liver"] {
+        assert!(!record.contains(raw), "the record shows {raw}");
+    }
+    assert_eq!(
+        wallet
+            .page
+            .eval("localStorage.getItem('tacit.ledger.v1')")
+            .unwrap(),
+        Value::Null
+    );
+}
+
+#[test]
+fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = fresh(&browser, &server);
+    create_pregnant(&wallet);
+    probe_wide(&mut wallet, "n-a-1");
+    wallet.front();
+    wallet.page.fill("#f-income", "28,500.00").unwrap();
+    wallet.page.click("[data-action=save-profile]").unwrap();
+    wallet.wait_text("#profile-msg", "Saved");
+    // The person is told what was reset and that old answers remain known.
+    wallet.wait_text("#profile-msg", "income");
+    wallet.wait_text("#profile-msg", "remain known");
+    assert_narrow_declined(&mut wallet, "n-a-2", "(a) unrelated edit");
+    // And after a reload too (the reset was for income only, in the stored record).
+    reload_and_unlock(&mut wallet);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    assert_narrow_declined(&mut wallet, "n-a-3", "(a) unrelated edit, reloaded");
+}
+
+#[test]
+fn memory_b_export_and_reimport_of_the_same_backup_keeps_memory() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = fresh(&browser, &server);
+    create_pregnant(&wallet);
+    // The backup, taken before the probing: the envelope bytes the Export button downloads.
+    let record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    let backup = unhex(record["envelope"].as_str().unwrap());
+    let file = tempfile::Builder::new()
+        .suffix(".tacitvault")
+        .tempfile()
+        .unwrap();
+    std::fs::write(file.path(), &backup).unwrap();
+    probe_wide(&mut wallet, "n-b-1");
+    // The person imports it and confirms the replacement.
+    wallet
+        .page
+        .eval("window.confirm = () => true; true")
+        .unwrap();
+    choose_file(&wallet.page, "#import-file", file.path());
+    wallet.wait_text("#profile-msg", "Backup imported");
+    wallet.unlock(PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    assert_narrow_declined(&mut wallet, "n-b-2", "(b) export + re-import");
+}
+
+#[test]
+fn memory_c_a_second_tab_unlocked_before_the_probing_merges_first() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut first = fresh(&browser, &server);
+    create_pregnant(&first);
+    let mut second = Wallet::open(&browser, &server, "");
+    second.unlock(PASS);
+    second.wait_text("#lock-pill", "Unlocked");
+    probe_wide(&mut first, "n-c-1");
+    assert_narrow_declined(&mut second, "n-c-2", "(c) second tab");
+    // And the other way round: the first tab knows what the second declined on.
+    assert_narrow_declined(&mut first, "n-c-3", "(c) first tab after the second");
+}
+
+#[test]
+fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = fresh(&browser, &server);
+    create_pregnant(&wallet);
+    let before_probing = stored(&wallet.page);
+    probe_wide(&mut wallet, "n-d-1");
+
+    // (d) the sealed ledger's old key deleted, reload.
+    wallet
+        .page
+        .eval("localStorage.removeItem('tacit.ledger.v1'); true")
+        .unwrap();
+    reload_and_unlock(&mut wallet);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    assert_narrow_declined(&mut wallet, "n-d-2", "(d) ledger key deleted");
+
+    // The memory field removed from the record: refused, fail closed.
+    let mut record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    record.as_object_mut().unwrap().remove("memory");
+    wallet
+        .page
+        .eval(&format!(
+            "localStorage.setItem('tacit.vault.v1', {:?}); true",
+            record.to_string()
+        ))
+        .unwrap();
+    reload_and_unlock(&mut wallet);
+    wallet.wait_text("#profile-msg", "not unlocked");
+    assert_eq!(
+        wallet.call("wallet_status", json!({}))["result"]["locked"],
+        true
+    );
+
+    // Rollback: the record from before the probing restored whole: refused, fail closed.
+    wallet
+        .page
+        .eval(&format!(
+            "localStorage.setItem('tacit.vault.v1', {before_probing:?}); true"
+        ))
+        .unwrap();
+    reload_and_unlock(&mut wallet);
+    wallet.wait_text("#profile-msg", "not unlocked");
+    assert_eq!(
+        wallet.call("wallet_status", json!({}))["result"]["locked"],
+        true
+    );
+    assert!(wallet.claim_tools().is_empty());
+}
