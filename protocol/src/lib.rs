@@ -4,6 +4,8 @@
 //! - [`request_auth`]: a signer request is signed by an **enrolled install key** (ES256, a
 //!   WebCrypto P-256 key the wallet cannot export) over the method, path, a timestamp and the
 //!   body digest; the signer checks it with [`request_auth::RequestAuth::verify`];
+//! - [`issuer_pop`]: a wallet proves to an issuer that it holds each holder key it asks a
+//!   credential for (ES256 over the issuer's origin and a fresh issuer nonce);
 //! - [`site_auth`]: a relying site signs its requirements (origin, policy digest, nonce,
 //!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
 //!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
@@ -11,6 +13,7 @@
 //! It refuses to touch the outside world: no clock (time is an argument), no randomness of its
 //! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
 
+pub mod issuer_pop;
 pub mod request_auth;
 pub mod sd_jwt;
 pub mod site_auth;
