@@ -26,6 +26,7 @@
 //!
 //! The HTTP contract is in `issuer/README.md` and in [`routes`].
 
+pub mod bench;
 mod config;
 pub mod credential;
 mod db;
