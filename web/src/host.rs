@@ -94,6 +94,9 @@ type Table = Rc<RefCell<BTreeMap<String, ToolDef>>>;
 pub struct WebMcpHost {
     ctx: Option<JsValue>,
     table: Table,
+    /// Every claim tool ever registered this page session, by name: a call through a tool
+    /// object kept past its registration is routed to the gate, which refuses it.
+    retired: Rc<RefCell<BTreeMap<String, Handler>>>,
     executor: Executor,
     on_refused: OnRefused,
 }
@@ -111,7 +114,6 @@ pub struct WebRegistration {
     controller: Option<AbortController>,
     table: Table,
     name: String,
-    _execute: Closure<dyn FnMut(JsValue, JsValue) -> JsValue>,
 }
 
 impl core::fmt::Debug for WebRegistration {
@@ -133,12 +135,63 @@ impl Drop for WebRegistration {
 
 impl WebMcpHost {
     pub fn new(executor: Executor, on_refused: OnRefused) -> Self {
-        Self {
+        let host = Self {
             ctx: model_context(),
             table: Rc::default(),
+            retired: Rc::default(),
             executor,
             on_refused,
-        }
+        };
+        host.route_kept_handles();
+        host
+    }
+
+    /// Chromium's `executeTool` rejects a tool object whose registration was withdrawn with a
+    /// bare `UnknownError` ("transient", an invitation to retry). In this page it is wrapped:
+    /// when the browser rejects a call to a claim tool this page registered earlier, the call
+    /// goes to the gate, which answers with its refusal envelope (`grant_revoked`,
+    /// `grant_expired`). Other rejections pass through unchanged.
+    fn route_kept_handles(&self) {
+        let Some(ctx) = &self.ctx else { return };
+        let Ok(original) =
+            Reflect::get(ctx, &"executeTool".into()).and_then(|f| f.dyn_into::<Function>())
+        else {
+            return;
+        };
+        let (ctx_for_call, retired, executor) =
+            (ctx.clone(), self.retired.clone(), self.executor.clone());
+        let wrapper = Closure::<dyn FnMut(JsValue, JsValue, JsValue) -> Promise>::new(
+            move |tool: JsValue, input: JsValue, options: JsValue| -> Promise {
+                let first = original
+                    .call3(&ctx_for_call, &tool, &input, &options)
+                    .map(|p| Promise::resolve(&p))
+                    .unwrap_or_else(|e| Promise::reject(&e));
+                let handler = Reflect::get(&tool, &"name".into())
+                    .ok()
+                    .and_then(|n| n.as_string())
+                    .and_then(|n| Some((retired.borrow().get(&n).cloned()?, n)));
+                let executor = executor.clone();
+                wasm_bindgen_futures::future_to_promise(async move {
+                    match wasm_bindgen_futures::JsFuture::from(first).await {
+                        Ok(text) => Ok(text),
+                        Err(error) => {
+                            let Some((handler, name)) = handler else {
+                                return Err(error);
+                            };
+                            let out = wasm_bindgen_futures::JsFuture::from(executor(
+                                name, handler, input,
+                            ))
+                            .await?;
+                            Ok(js_sys::JSON::stringify(&out)
+                                .map(JsValue::from)
+                                .unwrap_or(JsValue::NULL))
+                        }
+                    }
+                })
+            },
+        )
+        .into_js_value();
+        let _ = Reflect::set(ctx, &"executeTool".into(), &wrapper);
     }
 
     /// Whether tools go to `document.modelContext` (otherwise only to `window.tacit`).
@@ -190,16 +243,21 @@ impl Host for WebMcpHost {
         }
         let executor = self.executor.clone();
         let (tool_name, handler) = (name.clone(), def.handler.clone());
+        // Owned by JavaScript from here on (freed when the function is collected), never
+        // dropped with the registration: an agent that kept the tool object past its grant
+        // reaches the gate and gets a refusal envelope (`grant_revoked`/`grant_expired`), not
+        // a throw from a dead closure.
         let execute = Closure::<dyn FnMut(JsValue, JsValue) -> JsValue>::new(
             move |input: JsValue, _options: JsValue| -> JsValue {
                 executor(tool_name.clone(), handler.clone(), input).into()
             },
-        );
+        )
+        .into_js_value();
         let mut controller = None;
         if let Some(ctx) = &self.ctx {
             let refused = |e: JsValue| HostError::Refused(error_text(&e));
             let abort = AbortController::new().map_err(refused)?;
-            let tool = js_tool(def, execute.as_ref()).map_err(refused)?;
+            let tool = js_tool(def, &execute).map_err(refused)?;
             let options = Object::new();
             Reflect::set(&options, &"signal".into(), &abort.signal()).map_err(refused)?;
             let register = Reflect::get(ctx, &"registerTool".into())
@@ -217,12 +275,16 @@ impl Host for WebMcpHost {
             });
             controller = Some(abort);
         }
+        if matches!(def.handler, Handler::Claim { .. }) {
+            self.retired
+                .borrow_mut()
+                .insert(name.clone(), def.handler.clone());
+        }
         self.table.borrow_mut().insert(name.clone(), def.clone());
         Ok(WebRegistration {
             controller,
             table: self.table.clone(),
             name,
-            _execute: execute,
         })
     }
 
