@@ -41,6 +41,7 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("signer_request_auth", "json.dict"),
     ("site_api_body", "json.dict"),
     ("sd_jwt_parse", "json.dict"),
+    ("issuer_request", "json.dict"),
 ];
 
 /// What one run did, from libFuzzer's final statistics.
