@@ -14,7 +14,8 @@ pub fn start() {
     tacit_site::web::start();
 }
 
-#[cfg(test)]
+// The policy is read by the server (native only).
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
