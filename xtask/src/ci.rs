@@ -234,7 +234,9 @@ fn install() -> Result<(), String> {
         return Err(format!("initdb is still missing after `{apt_install}`"));
     }
     if !has_node() {
-        return Err(format!("node or npm is still missing after `{apt_install}`"));
+        return Err(format!(
+            "node or npm is still missing after `{apt_install}`"
+        ));
     }
     Ok(())
 }
