@@ -157,22 +157,41 @@ impl Default for KdfParams {
     }
 }
 
-/// The person's passphrase. Wiped on drop; its `Debug` prints `Passphrase(..)`.
-pub struct Passphrase(Zeroizing<String>);
+/// The person's passphrase, Unicode-normalised (NFC) before it reaches the KDF, so that the
+/// same typed text opens the vault whichever keyboard, OS or input method composed it. Wiped on
+/// drop; its `Debug` prints `Passphrase(..)`.
+pub struct Passphrase {
+    nfc: Zeroizing<String>,
+    /// The text as given, when it was not already NFC: vaults made before normalisation used
+    /// it, so opening falls back to it (creating and re-wrapping never do).
+    as_given: Option<Zeroizing<String>>,
+}
 
 impl Passphrase {
-    /// Accepts a passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters. The text is used
-    /// as given (no Unicode normalisation); the page should normalise before calling.
+    /// Accepts a passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters (counted after
+    /// NFC normalisation).
     pub fn new(text: String) -> Result<Self, Error> {
+        use unicode_normalization::UnicodeNormalization;
         let text = Zeroizing::new(text);
-        if text.chars().count() < MIN_PASSPHRASE_CHARS {
+        let mut nfc = Zeroizing::new(String::with_capacity(text.len()));
+        nfc.extend(text.nfc());
+        if nfc.chars().count() < MIN_PASSPHRASE_CHARS {
             return Err(Error::WeakPassphrase("shorter than 8 characters"));
         }
-        Ok(Self(text))
+        let as_given = (*nfc != *text).then_some(text);
+        Ok(Self { nfc, as_given })
     }
 
     fn as_bytes(&self) -> &[u8] {
-        self.0.as_bytes()
+        self.nfc.as_bytes()
+    }
+
+    /// The passphrase as given, if it differs from its NFC form (for opening older vaults).
+    fn as_given(&self) -> Option<Self> {
+        self.as_given.as_ref().map(|text| Self {
+            nfc: text.clone(),
+            as_given: None,
+        })
     }
 }
 
@@ -382,7 +401,9 @@ impl Vault {
 
     /// Opens a vault's bytes. Every failure is [`Error::CannotOpen`], whatever its cause.
     pub fn open(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), Error> {
-        Self::try_open(bytes, passphrase).ok_or(Error::CannotOpen)
+        Self::try_open(bytes, passphrase)
+            .or_else(|| Self::try_open(bytes, &passphrase.as_given()?))
+            .ok_or(Error::CannotOpen)
     }
 
     fn try_open(bytes: &[u8], passphrase: &Passphrase) -> Option<(Self, Profile)> {

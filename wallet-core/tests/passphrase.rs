@@ -1,0 +1,83 @@
+//! Issue 12: passphrases are Unicode-normalised (NFC) before the KDF, so the same typed text
+//! opens the vault however it was composed (precomposed "é" or "e" + combining acute).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::profile;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use wallet_core::{Error, KdfParams, Passphrase, Vault};
+
+/// "Crème brûlée à Zürich", composed (NFC).
+const NFC: &str = "Cr\u{e8}me br\u{fb}l\u{e9}e \u{e0} Z\u{fc}rich";
+/// The same text decomposed (NFD): base letters followed by combining marks.
+const NFD: &str = "Cre\u{300}me bru\u{302}le\u{301}e a\u{300} Zu\u{308}rich";
+
+fn vector() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/vault-nfc-v1.bin")
+}
+
+#[test]
+fn passphrase_forms_differ_as_bytes() {
+    assert_ne!(NFC.as_bytes(), NFD.as_bytes());
+}
+
+#[test]
+fn passphrase_nfd_and_nfc_open_the_same_vault() {
+    let vault = Vault::create(
+        &profile(),
+        &Passphrase::new(NFD.into()).unwrap(),
+        KdfParams::MINIMUM,
+        &mut ChaCha20Rng::seed_from_u64(1),
+    )
+    .unwrap();
+    let bytes = vault.to_bytes();
+    for text in [NFC, NFD] {
+        let (_, opened) = Vault::open(&bytes, &Passphrase::new(text.into()).unwrap()).unwrap();
+        assert_eq!(opened, profile());
+    }
+    assert_eq!(
+        Vault::open(
+            &bytes,
+            &Passphrase::new("Creme brulee a Zurich".into()).unwrap()
+        )
+        .unwrap_err(),
+        Error::CannotOpen,
+        "normalisation is NFC, not a stripping of accents"
+    );
+}
+
+#[test]
+fn passphrase_length_counts_normalised_characters() {
+    // Eight characters composed, sixteen code points decomposed: both accepted; seven composed
+    // (fourteen decomposed) refused either way.
+    assert!(Passphrase::new("\u{e9}".repeat(8)).is_ok());
+    assert!(Passphrase::new("e\u{301}".repeat(8)).is_ok());
+    assert!(Passphrase::new("e\u{301}".repeat(7)).is_err());
+}
+
+/// Writes the frozen vector once (`cargo test -p wallet-core --test passphrase -- --ignored`).
+#[test]
+#[ignore = "writes the frozen vector; never regenerate"]
+fn passphrase_write_frozen_vector() {
+    let vault = Vault::create(
+        &profile(),
+        &Passphrase::new(NFC.into()).unwrap(),
+        KdfParams::MINIMUM,
+        &mut ChaCha20Rng::seed_from_u64(20261201),
+    )
+    .unwrap();
+    std::fs::write(vector(), vault.to_bytes()).unwrap();
+}
+
+/// Frozen: a vault made with the NFC passphrase opens with the NFD text in every future version.
+#[test]
+fn passphrase_frozen_nfc_vector_opens_with_nfd_text() {
+    let bytes = std::fs::read(vector()).unwrap();
+    let (_, opened) = Vault::open(&bytes, &Passphrase::new(NFD.into()).unwrap()).unwrap();
+    assert_eq!(opened, profile());
+}
