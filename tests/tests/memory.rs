@@ -276,3 +276,43 @@ fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
     );
     assert!(wallet.claim_tools().is_empty());
 }
+
+#[test]
+fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirms() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = fresh(&browser, &server);
+    create_pregnant(&wallet);
+    probe_wide(&mut wallet, "n-i-1");
+    let before = stored(&wallet.page);
+    // The frozen v1 vault is another vault (another id). The person says no first.
+    let other = tacit_e2e::workspace_root().join("wallet-core/tests/vectors/vault-v1.bin");
+    wallet
+        .page
+        .eval("window.__asked = []; window.confirm = (q) => { window.__asked.push(q); return false; }; true")
+        .unwrap();
+    choose_file(&wallet.page, "#import-file", &other);
+    wallet.wait_text("#profile-msg", "Import cancelled");
+    assert_eq!(stored(&wallet.page), before, "nothing changed");
+    let asked = wallet.page.eval("window.__asked.join(' ')").unwrap();
+    assert!(
+        asked.as_str().unwrap().contains("DIFFERENT"),
+        "the person is told it is another profile: {asked}"
+    );
+    // Still declined here.
+    assert_narrow_declined(&mut wallet, "n-i-2", "different vault, import cancelled");
+    // Confirmed: the other vault opens with an empty memory of its own.
+    wallet
+        .page
+        .eval("window.confirm = () => true; true")
+        .unwrap();
+    choose_file(&wallet.page, "#import-file", &other);
+    wallet.wait_text("#profile-msg", "Backup imported");
+    wallet.unlock(PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    let record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    assert!(
+        record.get("memory").is_some(),
+        "written in the current format: {record}"
+    );
+}
