@@ -32,7 +32,6 @@ pub mod credential;
 mod db;
 mod error;
 mod keys;
-mod limit;
 pub mod pop;
 pub mod predicates;
 pub mod routes;
@@ -63,7 +62,7 @@ pub use error::Error;
 pub use keys::{
     KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
 };
-pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
+pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.

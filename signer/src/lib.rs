@@ -37,7 +37,6 @@ mod error;
 pub mod http1;
 mod keyfile;
 mod keys;
-mod limit;
 mod routes;
 mod state;
 pub mod verify_cli;
@@ -64,7 +63,7 @@ pub use db::{
 pub use error::Error;
 pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
 pub use keys::{KeyStore, make_signing_key};
-pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
+pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
 

@@ -1,13 +1,13 @@
 //! The per-client rate limit on the site API: `GET /api/requirements` (which writes a nonce row
 //! per call) and `POST /api/applications`, one bucket per client for both.
 //!
-//! A thin wrapper over the signer's limiter ([`signer::RateLimiter`]): a token bucket of
-//! `rate_limit_per_minute` requests, refilled evenly over a minute, per peer IP address (IPv4 as
-//! is, IPv6 by its /64, IPv4-mapped IPv6 as the IPv4 client; `X-Forwarded-For` is not trusted),
-//! over a table capped at [`signer::MAX_TRACKED_CLIENTS`] clients (idle clients are forgotten
-//! first, then the least recently seen eighth). Behind a reverse proxy every client shares the
-//! proxy's bucket, so rate-limit there. Requests without a peer address (in-process `oneshot`
-//! tests) share one bucket.
+//! A thin wrapper over the limiter the services share ([`tacit_service::RateLimiter`]): a token
+//! bucket of `rate_limit_per_minute` requests, refilled evenly over a minute, per peer IP address
+//! (IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as the IPv4 client; `X-Forwarded-For` is not
+//! trusted), over a table capped at [`tacit_service::MAX_TRACKED_CLIENTS`] clients (idle clients
+//! are forgotten first, then the least recently seen eighth). Behind a reverse proxy every client
+//! shares the proxy's bucket, so rate-limit there. Requests without a peer address (in-process
+//! `oneshot` tests) share one bucket.
 //!
 //! Over the limit: **429** with `Retry-After` (whole seconds) and the envelope
 //! `{ok: false, error: {code: "rate_limited", message}}`. Nothing is issued or decided.
@@ -30,11 +30,11 @@ pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 120;
 
 /// The API's limiter. `per_minute == 0` turns it off.
 #[derive(Debug)]
-pub struct ApiLimit(signer::RateLimiter);
+pub struct ApiLimit(tacit_service::RateLimiter);
 
 impl ApiLimit {
     pub fn new(per_minute: u32) -> Self {
-        Self(signer::RateLimiter::new(per_minute))
+        Self(tacit_service::RateLimiter::new(per_minute))
     }
 
     /// Off: every request passes.

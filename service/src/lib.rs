@@ -1,0 +1,14 @@
+//! What Tacit's native services share: the signer (`signer`), the issuer (`tacit-issuer`) and
+//! the relying-site server (`tacit-site`'s `server` module) each limit requests per client with
+//! the same [`RateLimiter`] — a token bucket per peer address (IPv4 as is, IPv6 by its /64,
+//! IPv4-mapped IPv6 as the IPv4 client) over a table capped at [`MAX_TRACKED_CLIENTS`] clients.
+//!
+//! Native only and framework-free: time comes in as an argument, and each service turns a
+//! refusal into its own HTTP answer (429 with `Retry-After`).
+//!
+//! [`http1`] is the response-head parser the services' load generators share.
+
+pub mod http1;
+mod limit;
+
+pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
