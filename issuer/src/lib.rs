@@ -62,8 +62,8 @@ pub use error::Error;
 pub use keys::{
     KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
 };
-pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);

@@ -63,9 +63,9 @@ pub use db::{
 pub use error::Error;
 pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
 pub use keys::{KeyStore, make_signing_key};
-pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
