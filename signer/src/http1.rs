@@ -12,58 +12,7 @@ use wallet_core::receipt::MAX_RECEIPT_BYTES;
 
 use crate::Error;
 
-/// Longest response head either client reads.
-const MAX_HEAD_BYTES: usize = 16 * 1024;
-
-/// A parsed response head.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
-    pub status: u16,
-    /// Bytes up to and including the blank line.
-    pub len: usize,
-    pub content_length: Option<usize>,
-    pub chunked: bool,
-}
-
-/// Parses the head at the start of `buf`; `Ok(None)` means more bytes are needed.
-pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, &'static str> {
-    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return if buf.len() > MAX_HEAD_BYTES {
-            Err("response head too long")
-        } else {
-            Ok(None)
-        };
-    };
-    let text = core::str::from_utf8(&buf[..end]).map_err(|_| "response head is not text")?;
-    let mut lines = text.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| {
-            line.strip_prefix("HTTP/1.1 ")
-                .or(line.strip_prefix("HTTP/1.0 "))
-        })
-        .and_then(|rest| rest.get(..3))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or("not an HTTP/1.x response")?;
-    let mut head = Head {
-        status,
-        len: end + 4,
-        content_length: None,
-        chunked: false,
-    };
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            return Err("malformed header line");
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("content-length") {
-            head.content_length = Some(value.parse().map_err(|_| "bad content-length")?);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            head.chunked = value.to_ascii_lowercase().contains("chunked");
-        }
-    }
-    Ok(Some(head))
-}
+pub use tacit_service::http1::{Head, MAX_HEAD_BYTES, parse_head};
 
 /// Decodes a complete chunked body; `Ok(None)` means more bytes are needed. Returns the body
 /// and how many bytes of `buf` it used.

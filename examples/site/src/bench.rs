@@ -605,7 +605,7 @@ impl Conn {
         let invalid = |e: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_owned());
         self.stream.write_all(request).await?;
         let head = loop {
-            if let Some(head) = signer::http1::parse_head(&self.buf).map_err(invalid)? {
+            if let Some(head) = tacit_service::http1::parse_head(&self.buf).map_err(invalid)? {
                 break head;
             }
             self.fill().await?;
