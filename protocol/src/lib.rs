@@ -9,11 +9,14 @@
 //! - [`site_auth`]: a relying site signs its requirements (origin, policy digest, nonce,
 //!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
 //!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
+//! - [`predicates`]: which SD-JWT VC claim (`income_below_30000`, `age_equal_or_over_18`) proves
+//!   which wallet claim, the one table issuers, wallets and sites share.
 //!
 //! It refuses to touch the outside world: no clock (time is an argument), no randomness of its
 //! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
 
 pub mod issuer_pop;
+pub mod predicates;
 pub mod request_auth;
 pub mod sd_jwt;
 pub mod site_auth;

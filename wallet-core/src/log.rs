@@ -21,6 +21,12 @@
 //! | `outcome`   | [`Outcome::as_str`] as UTF-8 text       |
 //! | `grant_id`  | UTF-8 text                              |
 //! | `prev_hash` | 32 raw bytes                            |
+//! | `issuer`    | UTF-8 text, **only when present**       |
+//!
+//! `issuer` is the origin of the credential issuer whose predicate answered the claim (an
+//! issuer-backed answer); a self-asserted answer has none, so its bytes (and every log and receipt
+//! written before issuer-backed answers existed) are unchanged. A present issuer is preceded by
+//! the field `issuer` itself (length-prefixed), so no self-asserted entry can collide with it.
 //!
 //! The first entry has `seq` 0 and `prev_hash` [`Hash::ZERO`]; entry *i* has `seq` *i* and the
 //! `hash` of entry *i − 1* as `prev_hash`. So any edit, removal, insertion or reordering breaks the
@@ -39,9 +45,11 @@
 //!
 //! ```text
 //! tacit-comparison-log v1
-//! <seq>\t<at>\t<origin>\t<tool>\t<claim>\t<outcome>\t<grant_id>\t<prev_hash>\t<hash>
+//! <seq>\t<at>\t<origin>\t<tool>\t<claim>\t<outcome>\t<grant_id>\t<prev_hash>\t<hash>[\t<issuer>]
 //! ...
 //! ```
+//!
+//! The tenth field, the issuer's origin, is written only for an issuer-backed answer.
 //!
 //! Numbers are decimal without `+`, leading zeros or `-0`; hashes are 64 lowercase hex digits;
 //! the claim is its canonical rendering (which contains spaces but never a tab). [`import`]
@@ -169,6 +177,10 @@ pub struct LogEntry {
     pub grant_id: GrantId,
     pub prev_hash: Hash,
     pub hash: Hash,
+    /// The origin of the issuer whose credential answered this claim; `None` when the answer is
+    /// the person's own word (self-asserted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<Origin>,
 }
 
 impl LogEntry {
@@ -184,7 +196,16 @@ impl LogEntry {
         put_field(&mut out, self.outcome.as_str().as_bytes());
         put_field(&mut out, self.grant_id.as_str().as_bytes());
         put_field(&mut out, self.prev_hash.as_bytes());
+        if let Some(issuer) = &self.issuer {
+            put_field(&mut out, b"issuer");
+            put_field(&mut out, issuer.as_str().as_bytes());
+        }
         out
+    }
+
+    /// Whether this answer is issuer-backed.
+    pub fn is_issuer_backed(&self) -> bool {
+        self.issuer.is_some()
     }
 
     /// SHA-256 of [`LogEntry::canonical_bytes`]: what `hash` must be.
@@ -194,7 +215,7 @@ impl LogEntry {
 
     /// The entry as one export line, without the newline.
     fn export_line(&self) -> String {
-        format!(
+        let mut line = format!(
             "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             self.seq,
             self.at.millis(),
@@ -205,14 +226,24 @@ impl LogEntry {
             self.grant_id,
             self.prev_hash,
             self.hash,
-        )
+        );
+        if let Some(issuer) = &self.issuer {
+            line.push('\t');
+            line.push_str(issuer.as_str());
+        }
+        line
     }
 
     /// Parses one export line; `line` is its 1-based number, for errors.
     fn parse_line(text: &str, line: usize) -> Result<Self, Error> {
         let bad = |reason| Error::LogImport { line, reason };
-        // At most 10 pieces, so a line of many tabs costs nothing.
-        let fields: Vec<&str> = text.splitn(10, '\t').collect();
+        // At most 11 pieces, so a line of many tabs costs nothing.
+        let mut fields: Vec<&str> = text.splitn(11, '\t').collect();
+        let issuer = if fields.len() == 10 {
+            fields.pop()
+        } else {
+            None
+        };
         let [
             seq,
             at,
@@ -225,8 +256,13 @@ impl LogEntry {
             hash,
         ] = fields[..]
         else {
-            return Err(bad("an entry must have exactly 9 tab-separated fields"));
+            return Err(bad(
+                "an entry must have 9 tab-separated fields, or 10 with the issuer",
+            ));
         };
+        let issuer = issuer
+            .map(|text| Origin::parse(text).map_err(|_| bad("invalid issuer")))
+            .transpose()?;
         Ok(Self {
             seq: parse_canonical_u64(seq).ok_or_else(|| bad("seq is not a canonical number"))?,
             at: parse_canonical_i64(at)
@@ -239,6 +275,7 @@ impl LogEntry {
             grant_id: GrantId::parse(grant_id).map_err(|_| bad("invalid grant id"))?,
             prev_hash: Hash::from_hex(prev_hash).ok_or_else(|| bad("invalid previous hash"))?,
             hash: Hash::from_hex(hash).ok_or_else(|| bad("invalid hash"))?,
+            issuer,
         })
     }
 }
@@ -302,7 +339,8 @@ impl ComparisonLog {
         Ok(Self { entries })
     }
 
-    /// Records a comparison, chaining it to the current head, and returns the new entry.
+    /// Records a self-asserted comparison, chaining it to the current head, and returns the new
+    /// entry.
     pub fn append(
         &mut self,
         at: Timestamp,
@@ -311,6 +349,21 @@ impl ComparisonLog {
         claim: Claim,
         outcome: Outcome,
         grant_id: GrantId,
+    ) -> &LogEntry {
+        self.append_with(at, origin, tool, claim, outcome, grant_id, None)
+    }
+
+    /// Records a comparison answered by `issuer`'s credential (`None`: the person's own word).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_with(
+        &mut self,
+        at: Timestamp,
+        origin: Origin,
+        tool: ToolName,
+        claim: Claim,
+        outcome: Outcome,
+        grant_id: GrantId,
+        issuer: Option<Origin>,
     ) -> &LogEntry {
         let index = self.entries.len();
         let mut entry = LogEntry {
@@ -323,6 +376,7 @@ impl ComparisonLog {
             grant_id,
             prev_hash: self.head(),
             hash: Hash::ZERO,
+            issuer,
         };
         entry.hash = entry.compute_hash();
         self.entries.push(entry);

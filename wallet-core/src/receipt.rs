@@ -53,17 +53,32 @@ pub const KEY_ID_DOMAIN: &[u8] = b"tacit/key-id/v1\0";
 /// Largest signed receipt [`SignedReceipt::parse`] reads (1 MiB).
 pub const MAX_RECEIPT_BYTES: usize = 1 << 20;
 
-/// Where the answers come from. Today the person's own entries in their wallet, nothing more.
+/// Where the answers come from, for the receipt as a whole; each entry says its own
+/// ([`LogEntry::issuer`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Provenance {
+    /// Every answer is the person's own word.
     SelfAsserted,
+    /// At least one answer came from an issuer's credential; the entries say which, and the
+    /// application carries one SD-JWT presentation per issuer-backed claim.
+    IssuerBacked,
 }
 
 impl Provenance {
     pub const fn as_str(self) -> &'static str {
         match self {
             Provenance::SelfAsserted => "self_asserted",
+            Provenance::IssuerBacked => "issuer_backed",
+        }
+    }
+
+    /// The provenance `entries` call for: [`Provenance::IssuerBacked`] iff one of them is.
+    pub fn of_entries(entries: &[LogEntry]) -> Self {
+        if entries.iter().any(LogEntry::is_issuer_backed) {
+            Provenance::IssuerBacked
+        } else {
+            Provenance::SelfAsserted
         }
     }
 }
@@ -126,7 +141,7 @@ impl ReceiptPayload {
             nonce,
             issued_at,
             expires_at,
-            provenance: Provenance::SelfAsserted,
+            provenance: Provenance::of_entries(&entries),
             log_head: chain_head(&entries),
             entries,
         };
@@ -182,6 +197,11 @@ impl ReceiptPayload {
             return Err(Error::ChainBroken {
                 index: self.entries.len(),
             });
+        }
+        if self.provenance != Provenance::of_entries(&self.entries) {
+            return Err(Error::ReceiptFormat(
+                "provenance must be issuer_backed exactly when an entry names an issuer",
+            ));
         }
         if self.entries.iter().any(|e| e.origin != self.audience) {
             return Err(Error::ReceiptFormat(
@@ -381,6 +401,7 @@ pub fn verify(
             .iter()
             .map(|e| (e.claim.clone(), e.outcome))
             .collect(),
+        issuers: payload.entries.iter().map(|e| e.issuer.clone()).collect(),
     })
 }
 
@@ -397,6 +418,8 @@ pub struct VerifiedReceipt {
     key_id: KeyId,
     signed_at: Timestamp,
     answers: Vec<(Claim, Outcome)>,
+    /// Per answer, the issuer whose credential gave it (`None`: the person's word).
+    issuers: Vec<Option<Origin>>,
 }
 
 impl VerifiedReceipt {
@@ -439,6 +462,22 @@ impl VerifiedReceipt {
     /// Every (claim, outcome) in log order.
     pub fn answers(&self) -> &[(Claim, Outcome)] {
         &self.answers
+    }
+
+    /// Per answer (same order as [`VerifiedReceipt::answers`]), the issuer whose credential gave
+    /// it, or `None` for the person's own word.
+    pub fn issuers(&self) -> &[Option<Origin>] {
+        &self.issuers
+    }
+
+    /// The issuer of the latest answer to `claim`, if that answer is issuer-backed.
+    pub fn latest_issuer(&self, claim: &Claim) -> Option<&Origin> {
+        self.answers
+            .iter()
+            .zip(&self.issuers)
+            .rev()
+            .find(|((c, _), _)| c == claim)
+            .and_then(|(_, issuer)| issuer.as_ref())
     }
 
     /// Whether the receipt shows `claim` satisfied: some entry answers it

@@ -375,7 +375,9 @@ fn import_rejects_bad_exports() {
     let good = sample_log().export();
     let hash1 = sample_log().entries()[1].hash.to_hex();
     let import_err = |line, reason| Error::LogImport { line, reason };
-    let fields9 = "an entry must have exactly 9 tab-separated fields";
+    let fields9 = "an entry must have 9 tab-separated fields, or 10 with the issuer";
+    // A tenth field is read as the issuer's origin.
+    let issuer10 = "invalid issuer";
     let cases: Vec<(&str, String, Error)> = vec![
         (
             "empty input",
@@ -405,12 +407,12 @@ fn import_rejects_bad_exports() {
         (
             "extra tab",
             good.replacen("\tsatisfied\t", "\tsatisfied\t\t", 1),
-            import_err(2, fields9),
+            import_err(2, issuer10),
         ),
         (
             "trailing tab",
             with_field(&good, 3, 8, &format!("{hash1}\t")),
-            import_err(3, fields9),
+            import_err(3, issuer10),
         ),
         (
             "missing field",
@@ -721,4 +723,63 @@ fn frozen_log_vector_reexports_byte_identical() {
     assert_eq!(log.export(), text);
     assert_eq!(log.head().to_hex(), VECTOR_HEAD);
     assert_eq!(log, vector_log());
+}
+
+/// An issuer-backed entry: the issuer is covered by the hash, survives export and import, and an
+/// entry without one hashes exactly as before issuer-backed answers existed.
+#[test]
+fn issuer_backed_entries_are_hashed_exported_and_imported() {
+    let housing = origin("https://housing.example");
+    let tax = origin("http://127.0.0.1:8791");
+    let mut log = ComparisonLog::new();
+    log.append_with(
+        Timestamp::from_millis(T0),
+        housing.clone(),
+        tool("tacit.claim.income_below"),
+        income_below(3_000_000, "EUR"),
+        Outcome::Satisfied,
+        grant("g-housing-1"),
+        Some(tax.clone()),
+    );
+    log.append(
+        Timestamp::from_millis(T0 + 1),
+        housing.clone(),
+        tool("tacit.claim.resides_in"),
+        resides_in(&["westend"]),
+        Outcome::Satisfied,
+        grant("g-housing-1"),
+    );
+    let entries = log.entries();
+    assert_eq!(entries[0].issuer.as_ref(), Some(&tax));
+    assert!(entries[0].is_issuer_backed());
+    assert!(!entries[1].is_issuer_backed());
+
+    // The issuer is part of what the hash covers: dropping or changing it breaks the chain.
+    let mut forged = entries.to_vec();
+    forged[0].issuer = None;
+    assert!(wallet_core::verify_entries(&forged).is_err());
+    forged[0].issuer = Some(origin("http://127.0.0.1:9999"));
+    assert!(wallet_core::verify_entries(&forged).is_err());
+    let mut claimed = entries.to_vec();
+    claimed[1].issuer = Some(tax.clone());
+    assert!(wallet_core::verify_entries(&claimed).is_err());
+
+    // A self-asserted entry's bytes end at prev_hash, as they always did.
+    let plain = &entries[1];
+    let bytes = plain.canonical_bytes();
+    assert!(bytes.ends_with(plain.prev_hash.as_bytes()));
+
+    let text = log.export();
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.ends_with("\thttp://127.0.0.1:8791"), "{line}");
+    assert_eq!(text.lines().nth(2).unwrap().split('\t').count(), 9);
+    let back = ComparisonLog::import(&text).unwrap();
+    assert_eq!(back, log);
+    assert_eq!(back.export(), text);
+
+    // JSON: the field appears only when present.
+    let json = serde_json::to_value(&entries[1]).unwrap();
+    assert!(json.get("issuer").is_none());
+    let json = serde_json::to_value(&entries[0]).unwrap();
+    assert_eq!(json["issuer"], "http://127.0.0.1:8791");
 }

@@ -856,3 +856,63 @@ fn check_signable_wants_an_open_window_issued_near_the_signers_clock() {
         Err(Error::ChainBroken { .. })
     ));
 }
+
+/// A receipt with an issuer-backed answer says so as a whole and per entry, verifies, and a
+/// provenance that disagrees with its entries is refused before signing and at verification.
+#[test]
+fn issuer_backed_answers_are_named_per_entry() {
+    let tax = Origin::parse("http://127.0.0.1:8791").unwrap();
+    let mut log = ComparisonLog::new();
+    log.append_with(
+        Timestamp::from_millis(T0),
+        site(),
+        ToolName::parse("tacit.claim.income_below").unwrap(),
+        income_below(3_000_000),
+        Outcome::Satisfied,
+        GrantId::parse("g-housing-1").unwrap(),
+        Some(tax.clone()),
+    );
+    append(
+        &mut log,
+        &site(),
+        T0 + 1,
+        three_districts(),
+        Outcome::Satisfied,
+    );
+    let payload = ReceiptPayload::new(
+        session(),
+        site(),
+        nonce(),
+        Timestamp::from_millis(T0 + MINUTE),
+        Timestamp::from_millis(T0 + 11 * MINUTE),
+        &log,
+    )
+    .unwrap();
+    assert_eq!(payload.provenance, Provenance::IssuerBacked);
+    let json = serde_json::to_value(&payload).unwrap();
+    assert_eq!(json["provenance"], "issuer_backed");
+    let signed = sign(payload.clone(), &test_key(), signed_at());
+    let verified = check(&signed, &keys_for(&test_key())).unwrap();
+    assert_eq!(verified.provenance(), Provenance::IssuerBacked);
+    assert_eq!(verified.issuers(), &[Some(tax.clone()), None]);
+    assert_eq!(verified.latest_issuer(&income_below(3_000_000)), Some(&tax));
+    assert_eq!(verified.latest_issuer(&three_districts()), None);
+
+    // A self-asserted payload claiming issuer_backed, and the reverse, are malformed.
+    let mut lying = payload.clone();
+    lying.provenance = Provenance::SelfAsserted;
+    assert!(matches!(
+        lying.check_structure(),
+        Err(Error::ReceiptFormat(_))
+    ));
+    assert!(matches!(
+        check(&sign_raw(lying), &keys_for(&test_key())),
+        Err(Error::ReceiptFormat(_))
+    ));
+    let mut boasting = self::payload();
+    boasting.provenance = Provenance::IssuerBacked;
+    assert!(matches!(
+        boasting.check_structure(),
+        Err(Error::ReceiptFormat(_))
+    ));
+}
