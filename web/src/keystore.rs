@@ -1,8 +1,11 @@
-//! The install key, through `js/keystore.js`: a non-extractable WebCrypto P-256 key pair kept in
-//! IndexedDB. This module only carries handles and bytes; what an enrolment is, and what gets
-//! signed, is decided in `tacit_protocol::request_auth`.
+//! The wallet's private keys, through `js/keystore.js`: non-extractable WebCrypto P-256 key
+//! pairs kept in IndexedDB (`tacit-wallet` version 2). The install key (store `install`) signs
+//! requests to the signer; holder keys (store `holder`, one per credential, under their RFC 7638
+//! JWK thumbprint) sign one presentation each. This module only carries handles and bytes; what
+//! an enrolment is, a key's id, and what gets signed are decided in `tacit_protocol`.
 
-use js_sys::{Promise, Reflect, Uint8Array};
+use js_sys::{Array, Promise, Reflect, Uint8Array};
+use tacit_protocol::request_auth::{InstallKey, Jwk};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -24,6 +27,20 @@ extern "C" {
     fn load_enrolment() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = deleteEnrolment, catch)]
     fn delete_enrolment() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = generateHolderKeys, catch)]
+    fn generate_holder_keys(n: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = saveHolderKeys, catch)]
+    fn save_holder_keys(ids: &Array, pairs: &Array) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = signWithHolderKey, catch)]
+    fn sign_with_holder_key(id: &str, bytes: &Uint8Array) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = signOnceWithHolderKey, catch)]
+    fn sign_once_with_holder_key(id: &str, bytes: &Uint8Array) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = holderKeyIds, catch)]
+    fn holder_key_ids_js() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = deleteHolderKeys, catch)]
+    fn delete_holder_keys_js(ids: &Array) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = deleteAllHolderKeys, catch)]
+    fn delete_all_holder_keys_js() -> Result<Promise, JsValue>;
 }
 
 /// A `CryptoKeyPair` handle. Its private key cannot be exported; only WebCrypto can use it.
@@ -34,6 +51,11 @@ impl KeyPair {
     /// The `CryptoKeyPair` object (handles only; its private key is not extractable).
     pub fn as_js(&self) -> &JsValue {
         &self.0
+    }
+
+    /// Wraps a `CryptoKeyPair` made elsewhere (tests of stored records).
+    pub fn from_js(pair: JsValue) -> Self {
+        Self(pair)
     }
 }
 
@@ -112,4 +134,87 @@ pub async fn load() -> Result<Option<StoredEnrolment>, String> {
 /// Deletes the key pair and the pin.
 pub async fn delete() -> Result<(), String> {
     settle(delete_enrolment()).await.map(|_| ())
+}
+
+/// The most holder keys made at once (an issuer takes at most 20 per batch).
+pub const MAX_HOLDER_KEYS: u32 = 20;
+
+/// A holder key just made and stored: its id (the RFC 7638 thumbprint of its public JWK, as
+/// `tacit_protocol::request_auth` computes it) and its public JWK. The private key stays in
+/// IndexedDB; sign with [`sign_with_holder`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HolderKey {
+    pub id: String,
+    pub jwk: Jwk,
+}
+
+/// Makes `n` (1..=[`MAX_HOLDER_KEYS`]) non-extractable holder keys and stores them in IndexedDB
+/// under their thumbprints, in one transaction, before returning their public halves.
+pub async fn new_holder_keys(n: u32) -> Result<Vec<HolderKey>, String> {
+    if n == 0 || n > MAX_HOLDER_KEYS {
+        return Err(format!(
+            "between 1 and {MAX_HOLDER_KEYS} holder keys at once"
+        ));
+    }
+    let pairs = Array::from(&settle(generate_holder_keys(n)).await?);
+    if pairs.length() != n {
+        return Err("the browser made the wrong number of keys".into());
+    }
+    let mut keys = Vec::with_capacity(n as usize);
+    let ids = Array::new();
+    for pair in pairs.iter() {
+        let json = public_jwk_json(&KeyPair(pair)).await?;
+        let jwk: Jwk =
+            serde_json::from_str(&json).map_err(|_| "the public key is not a P-256 JWK")?;
+        let id = InstallKey::from_jwk(&jwk)
+            .map_err(|e| e.to_string())?
+            .id()
+            .as_str()
+            .to_owned();
+        ids.push(&JsValue::from_str(&id));
+        keys.push(HolderKey { id, jwk });
+    }
+    settle(save_holder_keys(&ids, &pairs)).await?;
+    Ok(keys)
+}
+
+/// ES256 over `bytes` with the stored holder key `id`: 64 bytes `r||s`. Fails when this browser
+/// holds no such key (deleted after its one use, or never stored here).
+pub async fn sign_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], String> {
+    let signature = settle(sign_with_holder_key(id, &Uint8Array::from(bytes))).await?;
+    Uint8Array::new(&signature)
+        .to_vec()
+        .try_into()
+        .map_err(|_| "the browser's signature is not 64 bytes".to_owned())
+}
+
+/// Takes the stored holder key `id` out of IndexedDB and signs `bytes` with it: 64 bytes
+/// `r||s`. The key is deleted in the same transaction that reads it, so it signs once, in one
+/// tab, whatever else happens (another tab, a rolled-back copy of the credentials).
+pub async fn sign_once_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], String> {
+    let signature = settle(sign_once_with_holder_key(id, &Uint8Array::from(bytes))).await?;
+    Uint8Array::new(&signature)
+        .to_vec()
+        .try_into()
+        .map_err(|_| "the browser's signature is not 64 bytes".to_owned())
+}
+
+/// The ids of every stored holder key.
+pub async fn holder_key_ids() -> Result<Vec<String>, String> {
+    let ids = Array::from(&settle(holder_key_ids_js()).await?);
+    Ok(ids.iter().filter_map(|id| id.as_string()).collect())
+}
+
+/// Deletes the holder keys `ids` (ids not stored are ignored).
+pub async fn delete_holder_keys(ids: &[String]) -> Result<(), String> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let array: Array = ids.iter().map(|id| JsValue::from_str(id)).collect();
+    settle(delete_holder_keys_js(&array)).await.map(|_| ())
+}
+
+/// Deletes every holder key.
+pub async fn delete_all_holder_keys() -> Result<(), String> {
+    settle(delete_all_holder_keys_js()).await.map(|_| ())
 }
