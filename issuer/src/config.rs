@@ -51,6 +51,13 @@ pub enum Command {
     /// Make a new active key; the old public key stays published, so credentials it signed keep
     /// verifying. Restart the running issuer to sign with the new key.
     Rotate,
+    /// Print a fresh one-time enrolment code for everyone on record (seeding the three demo
+    /// people first if there is nobody yet).
+    Codes {
+        /// How long the codes stay valid: a whole number and s, m, h or d.
+        #[arg(long, default_value = "30d", value_parser = parse_duration)]
+        valid_for: Duration,
+    },
     /// Add demo people and print one one-time enrolment code each.
     Seed {
         /// How many people.

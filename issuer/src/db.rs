@@ -286,6 +286,27 @@ impl IssuerDb {
         Ok(Redemption { tx, person })
     }
 
+    /// Everyone on record, oldest first (then by name).
+    pub async fn people(&self) -> Result<Vec<Person>, Error> {
+        let rows = sqlx::query(
+            "SELECT person_id, name, income_minor, currency, birth_date FROM people \
+             ORDER BY created_at, name, person_id",
+        )
+        .fetch_all(self.db.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Person {
+                    person_id: row.try_get(0)?,
+                    name: row.try_get(1)?,
+                    income_minor: row.try_get(2)?,
+                    currency: row.try_get(3)?,
+                    birth_date: row.try_get(4)?,
+                })
+            })
+            .collect()
+    }
+
     /// How many people are on record.
     pub async fn people_count(&self) -> Result<i64, Error> {
         let row = sqlx::query("SELECT COUNT(*) FROM people")
@@ -366,6 +387,28 @@ pub async fn seed(
             birth_date: Some((*birth_date).to_owned()),
         };
         db.add_person(&person, now).await?;
+        let code = db
+            .make_code(&person.person_id, now, now.plus_millis(valid_for_ms))
+            .await?;
+        out.push((person, code));
+    }
+    Ok(out)
+}
+
+/// `tacit-issuer codes`: a fresh one-time code, valid for `valid_for_ms`, for everyone on
+/// record (earlier codes stay valid until used or expired); on an empty database, seeds the
+/// three demo people first ([`seed`]). Returns (person, code), oldest person first.
+pub async fn fresh_codes(
+    db: &IssuerDb,
+    valid_for_ms: i64,
+    now: Timestamp,
+) -> Result<Vec<(Person, EnrolmentCode)>, Error> {
+    let people = db.people().await?;
+    if people.is_empty() {
+        return seed(db, DEMO_PEOPLE.len(), valid_for_ms, now).await;
+    }
+    let mut out = Vec::with_capacity(people.len());
+    for person in people {
         let code = db
             .make_code(&person.person_id, now, now.plus_millis(valid_for_ms))
             .await?;

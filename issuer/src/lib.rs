@@ -56,7 +56,7 @@ pub use config::{
 pub use credential::Attribute;
 pub use db::{
     DEFAULT_CODE_VALIDITY_MS, DEMO_PEOPLE, Grant, IssuerDb, MIGRATION_SET, NONCE_VALIDITY_MS,
-    Person, REFRESH_VALIDITY_MS, Redemption, random_token, seed,
+    Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, random_token, seed,
 };
 pub use error::Error;
 pub use keys::{

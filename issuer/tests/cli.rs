@@ -227,3 +227,60 @@ fn seed_prints_one_working_code_per_person() {
         }
     });
 }
+
+/// `codes` seeds the demo people on an empty database, then gives the same people a fresh code
+/// each on every run (a demo that restarts prints working codes without growing the table); an
+/// earlier code still works until used.
+#[test]
+fn codes_seed_once_then_give_everyone_a_fresh_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let parse = |out: &Output| -> Vec<(EnrolmentCode, String)> {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+            .lines()
+            .map(|line| {
+                let (code, name) = line.split_once('\t').unwrap();
+                (EnrolmentCode::parse(code).unwrap(), name.to_owned())
+            })
+            .collect()
+    };
+    let first = parse(&issuer(dir.path(), &["codes"]));
+    let second = parse(&issuer(dir.path(), &["codes", "--valid-for", "1h"]));
+    let names = |list: &[(EnrolmentCode, String)]| -> Vec<String> {
+        list.iter().map(|(_, n)| n.clone()).collect()
+    };
+    assert_eq!(names(&first), ["Ana Demo", "Ben Demo", "Chloe Demo"]);
+    assert_eq!(names(&second), names(&first));
+    for ((a, _), (b, _)) in first.iter().zip(&second) {
+        assert_ne!(a.canonical(), b.canonical());
+    }
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let db =
+            tacit_issuer::IssuerDb::open(&tacit_store::sqlite_url(&dir.path().join("issuer.db")))
+                .await
+                .unwrap();
+        assert_eq!(db.people_count().await.unwrap(), 3);
+        let people = db.people().await.unwrap();
+        assert_eq!(people[0].income_minor, Some(2_850_000));
+        assert_eq!(people[2].birth_date.as_deref(), Some("1958-06-30"));
+        let now = tacit_issuer::system_now();
+        // Both of Ben's codes work, each once, for Ben.
+        for code in [&first[1].0, &second[1].0] {
+            let (nonce, _) = db.make_nonce(now).await.unwrap();
+            let redemption = db
+                .redeem(&nonce, tacit_issuer::Grant::Code(code), now)
+                .await
+                .unwrap();
+            assert_eq!(redemption.person.name, "Ben Demo");
+            redemption
+                .commit(now, 1, Timestamp::from_millis(now.millis() + 1))
+                .await
+                .unwrap();
+        }
+    });
+}

@@ -1,4 +1,5 @@
-//! `tacit-issuer [serve] | keygen [--force] | rotate | seed [--count 3] [--valid-for 30d]` —
+//! `tacit-issuer [serve] | keygen [--force] | rotate | seed [--count 3] [--valid-for 30d] |
+//! codes [--valid-for 30d]` —
 //! see `tacit_issuer::Cli` for flags.
 
 use std::io::IsTerminal;
@@ -7,7 +8,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use tacit_issuer::{
-    Cli, Command, Config, Error, keygen, open_database, rotate_file, run_server, seed, system_now,
+    Cli, Command, Config, Error, fresh_codes, keygen, open_database, rotate_file, run_server, seed,
+    system_now,
 };
 
 fn main() -> ExitCode {
@@ -34,7 +36,8 @@ fn main() -> ExitCode {
                 config.key_file.display()
             );
         }),
-        Command::Seed { count, valid_for } => block_on(run_seed(config, count, valid_for)),
+        Command::Seed { count, valid_for } => block_on(run_seed(config, Some(count), valid_for)),
+        Command::Codes { valid_for } => block_on(run_seed(config, None, valid_for)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -53,10 +56,13 @@ fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error>
         .block_on(work)
 }
 
-async fn run_seed(config: &Config, count: u16, valid_for: Duration) -> Result<(), Error> {
+async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> Result<(), Error> {
     let db = open_database(config).await?;
     let millis = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
-    let people = seed(&db, usize::from(count), millis, system_now()).await?;
+    let people = match count {
+        Some(count) => seed(&db, usize::from(count), millis, system_now()).await?,
+        None => fresh_codes(&db, millis, system_now()).await?,
+    };
     eprintln!(
         "{} ({}, {}): one one-time enrolment code per person; type it into the wallet's \
          \"Add a credential\" with issuer {}",
