@@ -268,11 +268,16 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
         ));
     }
     let id = gate.next_proposal_id();
-    let proposal = Proposal::new(id.clone(), audience, nonce, entries, now);
+    let credentials = &gate.credentials;
+    let proposal = Proposal::with_issuer_names(id.clone(), audience, nonce, entries, now, |o| {
+        credentials.issuer_name(o).map(str::to_owned)
+    });
+    // Outcomes only: whether an answer is issuer-backed is not the agent's to know before the
+    // person releases.
     let disclosed: Vec<Value> = proposal
         .items
         .iter()
-        .map(|(claim, satisfied)| json!({ "claim": claim, "satisfied": satisfied }))
+        .map(|item| json!({ "claim": item.claim, "satisfied": item.satisfied }))
         .collect();
     let reply = json!({
         "proposal_id": id,
@@ -307,13 +312,33 @@ pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
                 do not draft it again unless the person says so.",
         }),
         ProposalState::Released { payload, signed } => match signed {
-            Some(signed) => json!({
+            Some(_) if gate.awaits_presentations(id) => json!({
                 "proposal_id": proposal.id,
                 "status": "released",
-                "signed": true,
-                "receipt": signed,
-                "message": "Released and signed. Submit this receipt to the audience's site.",
+                "signed": false,
+                "message": "Released; the wallet is still finishing the proofs that go with the \
+                    receipt. Poll again shortly.",
             }),
+            Some(signed) => match gate.presentations(id) {
+                Some(presentations) => json!({
+                    "proposal_id": proposal.id,
+                    "status": "released",
+                    "signed": true,
+                    "receipt": signed,
+                    "presentations": presentations,
+                    "message": "Released and signed. Submit this receipt to the audience's site \
+                        together with these presentations: the site's submit tool takes them \
+                        in its \"presentations\" field, beside \"receipt\", unchanged and all \
+                        of them.",
+                }),
+                None => json!({
+                    "proposal_id": proposal.id,
+                    "status": "released",
+                    "signed": true,
+                    "receipt": signed,
+                    "message": "Released and signed. Submit this receipt to the audience's site.",
+                }),
+            },
             None => json!({
                 "proposal_id": proposal.id,
                 "status": "released",

@@ -13,11 +13,17 @@ use wallet_core::{
     ReceiptPayload, SessionId, SignedReceipt, Timestamp, ToolName,
 };
 
+use tacit_protocol::sd_jwt::{
+    self, DEFAULT_MAX_KB_AGE_MS, SdJwtError, TrustedIssuer, kb_jwt_signing_input,
+};
+
+use crate::credentials::{Credentials, TakeError};
 use crate::envelope::{Code, Refusal, Reply, envelope};
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
 
 pub use crate::state::{
-    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
+    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalItem, ProposalState, Request,
+    RequestState,
 };
 
 /// How long a released receipt stays valid.
@@ -69,6 +75,18 @@ pub enum GateError {
     UnconfirmedAudience,
     #[error("the receipt payload could not be built: {0}")]
     Receipt(wallet_core::Error),
+    #[error("no proofs left from {issuer}; add a credential again")]
+    NoProofsLeft { issuer: String },
+    #[error(
+        "the credentials from {issuer} no longer give this answer; ask the site to start again"
+    )]
+    ProofMismatch { issuer: String },
+    #[error("this proposal has no proofs waiting to be signed")]
+    NoProofsPending,
+    #[error("expected {expected} signatures, got {got}")]
+    SignatureCount { expected: usize, got: usize },
+    #[error("proof {index} did not verify ({code}); nothing was attached")]
+    PresentationUnverified { index: usize, code: &'static str },
 }
 
 /// What the person acknowledged when releasing a proposal.
@@ -79,6 +97,56 @@ pub enum Acknowledgement {
     Nothing,
     /// The person ticked "I understand this site is not confirmed".
     UnconfirmedSite,
+}
+
+/// What the page must sign for one issuer-backed item of a released proposal: the key-binding JWT
+/// of a presentation of one credential, for the proposal's audience and nonce. Never shown to an
+/// agent.
+#[derive(Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProofToSign {
+    /// The RFC 7638 thumbprint of the holder key that must sign (the page's key store name).
+    pub holder_key_id: String,
+    /// The KB-JWT signing input: sign its UTF-8 bytes with ECDSA P-256 SHA-256 (WebCrypto).
+    pub signing_input: String,
+    /// The presentation without its KB-JWT: `<issuer-jwt>~<one disclosure>~`.
+    pub without_kb: String,
+    /// The claim it proves.
+    pub claim: Claim,
+    /// The issuer whose credential it is.
+    pub issuer: Origin,
+}
+
+impl core::fmt::Debug for ProofToSign {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ProofToSign")
+            .field("claim", &self.claim)
+            .field("issuer", &self.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A release: the receipt payload to have signed, and the proofs to sign (one per issuer-backed
+/// item, in item order; empty when every answer is the person's own word).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Released {
+    pub payload: ReceiptPayload,
+    pub proofs: Vec<ProofToSign>,
+}
+
+/// The presentations of a released proposal: waiting for signatures, then finished.
+#[derive(Clone, PartialEq, Eq)]
+enum Proofs {
+    Pending(Vec<ProofToSign>),
+    Attached(Vec<String>),
+}
+
+impl core::fmt::Debug for Proofs {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Proofs::Pending(p) => write!(f, "Pending({})", p.len()),
+            Proofs::Attached(p) => write!(f, "Attached({})", p.len()),
+        }
+    }
 }
 
 /// Where the wallet fetches the keys of the site at `origin`: always under that origin, never a
@@ -129,6 +197,9 @@ pub struct Gate {
     pub(crate) requests: BTreeMap<String, Request>,
     pub(crate) grants: BTreeMap<GrantId, Grant>,
     pub(crate) proposals: BTreeMap<String, Proposal>,
+    pub(crate) credentials: Credentials,
+    /// Per released proposal with issuer-backed items, its presentations.
+    proofs: BTreeMap<String, Proofs>,
     next_id: u64,
 }
 
@@ -145,6 +216,8 @@ impl Gate {
             requests: BTreeMap::new(),
             grants: BTreeMap::new(),
             proposals: BTreeMap::new(),
+            credentials: Credentials::default(),
+            proofs: BTreeMap::new(),
             next_id: 1,
         }
     }
@@ -220,6 +293,22 @@ impl Gate {
         self.profile = Some(profile);
     }
 
+    /// Loads the credentials the page unsealed with the vault. They answer claims at ladder steps
+    /// and age thresholds until the wallet is locked.
+    pub fn set_credentials(&mut self, credentials: Credentials) {
+        self.credentials = credentials;
+    }
+
+    /// The credentials held (for the page to seal and save, and to list).
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The credentials held, to add a batch or remove an issuer.
+    pub fn credentials_mut(&mut self) -> &mut Credentials {
+        &mut self.credentials
+    }
+
     /// Restores what earlier sessions revealed (the page keeps the ledger sealed beside the
     /// vault). Call before answering anything in this session.
     pub fn restore_ledger(&mut self, ledger: DisclosureLedger) {
@@ -236,8 +325,10 @@ impl Gate {
             Some(old) => self.ledger.reset_changed(old, &profile),
             None => Vec::new(),
         };
+        let credentials = core::mem::take(&mut self.credentials);
         self.lock();
         self.unlock(profile);
+        self.credentials = credentials;
         changed
     }
 
@@ -247,10 +338,11 @@ impl Gate {
         self.ledger.merge_from(other);
     }
 
-    /// Forgets the profile and withdraws every claim tool.
+    /// Forgets the profile and the credentials, and withdraws every claim tool.
     pub fn lock(&mut self) {
         self.epoch += 1;
         self.profile = None;
+        self.credentials = Credentials::default();
         for grant in self.grants.values_mut() {
             if grant.state == GrantState::Live {
                 grant.state = GrantState::Locked;
@@ -409,10 +501,8 @@ impl Gate {
         )
     }
 
-    /// Releases a held proposal the person reviewed. `shown_digest` is the digest of what the
-    /// page displayed; if the proposal changed since, the approval is void. A proposal whose
-    /// asker is not confirmed ([`Gate::proposal_asker`]) is released only with
-    /// [`Acknowledgement::UnconfirmedSite`].
+    /// Releases a held proposal the person reviewed (see [`Gate::release_with_proofs`]); the
+    /// proofs to sign stay available from [`Gate::proofs_to_sign`].
     pub fn release(
         &mut self,
         proposal_id: &str,
@@ -420,13 +510,33 @@ impl Gate {
         acknowledged: Acknowledgement,
         now: Timestamp,
     ) -> Result<ReceiptPayload, GateError> {
+        self.release_with_proofs(proposal_id, shown_digest, acknowledged, now)
+            .map(|released| released.payload)
+    }
+
+    /// Releases a held proposal the person reviewed. `shown_digest` is the digest of what the
+    /// page displayed; if the proposal changed since, the approval is void. A proposal whose
+    /// asker is not confirmed ([`Gate::proposal_asker`]) is released only with
+    /// [`Acknowledgement::UnconfirmedSite`].
+    ///
+    /// For each issuer-backed item, one unused credential of its issuer is picked and **marked
+    /// used at once**: the page must persist [`Gate::credentials`] before anything leaves, then
+    /// sign each [`ProofToSign`] and call [`Gate::attach_presentations`]. If an item's issuer has
+    /// no credential left, nothing is released ([`GateError::NoProofsLeft`]).
+    pub fn release_with_proofs(
+        &mut self,
+        proposal_id: &str,
+        shown_digest: &str,
+        acknowledged: Acknowledgement,
+        now: Timestamp,
+    ) -> Result<Released, GateError> {
         let session = self.session.clone();
         let asker = self
             .proposal_asker(proposal_id)
             .ok_or(GateError::UnknownProposal)?;
         let proposal = self
             .proposals
-            .get_mut(proposal_id)
+            .get(proposal_id)
             .ok_or(GateError::UnknownProposal)?;
         match proposal.state {
             ProposalState::Held => {}
@@ -439,6 +549,9 @@ impl Gate {
         if !asker.is_verified() && acknowledged != Acknowledgement::UnconfirmedSite {
             return Err(GateError::UnconfirmedAudience);
         }
+        if proposal.needs_proofs() && self.profile.is_none() {
+            return Err(GateError::Locked);
+        }
         let payload = ReceiptPayload::from_entries(
             session,
             proposal.audience.clone(),
@@ -448,12 +561,129 @@ impl Gate {
             proposal.entries.clone(),
         )
         .map_err(GateError::Receipt)?;
-        proposal.state = ProposalState::Released {
-            payload: Box::new(payload.clone()),
-            signed: None,
-        };
+        // Pick every credential on a copy: all of them, or none is marked used.
+        let mut credentials = self.credentials.clone();
+        let mut proofs = Vec::new();
+        for item in &proposal.items {
+            let Some(issuer) = &item.issuer else { continue };
+            let taken = credentials.take_for(issuer, &item.claim, item.satisfied, now);
+            let name = || {
+                item.issuer_name
+                    .clone()
+                    .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
+                    .unwrap_or_else(|| issuer.to_string())
+            };
+            let picked = match taken {
+                Ok(picked) => picked,
+                Err(TakeError::NoneLeft | TakeError::UnknownIssuer) => {
+                    return Err(GateError::NoProofsLeft { issuer: name() });
+                }
+                Err(TakeError::Mismatch) => {
+                    return Err(GateError::ProofMismatch { issuer: name() });
+                }
+            };
+            proofs.push(ProofToSign {
+                holder_key_id: picked.holder_key_id,
+                signing_input: kb_jwt_signing_input(
+                    proposal.audience.as_str(),
+                    proposal.nonce.as_str(),
+                    now,
+                    &picked.without_kb,
+                ),
+                without_kb: picked.without_kb,
+                claim: item.claim.clone(),
+                issuer: issuer.clone(),
+            });
+        }
+        self.credentials = credentials;
+        if let Some(proposal) = self.proposals.get_mut(proposal_id) {
+            proposal.state = ProposalState::Released {
+                payload: Box::new(payload.clone()),
+                signed: None,
+            };
+        }
+        if !proofs.is_empty() {
+            self.proofs
+                .insert(proposal_id.to_owned(), Proofs::Pending(proofs.clone()));
+        }
         self.prune_decided();
-        Ok(payload)
+        Ok(Released { payload, proofs })
+    }
+
+    /// The proofs a released proposal still waits to have signed (empty when none).
+    pub fn proofs_to_sign(&self, proposal_id: &str) -> &[ProofToSign] {
+        match self.proofs.get(proposal_id) {
+            Some(Proofs::Pending(proofs)) => proofs,
+            _ => &[],
+        }
+    }
+
+    /// The finished presentations of a released proposal, once attached.
+    pub fn presentations(&self, proposal_id: &str) -> Option<&[String]> {
+        match self.proofs.get(proposal_id) {
+            Some(Proofs::Attached(done)) => Some(done),
+            _ => None,
+        }
+    }
+
+    /// Whether a released proposal still waits for its proofs to be signed.
+    pub fn awaits_presentations(&self, proposal_id: &str) -> bool {
+        matches!(self.proofs.get(proposal_id), Some(Proofs::Pending(_)))
+    }
+
+    /// Finishes the presentations of a released proposal with the page's signatures (one 64-byte
+    /// P1363 signature per [`ProofToSign`], in order). Each presentation is verified first as the
+    /// site will (issuer key, holder key, audience, nonce, age at `now`); if any fails, nothing is
+    /// attached.
+    pub fn attach_presentations(
+        &mut self,
+        proposal_id: &str,
+        signatures: Vec<[u8; 64]>,
+        now: Timestamp,
+    ) -> Result<(), GateError> {
+        let proposal = self
+            .proposals
+            .get(proposal_id)
+            .ok_or(GateError::UnknownProposal)?;
+        let Some(Proofs::Pending(pending)) = self.proofs.get(proposal_id) else {
+            return Err(GateError::NoProofsPending);
+        };
+        if signatures.len() != pending.len() {
+            return Err(GateError::SignatureCount {
+                expected: pending.len(),
+                got: signatures.len(),
+            });
+        }
+        let mut done = Vec::with_capacity(pending.len());
+        for (index, (proof, signature)) in pending.iter().zip(&signatures).enumerate() {
+            let text =
+                sd_jwt::finish_presentation(&proof.without_kb, &proof.signing_input, signature);
+            let unverified = |error: SdJwtError| GateError::PresentationUnverified {
+                index,
+                code: error.code(),
+            };
+            let jwks = self
+                .credentials
+                .jwks_of(&proof.issuer)
+                .ok_or_else(|| unverified(SdJwtError::UnknownIssuer))?;
+            let trusted = [TrustedIssuer {
+                iss: proof.issuer.as_str().to_owned(),
+                jwks: jwks.clone(),
+            }];
+            sd_jwt::verify_presentation(
+                &text,
+                &trusted,
+                proposal.audience.as_str(),
+                proposal.nonce.as_str(),
+                now,
+                DEFAULT_MAX_KB_AGE_MS,
+            )
+            .map_err(unverified)?;
+            done.push(text);
+        }
+        self.proofs
+            .insert(proposal_id.to_owned(), Proofs::Attached(done));
+        Ok(())
     }
 
     /// Refuses a held proposal with a reason the agent will read.
@@ -551,6 +781,7 @@ impl Gate {
         let excess = decided.len().saturating_sub(MAX_DECIDED);
         for (_, id) in decided.into_iter().take(excess) {
             self.proposals.remove(&id);
+            self.proofs.remove(&id);
         }
     }
 
@@ -656,8 +887,23 @@ impl Gate {
             return Err(Refusal::new(Code::GrantRevoked, REVOKED));
         };
         let claim = grant.claim.clone();
-        let answer = self.ledger.answer(profile, &claim, now.date_utc());
-        self.log_claim(grant_id, &claim, answer.outcome, now);
+        let today = now.date_utc();
+        // A claim at a ladder step or age threshold is answered by the issuer's credential; any
+        // other from what the person typed. The ledger decides first either way.
+        let backed = self.credentials.answer(&claim, now);
+        let answer = self.ledger.answer_from(&claim, today, || match &backed {
+            Some((satisfied, _)) => Outcome::from_bool(*satisfied),
+            None => match wallet_core::evaluate(profile, &claim, today) {
+                Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
+                Err(_) => Outcome::Invalid,
+            },
+        });
+        // Issuer-backed only if the credential gives this very outcome (a remembered answer
+        // from the person's own word stays theirs).
+        let issuer = backed
+            .filter(|(satisfied, _)| answer.outcome == Outcome::from_bool(*satisfied))
+            .map(|(_, issuer)| issuer);
+        self.log_claim_with(grant_id, &claim, answer.outcome, now, issuer);
         if let Some(grant) = self.grants.get_mut(grant_id)
             && let Some(uses) = grant.uses_left.as_mut()
         {
@@ -730,6 +976,17 @@ impl Gate {
     }
 
     fn log_claim(&mut self, grant_id: &GrantId, claim: &Claim, outcome: Outcome, now: Timestamp) {
+        self.log_claim_with(grant_id, claim, outcome, now, None);
+    }
+
+    fn log_claim_with(
+        &mut self,
+        grant_id: &GrantId,
+        claim: &Claim,
+        outcome: Outcome,
+        now: Timestamp,
+        issuer: Option<Origin>,
+    ) {
         let Some(grant) = self.grants.get(grant_id) else {
             return;
         };
@@ -737,18 +994,27 @@ impl Gate {
         let Some(tool) = claim_tool(claim, &origin, grant_id, grant.epoch).map(|t| t.name) else {
             return;
         };
-        self.log.append(
+        self.log.append_with(
             now,
             origin.clone(),
             tool.clone(),
             claim.clone(),
             outcome,
             grant_id.clone(),
+            issuer.clone(),
         );
         self.audience_logs
             .entry(origin.clone())
             .or_default()
-            .append(now, origin, tool, claim.clone(), outcome, grant_id.clone());
+            .append_with(
+                now,
+                origin,
+                tool,
+                claim.clone(),
+                outcome,
+                grant_id.clone(),
+                issuer,
+            );
     }
 
     pub(crate) fn next_request_id(&mut self) -> String {

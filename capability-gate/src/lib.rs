@@ -17,12 +17,18 @@
 //!   pinned signer's published keys, for the payload sent ([`check_signed`]);
 //! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, error: {code,
 //!   message}}`, never panics, and validates its input whatever its schema says;
-//! - **everything is logged**: every claim execution, refusals included.
+//! - **everything is logged**: every claim execution, refusals included;
+//! - **issuer-backed where it can be**: a claim at an issuer's ladder step or age threshold is
+//!   answered from the person's credential ([`credentials`]), still through the ledger, and its
+//!   log entry names the issuer; on release one unused credential per such claim is presented
+//!   (key-bound to the audience and nonce) and marked used. No credential, disclosure or key
+//!   reaches an agent before the person releases.
 //!
 //! It refuses to know about browsers, sockets or clocks: `now` is an argument everywhere, and the
 //! host schedules wake-ups from [`Gate::next_deadline`].
 
 pub mod audit;
+pub mod credentials;
 pub mod envelope;
 mod exec;
 pub mod gate;
@@ -32,10 +38,17 @@ pub mod state;
 pub mod tool;
 
 pub use audit::{Audit, audit_registry};
+pub use credentials::{
+    BatchGrant, CredentialError, CredentialSummary, Credentials, IssuerInfo, holder_key_id,
+    jwks_from_metadata, pop_input, request_body,
+};
 pub use envelope::{Code, Refusal};
-pub use gate::{Acknowledgement, Gate, GateError, Pending, check_signed, site_keys_url};
+pub use gate::{
+    Acknowledgement, Gate, GateError, Pending, ProofToSign, Released, check_signed, site_keys_url,
+};
 pub use host::{Host, HostError, InFlight, MemoryHost, MemoryRegistration, Registry};
 pub use state::{
-    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalState, Request, RequestState,
+    AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalItem, ProposalState, Request,
+    RequestState,
 };
 pub use tool::{Annotations, Handler, Tier, ToolDef};

@@ -147,14 +147,33 @@ pub enum ProposalState {
     },
 }
 
+/// One claim of a proposal: its latest outcome for the audience and where that answer came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProposalItem {
+    pub claim: Claim,
+    pub satisfied: bool,
+    /// The issuer whose credential backs the answer (the latest entry's), `None` when it is the
+    /// person's own word.
+    pub issuer: Option<Origin>,
+    /// That issuer's display name, as the wallet knew it when the proposal was drafted.
+    pub issuer_name: Option<String>,
+}
+
+impl ProposalItem {
+    pub fn is_issuer_backed(&self) -> bool {
+        self.issuer.is_some()
+    }
+}
+
 /// A drafted application: what would be disclosed to one audience, held for the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proposal {
     pub id: String,
     pub audience: Origin,
     pub nonce: Nonce,
-    /// Each claim answered for the audience and its latest outcome, in first-asked order.
-    pub items: Vec<(Claim, bool)>,
+    /// Each claim answered for the audience, its latest outcome and that outcome's provenance,
+    /// in first-asked order.
+    pub items: Vec<ProposalItem>,
     /// The audience's session log at draft time: the receipt's entries.
     pub entries: Vec<LogEntry>,
     pub created_at: Timestamp,
@@ -163,6 +182,7 @@ pub struct Proposal {
 }
 
 impl Proposal {
+    /// A proposal without issuer names (see [`Proposal::with_issuer_names`]).
     pub fn new(
         id: String,
         audience: Origin,
@@ -170,16 +190,35 @@ impl Proposal {
         entries: Vec<LogEntry>,
         created_at: Timestamp,
     ) -> Self {
-        let mut items: Vec<(Claim, bool)> = Vec::new();
+        Self::with_issuer_names(id, audience, nonce, entries, created_at, |_| None)
+    }
+
+    /// A proposal whose issuer-backed items carry the issuer's display name from `name_of`.
+    pub fn with_issuer_names(
+        id: String,
+        audience: Origin,
+        nonce: Nonce,
+        entries: Vec<LogEntry>,
+        created_at: Timestamp,
+        name_of: impl Fn(&Origin) -> Option<String>,
+    ) -> Self {
+        let mut items: Vec<ProposalItem> = Vec::new();
         for entry in &entries {
             let satisfied = match entry.outcome {
                 Outcome::Satisfied => true,
                 Outcome::NotSatisfied => false,
                 Outcome::Declined | Outcome::Invalid => continue,
             };
-            match items.iter_mut().find(|(c, _)| *c == entry.claim) {
-                Some(item) => item.1 = satisfied,
-                None => items.push((entry.claim.clone(), satisfied)),
+            let issuer_name = entry.issuer.as_ref().and_then(&name_of);
+            let item = ProposalItem {
+                claim: entry.claim.clone(),
+                satisfied,
+                issuer: entry.issuer.clone(),
+                issuer_name,
+            };
+            match items.iter_mut().find(|i| i.claim == entry.claim) {
+                Some(existing) => *existing = item,
+                None => items.push(item),
             }
         }
         let digest = substance_digest(&audience, &nonce, &items, &entries);
@@ -195,8 +234,8 @@ impl Proposal {
         }
     }
 
-    /// The digest of the substance (audience, nonce, claims, outcomes, order, log head) that the
-    /// person approves. Any change to the substance changes it.
+    /// The digest of the substance (audience, nonce, claims, outcomes, their provenance, order,
+    /// log head) that the person approves. Any change to the substance changes it.
     pub fn digest(&self) -> &str {
         &self.digest
     }
@@ -205,12 +244,17 @@ impl Proposal {
         let now = substance_digest(&self.audience, &self.nonce, &self.items, &self.entries);
         now == self.digest && shown == self.digest
     }
+
+    /// Whether any item is issuer-backed (its release needs presentations).
+    pub fn needs_proofs(&self) -> bool {
+        self.items.iter().any(ProposalItem::is_issuer_backed)
+    }
 }
 
 fn substance_digest(
     audience: &Origin,
     nonce: &Nonce,
-    items: &[(Claim, bool)],
+    items: &[ProposalItem],
     entries: &[LogEntry],
 ) -> String {
     let mut h = Sha256::new();
@@ -221,9 +265,15 @@ fn substance_digest(
     field(b"tacit/proposal/v1");
     field(audience.as_str().as_bytes());
     field(nonce.as_str().as_bytes());
-    for (claim, satisfied) in items {
-        field(claim.canonical().as_bytes());
-        field(if *satisfied { b"1" } else { b"0" });
+    for item in items {
+        field(item.claim.canonical().as_bytes());
+        field(if item.satisfied { b"1" } else { b"0" });
+        // Self-asserted items hash as before; an issuer-backed one adds its issuer and name.
+        if let Some(issuer) = &item.issuer {
+            field(b"issuer");
+            field(issuer.as_str().as_bytes());
+            field(item.issuer_name.as_deref().unwrap_or_default().as_bytes());
+        }
     }
     let head = entries.last().map(|e| e.hash.to_hex()).unwrap_or_default();
     field(head.as_bytes());

@@ -218,7 +218,12 @@ fn item3_draft_application_is_held_until_released_once() {
     let proposal_id = answered_housing(&mut world);
     let proposal = world.gate.proposal(&proposal_id).unwrap().clone();
     assert_eq!(proposal.items.len(), 2);
-    assert!(proposal.items.iter().all(|(_, satisfied)| *satisfied));
+    assert!(
+        proposal
+            .items
+            .iter()
+            .all(|item| item.satisfied && item.issuer.is_none())
+    );
     let out = world.call("check_proposal", json!({ "proposal_id": proposal_id }));
     assert_eq!(out["result"]["status"], "held");
 

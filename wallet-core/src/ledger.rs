@@ -476,8 +476,29 @@ impl DisclosureLedger {
         }
     }
 
-    /// Assesses, evaluates when allowed, and records: the one way the gate answers a claim.
+    /// Assesses, evaluates the profile when allowed, and records: the one way the gate answers
+    /// a claim from what the person typed. `answer_from` with the profile's evaluation.
     pub fn answer(&mut self, profile: &Profile, claim: &Claim, today: Date) -> Answer {
+        self.answer_from(claim, today, || {
+            match evaluate(profile, claim, today) {
+                Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
+                // CurrencyMismatch is the only error evaluation gives.
+                Err(_) => Outcome::Invalid,
+            }
+        })
+    }
+
+    /// Assesses `claim` from history alone and, only when both answers keep every floor, asks
+    /// `evaluate` for the outcome (the profile's, or an issuer's credential) and records it.
+    /// A question whose answer is already known is answered from memory and a question that
+    /// could narrow what is known below a floor is declined, in both cases without calling
+    /// `evaluate`. Whatever `evaluate` answers is what the ledger remembers.
+    pub fn answer_from(
+        &mut self,
+        claim: &Claim,
+        today: Date,
+        evaluate: impl FnOnce() -> Outcome,
+    ) -> Answer {
         if let Claim::AgeAtLeast { .. } = claim {
             // Being asked on `today` shows the person was born by then, whatever the answer.
             self.dob_first_asked = Some(self.dob_first_asked.map_or(today, |d| d.min(today)));
@@ -492,10 +513,15 @@ impl DisclosureLedger {
                 from_memory: false,
             },
             Assessment::Evaluate => {
-                let outcome = match evaluate(profile, claim, today) {
-                    Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
-                    // CurrencyMismatch is the only error evaluation gives.
-                    Err(_) => Outcome::Invalid,
+                let outcome = match evaluate() {
+                    // Only an outcome can be recorded; a refusal from `evaluate` records nothing.
+                    Outcome::Declined => {
+                        return Answer {
+                            outcome: Outcome::Declined,
+                            from_memory: false,
+                        };
+                    }
+                    outcome => outcome,
                 };
                 self.record(claim, today, outcome);
                 Answer {
