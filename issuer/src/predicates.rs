@@ -20,15 +20,11 @@ use time::{Date, Month};
 /// How long a credential is valid at most: 30 days, in milliseconds.
 pub const CREDENTIAL_VALIDITY_MS: i64 = 30 * 24 * 3600 * 1000;
 
-/// The income ladder's lowest step, in major units.
-pub const INCOME_LADDER_MIN: i64 = 10_000;
-/// The income ladder's highest step, in major units.
-pub const INCOME_LADDER_MAX: i64 = 200_000;
-/// The distance between two steps, in major units.
-pub const INCOME_LADDER_STEP: i64 = 5_000;
-
-/// The ages the age credential speaks about.
-pub const AGE_THRESHOLDS: [u32; 4] = [16, 18, 21, 65];
+/// The ladder and the thresholds are the protocol's: one table for issuers, wallets and sites.
+pub use tacit_protocol::predicates::{
+    AGE_THRESHOLDS, INCOME_LADDER_MAX, INCOME_LADDER_MIN, INCOME_LADDER_STEP, age_claim_name,
+    income_claim_name, income_ladder,
+};
 
 const MS_PER_DAY: i64 = 24 * 3600 * 1000;
 /// Julian day number of 1970-01-01.
@@ -57,16 +53,6 @@ pub enum PredicateError {
 /// Named claim values, in order.
 pub type Claims = Vec<(String, serde_json::Value)>;
 
-/// The ladder's steps, in major units, ascending.
-pub fn income_ladder() -> impl Iterator<Item = i64> {
-    (INCOME_LADDER_MIN..=INCOME_LADDER_MAX).step_by(INCOME_LADDER_STEP as usize)
-}
-
-/// The claim name for a step, e.g. `income_below_30000`.
-pub fn income_claim_name(step_major: i64) -> String {
-    format!("income_below_{step_major}")
-}
-
 /// Whether `currency` is three uppercase ASCII letters.
 pub fn valid_currency(currency: &str) -> bool {
     currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase())
@@ -90,7 +76,7 @@ pub fn income_claims(
     )];
     let ladder = income_ladder()
         .map(|step| {
-            let below = income_minor < step.saturating_mul(100);
+            let below = income_minor < i64::try_from(step).unwrap_or(i64::MAX).saturating_mul(100);
             (income_claim_name(step), serde_json::Value::Bool(below))
         })
         .collect();
@@ -172,8 +158,8 @@ pub fn age_claims(birth: Date, now_ms: i64) -> Result<Claims, PredicateError> {
         .iter()
         .map(|&years| {
             Ok((
-                format!("age_equal_or_over_{years}"),
-                serde_json::Value::Bool(is_at_least(birth, years, today)?),
+                age_claim_name(years),
+                serde_json::Value::Bool(is_at_least(birth, u32::from(years), today)?),
             ))
         })
         .collect()
@@ -188,7 +174,7 @@ pub fn credential_expiry(now_ms: i64, birth: Option<Date>) -> Result<i64, Predic
         .ok_or(PredicateError::TimeOutOfRange)?;
     if let Some(birth) = birth {
         for years in AGE_THRESHOLDS {
-            let change = start_of_day_ms(birthday(birth, years)?);
+            let change = start_of_day_ms(birthday(birth, u32::from(years))?);
             if change > now_ms {
                 exp = exp.min(change);
             }
@@ -208,7 +194,7 @@ mod tests {
 
     #[test]
     fn the_ladder_has_39_steps_from_10000_to_200000() {
-        let steps: Vec<i64> = income_ladder().collect();
+        let steps: Vec<u64> = income_ladder().collect();
         assert_eq!(steps.len(), 39);
         assert_eq!(steps.first(), Some(&10_000));
         assert_eq!(steps.get(4), Some(&30_000));
