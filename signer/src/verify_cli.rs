@@ -156,9 +156,16 @@ fn report(
     now: Option<i64>,
 ) -> std::io::Result<()> {
     writeln!(out, "tacit-verify: receipt verified")?;
+    let source = match v.provenance() {
+        wallet_core::Provenance::SelfAsserted => "answers from the person's own wallet entries",
+        wallet_core::Provenance::IssuerBacked => {
+            "answers, some from issuers' credentials (the site checks one SD-JWT presentation \
+             per issuer-backed claim; this receipt alone proves none)"
+        }
+    };
     writeln!(
         out,
-        "who:     signer key {}, attesting answers from the person's own wallet entries ({})",
+        "who:     signer key {}, attesting {source} ({})",
         v.key_id(),
         v.provenance().as_str()
     )?;
@@ -169,10 +176,14 @@ fn report(
         v.session_id(),
         v.log_head()
     )?;
-    for (claim, outcome) in v.answers() {
+    for ((claim, outcome), issuer) in v.answers().iter().zip(v.issuers()) {
+        let from = match issuer {
+            Some(issuer) => format!("issuer-backed by {issuer}"),
+            None => "self-asserted".to_owned(),
+        };
         writeln!(
             out,
-            "           {}: {}",
+            "           {}: {} ({from})",
             claim.canonical(),
             outcome.as_str()
         )?;

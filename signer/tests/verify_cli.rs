@@ -114,8 +114,8 @@ fn prints_who_attested_what_to_whom_and_when() {
         &format!("signer key {key_id}"),
         "self_asserted",
         "2 answer(s) in session s-20260501-1",
-        "income_below 3000000 EUR: satisfied",
-        "age_at_least 18: satisfied",
+        "income_below 3000000 EUR: satisfied (self-asserted)",
+        "age_at_least 18: satisfied (self-asserted)",
         "to whom: https://housing.example (nonce n-4f1c2a9e7b3d)",
         "issued 2026-05-01T09:30:00Z, valid until 2026-05-01T09:40:00Z, signed 2026-05-01T09:30:00Z",
     ] {
