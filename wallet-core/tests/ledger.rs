@@ -388,3 +388,73 @@ proptest! {
         }
     }
 }
+
+// ----- answer_from: the ledger decides, whoever evaluates -------------------------------------
+
+#[test]
+fn ledger_answer_from_records_what_the_evaluator_says() {
+    // The evaluator is not the profile: an issuer's credential says "not below 30,000.00"
+    // although the typed profile (28,400.00) would say otherwise. The ledger remembers the
+    // evaluator's answer.
+    let mut ledger = DisclosureLedger::default();
+    let mut calls = 0;
+    let answer = ledger.answer_from(&below(3_000_000), today(), || {
+        calls += 1;
+        Outcome::NotSatisfied
+    });
+    assert_eq!(calls, 1);
+    assert_eq!(answer.outcome, Outcome::NotSatisfied);
+    assert!(!answer.from_memory);
+    assert_eq!(ledger.income_interval(), (3_000_000, MAX_INCOME_MINOR));
+    // The same answer as `answer` with the profile gives, when the evaluator is the profile.
+    let p = profile();
+    let mut a = DisclosureLedger::default();
+    let mut b = DisclosureLedger::default();
+    for limit in [3_000_000, 2_000_000, 2_500_000, 9_000_000] {
+        let via_profile = a.answer(&p, &below(limit), today());
+        let via_closure = b.answer_from(&below(limit), today(), || {
+            Outcome::from_bool(
+                wallet_core::evaluate(&p, &below(limit), today())
+                    .unwrap()
+                    .satisfied,
+            )
+        });
+        assert_eq!(via_profile, via_closure, "{limit}");
+    }
+    assert_eq!(a, b);
+}
+
+#[test]
+fn ledger_answer_from_never_asks_when_memory_answers_or_a_floor_declines() {
+    let mut ledger = DisclosureLedger::default();
+    ledger.answer_from(&below(3_000_000), today(), || Outcome::Satisfied);
+    // Known: 35,000.00 follows from "below 30,000.00".
+    let known = ledger.answer_from(&below(3_500_000), today(), || {
+        panic!("asked a known answer")
+    });
+    assert_eq!(known.outcome, Outcome::Satisfied);
+    assert!(known.from_memory);
+    // Declined: 27,500.00 would leave a band of 2,500.00.
+    let before = ledger.clone();
+    let declined = ledger.answer_from(&below(2_750_000), today(), || {
+        panic!("asked below the floor")
+    });
+    assert_eq!(declined.outcome, Outcome::Declined);
+    assert_eq!(ledger, before, "a declined question records nothing");
+}
+
+#[test]
+fn ledger_answer_from_an_evaluator_refusal_records_nothing() {
+    let mut ledger = DisclosureLedger::default();
+    let before = ledger.clone();
+    let answer = ledger.answer_from(&below(3_000_000), today(), || Outcome::Declined);
+    assert_eq!(answer.outcome, Outcome::Declined);
+    assert_eq!(ledger, before);
+    // Invalid is remembered as for the profile (the currency is not the person's).
+    let answer = ledger.answer_from(&below(3_000_000), today(), || Outcome::Invalid);
+    assert_eq!(answer.outcome, Outcome::Invalid);
+    assert_eq!(
+        ledger.assess(&below(3_000_000), today()),
+        Assessment::Known(Outcome::Invalid)
+    );
+}
