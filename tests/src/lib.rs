@@ -39,6 +39,7 @@ pub mod agent;
 pub mod browser;
 pub mod cdp;
 mod error;
+pub mod issuer_proc;
 mod page;
 pub mod server;
 pub mod signer_proc;

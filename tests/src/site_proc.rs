@@ -3,6 +3,11 @@
 //! built page (`target/site/<name>`), with its nonce table in a SQLite file of its own (or the
 //! PostgreSQL database a test names) and the test signer's keys URL.
 //!
+//! The issuers a site trusts for issuer-backed claims come from the test, never from the
+//! file: [`TestSite::start`] trusts none, [`TestSite::start_trusting`] trusts the given
+//! [`Trust`]s (a [`crate::issuer_proc::TestIssuer`] by its metadata URL, or its keys pinned in a
+//! file).
+//!
 //! [`TestSite::restart`] stops the server and starts a fresh one on the same port, data directory
 //! and database, as an operator restarting the process would: everything the site remembers
 //! must come back from the database.
@@ -14,7 +19,43 @@ use std::time::{Duration, Instant};
 
 use tacit_site::server::{Config, RunningSite, spawn};
 
+use crate::issuer_proc::TestIssuer;
 use crate::{site_dir, workspace_root};
+
+/// One issuer a site trusts: its origin, its name, and where its keys come from.
+#[derive(Debug, Clone)]
+pub struct Trust {
+    /// The issuer's origin (the credentials' `iss`).
+    pub issuer: String,
+    /// Its name as the site shows it ("Tax Office Nordstadt").
+    pub name: String,
+    /// Its metadata URL (`/.well-known/jwt-vc-issuer`), fetched by the site.
+    pub keys_url: Option<String>,
+    /// Or its metadata JSON, written to a file the site pins.
+    pub pinned_json: Option<String>,
+}
+
+impl Trust {
+    /// Trust `issuer` under its own name, fetching its keys from its metadata URL.
+    pub fn keys_url(issuer: &TestIssuer) -> Self {
+        Self {
+            issuer: issuer.origin(),
+            name: issuer.name().to_owned(),
+            keys_url: Some(issuer.keys_url()),
+            pinned_json: None,
+        }
+    }
+
+    /// Trust `issuer` under its own name with its current keys pinned in a file.
+    pub fn pinned(issuer: &TestIssuer) -> Self {
+        Self {
+            issuer: issuer.origin(),
+            name: issuer.name().to_owned(),
+            keys_url: None,
+            pinned_json: Some(issuer.metadata_json().to_owned()),
+        }
+    }
+}
 
 /// See the module docs. Stops when dropped.
 #[derive(Debug)]
@@ -43,6 +84,26 @@ impl TestSite {
         signer_keys_url: &str,
         database_url: Option<&str>,
     ) -> io::Result<Self> {
+        Self::start_full(name, signer_keys_url, database_url, &[])
+    }
+
+    /// As [`TestSite::start`], trusting the credentials of `issuers`.
+    pub fn start_trusting(
+        name: &str,
+        signer_keys_url: &str,
+        issuers: &[Trust],
+    ) -> io::Result<Self> {
+        Self::start_full(name, signer_keys_url, None, issuers)
+    }
+
+    /// As [`TestSite::start_with`], trusting the credentials of `issuers` (and no others: the
+    /// `trusted_issuers` of `site.toml` are replaced).
+    pub fn start_full(
+        name: &str,
+        signer_keys_url: &str,
+        database_url: Option<&str>,
+        issuers: &[Trust],
+    ) -> io::Result<Self> {
         let path = workspace_root()
             .join("examples")
             .join(name)
@@ -56,6 +117,26 @@ impl TestSite {
         config.database_url = database_url.map(str::to_owned);
         config.signer.keys_url = Some(signer_keys_url.to_owned());
         config.signer.pinned_keys = None;
+        config.trusted_issuers = issuers
+            .iter()
+            .enumerate()
+            .map(|(i, trust)| {
+                let mut entry = serde_json::json!({ "issuer": trust.issuer, "name": trust.name });
+                if let Some(url) = &trust.keys_url {
+                    entry["keys_url"] = url.as_str().into();
+                }
+                if let Some(json) = &trust.pinned_json {
+                    let file = data.path().join(format!("issuer-{i}.json"));
+                    std::fs::write(&file, json)?;
+                    entry["pinned_keys"] = file.display().to_string().into();
+                }
+                serde_json::from_value(entry).map_err(|e| {
+                    other(format!(
+                        "site {name}: a trusted issuer the config refuses: {e}"
+                    ))
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()

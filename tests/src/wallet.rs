@@ -43,6 +43,14 @@ pub fn error_code(out: &Value) -> &str {
     out["error"]["code"].as_str().unwrap_or_default()
 }
 
+/// `.credential[data-issuer="<origin>"]`: the credential list's entry for an issuer.
+pub fn credential_selector(origin: &str) -> String {
+    format!(
+        ".credential[data-issuer=\"{}\"]",
+        origin.trim_end_matches('/')
+    )
+}
+
 /// The wallet page in one tab.
 #[derive(Debug)]
 pub struct Wallet<'b> {
@@ -238,6 +246,111 @@ impl<'b> Wallet<'b> {
         }
     }
 
+    /// The person adds a credential (Settings → Credentials): types the issuer's URL and a
+    /// one-time enrolment `code`, clicks add, and waits until the credential list shows the
+    /// issuer. Panics with the page's message if it never does.
+    pub fn add_credential(&self, issuer_url: &str, code: &str) {
+        self.submit_credential(issuer_url, code);
+        let origin = issuer_url.trim_end_matches('/');
+        let shown = format!(
+            "!!document.querySelector({:?})",
+            credential_selector(origin)
+        );
+        if let Err(e) = self.page.wait_for(&shown, WAIT) {
+            panic!(
+                "the credential from {origin} never showed: {e} (the page says {:?}; list {:?})",
+                self.text("#credential-msg"),
+                self.text("#credential-list")
+            );
+        }
+    }
+
+    /// The person types the issuer's URL and a code and clicks add, without waiting for the
+    /// outcome (see `#credential-msg`).
+    pub fn submit_credential(&self, issuer_url: &str, code: &str) {
+        self.front();
+        self.page
+            .wait_for("!!document.getElementById('issuer-url')", WAIT)
+            .unwrap();
+        self.page.fill("#issuer-url", issuer_url).unwrap();
+        self.page.fill("#issuer-code", code).unwrap();
+        self.page.click("[data-action=add-credential]").unwrap();
+    }
+
+    /// Whether the credential list shows a credential from `origin`.
+    pub fn has_credential(&self, origin: &str) -> bool {
+        let js = format!(
+            "!!document.querySelector({:?})",
+            credential_selector(origin)
+        );
+        self.page.eval(&js).unwrap() == json!(true)
+    }
+
+    /// The credential list's line for `origin` ("From Tax Office Nordstadt · valid until … · 7
+    /// proofs left"); panics if there is none.
+    pub fn credential_text(&self, origin: &str) -> String {
+        assert!(self.has_credential(origin), "no credential from {origin}");
+        self.text(&credential_selector(origin))
+    }
+
+    /// How many unused proofs the page says are left from `origin` (its `data-left`); panics
+    /// if it shows no credential from `origin`.
+    pub fn proofs_left(&self, origin: &str) -> usize {
+        let js = format!(
+            "(document.querySelector({:?}) || {{dataset: {{}}}}).dataset.left ?? null",
+            credential_selector(origin)
+        );
+        let left = self.page.eval(&js).unwrap();
+        match left.as_str().map(str::parse::<usize>) {
+            Some(Ok(n)) => n,
+            _ => panic!(
+                "no credential from {origin} with a data-left ({left}); list {:?}",
+                self.text("#credential-list")
+            ),
+        }
+    }
+
+    /// Waits until the page says `proofs` are left from `origin`.
+    pub fn wait_proofs_left(&self, origin: &str, proofs: usize) {
+        let js = format!(
+            "(document.querySelector({:?}) || {{dataset: {{}}}}).dataset.left === '{proofs}'",
+            credential_selector(origin)
+        );
+        if let Err(e) = self.page.wait_for(&js, WAIT) {
+            panic!(
+                "{origin} never showed {proofs} proofs left: {e} (list {:?})",
+                self.text("#credential-list")
+            );
+        }
+    }
+
+    /// The approval card of `proposal` (before release, while its Release button shows): each
+    /// item's provenance (`data-proof`: `issuer` or `self`) and text ("…: yes proven by Tax
+    /// Office Nordstadt" or "…: yes your word").
+    pub fn approval_items(&self, proposal: &str) -> Vec<(String, String)> {
+        let release = format!("[data-action=release][data-id={proposal}]");
+        let js = format!(
+            "(() => {{ const b = document.querySelector({release:?}); \
+             const card = b && b.closest('.item'); \
+             if (!card) return null; \
+             return [...card.querySelectorAll('.proposal-item')] \
+               .map(li => [li.dataset.proof || '', li.textContent]); }})()"
+        );
+        let items = self.page.eval(&js).unwrap();
+        let Some(items) = items.as_array() else {
+            panic!("no approval card with a Release button for {proposal}");
+        };
+        items
+            .iter()
+            .map(|pair| {
+                (
+                    pair[0].as_str().unwrap_or_default().to_owned(),
+                    pair[1].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// The agent drafts an application and the person releases it, confirming the "not
     /// confirmed" warning if the page shows one (an unsigned request, as these tests' hand-made
     /// policies are); the signer signs. The signed receipt. If the signer was unreachable (say,
@@ -283,13 +396,41 @@ impl<'b> Wallet<'b> {
 
     /// Waits until `proposal` is released and signed; the signed receipt.
     pub fn wait_signed(&mut self, proposal: &str) -> Value {
+        self.wait_signed_with_proofs(proposal).0
+    }
+
+    /// As [`Wallet::draft_and_release`], also returning the presentations `check_proposal`
+    /// hands out beside the receipt (one per issuer-backed item; none if all are self-asserted).
+    pub fn draft_release_prove(&mut self, audience: &str, nonce: &str) -> (Value, Vec<String>) {
+        let proposal = self.draft(audience, nonce);
+        self.release(&proposal, true);
+        self.wait_signed_with_proofs(&proposal)
+    }
+
+    /// Waits until `proposal` is released and signed; the signed receipt and the presentations
+    /// beside it (`check_proposal`'s `presentations`, empty if it has none).
+    pub fn wait_signed_with_proofs(&mut self, proposal: &str) -> (Value, Vec<String>) {
+        let out = self.wait_signed_output(proposal);
+        let presentations = match &out["result"]["presentations"] {
+            Value::Null => Vec::new(),
+            Value::Array(list) => list
+                .iter()
+                .map(|p| p.as_str().unwrap().to_owned())
+                .collect(),
+            other => panic!("presentations is not a list of strings: {other}"),
+        };
+        (out["result"]["receipt"].clone(), presentations)
+    }
+
+    /// Waits until `proposal` is released and signed; `check_proposal`'s whole answer.
+    pub fn wait_signed_output(&mut self, proposal: &str) -> Value {
         let deadline = Instant::now() + WAIT;
         let mut asked_again = false;
         loop {
             let out = self.call("check_proposal", json!({ "proposal_id": proposal }));
             if out["result"]["signed"] == true {
                 assert_eq!(out["result"]["status"], "released");
-                return out["result"]["receipt"].clone();
+                return out;
             }
             let again = format!("[data-action=sign-again][data-id={proposal}]");
             let offered = self

@@ -1,15 +1,23 @@
-//! `cargo xtask demo`: the signer, the wallet page, the housing site and the pharmacy on
-//! loopback, with the Chromium command line to open them; `--agent` also runs a scripted agent
-//! through the DevTools `WebMCP` domain. Stops everything on Ctrl-C.
+//! `cargo xtask demo`: the signer, two credential issuers (a tax office vouching for income, a
+//! civil registry vouching for age), the wallet page, the housing site and the pharmacy on
+//! loopback, with the Chromium command line to open them and a one-time code per demo person at
+//! each issuer; `--agent` also runs a scripted agent through the DevTools `WebMCP` domain. Stops
+//! everything on Ctrl-C.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tacit_e2e::agent::{self, Person, SiteTools};
+use tacit_e2e::issuer_proc::{CIVIL_REGISTRY, IssuerSetup, TAX_OFFICE, TestIssuer};
 use tacit_e2e::{Browser, LaunchOptions, StaticServer};
+use tacit_issuer::Attribute;
 
 const SIGNER: &str = "127.0.0.1:8787";
+/// The tax office (income); `examples/housing/site.toml` trusts it.
+const TAX: &str = "127.0.0.1:8791";
+/// The civil registry (birth date); `examples/pharmacy/site.toml` trusts it.
+const REGISTRY: &str = "127.0.0.1:8792";
 const WALLET: &str = "127.0.0.1:8080";
 const DEBUG_PORT: u16 = 9222;
 
@@ -108,6 +116,27 @@ fn run(options: Options) -> Result<(), String> {
         let _ = signer_stopped.await;
     }));
 
+    // The issuers: keys and databases under target/demo/, made once; everyone on record gets a
+    // fresh one-time code at every start (the demo people are seeded on the first).
+    let issuer = |attribute: Attribute, name: &str, listen: &str, file: &str| {
+        let demo = tacit_e2e::target_dir().join("demo");
+        TestIssuer::start_with(IssuerSetup {
+            attribute,
+            name: name.to_owned(),
+            listen: addr(listen),
+            key_file: Some(demo.join(format!("{file}.key"))),
+            database: Some(demo.join(format!("{file}.db"))),
+        })
+        .map_err(|e| format!("the {name} cannot start on {listen}: {e}"))
+    };
+    let tax = issuer(Attribute::Income, TAX_OFFICE, TAX, "tax-office")?;
+    let registry = issuer(
+        Attribute::BirthDate,
+        CIVIL_REGISTRY,
+        REGISTRY,
+        "civil-registry",
+    )?;
+
     let wallet_dir = tacit_e2e::site_dir("wallet").map_err(|e| e.to_string())?;
     let wallet = StaticServer::start_on(wallet_dir, addr(WALLET))
         .map_err(|e| format!("the wallet cannot listen on {WALLET}: {e}"))?;
@@ -137,6 +166,16 @@ fn run(options: Options) -> Result<(), String> {
         key_file.display(),
         signer_db_path.display()
     );
+    for (label, issuer) in [("tax", &tax), ("registry", &registry)] {
+        println!(
+            "  {label:<9} {}   ({}, {}; keys: {}, database {})",
+            issuer.origin(),
+            issuer.name(),
+            issuer.attribute().as_str(),
+            issuer.keys_url(),
+            issuer.database_path().display()
+        );
+    }
     println!("  wallet    {wallet_url}");
     println!(
         "  housing   {housing_url}   (nonces: {})",
@@ -149,6 +188,7 @@ fn run(options: Options) -> Result<(), String> {
     println!(
         "Enrolment code for the wallet (Settings → Signer → Enrolment code), valid 24 hours, once:\n\n    {code}\n"
     );
+    print_issuer_codes(&tax, &registry);
     println!(
         "Open them in Chromium with WebMCP on (a fresh profile; the DevTools port lets an agent drive it):\n"
     );
@@ -182,8 +222,56 @@ fn run(options: Options) -> Result<(), String> {
     let _ = runtime.block_on(housing.shutdown());
     let _ = runtime.block_on(pharmacy.shutdown());
     drop(wallet);
+    drop(tax);
+    drop(registry);
     println!("stopped.");
     outcome
+}
+
+/// The demo people's facts as the issuers hold them, and a one-time code for each at each
+/// issuer (Settings → Credentials in the wallet: the issuer's URL and the code).
+fn print_issuer_codes(tax: &TestIssuer, registry: &TestIssuer) {
+    println!(
+        "Credentials (wallet: Settings → Credentials → issuer URL and code; each code works once,\n\
+         30 days; a restart prints new ones):\n"
+    );
+    for (code, person) in tax.people() {
+        let income = match (person.income_minor, person.currency.as_deref()) {
+            (Some(minor), Some(currency)) => format!(
+                "income {}.{:02} {currency}",
+                thousands(minor / 100),
+                minor % 100
+            ),
+            _ => "no income on record".to_owned(),
+        };
+        let born = person.birth_date.as_deref().unwrap_or("unknown");
+        let age_code = registry
+            .people()
+            .iter()
+            .find(|(_, p)| p.name == person.name)
+            .map_or("(none)", |(code, _)| code.as_str());
+        println!("  {:<11} {income}, born {born}", person.name);
+        println!("      {} {}   {code}", tax.name(), tax.origin());
+        println!(
+            "      {} {}   {age_code}",
+            registry.name(),
+            registry.origin()
+        );
+    }
+    println!();
+}
+
+/// `28500` → `28,500`.
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
 }
 
 fn run_agent(
