@@ -17,7 +17,7 @@ pub fn start() {
 // The policy is read by the server (native only).
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
 
     use serde_json::json;
 
@@ -27,6 +27,17 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site.toml");
         let config = tacit_site::server::Config::load(&path).unwrap();
         assert_eq!(config.policy.check(), Ok(()));
+        // It trusts one issuer, fetched from its well-known metadata; proof is not required.
+        let [trusted] = &config.trusted_issuers[..] else {
+            panic!("one trusted issuer")
+        };
+        assert_eq!(trusted.issuer.as_str(), "http://127.0.0.1:8791");
+        assert_eq!(trusted.name, "Tax Office Nordstadt");
+        assert_eq!(
+            trusted.keys_url.as_deref(),
+            Some("http://127.0.0.1:8791/.well-known/jwt-vc-issuer")
+        );
+        assert!(config.policy.require_proof.is_empty());
         assert_eq!(config.origin.unwrap().as_str(), "http://127.0.0.1:8081");
         assert_eq!(
             serde_json::to_value(&config.policy.claims).unwrap(),

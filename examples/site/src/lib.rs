@@ -13,17 +13,21 @@
 //!   site's origin, the nonce was issued by this server and is consumed now, atomically, in its
 //!   database, and every required claim is shown satisfied; each refusal has one code an agent
 //!   can act on ([`submit`]);
+//! - an answer the receipt says an issuer vouches for counts only with that issuer's SD-JWT
+//!   presentation, verified on the server against the issuers the configuration trusts, bound to
+//!   this origin and the receipt's nonce, disclosing exactly that answer ([`proof`]);
 //! - trust is configuration: no URL parameter, page or agent input changes which signer keys
-//!   count;
+//!   or issuers count;
 //! - refusals are values (`{ok: false, error: {code, message}}`), never a throw.
 //!
-//! The pure modules ([`policy`], [`nonce`], [`submit`]) hold every rule and are tested natively.
+//! The pure modules ([`policy`], [`nonce`], [`proof`], [`submit`]) hold every rule and are tested natively.
 //! `server` (native only) carries them over HTTP: configuration, the nonce table, the signer's
 //! keys, the site key, the routes. The `web` module (wasm32 only) is the thin page: it registers
 //! the two WebMCP tools, calls the server's API and shows the outcome; it decides nothing.
 
 pub mod nonce;
 pub mod policy;
+pub mod proof;
 pub mod submit;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -34,6 +38,7 @@ pub mod web;
 
 pub use nonce::{NonceRecord, NonceState, make_nonce};
 pub use policy::{Policy, PolicyError, attested_json, describe};
+pub use proof::{Issuer, Item, Proofs, Proven, Trust, check_presentations};
 pub use submit::{
     Accepted, Code, Refusal, Submission, Verdict, check_receipt, decide, nonce_refusal,
     parse_submission,

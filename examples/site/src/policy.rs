@@ -3,10 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tacit_protocol::predicates::disclosure_for;
+use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
 use tacit_protocol::site_auth::{Attestation, Requirements};
 use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::profile::format_minor;
 use wallet_core::{Claim, Nonce, Origin, ToolName};
+
+use crate::proof::MAX_PRESENTATIONS;
 
 /// Most claims one policy may require (the wallet's `request_claims` takes at most eight).
 pub const MAX_CLAIMS: usize = 8;
@@ -36,6 +40,11 @@ pub struct Policy {
     pub accepted_text: String,
     /// Every claim must be shown satisfied by the receipt.
     pub claims: Vec<Claim>,
+    /// Claim kinds (`income_below`, `age_at_least`) this site takes only issuer-backed: a
+    /// self-asserted answer to such a claim is refused `proof_required`. Each must name a kind
+    /// of `claims` an issuer can prove (a ladder step, an age threshold). Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub require_proof: Vec<String>,
 }
 
 /// Why a policy cannot be served.
@@ -76,7 +85,29 @@ impl Policy {
                 return Err(PolicyError("a policy lists a claim twice"));
             }
         }
+        for (i, kind) in self.require_proof.iter().enumerate() {
+            if self.require_proof[..i].contains(kind) {
+                return Err(PolicyError("require_proof lists a kind twice"));
+            }
+            let mut of_kind = self.claims.iter().filter(|c| c.kind() == kind).peekable();
+            if of_kind.peek().is_none() {
+                return Err(PolicyError(
+                    "require_proof names a kind none of the policy's claims has",
+                ));
+            }
+            if !of_kind.all(provable) {
+                return Err(PolicyError(
+                    "require_proof names a claim no issuer can prove (income_below at a whole \
+                     5,000.00 step from 10,000.00 to 200,000.00, or age_at_least 16, 18, 21 or 65)",
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Whether the policy takes `claim` only with an issuer's proof.
+    pub fn requires_proof(&self, claim: &Claim) -> bool {
+        self.require_proof.iter().any(|k| k == claim.kind())
     }
 
     /// The requirements for `origin` with a fresh `nonce`: exactly the wallet's
@@ -94,7 +125,7 @@ impl Policy {
     /// What the page needs to start: the words it shows and the two tools it registers. Public,
     /// like everything in a policy.
     pub fn site_json(&self) -> Value {
-        let needs: Vec<String> = self.claims.iter().map(describe).collect();
+        let needs: Vec<String> = self.claims.iter().map(|c| self.need(c)).collect();
         json!({
             "site_name": self.site_name,
             "submission": self.submission,
@@ -106,7 +137,7 @@ impl Policy {
 
     /// The requirements tool, as `registerTool` takes it (without `execute`).
     pub fn requirements_tool_json(&self) -> Value {
-        let needs: Vec<String> = self.claims.iter().map(describe).collect();
+        let needs: Vec<String> = self.claims.iter().map(|c| self.need(c)).collect();
         json!({
             "name": self.requirements_tool,
             "title": format!("{}: what we need to know", self.site_name),
@@ -127,6 +158,15 @@ impl Policy {
         })
     }
 
+    /// A claim in words, with "(proven by an issuer)" when the policy requires proof.
+    fn need(&self, claim: &Claim) -> String {
+        if self.requires_proof(claim) {
+            format!("{} (proven by an issuer)", describe(claim))
+        } else {
+            describe(claim)
+        }
+    }
+
     /// The submission tool, as `registerTool` takes it (without `execute`).
     pub fn submit_tool_json(&self) -> Value {
         json!({
@@ -134,15 +174,30 @@ impl Policy {
             "title": format!("{}: submit {}", self.site_name, self.submission),
             "description": format!(
                 "Submits your {} to {} with the signed Tacit receipt the wallet's check_proposal \
-                 returned (its `receipt` object, unchanged). The site's server checks the \
-                 signer's signature against the signer keys it trusts, that the receipt is for \
-                 this site's origin and for a nonce {} issued and nobody used yet, its validity \
-                 window, and that every required claim is satisfied. Answers {{ok: true, result: {{accepted: true, ...}}}} or {{ok: false, \
-                 error: {{code, message}}}}; codes: invalid_input, unknown_nonce, replayed_nonce, \
-                 wrong_audience, nonce_mismatch, bad_signature, unknown_key, chain_broken, \
-                 expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
-                 site_unreachable, busy.",
-                self.submission, self.site_name, self.requirements_tool
+                 returned (its `receipt` object, unchanged) and, when it returned them, its \
+                 `presentations` (one SD-JWT per answer an issuer vouches for, unchanged). The \
+                 site's server checks the signer's signature against the signer keys it trusts, \
+                 that the receipt is for this site's origin and for a nonce {} issued and nobody \
+                 used yet, its validity window, each presentation against the issuers it trusts \
+                 (bound to this origin and the receipt's nonce, at most five minutes old, \
+                 disclosing exactly the answer it proves), and that every required claim is \
+                 satisfied{}. Answers {{ok: true, result: {{accepted: true, proven, ...}}}} or \
+                 {{ok: false, error: {{code, message}}}}; codes: invalid_input, unknown_nonce, \
+                 replayed_nonce, wrong_audience, nonce_mismatch, bad_signature, unknown_key, \
+                 chain_broken, expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
+                 site_unreachable, busy, proof_missing, proof_invalid, untrusted_issuer, \
+                 proof_mismatch, proof_required.",
+                self.submission,
+                self.site_name,
+                self.requirements_tool,
+                if self.require_proof.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (and, for {}, proven by an issuer)",
+                        self.require_proof.join(", ")
+                    )
+                }
             ),
             "inputSchema": {
                 "type": "object",
@@ -150,6 +205,12 @@ impl Policy {
                     "receipt": {
                         "type": "object",
                         "description": "The signed receipt object from the wallet's check_proposal (payload, key_id, signature, signed_at)."
+                    },
+                    "presentations": {
+                        "type": "array",
+                        "maxItems": MAX_PRESENTATIONS,
+                        "items": { "type": "string", "minLength": 1, "maxLength": MAX_SD_JWT_LEN },
+                        "description": "The `presentations` array from the wallet's check_proposal, unchanged: one SD-JWT (with key binding) per answer an issuer vouches for. Omit it, or pass [], when check_proposal returned none."
                     },
                     "nonce": {
                         "type": "string",
@@ -173,6 +234,16 @@ pub fn attested_json(requirements: &Requirements, attestation: &Attestation) -> 
         map.insert("attestation".into(), json!(attestation));
     }
     out
+}
+
+/// Whether an issuer can prove `claim`: an income limit at a ladder step (in its own
+/// currency), an age at a threshold.
+fn provable(claim: &Claim) -> bool {
+    let currency = match claim {
+        Claim::IncomeBelow { limit } => Some(&limit.currency),
+        _ => None,
+    };
+    disclosure_for(claim, currency).is_some()
 }
 
 /// A sentence for people: the claim with its public parameters, using the catalogue's labels.
@@ -236,6 +307,7 @@ mod tests {
             submission: "application".into(),
             accepted_text: "Eligible.".into(),
             claims,
+            require_proof: Vec::new(),
         }
     }
 
@@ -289,6 +361,14 @@ mod tests {
         assert_eq!(submit["name"], "housing_submit_application");
         assert_eq!(submit["annotations"], json!({ "consequentialHint": true }));
         assert_eq!(submit["inputSchema"]["required"], json!(["receipt"]));
+        let presentations = &submit["inputSchema"]["properties"]["presentations"];
+        assert_eq!(presentations["type"], "array");
+        assert_eq!(presentations["maxItems"], 8);
+        assert_eq!(presentations["items"]["maxLength"], 32 * 1024);
+        let description = submit["description"].as_str().unwrap();
+        for code in crate::submit::Code::ALL {
+            assert!(description.contains(code.as_str()), "{}", code.as_str());
+        }
         assert!(
             req["description"]
                 .as_str()
@@ -337,6 +417,56 @@ mod tests {
         let mut p = sample();
         p.site_name = String::new();
         assert!(p.check().is_err());
+    }
+
+    #[test]
+    fn require_proof_names_provable_kinds_of_the_policy() {
+        let mut p = sample();
+        p.require_proof = vec!["income_below".into()];
+        assert_eq!(p.check(), Ok(()));
+        assert!(p.requires_proof(&p.claims[0]));
+        assert!(!p.requires_proof(&p.claims[1]));
+        assert!(
+            p.site_json()["needs"][0]
+                .as_str()
+                .unwrap()
+                .ends_with("(proven by an issuer)")
+        );
+        let description = p.submit_tool_json()["description"].clone();
+        assert!(
+            description
+                .as_str()
+                .unwrap()
+                .contains("for income_below, proven by an issuer")
+        );
+        for (kinds, needle) in [
+            (vec!["resides_in"], "no issuer can prove"),
+            (vec!["age_at_least"], "none of the policy's claims"),
+            (vec!["income_below", "income_below"], "twice"),
+            (vec!["income"], "none of the policy's claims"),
+        ] {
+            let mut p = sample();
+            p.require_proof = kinds.into_iter().map(String::from).collect();
+            assert!(p.check().unwrap_err().0.contains(needle), "{needle}");
+        }
+        // A limit between two ladder steps cannot be proven, so it cannot be required.
+        let mut p = sample();
+        p.claims[0] = serde_json::from_value(json!(
+            { "kind": "income_below", "limit": { "amount_minor": 3_100_000, "currency": "EUR" } }
+        ))
+        .unwrap();
+        p.require_proof = vec!["income_below".into()];
+        assert!(p.check().unwrap_err().0.contains("no issuer can prove"));
+        // Parsed from the configuration's TOML shape, and absent means none.
+        let parsed: Policy = serde_json::from_value(json!({
+            "site_name": "S", "purpose": "P", "requirements_tool": "a_req",
+            "submit_tool": "a_sub", "submission": "order", "accepted_text": "ok",
+            "claims": [{ "kind": "age_at_least", "years": 18 }],
+            "require_proof": ["age_at_least"]
+        }))
+        .unwrap();
+        assert_eq!(parsed.check(), Ok(()));
+        assert_eq!(sample().require_proof, Vec::<String>::new());
     }
 
     #[test]

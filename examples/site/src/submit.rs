@@ -8,6 +8,11 @@
 //! nonce atomically**. If that consume changes no row, the nonce was spent or lapsed in between
 //! and the answer is [`nonce_refusal`] of its state then. Only an accepted submission consumes
 //! its nonce, so a refusal for a claim leaves the nonce open for a corrected receipt.
+//!
+//! Issuer-backed answers: between the receipt check and the decision the server checks the
+//! submission's SD-JWT `presentations` ([`crate::proof::check_presentations`]); [`decide`] reads
+//! that answer after the nonce's state, before the claims. A policy may also name claim kinds
+//! it takes only with an issuer's proof (`require_proof`).
 
 use serde_json::{Map, Value, json};
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
@@ -18,6 +23,8 @@ use wallet_core::{
 
 use crate::nonce::NonceState;
 use crate::policy::{Policy, describe};
+use crate::proof::{MAX_PRESENTATIONS, Proofs, Proven};
+use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
 
 /// Why a submission was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,10 +45,20 @@ pub enum Code {
     SiteUnreachable,
     /// The site is starting or busy; nothing was decided.
     Busy,
+    /// An issuer-backed answer came without its presentation.
+    ProofMissing,
+    /// A presentation does not verify (the message names the SD-JWT error code).
+    ProofInvalid,
+    /// An answer or a presentation names an issuer this site does not trust.
+    UntrustedIssuer,
+    /// A presentation proves something other than the receipt's answer, or is left over.
+    ProofMismatch,
+    /// The policy takes this claim only with an issuer's proof, and the answer is self-asserted.
+    ProofRequired,
 }
 
 impl Code {
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 19] = [
         Code::InvalidInput,
         Code::UnknownNonce,
         Code::ReplayedNonce,
@@ -56,6 +73,11 @@ impl Code {
         Code::SignerUnreachable,
         Code::SiteUnreachable,
         Code::Busy,
+        Code::ProofMissing,
+        Code::ProofInvalid,
+        Code::UntrustedIssuer,
+        Code::ProofMismatch,
+        Code::ProofRequired,
     ];
 
     /// The code an agent reads as `name`.
@@ -80,6 +102,11 @@ impl Code {
             Code::SignerUnreachable => "signer_unreachable",
             Code::SiteUnreachable => "site_unreachable",
             Code::Busy => "busy",
+            Code::ProofMissing => "proof_missing",
+            Code::ProofInvalid => "proof_invalid",
+            Code::UntrustedIssuer => "untrusted_issuer",
+            Code::ProofMismatch => "proof_mismatch",
+            Code::ProofRequired => "proof_required",
         }
     }
 
@@ -102,6 +129,15 @@ impl Code {
             }
             Code::SiteUnreachable => "This page could not reach the site's server.",
             Code::Busy => "The site was busy; your agent can try again.",
+            Code::ProofMissing => {
+                "An answer said to come from an issuer arrived without the issuer's proof."
+            }
+            Code::ProofInvalid => "An issuer's proof did not check out.",
+            Code::UntrustedIssuer => "An answer relies on an issuer this site does not trust.",
+            Code::ProofMismatch => "An issuer's proof does not match the answers in the receipt.",
+            Code::ProofRequired => {
+                "This site needs an issuer's proof for an answer, not only your word."
+            }
         }
     }
 }
@@ -173,12 +209,16 @@ pub struct Submission {
     pub receipt: SignedReceipt,
     /// The nonce the agent says the receipt is for, if it said.
     pub nonce: Option<Nonce>,
+    /// The SD-JWT presentations for the receipt's issuer-backed answers (none when every answer
+    /// is self-asserted).
+    pub presentations: Vec<String>,
 }
 
-/// Validates the submission tool's input: `{receipt: object, nonce?: string}`, nothing else.
+/// Validates the submission tool's input: `{receipt: object, presentations?: [string],
+/// nonce?: string}`, nothing else.
 pub fn parse_submission(input: &Value) -> Result<Submission, Refusal> {
     let empty = Map::new();
-    let map = object(input, &["receipt", "nonce"], &empty)?;
+    let map = object(input, &["receipt", "presentations", "nonce"], &empty)?;
     let receipt = match map.get("receipt") {
         None => {
             return Err(invalid(
@@ -212,7 +252,56 @@ pub fn parse_submission(input: &Value) -> Result<Submission, Refusal> {
         ),
         Some(_) => return Err(invalid("Field \"nonce\" must be a string.")),
     };
-    Ok(Submission { receipt, nonce })
+    let presentations = match map.get("presentations") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => parse_presentations(items)?,
+        Some(_) => {
+            return Err(invalid(
+                "Field \"presentations\" must be an array of strings: the `presentations` \
+                 check_proposal returned beside the receipt.",
+            ));
+        }
+    };
+    Ok(Submission {
+        receipt,
+        nonce,
+        presentations,
+    })
+}
+
+fn parse_presentations(items: &[Value]) -> Result<Vec<String>, Refusal> {
+    if items.len() > MAX_PRESENTATIONS {
+        return Err(invalid(format!(
+            "Field \"presentations\" holds {} items; at most {MAX_PRESENTATIONS}.",
+            items.len()
+        )));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let n = i + 1;
+            match item {
+                Value::String(text) if text.is_empty() => Err(invalid(format!(
+                    "Presentation {n} is empty; submit the presentations check_proposal \
+                     returned, unchanged."
+                ))),
+                Value::String(text) if text.len() > MAX_SD_JWT_LEN => Err(invalid(format!(
+                    "Presentation {n} is longer than {MAX_SD_JWT_LEN} bytes."
+                ))),
+                Value::String(text) if !text.bytes().all(|b| b.is_ascii_graphic()) => {
+                    Err(invalid(format!(
+                        "Presentation {n} is not an SD-JWT (base64url, '.' and '~' only); \
+                         submit it as check_proposal returned it."
+                    )))
+                }
+                Value::String(text) => Ok(text.clone()),
+                _ => Err(invalid(format!(
+                    "Presentation {n} must be a string (an SD-JWT with key binding)."
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// An accepted submission.
@@ -225,9 +314,37 @@ pub struct Accepted {
     pub issued_at: Timestamp,
     pub expires_at: Timestamp,
     pub claims: Vec<Claim>,
+    /// The issuer-backed answers, each proven by a presentation that verified.
+    pub proven: Vec<Proven>,
+}
+
+/// A short name for what a claim is about ("income", "district"), for messages.
+pub fn topic(claim: &Claim) -> &'static str {
+    match claim {
+        Claim::IncomeBelow { .. } => "income",
+        Claim::AgeAtLeast { .. } => "age",
+        Claim::ResidesIn { .. } => "district",
+        Claim::HasNoneOf { .. } => "conditions",
+    }
 }
 
 impl Accepted {
+    /// For each required claim, who vouches for it: "income proven by Tax Office Nordstadt;
+    /// district: your word".
+    pub fn provenance_text(&self) -> String {
+        let parts: Vec<String> = self
+            .claims
+            .iter()
+            .map(
+                |claim| match self.proven.iter().find(|p| &p.claim == claim) {
+                    Some(p) => format!("{} proven by {}", topic(claim), p.issuer_name),
+                    None => format!("{}: your word", topic(claim)),
+                },
+            )
+            .collect();
+        parts.join("; ")
+    }
+
     /// `{ok: true, result: {accepted: true, ...}}`.
     pub fn envelope(&self, policy: &Policy) -> Value {
         json!({
@@ -242,10 +359,11 @@ impl Accepted {
                 "issued_at_ms": self.issued_at.millis(),
                 "expires_at_ms": self.expires_at.millis(),
                 "claims": self.claims,
+                "proven": self.proven,
                 "message": format!(
-                    "Accepted: {} received your {} and every requirement is met. Tell the person; \
-                     nothing else is needed. The nonce is now spent.",
-                    policy.site_name, policy.submission
+                    "Accepted: {} received your {} and every requirement is met ({}). Tell the \
+                     person; nothing else is needed. The nonce is now spent.",
+                    policy.site_name, policy.submission, self.provenance_text()
                 ),
             }
         })
@@ -396,12 +514,23 @@ pub enum Verdict {
 }
 
 /// Decides a `verified` receipt whose nonce stands at `nonce_state` (read from the server's
-/// database): a nonce that is not open is refused, and so is a receipt that does not show every
-/// one of the policy's claims satisfied.
-pub fn decide(policy: &Policy, verified: &VerifiedReceipt, nonce_state: NonceState) -> Verdict {
+/// database), with its checked presentations `proofs` ([`crate::proof::check_presentations`]):
+/// a nonce that is not open is refused; then presentations that did not prove the receipt's
+/// issuer-backed answers; then a receipt that does not show every one of the policy's claims
+/// satisfied; then a self-asserted answer to a claim kind the policy takes only with proof.
+pub fn decide(
+    policy: &Policy,
+    verified: &VerifiedReceipt,
+    proofs: &Proofs,
+    nonce_state: NonceState,
+) -> Verdict {
     if nonce_state != NonceState::Open {
         return Verdict::Refuse(nonce_refusal(nonce_state, policy));
     }
+    let proven = match &proofs.checked {
+        Ok(proven) => proven.clone(),
+        Err(refusal) => return Verdict::Refuse(refusal.clone()),
+    };
     if !verified.satisfies_all(&policy.claims) {
         // Name the first claim not shown satisfied (there is one, or satisfies_all held).
         let missing = policy.claims.iter().find(|c| !verified.satisfies(c));
@@ -411,6 +540,26 @@ pub fn decide(policy: &Policy, verified: &VerifiedReceipt, nonce_state: NonceSta
                 Code::ClaimNotSatisfied,
                 "The receipt does not show every required claim satisfied.",
             ),
+        });
+    }
+    if let Some(claim) = policy
+        .claims
+        .iter()
+        .find(|c| policy.requires_proof(c) && proofs.proven(c).is_none())
+    {
+        return Verdict::Refuse(Refusal {
+            code: Code::ProofRequired,
+            message: format!(
+                "{} takes {} ({}) only with an issuer's proof, and the receipt's answer is the \
+                 person's own word. The person can add a credential from an issuer this site \
+                 trusts in the wallet (Settings, Credentials), then ask the wallet for a new \
+                 application. Provable: {}.",
+                policy.site_name,
+                claim.canonical(),
+                describe(claim),
+                tacit_protocol::predicates::provable_thresholds(claim.attribute())
+            ),
+            claim: Some(claim.clone()),
         });
     }
     let nonce = verified.nonce().clone();
@@ -423,6 +572,7 @@ pub fn decide(policy: &Policy, verified: &VerifiedReceipt, nonce_state: NonceSta
             issued_at: verified.issued_at(),
             expires_at: verified.expires_at(),
             claims: policy.claims.clone(),
+            proven,
         },
         nonce,
     }

@@ -513,7 +513,14 @@ async fn the_shipped_configs_parse_and_pin_the_loopback_signer() {
             Some("http://127.0.0.1:8787/v1/keys")
         );
         assert!(config.static_dir.ends_with(format!("target/site/{name}")));
-        assert!(config.trusted_issuers.is_empty());
+        // Each trusts its issuer on loopback through its well-known metadata.
+        assert_eq!(config.trusted_issuers.len(), 1);
+        let issuer = &config.trusted_issuers[0];
+        assert_eq!(
+            issuer.keys_url.as_deref(),
+            Some(format!("{}/.well-known/jwt-vc-issuer", issuer.issuer).as_str())
+        );
+        assert!(issuer.pinned_keys.is_none());
     }
 }
 

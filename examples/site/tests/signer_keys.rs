@@ -69,6 +69,7 @@ async fn site(url: &str, root: &std::path::Path) -> (SiteState, axum::Router) {
             .await
             .unwrap(),
         signer,
+        issuers: tacit_site::server::IssuerKeys::none(),
         static_dir: static_dir(root),
         clock: Box::new(Arc::new(ManualClock::new(NOW))),
     })

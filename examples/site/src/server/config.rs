@@ -7,8 +7,12 @@
 //! static_dir = "../../target/site/housing" # the built page (cargo xtask build-web)
 //! data_dir = "../../target/site-data/housing" # nonces.db and site.key (0600, made on first start)
 //! # database_url = "postgres://…"         # optional; the DATABASE_URL variable wins
-//! trusted_issuers = []                    # issuer-backed claims: not enforced yet
 //! # rate_limit_per_minute = 120           # per client on the API; 0 = off
+//! # Issuers whose SD-JWT credentials back answers (their presentations are checked here):
+//! trusted_issuers = [
+//!   { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt",
+//!     keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer" },  # or pinned_keys = "file"
+//! ]
 //!
 //! [policy]
 //! site_name = "City Housing Programme"
@@ -62,7 +66,9 @@ pub struct Config {
     pub policy: Policy,
     /// Which signer keys a receipt must verify against.
     pub signer: SignerConfig,
-    /// Issuers whose credentials the site trusts (issuer-backed claims are not enforced yet).
+    /// Issuers whose credentials the site trusts: an issuer-backed answer counts only with a
+    /// presentation from one of these. Empty: every issuer-backed answer is refused
+    /// `untrusted_issuer`.
     #[serde(default)]
     pub trusted_issuers: Vec<TrustedIssuer>,
     /// Requests per minute each client may make to `/api/requirements` and
@@ -89,18 +95,48 @@ pub struct SignerConfig {
     pub pinned_keys: Option<PathBuf>,
 }
 
-/// A trusted credential issuer (for issuer-backed claims, when they land).
+/// A trusted credential issuer. Exactly one of `keys_url` and `pinned_keys`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrustedIssuer {
-    /// The issuer's identifier (its URL).
-    pub issuer: String,
-    /// Where its keys are published.
+    /// The issuer's identifier: its origin, the `iss` of its credentials and the `issuer` a
+    /// receipt entry names.
+    pub issuer: Origin,
+    /// How people read it ("Tax Office Nordstadt"): in the accepted message and refusals.
+    pub name: String,
+    /// Its SD-JWT VC issuer metadata (`<issuer>/.well-known/jwt-vc-issuer`), fetched at start
+    /// and refreshed; its `issuer` must equal `issuer`.
     #[serde(default)]
     pub keys_url: Option<String>,
-    /// Its keys, pinned in a file.
+    /// A file holding that metadata JSON (same rule) or a bare JWK set, read at start.
     #[serde(default)]
     pub pinned_keys: Option<PathBuf>,
+}
+
+impl TrustedIssuer {
+    fn check(&self) -> Result<(), String> {
+        let who = self.issuer.as_str();
+        if who.ends_with('/') {
+            return Err(format!("trusted issuer {who}: issuer must not end with /"));
+        }
+        if self.name.trim().is_empty() || self.name.chars().count() > 120 {
+            return Err(format!(
+                "trusted issuer {who}: name must be 1 to 120 characters"
+            ));
+        }
+        match (&self.keys_url, &self.pinned_keys) {
+            (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(())
+            }
+            (Some(_), None) => Err(format!(
+                "trusted issuer {who}: keys_url must be an http:// or https:// URL"
+            )),
+            (None, Some(_)) => Ok(()),
+            _ => Err(format!(
+                "trusted issuer {who}: needs exactly one of keys_url and pinned_keys"
+            )),
+        }
+    }
 }
 
 /// Where the signer's keys come from, once the configuration is checked.
@@ -152,6 +188,13 @@ impl Config {
         {
             *pinned = base.join(&*pinned);
         }
+        for issuer in &mut config.trusted_issuers {
+            if let Some(pinned) = &mut issuer.pinned_keys
+                && pinned.is_relative()
+            {
+                *pinned = base.join(&*pinned);
+            }
+        }
         Ok(config)
     }
 
@@ -163,6 +206,15 @@ impl Config {
             && origin.as_str().ends_with('/')
         {
             return Err("origin must not end with /".into());
+        }
+        for (i, issuer) in self.trusted_issuers.iter().enumerate() {
+            issuer.check()?;
+            if self.trusted_issuers[..i]
+                .iter()
+                .any(|other| other.issuer == issuer.issuer)
+            {
+                return Err(format!("trusted issuer {} is listed twice", issuer.issuer));
+            }
         }
         Ok(())
     }
@@ -215,7 +267,10 @@ origin = "http://127.0.0.1:8081"
 listen = "127.0.0.1:8081"
 static_dir = "../../target/site/housing"
 data_dir = "/var/lib/housing"
-trusted_issuers = []
+trusted_issuers = [
+  { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt", keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer" },
+  { issuer = "http://127.0.0.1:8792", name = "Civil Registry Nordstadt", pinned_keys = "registry.json" },
+]
 
 [policy]
 site_name = "City Housing Programme"
@@ -255,6 +310,12 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
             c.signer_source().unwrap(),
             SignerSource::Url("http://127.0.0.1:8787/v1/keys".into())
         );
+        assert_eq!(c.trusted_issuers.len(), 2);
+        assert_eq!(c.trusted_issuers[0].name, "Tax Office Nordstadt");
+        assert_eq!(
+            c.trusted_issuers[1].pinned_keys.as_deref(),
+            Some(Path::new("/etc/site/registry.json"))
+        );
     }
 
     #[test]
@@ -288,6 +349,30 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
             (
                 GOOD.replace("[policy]", "[policy]\nsecret = 1"),
                 "unknown field",
+            ),
+            (
+                GOOD.replace(", pinned_keys = \"registry.json\"", ""),
+                "exactly one of keys_url and pinned_keys",
+            ),
+            (
+                GOOD.replace("http://127.0.0.1:8791/.well-known", "file:///well-known"),
+                "keys_url must be an http",
+            ),
+            (GOOD.replace("8792\"", "8791\""), "listed twice"),
+            (
+                GOOD.replace("\"Civil Registry Nordstadt\"", "\" \""),
+                "name must be",
+            ),
+            (
+                GOOD.replace("name = \"Tax Office Nordstadt\", ", ""),
+                "missing field `name`",
+            ),
+            (
+                GOOD.replace(
+                    "issuer = \"http://127.0.0.1:8791\"",
+                    "issuer = \"tax office\"",
+                ),
+                "",
             ),
         ];
         for (text, needle) in cases {

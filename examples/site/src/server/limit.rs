@@ -141,6 +141,7 @@ mod tests {
                     .await
                     .unwrap(),
                 signer: SignerKeys::pinned(keys),
+                issuers: crate::server::IssuerKeys::none(),
                 static_dir,
                 clock: Box::new(clock.clone()),
             },

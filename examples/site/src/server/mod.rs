@@ -10,6 +10,7 @@
 
 pub mod config;
 mod error;
+pub mod issuer_keys;
 pub mod limit;
 pub mod nonces;
 pub mod routes;
@@ -31,6 +32,7 @@ use wallet_core::{Origin, Timestamp};
 
 pub use config::{Config, SignerSource};
 pub use error::ServerError;
+pub use issuer_keys::IssuerKeys;
 pub use limit::{ApiLimit, DEFAULT_RATE_LIMIT_PER_MINUTE};
 pub use nonces::Nonces;
 pub use routes::app;
@@ -112,6 +114,9 @@ pub struct SiteParts {
     pub site_key: SiteKey,
     pub nonces: Nonces,
     pub signer: SignerKeys,
+    /// The trusted credential issuers' keys ([`IssuerKeys::none`]: no issuer-backed answer
+    /// counts).
+    pub issuers: IssuerKeys,
     pub static_dir: PathBuf,
     pub clock: Box<dyn Clock>,
 }
@@ -128,6 +133,7 @@ struct Inner {
     site_keys_json: String,
     nonces: Nonces,
     signer: SignerKeys,
+    issuers: IssuerKeys,
     static_dir: PathBuf,
     clock: Box<dyn Clock>,
     request_timeout: Duration,
@@ -164,6 +170,7 @@ impl SiteState {
             site_keys_json,
             nonces: parts.nonces,
             signer: parts.signer,
+            issuers: parts.issuers,
             static_dir: parts.static_dir,
             clock: parts.clock,
             request_timeout: REQUEST_TIMEOUT,
@@ -172,8 +179,8 @@ impl SiteState {
     }
 
     /// Everything from `config`, for the site at `origin`: the site key (made on first start),
-    /// the database (migrated), the signer keys (pinned, or fetched now; a failed first fetch is
-    /// logged and retried when needed).
+    /// the database (migrated), the signer keys and the trusted issuers' keys (pinned, or
+    /// fetched now; a failed first fetch is logged and retried when needed).
     pub async fn from_config(
         config: &Config,
         origin: Origin,
@@ -199,12 +206,10 @@ impl SiteState {
                 keys
             }
         };
-        if !config.trusted_issuers.is_empty() {
-            tracing::warn!(
-                issuers = config.trusted_issuers.len(),
-                "trusted_issuers is configured, but issuer-backed claims are not enforced yet"
-            );
-        }
+        let issuers = IssuerKeys::from_config(&config.trusted_issuers)?;
+        // An issuer that is not up yet is not fatal either: its presentations are refused
+        // `proof_invalid` until a later fetch reaches it.
+        issuers.refresh_all().await;
         Self::with_rate_limit(
             SiteParts {
                 policy: config.policy.clone(),
@@ -212,6 +217,7 @@ impl SiteState {
                 site_key,
                 nonces,
                 signer,
+                issuers,
                 static_dir: config.static_dir.clone(),
                 clock,
             },
@@ -244,6 +250,11 @@ impl SiteState {
         &self.0.signer
     }
 
+    /// The trusted issuers' keys.
+    pub fn issuers(&self) -> &IssuerKeys {
+        &self.0.issuers
+    }
+
     pub fn static_dir(&self) -> &Path {
         &self.0.static_dir
     }
@@ -264,7 +275,7 @@ impl SiteState {
 
 /// Serves `state` on `listener` until `shutdown` resolves, then stops accepting connections and
 /// finishes open requests (idle keep-alive connections are closed). Also refreshes fetched
-/// signer keys every few minutes and forgets nonce rows long past expiry.
+/// signer and issuer keys every few minutes and forgets nonce rows long past expiry.
 ///
 /// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
 /// timeout: a client that has not sent a complete request head within [`HEADER_READ_TIMEOUT`]
@@ -340,6 +351,7 @@ async fn upkeep(state: SiteState) {
                 if state.signer().url().is_some() {
                     let _ = state.signer().refresh().await;
                 }
+                state.issuers().refresh_all().await;
             }
             _ = forget.tick() => {
                 match state.nonces().forget_old(state.now()).await {

@@ -11,7 +11,7 @@
 //! Status codes of `POST /api/applications`: **200** for every verdict on a well-formed
 //! submission, accepted or refused (`{ok: true, result}` / `{ok: false, error: {code, message}}`
 //! — an agent reads the envelope); **400** (`invalid_input`) for a body that is not JSON or not
-//! `{receipt, nonce?}`; **413** for a body over 64 KiB; **415** for a body that is not
+//! `{receipt, presentations?, nonce?}`; **413** for a body over 64 KiB; **415** for a body that is not
 //! `application/json`; **503** (`signer_unreachable` or `busy`) when nothing could be decided
 //! and a retry may succeed. Those carry the envelope too. Answers that never reach a handler
 //! (unknown API route, wrong method, timeout) are `{"error": code, "message": sentence}`.
@@ -44,6 +44,7 @@ use tracing::Level;
 
 use super::SiteState;
 use crate::policy::attested_json;
+use crate::proof::check_presentations;
 use crate::submit::{
     Accepted, Code, Refusal, Verdict, check_receipt, decide, nonce_refusal, parse_submission,
 };
@@ -168,7 +169,8 @@ async fn applications(State(state): State<SiteState>, request: Request) -> Respo
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return invalid(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Send the submission as application/json: {\"receipt\": {...}, \"nonce\": \"...\"}.",
+            "Send the submission as application/json: {\"receipt\": {...}, \"presentations\": \
+             [...], \"nonce\": \"...\"}.",
         );
     }
     let body = match Bytes::from_request(request, &()).await {
@@ -176,7 +178,8 @@ async fn applications(State(state): State<SiteState>, request: Request) -> Respo
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
             return invalid(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "The submission is larger than 64 KiB; a Tacit receipt is far smaller.",
+                "The submission is larger than 64 KiB; a Tacit receipt and its presentations are \
+                 far smaller.",
             );
         }
         Err(_) => return invalid(StatusCode::BAD_REQUEST, "The submission could not be read."),
@@ -207,8 +210,10 @@ enum Judged {
     Refused(Refusal),
 }
 
-/// Keys, receipt check (one refetch on an unknown key), nonce state, pure decision, atomic
-/// consume. `Err` is an answer that decided nothing (503).
+/// Keys, receipt check (one refetch on an unknown key), presentations against the trusted
+/// issuers (one refetch of an issuer's keys when they were missing or lacked the key id), nonce
+/// state, pure decision, atomic consume. `Err` is an answer that decided nothing (503). No
+/// refusal spends the nonce.
 async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judged, Response> {
     let policy = state.policy();
     let origin = state.origin();
@@ -233,12 +238,32 @@ async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judg
         Ok(verified) => verified,
         Err(refusal) => return Ok(Judged::Refused(refusal)),
     };
+    let issuers = state.issuers();
+    let needs_issuer = verified.issuers().iter().any(Option::is_some);
+    if needs_issuer || !submission.presentations.is_empty() {
+        issuers.fetch_missing().await;
+    }
+    let check = || {
+        check_presentations(
+            &verified,
+            &submission.presentations,
+            &issuers.trust(),
+            origin,
+            now,
+        )
+    };
+    let mut proofs = check();
+    if let Some(issuer) = proofs.refetch.clone()
+        && issuers.refresh_for(&issuer).await
+    {
+        proofs = check();
+    }
     let nonces = state.nonces();
     let nonce_state = nonces
         .state(verified.nonce(), now)
         .await
         .map_err(|_| busy())?;
-    match decide(policy, &verified, nonce_state) {
+    match decide(policy, &verified, &proofs, nonce_state) {
         Verdict::Refuse(refusal) => Ok(Judged::Refused(refusal)),
         Verdict::Consume { nonce, accepted } => {
             if nonces.consume(&nonce, now).await.map_err(|_| busy())? {

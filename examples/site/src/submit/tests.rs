@@ -9,6 +9,7 @@ use wallet_core::{
 
 use super::*;
 use crate::nonce::{NonceRecord, make_nonce};
+use crate::proof::{Trust, check_presentations};
 
 const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
 const MINUTE: i64 = 60_000;
@@ -27,6 +28,7 @@ fn policy() -> Policy {
         submission: "order".into(),
         accepted_text: "Order placed.".into(),
         claims,
+        require_proof: Vec::new(),
     }
 }
 
@@ -130,8 +132,15 @@ impl Fixture {
     /// What the server does: check, read the row, decide, consume.
     fn submit(&mut self, submission: &Submission, at: Timestamp) -> Result<Accepted, Refusal> {
         let verified = check_receipt(&self.policy, &origin(), submission, &self.keys, at)?;
+        let proofs = check_presentations(
+            &verified,
+            &submission.presentations,
+            &Trust::default(),
+            &origin(),
+            at,
+        );
         let state = NonceState::of(self.rows.get(verified.nonce()), at);
-        match decide(&self.policy, &verified, state) {
+        match decide(&self.policy, &verified, &proofs, state) {
             Verdict::Refuse(refusal) => Err(refusal),
             Verdict::Consume { nonce, accepted } => {
                 assert_eq!(nonce, accepted.nonce);
@@ -148,6 +157,7 @@ impl Fixture {
         let submission = Submission {
             receipt: receipt.clone(),
             nonce: None,
+            presentations: Vec::new(),
         };
         self.submit(&submission, at).map_err(|r| r.code)
     }
@@ -271,6 +281,7 @@ fn nonces_must_be_ours_and_named_right() {
     let named_wrong = Submission {
         receipt: ours.clone(),
         nonce: Some(stranger),
+        presentations: Vec::new(),
     };
     let at = NOW.plus_millis(MINUTE);
     let out = f.submit(&named_wrong, at);
@@ -278,6 +289,7 @@ fn nonces_must_be_ours_and_named_right() {
     let named_right = Submission {
         receipt: ours,
         nonce: Some(f.nonce.clone()),
+        presentations: Vec::new(),
     };
     assert!(f.submit(&named_right, at).is_ok());
 }
@@ -338,6 +350,7 @@ fn every_required_claim_must_be_shown_satisfied() {
         let submission = Submission {
             receipt,
             nonce: None,
+            presentations: Vec::new(),
         };
         let at = NOW.plus_millis(MINUTE);
         let refusal = f.submit(&submission, at).unwrap_err();
@@ -363,8 +376,19 @@ fn input_is_validated_strictly() {
     let receipt = serde_json::to_value(f.receipt(&all_satisfied())).unwrap();
     let ok = parse_submission(&json!({ "receipt": receipt.clone() })).unwrap();
     assert_eq!(ok.nonce, None);
+    assert!(ok.presentations.is_empty());
     let named = parse_submission(&json!({ "receipt": receipt.clone(), "nonce": "abc" })).unwrap();
     assert_eq!(named.nonce.unwrap().as_str(), "abc");
+    let shown = parse_submission(
+        &json!({ "receipt": receipt.clone(), "presentations": ["a.b.c~d~e.f.g", "x~"] }),
+    )
+    .unwrap();
+    assert_eq!(shown.presentations, ["a.b.c~d~e.f.g", "x~"]);
+    let full = "x".repeat(MAX_SD_JWT_LEN);
+    let eight =
+        parse_submission(&json!({ "receipt": receipt.clone(), "presentations": vec![full; 8] }))
+            .unwrap();
+    assert_eq!(eight.presentations.len(), 8);
     let mut extra_inside = receipt.clone();
     extra_inside["payload"]["income"] = json!(2_840_000);
     let cases = [
@@ -398,6 +422,34 @@ fn input_is_validated_strictly() {
             json!({ "receipt": { "pad": "x".repeat(MAX_RECEIPT_BYTES) } }),
             "larger than 1 MiB",
         ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": "a~b~" }),
+            "must be an array of strings",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": null }),
+            "must be an array of strings",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": [5] }),
+            "Presentation 1 must be a string",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": ["a~", ""] }),
+            "Presentation 2 is empty",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": vec!["a~"; 9] }),
+            "holds 9 items; at most 8",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": ["x".repeat(MAX_SD_JWT_LEN + 1)] }),
+            "longer than 32768 bytes",
+        ),
+        (
+            json!({ "receipt": receipt.clone(), "presentations": ["a~b c~"] }),
+            "is not an SD-JWT",
+        ),
     ];
     for (input, needle) in cases {
         let refusal = parse_submission(&input).unwrap_err();
@@ -429,10 +481,12 @@ fn a_consume_lost_to_a_racing_submission_is_a_replay() {
     let submission = Submission {
         receipt,
         nonce: None,
+        presentations: Vec::new(),
     };
     let verified = check_receipt(&f.policy, &origin(), &submission, &f.keys, at).unwrap();
-    let first = decide(&f.policy, &verified, f.state(at));
-    let second = decide(&f.policy, &verified, f.state(at));
+    let proofs = check_presentations(&verified, &[], &Trust::default(), &origin(), at);
+    let first = decide(&f.policy, &verified, &proofs, f.state(at));
+    let second = decide(&f.policy, &verified, &proofs, f.state(at));
     assert!(matches!(first, Verdict::Consume { .. }));
     assert_eq!(first, second);
     let row = f.rows.get_mut(&f.nonce).unwrap();

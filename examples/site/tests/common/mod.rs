@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod issuer;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ use ed25519_dalek::SigningKey;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use tacit_site::server::{
-    Config, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app,
+    Config, IssuerKeys, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app,
 };
 use tower::ServiceExt as _;
 use wallet_core::receipt::sign;
@@ -95,6 +97,7 @@ pub async fn housing_site(
         site_key: site_key(),
         nonces: Nonces::open(database_url).await.unwrap(),
         signer: SignerKeys::pinned(keys),
+        issuers: IssuerKeys::none(),
         static_dir: static_dir(root),
         clock: Box::new(clock),
     })

@@ -1,0 +1,305 @@
+//! The keys of the credential issuers the configuration trusts (`trusted_issuers`): each pinned
+//! in a file (its issuer metadata, or a bare JWKS), or fetched from its `keys_url` — the
+//! issuer's `/.well-known/jwt-vc-issuer` metadata, whose `issuer` must be the configured one —
+//! at start, every [`REFRESH_INTERVAL`], and (at most once per [`MIN_REFETCH_INTERVAL`] per
+//! issuer) when a presentation names a key the cached set lacks or the keys were never fetched.
+//! A failed fetch keeps the last good set; an issuer never reached has no keys, and its
+//! presentations are refused `proof_invalid` until it is reached. Nothing a request carries
+//! chooses a URL or adds an issuer.
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use tacit_protocol::sd_jwt::{IssuerMetadata, Jwks, MAX_JWKS_BYTES};
+use wallet_core::Origin;
+
+use super::ServerError;
+use super::config::TrustedIssuer;
+use crate::proof::{Issuer, Trust};
+
+/// How often fetched issuer keys are refreshed in the background.
+pub const REFRESH_INTERVAL: Duration = super::signer_keys::REFRESH_INTERVAL;
+
+/// The least time between two fetches of one issuer's keys triggered by submissions.
+pub const MIN_REFETCH_INTERVAL: Duration = super::signer_keys::MIN_REFETCH_INTERVAL;
+
+/// How long one fetch may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug)]
+struct One {
+    issuer: Origin,
+    name: String,
+    url: Option<String>,
+    cached: RwLock<Cached>,
+    fetching: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug, Default)]
+struct Cached {
+    jwks: Option<Jwks>,
+    fetched_at: Option<Instant>,
+}
+
+/// See the module docs.
+#[derive(Debug, Default)]
+pub struct IssuerKeys {
+    issuers: Vec<Arc<One>>,
+}
+
+/// Reads an issuer's keys from `bytes`: its metadata (whose `issuer` must be `issuer`) or, when
+/// `bare_ok`, a bare JWKS.
+fn parse_keys(bytes: &[u8], issuer: &Origin, bare_ok: bool) -> Result<Jwks, &'static str> {
+    match IssuerMetadata::parse(bytes) {
+        Ok(meta) if meta.issuer == issuer.as_str() => Ok(meta.jwks),
+        Ok(_) => Err("the issuer metadata names another issuer"),
+        Err(_) if bare_ok => Jwks::parse(bytes).map_err(|_| "not issuer metadata nor a JWK set"),
+        Err(_) => Err("the answer is not issuer metadata"),
+    }
+}
+
+impl IssuerKeys {
+    /// No trusted issuers: every issuer-backed answer is refused `untrusted_issuer`.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Issuers with keys fixed for the process's life: (origin, name, keys).
+    pub fn pinned(issuers: Vec<(Origin, String, Jwks)>) -> Self {
+        Self {
+            issuers: issuers
+                .into_iter()
+                .map(|(issuer, name, jwks)| {
+                    Arc::new(One {
+                        issuer,
+                        name,
+                        url: None,
+                        cached: RwLock::new(Cached {
+                            jwks: Some(jwks),
+                            fetched_at: None,
+                        }),
+                        fetching: tokio::sync::Mutex::new(()),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The configured issuers: pinned files read now, URLs not fetched yet (see
+    /// [`IssuerKeys::refresh_all`]).
+    pub fn from_config(trusted: &[TrustedIssuer]) -> Result<Self, ServerError> {
+        let mut issuers = Vec::with_capacity(trusted.len());
+        for t in trusted {
+            let jwks = match &t.pinned_keys {
+                Some(path) => Some(read_pinned(path, &t.issuer)?),
+                None => None,
+            };
+            issuers.push(Arc::new(One {
+                issuer: t.issuer.clone(),
+                name: t.name.clone(),
+                url: t.keys_url.clone(),
+                cached: RwLock::new(Cached {
+                    jwks,
+                    fetched_at: None,
+                }),
+                fetching: tokio::sync::Mutex::new(()),
+            }));
+        }
+        Ok(Self { issuers })
+    }
+
+    /// How many issuers are trusted.
+    pub fn len(&self) -> usize {
+        self.issuers.len()
+    }
+
+    /// Whether no issuer is trusted.
+    pub fn is_empty(&self) -> bool {
+        self.issuers.is_empty()
+    }
+
+    /// What the pure checks read: every trusted issuer with the keys held now.
+    pub fn trust(&self) -> Trust {
+        Trust {
+            issuers: self
+                .issuers
+                .iter()
+                .map(|one| Issuer {
+                    issuer: one.issuer.clone(),
+                    name: one.name.clone(),
+                    jwks: one.read().jwks.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Fetches every issuer with a URL now (concurrently); failures are logged and keep the
+    /// last good keys.
+    pub async fn refresh_all(&self) {
+        let fetches = self
+            .issuers
+            .iter()
+            .filter(|one| one.url.is_some())
+            .map(|one| {
+                let one = one.clone();
+                tokio::spawn(async move {
+                    let _one_at_a_time = one.fetching.lock().await;
+                    one.fetch_locked().await
+                })
+            })
+            .collect::<Vec<_>>();
+        for fetch in fetches {
+            let _ = fetch.await;
+        }
+    }
+
+    /// Fetches the keys of every issuer with a URL that has none yet, unless one was tried in the
+    /// last [`MIN_REFETCH_INTERVAL`].
+    pub async fn fetch_missing(&self) {
+        for one in &self.issuers {
+            if one.url.is_some() && one.read().jwks.is_none() {
+                let _ = one.refetch().await;
+            }
+        }
+    }
+
+    /// After a presentation from `issuer` named a key its set lacks (or it had none): fetches
+    /// afresh unless one was fetched in the last [`MIN_REFETCH_INTERVAL`]. Whether the keys
+    /// changed.
+    pub async fn refresh_for(&self, issuer: &Origin) -> bool {
+        match self.issuers.iter().find(|one| &one.issuer == issuer) {
+            Some(one) if one.url.is_some() => one.refetch().await,
+            _ => false,
+        }
+    }
+}
+
+impl One {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cached> {
+        self.cached
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A fetch unless one happened recently; whether the keys changed.
+    async fn refetch(&self) -> bool {
+        let before = self.read().jwks.clone();
+        let _one_at_a_time = self.fetching.lock().await;
+        let recent = self
+            .read()
+            .fetched_at
+            .is_some_and(|at| at.elapsed() < MIN_REFETCH_INTERVAL);
+        if !recent {
+            let _ = self.fetch_locked().await;
+        }
+        self.read().jwks != before
+    }
+
+    async fn fetch_locked(&self) -> Result<(), &'static str> {
+        let Some(url) = self.url.clone() else {
+            return Ok(());
+        };
+        let issuer = self.issuer.clone();
+        let fetched = tokio::task::spawn_blocking(move || fetch_blocking(&url, &issuer))
+            .await
+            .unwrap_or(Err("the fetch task failed"));
+        let mut cached = self
+            .cached
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cached.fetched_at = Some(Instant::now());
+        match fetched {
+            Ok(jwks) => {
+                if cached.jwks.as_ref() != Some(&jwks) {
+                    tracing::info!(
+                        issuer = %self.issuer,
+                        keys = jwks.keys().len(),
+                        "fetched an issuer's keys"
+                    );
+                }
+                cached.jwks = Some(jwks);
+                Ok(())
+            }
+            Err(reason) => {
+                tracing::warn!(issuer = %self.issuer, reason, "could not fetch an issuer's keys");
+                Err(reason)
+            }
+        }
+    }
+}
+
+fn read_pinned(path: &Path, issuer: &Origin) -> Result<Jwks, ServerError> {
+    let bytes = std::fs::read(path).map_err(|e| ServerError::io("read", path, e))?;
+    parse_keys(&bytes, issuer, true).map_err(|reason| ServerError::Config {
+        path: path.display().to_string(),
+        reason: format!(
+            "pinned keys of {issuer}: {reason} (the JSON of the issuer's \
+             /.well-known/jwt-vc-issuer, or its JWK set)"
+        ),
+    })
+}
+
+fn fetch_blocking(url: &str, issuer: &Origin) -> Result<Jwks, &'static str> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(FETCH_TIMEOUT))
+        .max_redirects(0)
+        .http_status_as_error(true)
+        .build()
+        .into();
+    let mut response = agent
+        .get(url)
+        .header("accept", "application/json")
+        .call()
+        .map_err(|e| match e {
+            ureq::Error::StatusCode(_) => "the issuer answered with an error status",
+            ureq::Error::Timeout(_) => "the issuer did not answer in time",
+            _ => "the issuer could not be reached",
+        })?;
+    let bytes = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_JWKS_BYTES as u64)
+        .read_to_vec()
+        .map_err(|_| "the issuer's answer could not be read")?;
+    parse_keys(&bytes, issuer, false)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn jwks() -> Jwks {
+        let key = p256::ecdsa::SigningKey::from_slice(&[7; 32]).unwrap();
+        Jwks::new(vec![tacit_protocol::sd_jwt::IssuerKey {
+            kid: "k1".into(),
+            key: *key.verifying_key(),
+        }])
+        .unwrap()
+    }
+
+    #[test]
+    fn metadata_must_name_the_configured_issuer() {
+        let tax = Origin::parse("http://127.0.0.1:8791").unwrap();
+        let meta = IssuerMetadata {
+            issuer: "http://127.0.0.1:8791".into(),
+            jwks: jwks(),
+        };
+        assert_eq!(
+            parse_keys(meta.to_json().as_bytes(), &tax, false),
+            Ok(jwks())
+        );
+        let other = IssuerMetadata {
+            issuer: "http://127.0.0.1:8792".into(),
+            jwks: jwks(),
+        };
+        assert!(parse_keys(other.to_json().as_bytes(), &tax, true).is_err());
+        // A bare JWKS is fine pinned, never fetched (a fetched answer must say whose it is).
+        let bare = jwks().to_json();
+        assert_eq!(parse_keys(bare.as_bytes(), &tax, true), Ok(jwks()));
+        assert!(parse_keys(bare.as_bytes(), &tax, false).is_err());
+        assert!(parse_keys(b"{}", &tax, true).is_err());
+    }
+}
