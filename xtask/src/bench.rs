@@ -1,4 +1,5 @@
-//! `cargo xtask bench [core|signer|site|browser] [-- args]`: the benchmark report.
+//! `cargo xtask bench [core|signer|site|issuer|presentation|browser] [-- args]`: the benchmark
+//! report.
 //!
 //! Without a name, everything, then `target/bench/report.md`:
 //! 1. `build-web` (the sites whose sizes and pages are measured);
@@ -11,10 +12,13 @@
 //!    Argon2 baseline;
 //! 6. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
 //!    revoke, ready; see `tests/src/bin/browser-bench/`);
+//! 7. `issuer-bench` (batch issuance against raw ES256 signing) and presentation verification
+//!    natively and in wasm in Chromium against raw ES256 verification (see
+//!    `bench_credentials.rs`);
 //!
 //! and assembles every figure with the machine, the browser, the date and the command.
-//! `core`, `signer`, `site` and `browser` run one part and print it. Nothing here asserts on
-//! a time.
+//! `core`, `signer`, `site`, `issuer`, `presentation` (native and wasm) and `browser` run one
+//! part and print it. Nothing here asserts on a time.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write as _};
@@ -24,6 +28,9 @@ use std::time::{Instant, SystemTime};
 
 use crate::build_web::{self, SITES};
 use crate::{cargo, run, target_dir, workspace_root};
+
+#[path = "bench_credentials.rs"]
+mod credentials;
 
 /// The npm package whose Argon2id is the in-page baseline, pinned.
 pub const HASH_WASM: &str = "hash-wasm@4.13.0";
@@ -53,7 +60,9 @@ const CORE: [(&str, &str); 6] = [
 
 pub fn bench(rest: &[String]) -> Result<(), String> {
     let (which, extra) = match rest.first().map(String::as_str) {
-        Some(name @ ("core" | "signer" | "site" | "browser")) => (name, &rest[1..]),
+        Some(name @ ("core" | "signer" | "site" | "issuer" | "presentation" | "browser")) => {
+            (name, &rest[1..])
+        }
         _ => ("all", rest),
     };
     let extra: Vec<&str> = extra
@@ -67,6 +76,13 @@ pub fn bench(rest: &[String]) -> Result<(), String> {
         "core" => core(&extra).map(drop),
         "signer" => signer(&extra).map(drop),
         "site" => site(&extra).map(drop),
+        "issuer" => credentials::issuer(&extra).map(drop),
+        "presentation" => {
+            let native = credentials::presentation_native(&extra)?;
+            let wasm = credentials::presentation_wasm()?;
+            println!("\n{}", credentials::presentation_section(&native, &wasm));
+            Ok(())
+        }
         "browser" => {
             let hash_wasm = fetch_hash_wasm(&out)?;
             browser(&out, &hash_wasm.file, &extra)
@@ -130,6 +146,36 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
             .to_owned(),
         step,
     );
+
+    let step = Instant::now();
+    let issuer_md = credentials::issuer(&["--seconds", credentials::ISSUER_SECONDS])?;
+    timed(
+        format!(
+            "`issuer-bench --seconds {}` (release, with its build)",
+            credentials::ISSUER_SECONDS
+        ),
+        step,
+    );
+
+    let step = Instant::now();
+    let native = credentials::presentation_native(&[])?;
+    timed(
+        "`cargo bench -p tacit-protocol --bench presentation` (with its build)".to_owned(),
+        step,
+    );
+    let step = Instant::now();
+    let wasm = credentials::presentation_wasm()?;
+    timed(
+        "`cargo test --release --target wasm32-unknown-unknown -p tacit-protocol --test \
+         wasm_presentation -- --nocapture` in headless Chromium (with its build)"
+            .to_owned(),
+        step,
+    );
+    let credentials_md = format!(
+        "{}{}",
+        credentials::issuer_section(&issuer_md),
+        credentials::presentation_section(&native, &wasm)
+    );
     let load_after = read_trimmed("/proc/loadavg");
 
     let mut command = String::from("cargo xtask bench");
@@ -144,7 +190,15 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
         seconds: started.elapsed().as_secs_f64(),
         steps,
     };
-    let report = assemble(out, &machine, &hash_wasm, &core_rows, &signer_md, &site_md)?;
+    let report = assemble(
+        out,
+        &machine,
+        &hash_wasm,
+        &core_rows,
+        &signer_md,
+        &site_md,
+        &credentials_md,
+    )?;
     let path = out.join("report.md");
     fs::write(&path, &report).map_err(|e| format!("writing {}: {e}", path.display()))?;
     println!("\n{report}");
@@ -216,10 +270,22 @@ fn browser(out: &Path, hash_wasm: &Path, extra: &[&str]) -> Result<(), String> {
 
 /// Runs a command in the workspace root, streaming its stdout while keeping it.
 fn run_capture(name: &str, program: &str, args: &[&str]) -> Result<String, String> {
-    println!("--> {program} {}", args.join(" "));
+    run_capture_env(name, program, args, &[])
+}
+
+/// [`run_capture`] with extra environment.
+fn run_capture_env(
+    name: &str,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<String, String> {
+    let shown: String = envs.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+    println!("--> {shown}{program} {}", args.join(" "));
     let started = Instant::now();
     let mut child = Command::new(program)
         .args(args)
+        .envs(envs.iter().copied())
         .current_dir(workspace_root())
         .stdout(Stdio::piped())
         .spawn()
@@ -401,6 +467,7 @@ fn assemble(
     core_rows: &[(&str, Option<f64>)],
     signer_md: &str,
     site_md: &str,
+    credentials_md: &str,
 ) -> Result<String, String> {
     let chromium = fragment(out, "chromium.txt")?;
     let commit = output_of("git", &["rev-parse", "--short", "HEAD"]);
@@ -467,6 +534,7 @@ fn assemble(
     r.push_str(&size_section(&hash_wasm.file)?);
     r.push_str(&fragment(out, "7-ready.md")?);
     r.push_str(&site_section(site_md));
+    r.push_str(credentials_md);
     r.push_str(&core_section(core_rows));
     Ok(r)
 }

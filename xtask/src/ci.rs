@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use crate::build_web::{SITES, Site, build_web, wasm_bindgen_version};
 use crate::{cargo, run, target_dir, workspace_root};
 
-const WASM_TARGET: &str = "wasm32-unknown-unknown";
+pub(crate) const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const CHROMIUM: &str = "/usr/lib/chromium/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+pub(crate) const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const APT_CHROMIUM: [&str; 2] = ["chromium", "chromium-driver"];
 /// Debian's PostgreSQL server: the store's tests start throw-away clusters with its initdb/pg_ctl.
 const APT_POSTGRESQL: &str = "postgresql";
@@ -290,7 +290,7 @@ fn wasm_tests(sites: &[Site]) -> Result<(), String> {
 
 /// The site's own `webdriver.json` if it has one, else one written to `target/tools/` that
 /// launches Chromium like the harness does (WebMCP on, no background networking).
-fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
+pub(crate) fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
     let own = workspace_root().join(site.dir).join("webdriver.json");
     if own.is_file() {
         return Ok(own);
@@ -308,7 +308,7 @@ fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
 }
 
 /// `target/tools/bin/wasm-bindgen-test-runner` at `version`, installed if missing or stale.
-fn ensure_test_runner(version: &str) -> Result<PathBuf, String> {
+pub(crate) fn ensure_test_runner(version: &str) -> Result<PathBuf, String> {
     let root = target_dir().join("tools");
     let runner = root.join("bin").join("wasm-bindgen-test-runner");
     let current = output(&runner.to_string_lossy(), &["--version"]).unwrap_or_default();

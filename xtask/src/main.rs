@@ -47,7 +47,7 @@ fn print_help() {
          demo [--agent [--auto-approve]] [--pharmacy]\n\
                              run the signer, wallet and example sites on loopback; --agent adds\n\
                              a scripted agent (it waits for you unless --auto-approve)\n\
-         bench [core|signer|site|browser]\n\
+         bench [core|signer|site|issuer|presentation|browser]\n\
                              measure everything into target/bench/report.md, or one part\n\
          fuzz [--smoke] [--seconds N] [--asan] [target..]\n\
                              run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 30 s)",
@@ -98,7 +98,8 @@ pub(crate) fn run(
     }
 }
 
-/// `cargo xtask bench [core|signer|site|browser] [-- extra args]`: see the `bench` module.
+/// `cargo xtask bench [core|signer|site|issuer|presentation|browser] [-- extra args]`: see the
+/// `bench` module.
 fn bench(rest: &[String]) -> Result<(), String> {
     bench::bench(rest)
 }
