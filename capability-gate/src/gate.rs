@@ -14,7 +14,7 @@ use wallet_core::{
 };
 
 use tacit_protocol::sd_jwt::{
-    self, DEFAULT_MAX_KB_AGE_MS, SdJwtError, TrustedIssuer, kb_jwt_signing_input,
+    self, DEFAULT_MAX_KB_AGE_MS, Jwks, SdJwtError, TrustedIssuer, kb_jwt_signing_input,
 };
 
 use crate::credentials::{Credentials, TakeError};
@@ -136,14 +136,16 @@ pub struct Released {
 /// The presentations of a released proposal: waiting for signatures, then finished.
 #[derive(Clone, PartialEq, Eq)]
 enum Proofs {
-    Pending(Vec<ProofToSign>),
+    /// The proofs to sign, and each one's issuer key set (kept so that locking the wallet or
+    /// removing the issuer in between does not change how the presentation is checked).
+    Pending(Vec<ProofToSign>, Vec<Jwks>),
     Attached(Vec<String>),
 }
 
 impl core::fmt::Debug for Proofs {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Proofs::Pending(p) => write!(f, "Pending({})", p.len()),
+            Proofs::Pending(p, _) => write!(f, "Pending({})", p.len()),
             Proofs::Attached(p) => write!(f, "Attached({})", p.len()),
         }
     }
@@ -564,6 +566,7 @@ impl Gate {
         // Pick every credential on a copy: all of them, or none is marked used.
         let mut credentials = self.credentials.clone();
         let mut proofs = Vec::new();
+        let mut key_sets = Vec::new();
         for item in &proposal.items {
             let Some(issuer) = &item.issuer else { continue };
             let taken = credentials.take_for(issuer, &item.claim, item.satisfied, now);
@@ -582,6 +585,12 @@ impl Gate {
                     return Err(GateError::ProofMismatch { issuer: name() });
                 }
             };
+            key_sets.push(
+                credentials
+                    .jwks_of(issuer)
+                    .cloned()
+                    .ok_or_else(|| GateError::NoProofsLeft { issuer: name() })?,
+            );
             proofs.push(ProofToSign {
                 holder_key_id: picked.holder_key_id,
                 signing_input: kb_jwt_signing_input(
@@ -603,8 +612,10 @@ impl Gate {
             };
         }
         if !proofs.is_empty() {
-            self.proofs
-                .insert(proposal_id.to_owned(), Proofs::Pending(proofs.clone()));
+            self.proofs.insert(
+                proposal_id.to_owned(),
+                Proofs::Pending(proofs.clone(), key_sets),
+            );
         }
         self.prune_decided();
         Ok(Released { payload, proofs })
@@ -613,7 +624,7 @@ impl Gate {
     /// The proofs a released proposal still waits to have signed (empty when none).
     pub fn proofs_to_sign(&self, proposal_id: &str) -> &[ProofToSign] {
         match self.proofs.get(proposal_id) {
-            Some(Proofs::Pending(proofs)) => proofs,
+            Some(Proofs::Pending(proofs, _)) => proofs,
             _ => &[],
         }
     }
@@ -628,7 +639,7 @@ impl Gate {
 
     /// Whether a released proposal still waits for its proofs to be signed.
     pub fn awaits_presentations(&self, proposal_id: &str) -> bool {
-        matches!(self.proofs.get(proposal_id), Some(Proofs::Pending(_)))
+        matches!(self.proofs.get(proposal_id), Some(Proofs::Pending(..)))
     }
 
     /// Finishes the presentations of a released proposal with the page's signatures (one 64-byte
@@ -645,7 +656,7 @@ impl Gate {
             .proposals
             .get(proposal_id)
             .ok_or(GateError::UnknownProposal)?;
-        let Some(Proofs::Pending(pending)) = self.proofs.get(proposal_id) else {
+        let Some(Proofs::Pending(pending, key_sets)) = self.proofs.get(proposal_id) else {
             return Err(GateError::NoProofsPending);
         };
         if signatures.len() != pending.len() {
@@ -655,17 +666,15 @@ impl Gate {
             });
         }
         let mut done = Vec::with_capacity(pending.len());
-        for (index, (proof, signature)) in pending.iter().zip(&signatures).enumerate() {
+        for (index, ((proof, jwks), signature)) in
+            pending.iter().zip(key_sets).zip(&signatures).enumerate()
+        {
             let text =
                 sd_jwt::finish_presentation(&proof.without_kb, &proof.signing_input, signature);
             let unverified = |error: SdJwtError| GateError::PresentationUnverified {
                 index,
                 code: error.code(),
             };
-            let jwks = self
-                .credentials
-                .jwks_of(&proof.issuer)
-                .ok_or_else(|| unverified(SdJwtError::UnknownIssuer))?;
             let trusted = [TrustedIssuer {
                 iss: proof.issuer.as_str().to_owned(),
                 jwks: jwks.clone(),

@@ -189,7 +189,8 @@ pub fn persistent_tools() -> Vec<ToolDef> {
             name: "check_proposal",
             title: "Check a held proposal".into(),
             description: "Reports whether the person released or refused a proposal made with \
-                draft_application. When released, returns the receipt to submit to the site; \
+                draft_application. When released, returns the receipt to submit to the site \
+                and, for answers an issuer vouches for, the presentations to submit beside it; \
                 when refused, the person's reason."
                 .into(),
             input_schema: id_schema("proposal_id", "The id draft_application returned."),

@@ -1387,7 +1387,8 @@ fn secrets(credentials: &Credentials, holders: &[Holder]) -> Vec<String> {
         REGISTRY_NAME.to_owned(),
         "income_below_".to_owned(),
         "age_equal_or_over".to_owned(),
-        "issuer".to_owned(),
+        "\"issuer\"".to_owned(),
+        "issuer_name".to_owned(),
         "~".to_owned(),
     ];
     for issuer in credentials.issuers() {
@@ -1479,7 +1480,17 @@ fn canary_no_credential_reaches_an_agent_before_release() {
     // log names issuers) prints no credential piece either.
     let pieces: Vec<&String> = secrets
         .iter()
-        .filter(|s| ![TAX, REGISTRY, "issuer", TAX_NAME, REGISTRY_NAME].contains(&s.as_str()))
+        .filter(|s| {
+            ![
+                TAX,
+                REGISTRY,
+                "\"issuer\"",
+                "issuer_name",
+                TAX_NAME,
+                REGISTRY_NAME,
+            ]
+            .contains(&s.as_str())
+        })
         .collect();
     let debug = format!("{:?}", world.gate);
     for piece in &pieces {
@@ -1537,4 +1548,72 @@ fn a_refill_is_due_below_three_unused() {
     // Pruning drops the used ones and names their holder keys.
     assert_eq!(credentials.prune(now()).len(), 2);
     assert_eq!(credentials.issuers()[0].credentials().len(), left);
+}
+
+#[test]
+fn a_fact_changed_since_the_answer_is_not_presented() {
+    // Answered "below 30,000.00" from the tax office; then a new batch says 72,000.00 (the
+    // income changed): the release must not present a credential saying the opposite.
+    let (credentials, _) = income_credentials(2_850_000, 3);
+    let mut world = with_credentials(credentials);
+    ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
+    let id = draft(&mut world, HOUSING, "n-1");
+    let tax = Issuer::tax();
+    let hs = holders(80, 3);
+    let batch = tax.batch(&tax.spec(7_200_000), &hs);
+    let now = world.now;
+    world
+        .gate
+        .credentials_mut()
+        .accept_batch(
+            &tax.info(),
+            &tax.jwks(),
+            &tax.answer(&batch),
+            &jwks_of(&hs),
+            now,
+        )
+        .unwrap();
+    let before = world.gate.credentials().clone();
+    assert_eq!(
+        release(&mut world, &id),
+        Err(GateError::ProofMismatch {
+            issuer: TAX_NAME.into()
+        })
+    );
+    assert_eq!(world.gate.credentials(), &before);
+    assert_eq!(world.gate.proposal(&id).unwrap().state, ProposalState::Held);
+}
+
+#[test]
+fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
+    let (credentials, hs) = income_credentials(2_850_000, 3);
+    let mut world = with_credentials(credentials);
+    ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
+    let id = draft(&mut world, HOUSING, "n-1");
+    let released = release(&mut world, &id).unwrap();
+    let signatures: Vec<[u8; 64]> = released.proofs.iter().map(|p| sign_with(&hs, p)).collect();
+    // Too late: the key-binding JWT would be stale at the site.
+    let late = world.now.plus_millis(DEFAULT_MAX_KB_AGE_MS + 1_000);
+    assert_eq!(
+        world
+            .gate
+            .attach_presentations(&id, signatures.clone(), late),
+        Err(GateError::PresentationUnverified {
+            index: 0,
+            code: "stale_key_binding"
+        })
+    );
+    // Locking forgets the credentials but not how to check what was released.
+    world.gate.lock();
+    let now = world.now;
+    world
+        .gate
+        .attach_presentations(&id, signatures, now)
+        .unwrap();
+    assert_eq!(world.gate.presentations(&id).unwrap().len(), 1);
+    // An unknown proposal.
+    assert_eq!(
+        world.gate.attach_presentations("p999", vec![], now),
+        Err(GateError::UnknownProposal)
+    );
 }
