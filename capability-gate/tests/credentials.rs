@@ -1617,3 +1617,54 @@ fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
         Err(GateError::UnknownProposal)
     );
 }
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Any byte of a genuine answer changed: refused with an error or, if the change is
+        /// harmless (JSON whitespace, the expiry hint), accepted whole; never a panic, and
+        /// never a partial batch.
+        #[test]
+        fn a_mutated_answer_is_refused_or_accepted_whole(at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+            let tax = Issuer::tax();
+            let hs = holders(1, 2);
+            let mut answer = tax.answer(&tax.batch(&tax.spec(2_850_000), &hs));
+            let i = at.index(answer.len());
+            answer[i] = byte;
+            let mut credentials = Credentials::new();
+            match credentials.accept_batch(&tax.info(), &tax.jwks(), &answer, &jwks_of(&hs), now()) {
+                Ok(n) => {
+                    prop_assert_eq!(n, 2);
+                    prop_assert_eq!(credentials.left(&origin(TAX), now()), 2);
+                    prop_assert_eq!(credentials.answer(&income(3_000_000), now()), Some((true, origin(TAX))));
+                }
+                Err(e) => {
+                    prop_assert!(credentials.is_empty());
+                    prop_assert!(!e.to_string().is_empty());
+                }
+            }
+        }
+
+        /// Arbitrary text as an answer, or as stored credentials, never panics.
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,400}") {
+            let tax = Issuer::tax();
+            let hs = holders(1, 1);
+            let mut credentials = Credentials::new();
+            prop_assert!(credentials
+                .accept_batch(&tax.info(), &tax.jwks(), text.as_bytes(), &jwks_of(&hs), now())
+                .is_err());
+            let wrapped = json!({ "credentials": [text.clone()] }).to_string();
+            prop_assert!(credentials
+                .accept_batch(&tax.info(), &tax.jwks(), wrapped.as_bytes(), &jwks_of(&hs), now())
+                .is_err());
+            let _ = Credentials::from_json(&text);
+            let _ = IssuerInfo::parse(&origin(TAX), text.as_bytes());
+            let _ = capability_gate::jwks_from_metadata(&origin(TAX), text.as_bytes());
+        }
+    }
+}
