@@ -1618,6 +1618,47 @@ fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
     );
 }
 
+#[test]
+fn a_claim_in_flight_uses_the_credentials_held_when_it_finishes() {
+    let (credentials, _) = income_credentials(7_200_000, 3);
+    let mut world = with_credentials(credentials);
+    let request = world.request(policy(HOUSING, "n-1", json!([income_json(3_000_000)])));
+    let tools = world.grant_all(&request, Lifetime::ONE_HOUR);
+    let handler = world.registry.handler(&tools[0]).unwrap().clone();
+    let now = world.now;
+    let pending = world.gate.begin(&handler, &json!({}), now);
+    world.gate.credentials_mut().remove_issuer(&origin(TAX));
+    let out = world.gate.finish(pending, now);
+    assert_eq!(out["result"]["satisfied"], true, "typed 28,400.00: {out}");
+    assert_eq!(last_entry(&world).issuer, None);
+}
+
+#[test]
+fn session_receipts_carry_the_issuer_backed_provenance() {
+    let (credentials, _) = income_credentials(2_850_000, 3);
+    let mut world = with_credentials(credentials);
+    ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
+    ask(
+        &mut world,
+        PHARMACY,
+        "n-2",
+        json!([{ "kind": "age_at_least", "years": 30 }]),
+    );
+    let receipts = world.gate.session_receipts(world.now);
+    assert_eq!(receipts.len(), 2);
+    for receipt in receipts {
+        let expected = if receipt.audience.as_str() == HOUSING {
+            wallet_core::Provenance::IssuerBacked
+        } else {
+            wallet_core::Provenance::SelfAsserted
+        };
+        assert_eq!(receipt.provenance, expected);
+    }
+    // The exported log names the issuer of the issuer-backed entry only.
+    let export = world.gate.log().export();
+    assert_eq!(export.matches(TAX).count(), 1, "{export}");
+}
+
 mod hostile {
     use super::*;
     use proptest::prelude::*;
