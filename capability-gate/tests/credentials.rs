@@ -1690,6 +1690,115 @@ mod hostile {
             }
         }
 
+        /// Any sequence of questions, drafts, releases and refills: no credential (holder key,
+        /// salt, issuer signature) is ever presented twice, every presentation discloses exactly
+        /// the released answer, and each one verifies for its audience and nonce.
+        #[test]
+        fn no_credential_is_presented_twice(ops in prop::collection::vec(
+            (prop_oneof![3 => Just(0u8), 3 => Just(1u8), 3 => Just(2u8), 1 => Just(3u8)], 0usize..3, 0usize..4), 4..32)) {
+            let (mut credentials, mut hs) = income_credentials(2_850_000, 3);
+            hs.extend(add_age(&mut credentials, 36, 40, 3));
+            let mut world = with_credentials(credentials);
+            let audiences = [HOUSING, PHARMACY, "http://127.0.0.1:8083"];
+            let claims = [
+                income_json(3_000_000),
+                income_json(2_900_000),
+                json!({ "kind": "age_at_least", "years": 18 }),
+                income_json(3_500_000),
+            ];
+            let mut nonces: Vec<Option<String>> = vec![None; 3];
+            let mut proofs: Vec<(String, ProofToSign)> = Vec::new();
+            let mut refills = 0u8;
+            for (i, (kind, a, c)) in ops.into_iter().enumerate() {
+                match kind {
+                    0 => {
+                        let nonce = format!("n-{i}");
+                        ask(&mut world, audiences[a], &nonce, json!([claims[c].clone()]));
+                        nonces[a] = Some(nonce);
+                    }
+                    1 => {
+                        let asked: Vec<usize> = (0..3).filter(|&i| nonces[i].is_some()).collect();
+                        if let Some(&a) = asked.get(a % asked.len().max(1)) {
+                            let nonce = nonces[a].clone().unwrap();
+                            let out = world.call(
+                                "draft_application",
+                                json!({ "audience": audiences[a], "nonce": nonce }),
+                            );
+                            prop_assert!(out["ok"].is_boolean());
+                        }
+                    }
+                    2 => {
+                        let held: Vec<String> = world
+                            .gate
+                            .proposals()
+                            .filter(|p| p.state == ProposalState::Held)
+                            .map(|p| p.id.clone())
+                            .collect();
+                        if let Some(id) = held.get(c % held.len().max(1)) {
+                            if let Ok(released) = release(&mut world, id) {
+                                let items = world.gate.proposal(id).unwrap().items.clone();
+                                let backed = items.iter().filter(|i| i.issuer.is_some()).count();
+                                prop_assert_eq!(released.proofs.len(), backed);
+                                proofs.extend(released.proofs.into_iter().map(|p| (id.clone(), p)));
+                            }
+                        }
+                    }
+                    _ => {
+                        refills += 1;
+                        let tax = Issuer::tax();
+                        let fresh = holders(100 + 2 * refills, 2);
+                        let batch = tax.batch(&tax.spec(2_850_000), &fresh);
+                        let now = world.now;
+                        world
+                            .gate
+                            .credentials_mut()
+                            .accept_batch(&tax.info(), &tax.jwks(), &tax.answer(&batch), &jwks_of(&fresh), now)
+                            .unwrap();
+                        hs.extend(fresh);
+                    }
+                }
+            }
+            let mut keys: Vec<&str> = proofs.iter().map(|(_, p)| p.holder_key_id.as_str()).collect();
+            let mut signatures: Vec<&str> = proofs.iter().map(|(_, p)| jwt_signature(&p.without_kb)).collect();
+            let mut salts: Vec<&str> = proofs.iter().map(|(_, p)| disclosure_segment(&p.without_kb)).collect();
+            let n = proofs.len();
+            keys.sort_unstable();
+            keys.dedup();
+            signatures.sort_unstable();
+            signatures.dedup();
+            salts.sort_unstable();
+            salts.dedup();
+            prop_assert_eq!((keys.len(), signatures.len(), salts.len()), (n, n, n));
+            // Each proposal's presentations attach and disclose exactly its answers.
+            let mut ids: Vec<String> = proofs.iter().map(|(id, _)| id.clone()).collect();
+            ids.dedup();
+            for id in ids {
+                let pending = world.gate.proofs_to_sign(&id).to_vec();
+                let sigs = pending.iter().map(|p| sign_with(&hs, p)).collect();
+                let now = world.now;
+                world.gate.attach_presentations(&id, sigs, now).unwrap();
+                let proposal = world.gate.proposal(&id).unwrap().clone();
+                let texts = world.gate.presentations(&id).unwrap().to_vec();
+                let backed: Vec<_> = proposal.items.iter().filter(|i| i.issuer.is_some()).collect();
+                prop_assert_eq!(texts.len(), backed.len());
+                for (text, item) in texts.iter().zip(backed) {
+                    let issuer = item.issuer.clone().unwrap();
+                    let jwks = if issuer.as_str() == TAX { Issuer::tax().jwks() } else { Issuer::registry().jwks() };
+                    let trusted = [TrustedIssuer { iss: issuer.as_str().to_owned(), jwks }];
+                    let verified = sd_jwt::verify_presentation(
+                        text, &trusted, proposal.audience.as_str(), proposal.nonce.as_str(), now,
+                        DEFAULT_MAX_KB_AGE_MS,
+                    ).unwrap();
+                    let name = tacit_protocol::predicates::disclosure_for(
+                        &item.claim,
+                        Some(&wallet_core::Currency::parse("EUR").unwrap()),
+                    ).unwrap();
+                    let disclosed: Vec<(String, Value)> = verified.disclosed.into_iter().collect();
+                    prop_assert_eq!(disclosed, vec![(name, json!(item.satisfied))]);
+                }
+            }
+        }
+
         /// Arbitrary text as an answer, or as stored credentials, never panics.
         #[test]
         fn arbitrary_text_never_panics(text in ".{0,400}") {
