@@ -29,6 +29,7 @@ pub mod nonce;
 pub mod policy;
 pub mod proof;
 pub mod submit;
+pub mod view;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod server;

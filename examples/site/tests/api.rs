@@ -1,6 +1,7 @@
 //! The site server's API through its router (`oneshot`), on a real SQLite file: requirements
 //! signed by the site, the verdict decided on the server, and every attack that must fail.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

@@ -1,6 +1,7 @@
 //! The nonce table itself, on SQLite and on a real PostgreSQL: the atomic consume changes a row
 //! only while the nonce is open, whatever the caller read before.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use tacit_site::NonceState;

@@ -4,6 +4,7 @@
 //!
 //! Fails (never skips) without PostgreSQL: install it with `apt-get install -y postgresql`.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

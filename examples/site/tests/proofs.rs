@@ -3,6 +3,7 @@
 //! presentation can fail to prove an answer is refused with its code, and no refusal spends the
 //! nonce.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

@@ -1,6 +1,7 @@
 //! The real server on a socket: a half-sent request head is dropped after the read-header
 //! timeout, shutdown frees the port for a restart, and the restarted server keeps its key.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

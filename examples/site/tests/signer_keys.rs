@@ -3,6 +3,7 @@
 //! made-up key ids, and a signer that cannot be reached is `signer_unreachable` (503), not a
 //! verdict.
 
+#![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;

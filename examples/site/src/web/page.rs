@@ -1,73 +1,11 @@
 //! What the person sees: requirements, the latest outcome, the recent history. Text goes in
 //! with `textContent` only.
 
-use serde_json::Value;
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
 
 use super::SiteInfo;
-use crate::submit::Code;
-
-/// The latest thing that happened, as the status area shows it: what the server answered.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    Waiting,
-    Asked(String),
-    Accepted {
-        nonce: String,
-        key_id: String,
-        claims: Vec<String>,
-    },
-    Refused {
-        code: String,
-        message: String,
-        claim: Option<String>,
-    },
-}
-
-impl Outcome {
-    /// Reads a server envelope (`submit`: the verdict tool's; otherwise the requirements').
-    pub fn of(envelope: &Value, submit: bool) -> Self {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-        if envelope["ok"] == true {
-            let result = &envelope["result"];
-            if !submit {
-                return Outcome::Asked(text(&result["nonce"]));
-            }
-            let claims = result["claims"]
-                .as_array()
-                .map(|cs| cs.iter().map(describe_json).collect())
-                .unwrap_or_default();
-            return Outcome::Accepted {
-                nonce: text(&result["nonce"]),
-                key_id: text(&result["key_id"]),
-                claims,
-            };
-        }
-        let error = &envelope["error"];
-        Outcome::Refused {
-            code: text(&error["code"]),
-            message: text(&error["message"]),
-            claim: error.get("claim").map(describe_json),
-        }
-    }
-
-    pub fn summary(&self) -> String {
-        match self {
-            Outcome::Waiting => "waiting".to_owned(),
-            Outcome::Asked(nonce) => format!("requirements issued, nonce {nonce}"),
-            Outcome::Accepted { nonce, .. } => format!("accepted, nonce {nonce}"),
-            Outcome::Refused { code, .. } => format!("refused: {code}"),
-        }
-    }
-}
-
-/// A claim from the server's JSON, in words (the raw JSON if it is not a claim).
-fn describe_json(claim: &Value) -> String {
-    serde_json::from_value::<wallet_core::Claim>(claim.clone())
-        .map(|c| crate::policy::describe(&c))
-        .unwrap_or_else(|_| claim.to_string())
-}
+pub use crate::view::Outcome;
 
 /// One line of the history.
 #[derive(Debug, Clone)]
@@ -143,75 +81,18 @@ pub fn pills(server: &(String, bool), webmcp: &(String, bool), nonces: &str) {
 }
 
 pub fn outcome(site: &SiteInfo, outcome: &Outcome) {
-    let (class, title, text, items, code, detail): (_, _, String, Vec<(&str, String)>, _, _) =
-        match outcome {
-            Outcome::Waiting => (
-                "status idle",
-                "Waiting for your agent",
-                format!(
-                    "Ask your agent to handle this {} for you. It reads what we need, asks for \
-                     your consent in your Tacit wallet, and brings back a signed yes/no receipt.",
-                    site.submission
-                ),
-                Vec::new(),
-                String::new(),
-                String::new(),
-            ),
-            Outcome::Asked(nonce) => (
-                "status asked",
-                "Your agent asked what we need",
-                "Approve the questions in your Tacit wallet. Your agent then submits the signed \
-                 receipt here."
-                    .to_owned(),
-                Vec::new(),
-                format!("Request reference {nonce}"),
-                String::new(),
-            ),
-            Outcome::Accepted {
-                nonce,
-                key_id,
-                claims,
-            } => (
-                "status ok",
-                "Accepted",
-                site.accepted_text.clone(),
-                claims.iter().map(|c| ("yes", format!("✓ {c}"))).collect(),
-                format!(
-                    "Receipt for request {nonce} · signer key {key_id} · checked by the site's server"
-                ),
-                String::new(),
-            ),
-            Outcome::Refused {
-                code,
-                message,
-                claim,
-            } => {
-                let known = Code::parse(code);
-                (
-                    "status bad",
-                    "Refused",
-                    known
-                        .map_or("The site refused the request.", Code::for_person)
-                        .to_owned(),
-                    claim
-                        .iter()
-                        .map(|c| ("no", format!("✗ Not shown: {c}")))
-                        .collect(),
-                    format!("Reason code: {code}"),
-                    if known == Some(Code::Busy) {
-                        String::new()
-                    } else {
-                        message.clone()
-                    },
-                )
-            }
-        };
-    set_class("status", class);
-    set_text("status-title", title);
-    set_text("status-text", &text);
+    let status = outcome.status(&site.submission, &site.accepted_text);
+    let items: Vec<(&str, String)> = status
+        .items
+        .iter()
+        .map(|(class, text)| (*class, text.clone()))
+        .collect();
+    set_class("status", status.class);
+    set_text("status-title", status.title);
+    set_text("status-text", &status.text);
     list("status-items", &items);
-    set_text("status-code", &code);
-    set_text("status-detail", &detail);
+    set_text("status-code", &status.code);
+    set_text("status-detail", &status.detail);
 }
 
 pub fn history(entries: &[Entry]) {
