@@ -1734,13 +1734,13 @@ mod hostile {
                             .filter(|p| p.state == ProposalState::Held)
                             .map(|p| p.id.clone())
                             .collect();
-                        if let Some(id) = held.get(c % held.len().max(1)) {
-                            if let Ok(released) = release(&mut world, id) {
-                                let items = world.gate.proposal(id).unwrap().items.clone();
-                                let backed = items.iter().filter(|i| i.issuer.is_some()).count();
-                                prop_assert_eq!(released.proofs.len(), backed);
-                                proofs.extend(released.proofs.into_iter().map(|p| (id.clone(), p)));
-                            }
+                        if let Some(id) = held.get(c % held.len().max(1))
+                            && let Ok(released) = release(&mut world, id)
+                        {
+                            let items = world.gate.proposal(id).unwrap().items.clone();
+                            let backed = items.iter().filter(|i| i.issuer.is_some()).count();
+                            prop_assert_eq!(released.proofs.len(), backed);
+                            proofs.extend(released.proofs.into_iter().map(|p| (id.clone(), p)));
                         }
                     }
                     _ => {
