@@ -311,6 +311,14 @@ pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
             "message": "The person refused this proposal. Tell the person's reason to whoever asked; \
                 do not draft it again unless the person says so.",
         }),
+        ProposalState::Released { .. } if gate.presentations_failure(id).is_some() => json!({
+            "proposal_id": proposal.id,
+            "status": "failed",
+            "reason": gate.presentations_failure(id),
+            "message": "The person released this proposal but the wallet could not finish the \
+                proofs that must go with it, so nothing can be submitted. Do not poll again; \
+                ask the site for a new nonce and start again with request_claims.",
+        }),
         ProposalState::Released { payload, signed } => match signed {
             Some(_) if gate.awaits_presentations(id) => json!({
                 "proposal_id": proposal.id,

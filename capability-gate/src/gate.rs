@@ -140,6 +140,9 @@ enum Proofs {
     /// removing the issuer in between does not change how the presentation is checked).
     Pending(Vec<ProofToSign>, Vec<Jwks>),
     Attached(Vec<String>),
+    /// The page could not finish them (a holder key is gone, signing failed); the reason is
+    /// told to the agent.
+    Failed(String),
 }
 
 impl core::fmt::Debug for Proofs {
@@ -147,6 +150,7 @@ impl core::fmt::Debug for Proofs {
         match self {
             Proofs::Pending(p, _) => write!(f, "Pending({})", p.len()),
             Proofs::Attached(p) => write!(f, "Attached({})", p.len()),
+            Proofs::Failed(_) => f.write_str("Failed"),
         }
     }
 }
@@ -634,6 +638,30 @@ impl Gate {
         match self.proofs.get(proposal_id) {
             Some(Proofs::Attached(done)) => Some(done),
             _ => None,
+        }
+    }
+
+    /// Why the proofs of a released proposal could not be finished, if the page said so.
+    pub fn presentations_failure(&self, proposal_id: &str) -> Option<&str> {
+        match self.proofs.get(proposal_id) {
+            Some(Proofs::Failed(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The page could not finish the proofs of a released proposal (a holder key is missing,
+    /// WebCrypto refused): the agent is told, with `reason`, to start again instead of polling
+    /// for ever. Their credentials stay used.
+    pub fn fail_presentations(&mut self, proposal_id: &str, reason: &str) -> Result<(), GateError> {
+        let reason = check_reason(reason)?;
+        match self.proofs.get(proposal_id) {
+            Some(Proofs::Pending(..)) => {
+                self.proofs
+                    .insert(proposal_id.to_owned(), Proofs::Failed(reason));
+                Ok(())
+            }
+            _ if !self.proposals.contains_key(proposal_id) => Err(GateError::UnknownProposal),
+            _ => Err(GateError::NoProofsPending),
         }
     }
 

@@ -1659,6 +1659,46 @@ fn session_receipts_carry_the_issuer_backed_provenance() {
     assert_eq!(export.matches(TAX).count(), 1, "{export}");
 }
 
+#[test]
+fn proofs_the_page_cannot_finish_are_reported_to_the_agent() {
+    let (credentials, hs) = income_credentials(2_850_000, 3);
+    let mut world = with_credentials(credentials);
+    ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
+    let id = draft(&mut world, HOUSING, "n-1");
+    let released = release(&mut world, &id).unwrap();
+    assert_eq!(
+        world.gate.fail_presentations(&id, "  "),
+        Err(GateError::BadReason)
+    );
+    world
+        .gate
+        .fail_presentations(&id, "a holder key is missing in this browser")
+        .unwrap();
+    let out = world.call("check_proposal", json!({ "proposal_id": id }));
+    assert_eq!(out["result"]["status"], "failed", "{out}");
+    assert_eq!(
+        out["result"]["reason"],
+        "a holder key is missing in this browser"
+    );
+    assert!(out["result"].get("receipt").is_none());
+    let signatures = released.proofs.iter().map(|p| sign_with(&hs, p)).collect();
+    let now = world.now;
+    assert_eq!(
+        world.gate.attach_presentations(&id, signatures, now),
+        Err(GateError::NoProofsPending)
+    );
+    assert_eq!(
+        world.gate.fail_presentations(&id, "again"),
+        Err(GateError::NoProofsPending)
+    );
+    assert_eq!(
+        world.gate.fail_presentations("p999", "x"),
+        Err(GateError::UnknownProposal)
+    );
+    // The used credential stays used.
+    assert_eq!(world.gate.credentials().left(&origin(TAX), now), 2);
+}
+
 mod hostile {
     use super::*;
     use proptest::prelude::*;
