@@ -99,7 +99,8 @@ fn until(
 }
 
 /// The whole flow against one site: requirements → `request_claims` → (the person grants) →
-/// every claim tool → `draft_application` → (the person releases) → submit the signed receipt.
+/// every claim tool → `draft_application` → (the person releases) → submit the signed receipt
+/// and the presentations of its issuer-backed answers.
 /// Returns the site's answer to the submission.
 pub fn run_flow(
     wallet: &mut Page<'_>,
@@ -192,5 +193,14 @@ pub fn run_flow(
         return Ok(released);
     }
     let receipt = released["result"]["receipt"].clone();
-    step(site, say, tools.submit, json!({ "receipt": receipt }))
+    // Issuer-backed answers travel as presentations beside the receipt, one per proven answer.
+    match &released["result"]["presentations"] {
+        Value::Array(list) if !list.is_empty() => step(
+            site,
+            say,
+            tools.submit,
+            json!({ "receipt": receipt, "presentations": list }),
+        ),
+        _ => step(site, say, tools.submit, json!({ "receipt": receipt })),
+    }
 }

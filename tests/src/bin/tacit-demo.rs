@@ -197,12 +197,20 @@ fn run(options: Options) -> Result<(), String> {
     );
 
     let outcome = if options.agent {
+        // The stand-in adds Ana's credential from the issuer the chosen site trusts.
+        let issuer = if options.site == "pharmacy" {
+            &registry
+        } else {
+            &tax
+        };
+        let ana = issuer.code_for("Ana").map_err(|e| e.to_string())?;
         run_agent(
             &options,
             &wallet_url,
             &housing_url,
             &pharmacy_url,
             (&signer_url, &code.to_string()),
+            (&issuer.origin(), &ana),
         )
     } else {
         Ok(())
@@ -251,9 +259,9 @@ fn print_issuer_codes(tax: &TestIssuer, registry: &TestIssuer) {
             .find(|(_, p)| p.name == person.name)
             .map_or("(none)", |(code, _)| code.as_str());
         println!("  {:<11} {income}, born {born}", person.name);
-        println!("      {} {}   {code}", tax.name(), tax.origin());
+        println!("      {:<25} {}   {code}", tax.name(), tax.origin());
         println!(
-            "      {} {}   {age_code}",
+            "      {:<25} {}   {age_code}",
             registry.name(),
             registry.origin()
         );
@@ -280,6 +288,7 @@ fn run_agent(
     housing_url: &str,
     pharmacy_url: &str,
     (signer_url, code): (&str, &str),
+    (issuer_url, issuer_code): (&str, &str),
 ) -> Result<(), String> {
     let (site_url, tools): (&str, SiteTools) = if options.site == "pharmacy" {
         (pharmacy_url, agent::PHARMACY)
@@ -310,6 +319,10 @@ fn run_agent(
         ));
         person.enrol(signer_url, code);
         person.create_profile();
+        say(&format!(
+            "!!! SCRIPTED STAND-IN FOR A PERSON: adding Ana's credential from {issuer_url} with her code above (now used) !!!"
+        ));
+        person.add_credential(issuer_url, issuer_code);
         let mut wallet = person.page;
         let mut site = browser.new_page().map_err(|e| e.to_string())?;
         site.enable_webmcp().map_err(|e| e.to_string())?;
