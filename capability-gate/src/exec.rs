@@ -337,7 +337,8 @@ pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
                     "message": "Released and signed. Submit this receipt to the audience's site \
                         together with these presentations: the site's submit tool takes them \
                         in its \"presentations\" field, beside \"receipt\", unchanged and all \
-                        of them.",
+                        of them. Submit now: sites accept the presentations for five minutes \
+                        after the person released them.",
                 }),
                 None => json!({
                     "proposal_id": proposal.id,
