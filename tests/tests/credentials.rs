@@ -84,12 +84,12 @@ impl Stack {
         }
     }
 
-    /// The person's wallet: enrolled with the signer, a profile created (typed income
-    /// 28,400.00 EUR, born 1990-02-28, Nordhafen).
-    fn wallet<'b>(&self, browser: &'b Browser) -> Wallet<'b> {
+    /// The person's wallet: enrolled with the signer, a profile created (typed `income`, born
+    /// 1990-02-28, Nordhafen).
+    fn wallet<'b>(&self, browser: &'b Browser, income: &str) -> Wallet<'b> {
         let wallet = Wallet::open(browser, &self.wallet, "");
         wallet.enrol(&self.signer.url(), &self.signer.enrolment_code().unwrap());
-        wallet.create_profile();
+        wallet.create_profile_with_income(income);
         wallet
     }
 }
@@ -364,8 +364,27 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     let _serial = serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
-    let mut wallet = stack.wallet(&browser);
+    let mut wallet = stack.wallet(&browser, "28,400.00");
     let tax = stack.tax.origin();
+    let mut housing = Site::housing(&browser, &stack);
+
+    // Before any credential: every answer is the person's word, and the site says so.
+    let unproven = apply(&mut wallet, &mut housing);
+    assert!(
+        unproven.presentations.is_empty(),
+        "{:?}",
+        unproven.presentations
+    );
+    assert!(
+        unproven.card.len() == 2 && unproven.card.iter().all(|(proof, _)| proof == "self"),
+        "{:?}",
+        unproven.card
+    );
+    let out = housing.submit_receipt_only(&unproven.receipt);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert_eq!(out["result"]["proven"], json!([]), "{out}");
+    assert!(out.to_string().contains("your word"), "{out}");
+    assert!(!out.to_string().contains("proven by"), "{out}");
 
     // A code the tax office never gave: refused in plain words, nothing stored.
     wallet.submit_credential(&tax, "AAAA-BBBB-CCCC-DDDD");
@@ -386,7 +405,6 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     wallet.wait_text("#credential-msg", "refused the code");
     assert_eq!(wallet.proofs_left(&tax), full);
 
-    let mut housing = Site::housing(&browser, &stack);
     let first = apply(&mut wallet, &mut housing);
     let income = first
         .card
@@ -424,6 +442,10 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
 
     // The agent flips the disclosure: the digest no longer matches.
     let out = housing.submit(&first.receipt, &[flip_disclosure(&first.presentations[0])]);
+    assert_eq!(error_code(&out), "proof_invalid", "{out}");
+    // The agent strips the key binding (a bare credential, replayable anywhere).
+    let bare = &first.presentations[0][..=first.presentations[0].rfind('~').unwrap()];
+    let out = housing.submit(&first.receipt, &[bare.to_owned()]);
     assert_eq!(error_code(&out), "proof_invalid", "{out}");
     // The agent leaves the presentation out.
     let out = housing.submit_receipt_only(&first.receipt);
@@ -466,13 +488,14 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
 
 /// With both credentials, the pharmacy's age answer is proven by the civil registry; a housing
 /// presentation handed to the pharmacy is refused; presentations for the two sites share
-/// nothing.
+/// nothing. The person typed an income above the housing limit: the tax office's answer (Ana
+/// earns 28,500.00 EUR) is the one given, proven, and accepted.
 #[test]
 fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refused() {
     let _serial = serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
-    let mut wallet = stack.wallet(&browser);
+    let mut wallet = stack.wallet(&browser, "35,000.00");
     let (tax, registry) = (stack.tax.origin(), stack.registry.origin());
     wallet.add_credential(&tax, &stack.tax.code_for("Ana").unwrap());
     wallet.add_credential(&registry, &stack.registry.code_for("Ana").unwrap());
@@ -618,7 +641,11 @@ fn test_issuers_serve_the_issuer_contract() {
     .unwrap();
     let requirements: Value =
         serde_json::from_str(&http_get(&site.url("/api/requirements"))).unwrap();
-    assert_eq!(requirements["result"]["origin"], site.origin(), "{requirements}");
+    assert_eq!(
+        requirements["result"]["origin"],
+        site.origin(),
+        "{requirements}"
+    );
 }
 
 /// A plain HTTP client that never errors on a status.
