@@ -154,16 +154,6 @@ impl IssuerKeys {
         }
     }
 
-    /// Fetches the keys of every issuer with a URL that has none yet, unless one was tried in the
-    /// last [`MIN_REFETCH_INTERVAL`].
-    pub async fn fetch_missing(&self) {
-        for one in &self.issuers {
-            if one.url.is_some() && one.read().jwks.is_none() {
-                let _ = one.refetch().await;
-            }
-        }
-    }
-
     /// After a presentation from `issuer` named a key its set lacks (or it had none): fetches
     /// afresh unless one was fetched in the last [`MIN_REFETCH_INTERVAL`]. Whether the keys
     /// changed.

@@ -239,10 +239,6 @@ async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judg
         Err(refusal) => return Ok(Judged::Refused(refusal)),
     };
     let issuers = state.issuers();
-    let needs_issuer = verified.issuers().iter().any(Option::is_some);
-    if needs_issuer || !submission.presentations.is_empty() {
-        issuers.fetch_missing().await;
-    }
     let check = || {
         check_presentations(
             &verified,
@@ -253,9 +249,14 @@ async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judg
         )
     };
     let mut proofs = check();
-    if let Some(issuer) = proofs.refetch.clone()
-        && issuers.refresh_for(&issuer).await
-    {
+    // An issuer whose keys are missing or lack the presentation's key id: fetch once (each
+    // issuer at most every few seconds) and check again.
+    let mut refetched = Vec::new();
+    while let Some(issuer) = proofs.refetch.clone() {
+        if refetched.contains(&issuer) || !issuers.refresh_for(&issuer).await {
+            break;
+        }
+        refetched.push(issuer);
         proofs = check();
     }
     let nonces = state.nonces();
