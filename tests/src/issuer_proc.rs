@@ -258,6 +258,29 @@ impl TestIssuer {
             .ok_or_else(|| invalid(format!("nobody called {who} at {}", self.name)))
     }
 
+    /// How many batches the issuer has handed out (its `issued` table).
+    pub fn issued_batches(&self) -> io::Result<i64> {
+        self.with_db(async |db| db.issued_count().await)
+    }
+
+    /// Runs `f` against the issuer's database from the caller's thread, as the CLI does while
+    /// the server runs.
+    fn with_db<T>(
+        &self,
+        f: impl AsyncFnOnce(&IssuerDb) -> Result<T, tacit_issuer::Error>,
+    ) -> io::Result<T> {
+        let url = tacit_store::sqlite_url(&self.database);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async move {
+            let db = IssuerDb::open(&url).await.map_err(other)?;
+            let out = f(&db).await.map_err(other);
+            db.store().close().await;
+            out
+        })
+    }
+
     /// A further one-time code for the person whose name starts with `who`, valid an hour, as
     /// an operator would make it while the issuer runs.
     pub fn fresh_code(&self, who: &str) -> io::Result<String> {
@@ -267,20 +290,11 @@ impl TestIssuer {
             .find(|(_, p)| p.name.starts_with(who))
             .map(|(_, p)| p.person_id.clone())
             .ok_or_else(|| invalid(format!("nobody called {who} at {}", self.name)))?;
-        let url = tacit_store::sqlite_url(&self.database);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        runtime.block_on(async move {
-            let db = IssuerDb::open(&url).await.map_err(other)?;
+        self.with_db(async move |db| {
             let now = system_now();
-            let code = db
-                .make_code(&person, now, now.plus_millis(3_600_000))
+            db.make_code(&person, now, now.plus_millis(3_600_000))
                 .await
                 .map(|c| c.to_string())
-                .map_err(other);
-            db.store().close().await;
-            code
         })
     }
 }

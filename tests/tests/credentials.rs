@@ -200,10 +200,15 @@ struct Application {
 /// The agent's whole flow for one site: requirements → request → (the person grants) → every
 /// claim tool → draft → (the person reads the card and releases) → receipt and presentations.
 fn apply(wallet: &mut Wallet<'_>, site: &mut Site<'_>) -> Application {
+    apply_granting(wallet, site, "600000")
+}
+
+/// As [`apply`], the person granting for `duration` (a `#dur-<id>` value).
+fn apply_granting(wallet: &mut Wallet<'_>, site: &mut Site<'_>, duration: &str) -> Application {
     let policy = site.requirements();
     let mut agent_saw = vec![policy.clone()];
     let id = wallet.request(policy.clone());
-    let tools = wallet.grant(&id, "600000", policy["claims"].as_array().unwrap().len());
+    let tools = wallet.grant(&id, duration, policy["claims"].as_array().unwrap().len());
     agent_saw.push(wallet.call("check_request", json!({ "request_id": id })));
     for tool in &tools {
         let out = wallet.call(tool, json!({}));
@@ -218,6 +223,13 @@ fn apply(wallet: &mut Wallet<'_>, site: &mut Site<'_>) -> Application {
     let proposal = wallet.draft(&audience, &nonce);
     agent_saw.push(wallet.call("check_proposal", json!({ "proposal_id": proposal })));
     let card = wallet.approval_items(&proposal);
+    wallet
+        .page
+        .screenshot(&format!(
+            "credentials-card-{audience_port}-{proposal}",
+            audience_port = audience.rsplit(':').next().unwrap_or("")
+        ))
+        .unwrap();
     wallet.release(&proposal, true);
     let (receipt, presentations) = wallet.wait_signed_with_proofs(&proposal);
     assert_eq!(receipt["payload"]["audience"], policy["origin"]);
@@ -399,6 +411,7 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     let line = wallet.credential_text(&tax);
     assert!(line.contains(TAX_OFFICE), "{line}");
     assert!(line.contains("10 proofs left"), "{line}");
+    wallet.page.screenshot("credentials-wallet-added").unwrap();
 
     // The same code again: used, refused; the credential already held stays.
     wallet.submit_credential(&tax, &ana);
@@ -565,6 +578,58 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
     assert_eq!(out["result"]["accepted"], true, "{out}");
     wallet.wait_proofs_left(&registry, registry_full - 1);
     wallet.assert_no_csp_violation();
+}
+
+/// Every release spends one proof; when fewer than three are left the wallet fetches a new
+/// batch with the refresh token the tax office gave it (the enrolment code is long spent), and
+/// the proofs from that batch verify at the site like the first ones.
+#[test]
+fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
+    let _serial = serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = stack.wallet(&browser, "28,400.00");
+    let tax = stack.tax.origin();
+    wallet.add_credential(&tax, &stack.tax.code_for("Chloe").unwrap());
+    assert_eq!(wallet.proofs_left(&tax), 10);
+    assert_eq!(stack.tax.issued_batches().unwrap(), 1);
+    let mut housing = Site::housing(&browser, &stack);
+    let mut seen = Vec::new();
+    for spent in 1..=8 {
+        let application = apply_granting(&mut wallet, &mut housing, "once");
+        assert_eq!(application.presentations.len(), 1);
+        let out = housing.submit(&application.receipt, &application.presentations);
+        assert_eq!(
+            out["result"]["accepted"], true,
+            "application {spent}: {out}"
+        );
+        if spent < 8 {
+            wallet.wait_proofs_left(&tax, 10 - spent);
+        }
+        seen.push(application.presentations[0].clone());
+    }
+    // Two left: a new batch, fetched with the refresh token.
+    wallet.wait_text(
+        "#credential-msg",
+        "Fetched 10 new proofs from Tax Office Nordstadt",
+    );
+    assert!(
+        wallet.proofs_left(&tax) >= 10,
+        "{}",
+        wallet.credential_text(&tax)
+    );
+    assert_eq!(stack.tax.issued_batches().unwrap(), 2);
+    let after = wallet.proofs_left(&tax);
+    let application = apply_granting(&mut wallet, &mut housing, "once");
+    let out = housing.submit(&application.receipt, &application.presentations);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    wallet.wait_proofs_left(&tax, after - 1);
+    seen.push(application.presentations[0].clone());
+    for (i, a) in seen.iter().enumerate() {
+        for b in &seen[i + 1..] {
+            assert_unlinkable(a, b);
+        }
+    }
 }
 
 /// The harness's issuers are real issuers: their metadata names their origin and keys, each
