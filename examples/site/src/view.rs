@@ -187,6 +187,18 @@ fn describe_json(claim: &Value) -> String {
         .unwrap_or_else(|_| claim.to_string())
 }
 
+/// The sentence under the requirements: whose proof this site accepts.
+pub fn issuers_text(names: &[String]) -> String {
+    match names {
+        [] => "Every answer is your word: this site accepts no issuer's proof.".to_owned(),
+        names => format!(
+            "An answer can carry proof from {}, if your wallet holds its credential; any other \
+             answer is your word.",
+            names.join(" or ")
+        ),
+    }
+}
+
 /// The status area's texts: its class, title, sentence, item lines (class, text), reference line
 /// and detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,6 +284,16 @@ mod tests {
 
         let own = Outcome::of(&accepted(Vec::new()), true).status("application", "Eligible.");
         assert_eq!(own.detail, "income: your word; district: your word");
+    }
+
+    #[test]
+    fn the_page_names_the_issuers_it_trusts() {
+        assert_eq!(
+            issuers_text(&["Tax Office Nordstadt".to_owned()]),
+            "An answer can carry proof from Tax Office Nordstadt, if your wallet holds its \
+             credential; any other answer is your word."
+        );
+        assert!(issuers_text(&[]).contains("no issuer's proof"));
     }
 
     #[test]

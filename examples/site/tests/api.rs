@@ -481,8 +481,16 @@ async fn the_page_gets_the_public_policy_and_tools() {
     names.sort();
     assert_eq!(
         names,
-        ["accepted_text", "needs", "site_name", "submission", "tools"]
+        [
+            "accepted_text",
+            "needs",
+            "site_name",
+            "submission",
+            "tools",
+            "trusted_issuers"
+        ]
     );
+    assert_eq!(site["trusted_issuers"], json!([]));
 }
 
 #[tokio::test]

@@ -246,6 +246,11 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
     let (_, page) = http(&site, "GET", "/api/site", None).await;
     let schema = &page["tools"][1]["inputSchema"]["properties"]["presentations"];
     assert_eq!(schema["type"], "array");
+    // And names the issuers it trusts: their origins and names, never their keys.
+    assert_eq!(
+        page["trusted_issuers"],
+        json!([{ "issuer": issuer.issuer.origin.as_str(), "name": "Tax Office Nordstadt" }])
+    );
     site.shutdown().await.unwrap();
 }
 
@@ -303,6 +308,10 @@ async fn a_site_starts_while_its_issuer_is_down_and_trusts_it_once_reachable() {
         answer["result"]["proven"][0]["issuer"],
         issuer_origin.as_str()
     );
-    assert_eq!(server.fetches.load(Ordering::SeqCst), 1, "one fetch, on demand");
+    assert_eq!(
+        server.fetches.load(Ordering::SeqCst),
+        1,
+        "one fetch, on demand"
+    );
     site.shutdown().await.unwrap();
 }

@@ -2,7 +2,7 @@
 //!
 //! | route                              | answers |
 //! |------------------------------------|---------|
-//! | `GET /api/site`                    | the page's words and the two tools' definitions (public policy) |
+//! | `GET /api/site`                    | the page's words, the two tools' definitions (public policy) and the trusted issuers' names |
 //! | `GET /api/requirements`            | envelope: the requirements with a fresh nonce and the site's attestation (the wallet's `request_claims` input) |
 //! | `POST /api/applications`           | envelope: the verdict, decided here |
 //! | `GET /.well-known/tacit-site.json` | the site's public keys (CORS `*`) |
@@ -124,9 +124,20 @@ fn busy() -> Response {
     )
 }
 
-/// `GET /api/site`.
+/// `GET /api/site`: the policy's words and tools, and the issuers whose proof counts here.
 async fn site(State(state): State<SiteState>) -> Response {
-    axum::Json(state.policy().site_json()).into_response()
+    let mut site = state.policy().site_json();
+    let issuers: Vec<Value> = state
+        .issuers()
+        .trust()
+        .issuers
+        .iter()
+        .map(|i| json!({ "issuer": i.issuer, "name": i.name }))
+        .collect();
+    if let Value::Object(map) = &mut site {
+        map.insert("trusted_issuers".into(), Value::Array(issuers));
+    }
+    axum::Json(site).into_response()
 }
 
 /// `GET /api/requirements`: a fresh nonce stored in the database, the requirements, the

@@ -26,6 +26,8 @@ pub struct SiteInfo {
     pub submission: String,
     pub accepted_text: String,
     pub needs: Vec<String>,
+    /// The issuers whose proof this site accepts, in words ("Tax Office Nordstadt").
+    pub issuers: Vec<String>,
     pub requirements_tool: String,
     pub submit_tool: String,
 }
@@ -47,6 +49,15 @@ impl SiteInfo {
                 .iter()
                 .filter_map(|n| n.as_str().map(str::to_owned))
                 .collect(),
+            issuers: site
+                .get("trusted_issuers")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|i| i.get("name")?.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
             requirements_tool: requirements.get("name")?.as_str()?.to_owned(),
             submit_tool: submit.get("name")?.as_str()?.to_owned(),
         };
@@ -130,6 +141,7 @@ fn boot(info: SiteInfo, requirements_def: Value, submit_def: Value) {
         }
     };
     page::requirements(&site.info.needs);
+    page::issuers(&site.info.issuers);
     SITE.with(|cell| *cell.borrow_mut() = Some(site));
     with_site(render);
     page::ready();

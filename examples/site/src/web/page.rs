@@ -72,6 +72,11 @@ pub fn requirements(needs: &[String]) {
     list("requirements", &items);
 }
 
+/// Which issuers' proof counts here, under the requirements.
+pub fn issuers(names: &[String]) {
+    set_text("issuers", &crate::view::issuers_text(names));
+}
+
 pub fn pills(server: &(String, bool), webmcp: &(String, bool), nonces: &str) {
     set_text("signer-pill", &server.0);
     set_class("signer-pill", if server.1 { "pill ok" } else { "pill bad" });
