@@ -632,6 +632,104 @@ fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
     }
 }
 
+/// How many holder keys the wallet keeps in IndexedDB (`tacit-wallet`, store `holder`).
+fn holder_keys(wallet: &Wallet<'_>) -> i64 {
+    let js = "new Promise((ok, no) => { const r = indexedDB.open('tacit-wallet'); \
+        r.onerror = () => no(r.error); \
+        r.onsuccess = () => { const db = r.result; \
+          if (!db.objectStoreNames.contains('holder')) { db.close(); ok(-1); return; } \
+          const c = db.transaction('holder').objectStore('holder').count(); \
+          c.onsuccess = () => { db.close(); ok(c.result); }; c.onerror = () => no(c.error); }; })";
+    wallet.page.eval(js).unwrap().as_i64().unwrap()
+}
+
+/// The credentials are sealed with the profile: a reload shows nothing until the person unlocks,
+/// then the same proofs; a lock clears them from the page. A credential that says no makes the
+/// answer no, whatever the person typed, and the site sees that proven no. Each presentation
+/// costs its key; deleting the profile deletes the credentials and every key.
+#[test]
+fn credentials_are_sealed_with_the_profile_and_a_proven_no_stays_no() {
+    let _serial = serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    // The person types an income below the limit; the tax office knows Ben earns 72,000 EUR.
+    let mut wallet = stack.wallet(&browser, "28,400.00");
+    let tax = stack.tax.origin();
+    wallet.add_credential(&tax, &stack.tax.code_for("Ben").unwrap());
+    assert_eq!(holder_keys(&wallet), 10);
+    let stored: String = wallet
+        .page
+        .eval("JSON.stringify(Object.assign({}, localStorage))")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        !stored.contains("eyJ"),
+        "a credential stored in clear: {stored}"
+    );
+    assert!(!stored.contains("income_below"), "a claim stored in clear");
+
+    // Locked: nothing of the credentials on the page.
+    wallet.page.click("[data-action=lock]").unwrap();
+    wallet.wait_text("#lock-pill", "Locked");
+    assert!(
+        !wallet.has_credential(&tax),
+        "{}",
+        wallet.text("#credential-list")
+    );
+    // Reloaded and unlocked: the same proofs.
+    wallet.page.reload().unwrap();
+    wallet
+        .page
+        .wait_for(
+            "document.getElementById('app') && !document.getElementById('app').hidden",
+            WAIT,
+        )
+        .unwrap();
+    assert!(!wallet.has_credential(&tax));
+    wallet.unlock(tacit_e2e::wallet::PASS);
+    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.wait_proofs_left(&tax, 10);
+
+    let mut housing = Site::housing(&browser, &stack);
+    let application = apply(&mut wallet, &mut housing);
+    let income = application
+        .card
+        .iter()
+        .find(|(_, text)| text.contains("income"))
+        .unwrap();
+    assert_eq!(income.0, "issuer", "{:?}", application.card);
+    assert!(income.1.contains(": no"), "{income:?}");
+    let aud = application.policy["origin"].as_str().unwrap();
+    let nonce = application.policy["nonce"].as_str().unwrap();
+    let disclosed = verify(&application.presentations[0], &stack.tax, aud, nonce);
+    assert_eq!(
+        Value::Object(disclosed),
+        json!({ "income_below_30000": false })
+    );
+    let out = housing.submit(&application.receipt, &application.presentations);
+    assert_eq!(error_code(&out), "claim_not_satisfied", "{out}");
+    // The key that signed it is gone.
+    wallet.wait_proofs_left(&tax, 9);
+    assert_eq!(holder_keys(&wallet), 9);
+
+    // Deleting the profile deletes the credentials and every holder key.
+    wallet.page.click("#delete-profile-box summary").unwrap();
+    wallet.page.click("[data-action=delete-profile]").unwrap();
+    wallet.wait_text("#profile-msg", "credentials and their keys");
+    assert_eq!(holder_keys(&wallet), 0);
+    assert!(!wallet.has_credential(&tax));
+    let stored: String = wallet
+        .page
+        .eval("Object.keys(localStorage).join(',')")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!stored.contains("credential"), "left behind: {stored}");
+}
+
 /// The harness's issuers are real issuers: their metadata names their origin and keys, each
 /// seeded code redeems once over HTTP, a fresh code works, and a site trusting them starts.
 #[test]
