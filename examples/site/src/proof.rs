@@ -271,11 +271,12 @@ fn check(
             Code::ProofMissing,
             Some(&item.claim),
             format!(
-                "The receipt says {} vouches for {} answers (the first: {}), but the submission \
-                 carries no presentations. {SUBMIT_AS_RETURNED}",
+                "The receipt says {} vouches for {} ({}), but the submission carries no \
+                 presentations ({} expected, one per issuer-backed answer). {SUBMIT_AS_RETURNED}",
                 issuer.name,
-                backed.len(),
-                item.claim.canonical()
+                item.claim.canonical(),
+                describe(&item.claim),
+                backed.len()
             ),
         ));
     }

@@ -245,7 +245,8 @@ fn a_missing_presentation_is_refused_and_spends_nothing() {
         &receipt,
         &[],
         Code::ProofMissing,
-        "Tax Office Nordstadt vouches for 1 answers",
+        "Tax Office Nordstadt vouches for income_below 3000000 EUR (household income below \
+         30,000.00 EUR), but the submission carries no presentations (1 expected",
     );
     assert_eq!(refusal.claim, Some(income()));
     assert_eq!(refusal.envelope()["error"]["code"], "proof_missing");

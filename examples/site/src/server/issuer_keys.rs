@@ -292,4 +292,35 @@ mod tests {
         assert!(parse_keys(bare.as_bytes(), &tax, false).is_err());
         assert!(parse_keys(b"{}", &tax, true).is_err());
     }
+
+    #[test]
+    fn pinned_files_are_read_at_start_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let tax = Origin::parse("http://127.0.0.1:8791").unwrap();
+        let entry = |file: &str| TrustedIssuer {
+            issuer: tax.clone(),
+            name: "Tax Office Nordstadt".into(),
+            keys_url: None,
+            pinned_keys: Some(dir.path().join(file)),
+        };
+        std::fs::write(dir.path().join("bare.json"), jwks().to_json()).unwrap();
+        let other = IssuerMetadata {
+            issuer: "http://127.0.0.1:8792".into(),
+            jwks: jwks(),
+        };
+        std::fs::write(dir.path().join("other.json"), other.to_json()).unwrap();
+
+        let keys = IssuerKeys::from_config(&[entry("bare.json")]).unwrap();
+        let trust = keys.trust();
+        assert_eq!(trust.issuers.len(), 1);
+        assert_eq!(trust.issuers[0].name, "Tax Office Nordstadt");
+        assert_eq!(trust.issuers[0].jwks, Some(jwks()));
+        let refused = IssuerKeys::from_config(&[entry("other.json")]).unwrap_err();
+        assert!(
+            refused.to_string().contains("names another issuer"),
+            "{refused}"
+        );
+        assert!(IssuerKeys::from_config(&[entry("missing.json")]).is_err());
+        assert!(IssuerKeys::none().trust().issuers.is_empty());
+    }
 }
