@@ -10,7 +10,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{App, now, with_app};
 use crate::signer::{self, Enrolment, SignError};
-use crate::{dom, render, storage};
+use crate::{credentials, dom, render, storage};
 
 type Rng = UnwrapErr<getrandom::SysRng>;
 
@@ -61,6 +61,7 @@ pub fn on_click(event: web_sys::Event) {
             run(|app| release(app, &id, &digest, acknowledged));
         }
         "enrol" => enrol(),
+        "add-credential" => credentials::add(),
         "delete-profile" => run(delete_profile),
         "refuse" => run(|app| refuse(app, &id)),
         "sign-again" => sign_later(id),
@@ -238,6 +239,7 @@ fn unlock(app: &mut App) {
         render::fill_facts(&profile.to_input());
         app.stored = Some(record);
         app.gate.unlock(profile);
+        credentials::load_into_gate(app);
         Ok::<(), String>(())
     })();
     match result {
@@ -450,6 +452,10 @@ pub fn on_import(event: web_sys::Event) {
                 app.gate.lock();
                 app.vault = None;
                 if same_vault != Some(true) {
+                    // The credentials were the replaced profile's: they go with it.
+                    wasm_bindgen_futures::spawn_local(async {
+                        let _ = credentials::delete_all().await;
+                    });
                     storage::forget_legacy_ledger();
                     app.saved_ledger = None;
                     app.gate
@@ -506,11 +512,39 @@ fn revoke(app: &mut App, grant_id: &str) {
 }
 
 fn release(app: &mut App, proposal_id: &str, digest: &str, acknowledged: Acknowledgement) {
-    match app.gate.release(proposal_id, digest, acknowledged, now()) {
-        Ok(_) => {
+    if app.gate.is_unlocked() {
+        // Another tab may have used credentials: pick from the saved copy.
+        credentials::reload_from_storage(app);
+    }
+    match app
+        .gate
+        .release_with_proofs(proposal_id, digest, acknowledged, now())
+    {
+        Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
                 .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
             sign_later(proposal_id.to_owned());
+        }
+        Ok(released) => {
+            // The picked credentials are marked used: saved before anything leaves.
+            match credentials::persist(app) {
+                Ok(()) => {
+                    app.signer_notes.insert(
+                        proposal_id.to_owned(),
+                        "Signing the proofs in this browser…".into(),
+                    );
+                    credentials::present(proposal_id.to_owned(), released.proofs);
+                }
+                Err(e) => {
+                    app.signer_notes.insert(
+                        proposal_id.to_owned(),
+                        format!(
+                            "Nothing was sent: the used proofs could not be recorded ({e}). \
+                             Ask the site to start again."
+                        ),
+                    );
+                }
+            }
         }
         Err(e) => {
             app.signer_notes
@@ -535,7 +569,7 @@ fn refuse(app: &mut App, proposal_id: &str) {
 /// Asks the pinned signer to sign a released payload; the signed receipt is attached for
 /// `check_proposal` only if the gate finds that it verifies against the signer's published keys.
 /// Otherwise the unsigned payload stays, and the page says why.
-fn sign_later(proposal_id: String) {
+pub fn sign_later(proposal_id: String) {
     wasm_bindgen_futures::spawn_local(async move {
         let job = with_app(|app| {
             let payload = app
@@ -711,7 +745,8 @@ fn enrol() {
     });
 }
 
-/// Deletes the profile, its disclosure memory, this browser's install key and its enrolment.
+/// Deletes the profile, its disclosure memory, its credentials and their keys, this browser's
+/// install key and its enrolment.
 fn delete_profile(app: &mut App) {
     if let Err(e) = storage::delete_profile() {
         msg(&e, false);
@@ -726,14 +761,17 @@ fn delete_profile(app: &mut App) {
     app.enrolment = Enrolment::NotEnrolled;
     lock_fields();
     wasm_bindgen_futures::spawn_local(async {
-        let deleted = crate::keystore::delete().await;
+        let deleted = crate::keystore::delete()
+            .await
+            .map_err(|e| format!("this browser's signer key could not be deleted ({e})"))
+            .and(credentials::delete_all().await.map_err(|e| {
+                format!("the credentials and their keys could not all be deleted ({e})")
+            }));
         let text = match &deleted {
-            Ok(()) => "Profile, disclosure memory, signer key and enrolment deleted from this \
-                browser."
+            Ok(()) => "Profile, disclosure memory, credentials and their keys, signer key and \
+                enrolment deleted from this browser."
                 .to_owned(),
-            Err(e) => format!(
-                "Profile deleted, but this browser's signer key could not be deleted ({e})."
-            ),
+            Err(e) => format!("Profile deleted, but {e}."),
         };
         msg(&text, deleted.is_ok());
         with_app(|app| app.after_change());

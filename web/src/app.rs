@@ -2,7 +2,7 @@
 //! takes (host → gate → envelope). No rule lives here.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
 use capability_gate::{Gate, Handler, Registry};
@@ -10,7 +10,7 @@ use gloo_timers::callback::{Interval, Timeout};
 use js_sys::{Array, Object, Promise, Reflect};
 use serde_json::Value;
 use wallet_core::store::{MemoryOrigin, StoredVault};
-use wallet_core::{DisclosureLedger, SessionId, Timestamp, Vault};
+use wallet_core::{DisclosureLedger, Origin, SessionId, Timestamp, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -18,7 +18,7 @@ use crate::asker::AskerCheck;
 use crate::dom;
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
-use crate::{actions, asker, render, signer, storage};
+use crate::{actions, asker, credentials, render, signer, storage};
 
 /// One call an agent made, as the page shows it.
 #[derive(Debug, Clone)]
@@ -49,6 +49,10 @@ pub struct App {
     pub enrolment: Enrolment,
     /// An enrolment is under way.
     pub enrolling: bool,
+    /// A credential is being added (Settings → Credentials).
+    pub fetching_credentials: bool,
+    /// Issuers a new batch is being fetched from with the refresh token.
+    pub refilling: BTreeSet<Origin>,
     /// How the check of each attested request's asker went.
     pub asker_checks: BTreeMap<String, AskerCheck>,
     pub signer_notes: BTreeMap<String, String>,
@@ -396,6 +400,8 @@ pub fn start() {
         calls: VecDeque::new(),
         enrolment: Enrolment::Loading,
         enrolling: false,
+        fetching_credentials: false,
+        refilling: BTreeSet::new(),
         asker_checks: BTreeMap::new(),
         signer_notes: BTreeMap::new(),
         session_receipts: Vec::new(),
@@ -428,6 +434,13 @@ pub fn start() {
             let key = event
                 .dyn_ref::<web_sys::StorageEvent>()
                 .and_then(|e| e.key());
+            if key.as_deref() == Some(storage::CREDENTIALS_KEY) {
+                // Another tab added or used credentials: its saved copy is the current one.
+                with_app(|app| {
+                    credentials::reload_from_storage(app);
+                    app.after_change();
+                });
+            }
             if key.as_deref() == Some(storage::STORAGE_KEY) {
                 with_app(|app| {
                     app.merge_stored_memory();

@@ -5,7 +5,8 @@
 //! wallet-core, capability-gate and tacit-protocol, where every rule lives. It decides nothing
 //! itself.
 //!
-//! Trust comes from settings the person makes, never from the URL: the signer is the one this
+//! Trust comes from settings the person makes, never from the URL: the issuers whose credentials
+//! back answers are the ones the person added (Settings → Credentials), the signer is the one this
 //! browser is enrolled with (a non-extractable WebCrypto install key kept in IndexedDB signs
 //! every request to it), a signer's answer counts as signed only if it verifies against that
 //! signer's published keys, and a site is shown as verified only if its signature checks against
@@ -23,9 +24,13 @@ mod app;
 #[cfg(target_arch = "wasm32")]
 mod asker;
 #[cfg(target_arch = "wasm32")]
+mod credentials;
+#[cfg(target_arch = "wasm32")]
 mod dom;
 #[cfg(target_arch = "wasm32")]
 pub mod host;
+#[cfg(target_arch = "wasm32")]
+mod issuer;
 #[cfg(target_arch = "wasm32")]
 pub mod keystore;
 #[cfg(target_arch = "wasm32")]

@@ -5,9 +5,10 @@ use capability_gate::gate::tool_name_of;
 use capability_gate::tool::describe;
 use capability_gate::{GrantState, ProposalState, RequestState, audit_registry};
 use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
-use wallet_core::{Assessment, Outcome, ProfileInput};
+use wallet_core::{Assessment, Attribute, Outcome, ProfileInput, Timestamp};
 
 use crate::app::{App, now};
+use crate::credentials::proofs_left;
 use crate::dom::{self, append, attr, button, el, fill};
 use crate::signer::{DEFAULT_SIGNER, Enrolment};
 
@@ -76,6 +77,8 @@ pub fn all(app: &App) {
     session_receipts(app);
     status(app);
     settings(app);
+    credentials(app);
+    sources(app);
     requests(app);
     grants(app);
     proposals(app);
@@ -150,6 +153,97 @@ fn settings(app: &App) {
         } else {
             b.remove_attribute("disabled")
         };
+    }
+}
+
+fn day(at: Timestamp) -> String {
+    at.date_utc().to_string()
+}
+
+/// Settings → Credentials: one line per issuer, and whether a credential can be added now.
+fn credentials(app: &App) {
+    let unlocked = app.gate.is_unlocked();
+    let summary = if unlocked {
+        app.gate.credentials().summary(now())
+    } else {
+        Vec::new()
+    };
+    if let Some(b) = dom::by_id("add-credential-btn") {
+        let _ = if app.fetching_credentials || !unlocked {
+            b.set_attribute("disabled", "")
+        } else {
+            b.remove_attribute("disabled")
+        };
+    }
+    let lines: Vec<(String, String, usize)> = summary
+        .iter()
+        .map(|s| {
+            let until = match s.valid_until {
+                Some(at) => format!("valid until {}", day(at)),
+                None => "none valid".to_owned(),
+            };
+            (
+                s.origin.to_string(),
+                format!("From {} · {until} · {}", s.name, proofs_left(s.left)),
+                s.left,
+            )
+        })
+        .collect();
+    if !changed("credentials", format!("{unlocked}{lines:?}")) {
+        return;
+    }
+    let mut rows: Vec<_> = lines
+        .into_iter()
+        .map(|(origin, text, left)| {
+            let item = el("div", "item credential", &text);
+            attr(&item, "data-issuer", &origin);
+            attr(&item, "data-left", &left.to_string());
+            attr(&item, "title", &origin)
+        })
+        .collect();
+    if rows.is_empty() {
+        rows.push(empty(if unlocked {
+            "No credential yet: every answer is your own word."
+        } else {
+            "Unlock the wallet to see and add your credentials."
+        }));
+    }
+    fill("credential-list", rows);
+}
+
+/// Where each fact's answers come from: an issuer's credential, or what the person typed.
+fn sources(app: &App) {
+    let summary = if app.gate.is_unlocked() {
+        app.gate.credentials().summary(now())
+    } else {
+        Vec::new()
+    };
+    for (id, attribute) in [
+        ("src-income", Attribute::Income),
+        ("src-age", Attribute::Age),
+    ] {
+        let backing = summary
+            .iter()
+            .find(|s| s.attribute == attribute && s.left > 0);
+        let (text, source) = match backing {
+            Some(s) => (
+                format!(
+                    "from {}, valid until {}, {} (other thresholds: typed by you)",
+                    s.name,
+                    s.valid_until.map(day).unwrap_or_default(),
+                    proofs_left(s.left)
+                ),
+                "issuer",
+            ),
+            None => ("typed by you".to_owned(), "self"),
+        };
+        dom::set_text(id, &text);
+        if let Some(e) = dom::by_id(id) {
+            attr(&e, "data-source", source);
+        }
+    }
+    for id in ["src-district", "src-conditions"] {
+        dom::set_text(id, "typed by you (self-asserted)");
     }
 }
 
@@ -366,7 +460,11 @@ fn proposals(app: &App) {
         .map(|p| format!("{}:{:?}", p.id, std::mem::discriminant(&p.state)))
         .chain(app.signer_notes.values().cloned())
         .chain(app.gate.proposals().filter_map(|p| match &p.state {
-            ProposalState::Released { signed, .. } => Some(signed.is_some().to_string()),
+            ProposalState::Released { signed, .. } => Some(format!(
+                "{}{}",
+                signed.is_some(),
+                app.gate.presentations(&p.id).map_or(0, |d| d.len())
+            )),
             _ => None,
         }))
         .chain(
@@ -393,19 +491,64 @@ fn proposals(app: &App) {
             ),
         );
         let list = el("ul", "", "");
-        for (claim, satisfied) in &p.items {
-            let li = el("li", "", &format!("{}: ", describe(claim).1));
-            append(
-                &li,
-                &el(
-                    "span",
-                    if *satisfied { "yes" } else { "no" },
-                    if *satisfied { "yes" } else { "no" },
-                ),
+        let mut proofs = 0;
+        for item in &p.items {
+            let li = el(
+                "li",
+                "proposal-item",
+                &format!("{}: ", describe(&item.claim).1),
             );
+            let answer = if item.satisfied { "yes" } else { "no" };
+            append(&li, &el("span", answer, answer));
+            match &item.issuer {
+                Some(issuer) => {
+                    proofs += 1;
+                    let credentials = app.gate.credentials();
+                    let name = item
+                        .issuer_name
+                        .clone()
+                        .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
+                        .unwrap_or_else(|| issuer.to_string());
+                    attr(&li, "data-proof", "issuer");
+                    append(&li, &el("span", "proof", &format!("proven by {name}")));
+                    let currency = credentials.issuer(issuer).and_then(|i| i.currency());
+                    let shows = tacit_protocol::predicates::disclosure_for(&item.claim, currency)
+                        .map(|d| format!("only {d} = {}", item.satisfied))
+                        .unwrap_or_else(|| "only this answer".to_owned());
+                    append(
+                        &li,
+                        &el(
+                            "div",
+                            "leaves",
+                            &format!(
+                                "Leaves with it: one single-use proof from {name} showing \
+                                 {shows}, for {} only.",
+                                p.audience
+                            ),
+                        ),
+                    );
+                }
+                None => {
+                    attr(&li, "data-proof", "self");
+                    append(&li, &el("span", "proof", "your word"));
+                }
+            }
             append(&list, &li);
         }
         append(&card, &list);
+        let leaves = match proofs {
+            0 => format!(
+                "What leaves: these {} answers, in a receipt your signer signs; no value.",
+                p.items.len()
+            ),
+            n => format!(
+                "What leaves: these {} answers, in a receipt your signer signs, and {n} \
+                 single-use {} from the issuers named; no value, no credential beyond that.",
+                p.items.len(),
+                if n == 1 { "proof" } else { "proofs" }
+            ),
+        };
+        append(&card, &el("p", "leaves", &leaves));
         match &p.state {
             ProposalState::Held => {
                 append(
@@ -471,6 +614,21 @@ fn proposals(app: &App) {
                     "Released, not signed yet."
                 };
                 append(&card, &el("p", "msg ok", state));
+                if let Some(done) = app.gate.presentations(&p.id) {
+                    append(
+                        &card,
+                        &el(
+                            "p",
+                            "msg ok",
+                            &format!(
+                                "{} {} attached for {}.",
+                                done.len(),
+                                if done.len() == 1 { "proof" } else { "proofs" },
+                                p.audience
+                            ),
+                        ),
+                    );
+                }
                 if let Some(note) = app.signer_notes.get(&p.id) {
                     append(&card, &el("p", "msg", note));
                 }

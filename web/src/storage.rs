@@ -99,3 +99,81 @@ pub fn delete_profile() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Where the wallet's credentials live: sealed with the vault's data key (AES-256-GCM,
+/// `Vault::seal_aux` with [`CREDENTIALS_LABEL`]) beside the vault record, bound to the vault by
+/// its id (the key opens nothing of another vault anyway). wallet-core's `StoredVault` has no
+/// slot for them, so they are a record of their own; deleting the profile deletes it.
+pub const CREDENTIALS_KEY: &str = "tacit.credentials.v1";
+/// The seal label (names nothing secret).
+const CREDENTIALS_LABEL: &str = "tacit.credentials.v1";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SealedCredentials {
+    /// The vault's id, lowercase hex.
+    vault_id: String,
+    /// `Vault::seal_aux` output, lowercase hex.
+    sealed: String,
+}
+
+/// Seals `credentials` (as JSON) with `vault` and stores them in one `setItem`.
+pub fn save_credentials<T: serde::Serialize>(
+    vault: &wallet_core::Vault,
+    credentials: &T,
+) -> Result<(), String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    let plaintext = serde_json::to_vec(credentials).map_err(|e| e.to_string())?;
+    let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
+    let sealed = vault
+        .seal_aux(CREDENTIALS_LABEL, &plaintext, &mut rng)
+        .map_err(|e| e.to_string())?;
+    let record = SealedCredentials {
+        vault_id: hex::encode(vault.envelope().vault_id()),
+        sealed: hex::encode(sealed),
+    };
+    let text = serde_json::to_string(&record).map_err(|e| e.to_string())?;
+    storage
+        .set_item(CREDENTIALS_KEY, &text)
+        .map_err(|_| "your credentials could not be saved (storage full or blocked)".into())
+}
+
+/// The stored credentials of `vault`: `None` when there are none, or when the stored ones are
+/// another vault's (a profile imported over this one). A record of this vault that does not
+/// open or parse is an error (never silently dropped).
+pub fn load_credentials<T: serde::de::DeserializeOwned>(
+    vault: &wallet_core::Vault,
+) -> Result<Option<T>, String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    let text = match storage.get_item(CREDENTIALS_KEY) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
+        Err(_) => return Err("local storage could not be read".into()),
+    };
+    let damaged = || "the stored credentials are damaged".to_owned();
+    let record: SealedCredentials = serde_json::from_str(&text).map_err(|_| damaged())?;
+    if record.vault_id != hex::encode(vault.envelope().vault_id()) {
+        return Ok(None);
+    }
+    let sealed = hex::decode(&record.sealed).map_err(|_| damaged())?;
+    let plaintext = vault
+        .open_aux(CREDENTIALS_LABEL, &sealed)
+        .map_err(|_| damaged())?;
+    serde_json::from_slice(&plaintext)
+        .map(Some)
+        .map_err(|_| damaged())
+}
+
+/// Deletes the stored credentials.
+pub fn delete_credentials() -> Result<(), String> {
+    let Some(storage) = local() else {
+        return Err("this browser offers no local storage".into());
+    };
+    storage
+        .remove_item(CREDENTIALS_KEY)
+        .map_err(|_| "your credentials could not be deleted".to_owned())
+}

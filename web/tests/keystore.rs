@@ -385,3 +385,44 @@ async fn a_version_1_database_upgrades_to_version_2_keeping_the_install_record()
     keystore::delete_all_holder_keys().await.unwrap();
     keystore::delete().await.unwrap();
 }
+
+#[wasm_bindgen_test]
+async fn a_holder_key_signs_once_then_is_gone() {
+    keystore::delete_all_holder_keys().await.unwrap();
+    let keys = keystore::new_holder_keys(2).await.unwrap();
+    let input = tacit_protocol::issuer_pop::pop_signing_input(ISSUER, "once");
+    let signature = keystore::sign_once_with_holder(&keys[0].id, input.as_bytes())
+        .await
+        .unwrap();
+    tacit_protocol::issuer_pop::verify_pop(&keys[0].jwk, &proof(&signature), ISSUER, "once")
+        .expect("the one signature is the key's");
+    assert_eq!(
+        keystore::holder_key_ids().await.unwrap(),
+        vec![keys[1].id.clone()],
+        "taken out of the store as it signed"
+    );
+    let again = keystore::sign_once_with_holder(&keys[0].id, input.as_bytes()).await;
+    assert!(again.is_err(), "a key signs once");
+    assert!(
+        keystore::sign_with_holder(&keys[0].id, input.as_bytes())
+            .await
+            .is_err()
+    );
+    // Two takes of one key at the same time: exactly one signs.
+    let id = keys[1].id.clone();
+    let take = |bytes: &'static [u8]| {
+        let id = id.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let signed = keystore::sign_once_with_holder(&id, bytes).await.is_ok();
+            Ok(JsValue::from_bool(signed))
+        })
+    };
+    let both = js_sys::Array::of2(&take(b"a"), &take(b"b"));
+    let outcomes = JsFuture::from(Promise::all(&both)).await.unwrap();
+    let signed = js_sys::Array::from(&outcomes)
+        .iter()
+        .filter(|v| v.as_bool() == Some(true))
+        .count();
+    assert_eq!(signed, 1, "of two concurrent takes, one gets the key");
+    assert!(keystore::holder_key_ids().await.unwrap().is_empty());
+}
