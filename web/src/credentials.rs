@@ -1,0 +1,304 @@
+//! The person's credentials, as the page handles them: added from an issuer (Settings →
+//! Credentials), sealed with the vault and saved, loaded on unlock, presented after a release
+//! (one holder key signs one presentation), refilled with the refresh token when few are left.
+//! What a batch must be, which claim a credential answers and which credential a release
+//! presents are decided by `capability_gate::credentials` and the gate; this only carries out
+//! the effects (fetch, WebCrypto, IndexedDB, localStorage).
+
+use capability_gate::ProofToSign;
+use capability_gate::credentials::{Credentials, Jwk};
+use wallet_core::Origin;
+
+use crate::app::{App, now, with_app};
+use crate::issuer::{self, Grant};
+use crate::{dom, keystore, storage};
+
+const MSG: &str = "credential-msg";
+
+fn say(text: &str, ok: bool) {
+    dom::set_msg(MSG, text, ok);
+}
+
+/// `"7 proofs left"`, `"1 proof left"`.
+pub fn proofs_left(n: usize) -> String {
+    if n == 1 {
+        "1 proof left".to_owned()
+    } else {
+        format!("{n} proofs left")
+    }
+}
+
+/// Seals the gate's credentials with the vault and saves them. Must succeed before anything a
+/// credential backs leaves the wallet.
+pub fn persist(app: &App) -> Result<(), String> {
+    let vault = app
+        .vault
+        .as_ref()
+        .ok_or("the wallet is locked, so your credentials cannot be saved")?;
+    storage::save_credentials(vault, app.gate.credentials())
+}
+
+/// After unlock: hands the credentials stored for this vault to the gate (none if there are
+/// none, or if the stored ones are another profile's). A damaged record is reported and left
+/// in place; answers are then the person's own word.
+pub fn load_into_gate(app: &mut App) {
+    let Some(vault) = &app.vault else { return };
+    match storage::load_credentials::<Credentials>(vault) {
+        Ok(credentials) => app.gate.set_credentials(credentials.unwrap_or_default()),
+        Err(e) => {
+            app.gate.set_credentials(Credentials::default());
+            say(
+                &format!(
+                    "Your saved credentials could not be read ({e}). Until you add them again, \
+                     every answer is your own word."
+                ),
+                false,
+            );
+        }
+    }
+}
+
+/// Another tab saved credentials: take its copy (what it marked used stays used). Only the
+/// stored copy counts, and nothing a credential backs leaves before it is saved, so taking the
+/// stored copy never un-uses a credential that left.
+pub fn reload_from_storage(app: &mut App) {
+    if app.gate.is_unlocked() {
+        load_into_gate(app);
+    }
+}
+
+/// The person pressed "Add a credential".
+pub fn add() {
+    let origin = match issuer::parse_issuer(&dom::value("issuer-url")) {
+        Ok(origin) => origin,
+        Err(e) => return say(&e, false),
+    };
+    let code = match issuer::parse_code(&dom::value("issuer-code")) {
+        Ok(code) => code,
+        Err(e) => return say(&e, false),
+    };
+    let started = with_app(|app| {
+        if !app.gate.is_unlocked() || app.vault.is_none() {
+            return Err("Unlock the wallet first: credentials are sealed with your profile.");
+        }
+        if app.fetching_credentials {
+            return Err("A credential is being added already; wait for it.");
+        }
+        app.fetching_credentials = true;
+        app.after_change();
+        Ok(())
+    });
+    match started {
+        Some(Ok(())) => {}
+        Some(Err(e)) => return say(e, false),
+        None => return,
+    }
+    say(&format!("Asking {origin} for your credential…"), true);
+    wasm_bindgen_futures::spawn_local(async move {
+        let outcome = fetch_and_keep(&origin, &Grant::Code(code)).await;
+        with_app(|app| {
+            app.fetching_credentials = false;
+            match outcome {
+                Ok((name, added)) => {
+                    dom::clear("issuer-code");
+                    say(
+                        &format!(
+                            "Added: {added} single-use proofs from {name}. Answers it vouches \
+                             for are now proven by {name}."
+                        ),
+                        true,
+                    );
+                }
+                Err(e) => say(&e, false),
+            }
+            app.after_change();
+        });
+    });
+}
+
+/// Fetches a batch, has the gate's credentials accept it, and saves. Returns the issuer's name
+/// and how many proofs were added. Whatever is refused, its holder keys are deleted.
+async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize), String> {
+    let fetched = issuer::fetch_batch(origin, grant).await?;
+    let holder_jwks: Vec<Jwk> = fetched.holder.iter().map(|k| k.jwk.clone()).collect();
+    let name = fetched.info.name.clone();
+    // The holder keys of credentials a new batch replaces (used, expired, or saying something
+    // else now) are deleted once it is kept.
+    let mut dropped: Vec<String> = Vec::new();
+    let kept = with_app(|app| -> Result<usize, String> {
+        if !app.gate.is_unlocked() || app.vault.is_none() {
+            return Err(
+                "The wallet was locked meanwhile; the new credential was not kept. Unlock and \
+                 add it again with a new code."
+                    .to_owned(),
+            );
+        }
+        // Start from the stored copy (another tab may have used some).
+        reload_from_storage(app);
+        let before = app.gate.credentials().clone();
+        let added = app
+            .gate
+            .credentials_mut()
+            .accept_batch(
+                &fetched.info,
+                &fetched.jwks,
+                fetched.response.as_bytes(),
+                &holder_jwks,
+                now(),
+            )
+            .map_err(|e| format!("The batch from {name} was refused: {e}. Nothing was stored."))?;
+        if let Err(e) = persist(app) {
+            app.gate.set_credentials(before);
+            return Err(format!(
+                "The credential from {name} could not be saved ({e}); it was not kept."
+            ));
+        }
+        let after = app.gate.credentials().holder_key_ids();
+        dropped = before
+            .holder_key_ids()
+            .into_iter()
+            .filter(|id| !after.contains(id))
+            .collect();
+        Ok(added)
+    })
+    .unwrap_or_else(|| Err("The wallet is busy; try again.".to_owned()));
+    // This batch's keys that no kept credential names (all of them if it was refused), and the
+    // keys of the credentials it replaced.
+    let referenced = with_app(|app| app.gate.credentials().holder_key_ids()).unwrap_or_default();
+    let mut unused: Vec<String> = fetched
+        .holder
+        .iter()
+        .map(|k| k.id.clone())
+        .filter(|id| !referenced.contains(id))
+        .collect();
+    unused.extend(dropped);
+    let _ = keystore::delete_holder_keys(&unused).await;
+    kept.map(|added| (name, added))
+}
+
+/// After a release: sign each proof with its holder key (taken out of the store as it signs:
+/// one key, one presentation), attach the presentations, then ask the signer for the receipt as
+/// for any release, and refill issuers that run low. The credentials were saved (used) before
+/// this runs.
+pub fn present(proposal_id: String, proofs: Vec<ProofToSign>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut signatures = Vec::with_capacity(proofs.len());
+        let mut failure = None;
+        for proof in &proofs {
+            match keystore::sign_once_with_holder(
+                &proof.holder_key_id,
+                proof.signing_input.as_bytes(),
+            )
+            .await
+            {
+                Ok(signature) => signatures.push(signature),
+                Err(e) => {
+                    failure = Some(format!(
+                        "The proof from {} could not be signed in this browser ({e}). Nothing \
+                         was sent; ask the site to start again.",
+                        issuer_name(&proof.issuer)
+                    ));
+                    break;
+                }
+            }
+        }
+        let attached = with_app(|app| {
+            let outcome = match failure {
+                Some(e) => Err(e),
+                None => app
+                    .gate
+                    .attach_presentations(&proposal_id, signatures, now())
+                    .map_err(|e| format!("The proofs were not attached: {e}.")),
+            };
+            let note = match &outcome {
+                Ok(()) => "Proofs signed in this browser; asking the signer to sign…".to_owned(),
+                Err(e) => {
+                    // The agent is told to start again (a fixed sentence: nothing of the key or
+                    // the error leaves); the credentials stay used.
+                    let _ = app.gate.fail_presentations(
+                        &proposal_id,
+                        "The wallet could not finish the proofs for this application. Draft it \
+                         again after asking the site for a new nonce.",
+                    );
+                    e.clone()
+                }
+            };
+            app.signer_notes.insert(proposal_id.clone(), note);
+            app.after_change();
+            outcome.is_ok()
+        })
+        .unwrap_or(false);
+        // Whatever happened, these keys are done (their credentials are used).
+        let used: Vec<String> = proofs.iter().map(|p| p.holder_key_id.clone()).collect();
+        let _ = keystore::delete_holder_keys(&used).await;
+        if attached {
+            crate::actions::sign_later(proposal_id);
+        }
+        let mut issuers: Vec<Origin> = proofs.iter().map(|p| p.issuer.clone()).collect();
+        issuers.sort();
+        issuers.dedup();
+        for origin in issuers {
+            refill_if_low(origin).await;
+        }
+    });
+}
+
+fn issuer_name(origin: &Origin) -> String {
+    with_app(|app| {
+        app.gate
+            .credentials()
+            .issuer_name(origin)
+            .map(str::to_owned)
+    })
+    .flatten()
+    .unwrap_or_else(|| origin.to_string())
+}
+
+/// Fetches a new batch with the refresh token when fewer than three proofs are left from
+/// `origin`, and says so.
+async fn refill_if_low(origin: Origin) {
+    let job = with_app(|app| {
+        if !app.gate.is_unlocked() || !app.gate.credentials().needs_refill(&origin, now()) {
+            return None;
+        }
+        if !app.refilling.insert(origin.clone()) {
+            return None;
+        }
+        let name = app.gate.credentials().issuer_name(&origin)?.to_owned();
+        Some((
+            name,
+            app.gate
+                .credentials()
+                .refresh_token(&origin)
+                .map(str::to_owned),
+        ))
+    })
+    .flatten();
+    let Some((name, token)) = job else { return };
+    let outcome = match token {
+        Some(token) => fetch_and_keep(&origin, &Grant::Refresh(token)).await,
+        None => Err(format!("{name} gave this wallet no refresh token.")),
+    };
+    with_app(|app| {
+        app.refilling.remove(&origin);
+        match outcome {
+            Ok((name, added)) => say(&format!("Fetched {added} new proofs from {name}."), true),
+            Err(e) => say(
+                &format!(
+                    "Few proofs are left from {name}, and new ones could not be fetched: {e} \
+                     Add the credential again with a new code from {name}."
+                ),
+                false,
+            ),
+        }
+        app.after_change();
+    });
+}
+
+/// Deletes the credentials and every holder key (the profile is deleted, or replaced by
+/// another).
+pub async fn delete_all() -> Result<(), String> {
+    let stored = storage::delete_credentials();
+    let keys = keystore::delete_all_holder_keys().await;
+    stored.and(keys)
+}

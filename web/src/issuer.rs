@@ -1,0 +1,212 @@
+//! Credentials from an issuer (`tacit-issuer`'s HTTP contract, `issuer/README.md`), as the page
+//! fetches them: the issuer's description and metadata, a nonce, a batch of fresh holder keys
+//! (stored in IndexedDB before anything is sent), their proofs of possession
+//! (`tacit_protocol::issuer_pop`), and `POST /v1/credentials`. Whether the answer is a batch the
+//! wallet keeps is decided by `capability_gate::credentials`; this module only carries it.
+
+use capability_gate::credentials::{
+    self, BatchGrant, CredentialError, IssuerInfo, Jwks, jwks_from_metadata, pop_input,
+    request_body,
+};
+use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
+use wallet_core::Origin;
+
+use crate::keystore::{self, HolderKey};
+use crate::net::{self, Reply};
+
+const ISSUER_PATH: &str = "/v1/issuer";
+const NONCE_PATH: &str = "/v1/nonce";
+const CREDENTIALS_PATH: &str = "/v1/credentials";
+
+/// What the person (or the stored refresh token) offers the issuer.
+#[derive(Debug, Clone)]
+pub enum Grant {
+    /// The one-time enrolment code the issuer gave the person.
+    Code(String),
+    /// The refresh token from the previous batch (single-use too).
+    Refresh(String),
+}
+
+/// A batch answer, not yet accepted: the issuer as it described itself (checked against the
+/// address asked), its key set, the answer's text, and the holder keys sent, in request order
+/// (all stored in IndexedDB).
+#[derive(Debug)]
+pub struct Fetched {
+    pub info: IssuerInfo,
+    pub jwks: Jwks,
+    pub response: String,
+    pub holder: Vec<HolderKey>,
+}
+
+/// An issuer address as the person typed it: an origin (a trailing `/` is forgiven).
+pub fn parse_issuer(text: &str) -> Result<Origin, String> {
+    let text = text.trim();
+    Origin::parse(text.strip_suffix('/').unwrap_or(text)).map_err(|_| {
+        "The issuer must be an address such as http://127.0.0.1:8791 (scheme, host and port, no \
+         path)."
+            .to_owned()
+    })
+}
+
+/// The code as typed: trimmed, non-empty, short (the issuer checks it).
+pub fn parse_code(text: &str) -> Result<String, String> {
+    let code = text.trim();
+    if code.is_empty() || code.len() > 64 || !code.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(
+            "Type the one-time code the issuer gave you, like 7K2M-Q9RD-4XWA-HT3B.".to_owned(),
+        );
+    }
+    Ok(code.to_owned())
+}
+
+fn unreachable(origin: &Origin, e: &str) -> String {
+    format!(
+        "The issuer at {origin} could not be reached ({e}). Check the address; nothing was stored."
+    )
+}
+
+async fn get(origin: &Origin, path: &str) -> Result<Reply, String> {
+    let reply = net::fetch("GET", &format!("{origin}{path}"), &[], None)
+        .await
+        .map_err(|e| unreachable(origin, &e))?;
+    if !reply.ok() {
+        return Err(format!(
+            "{origin} did not answer as a credential issuer ({} on {path}); nothing was stored.",
+            reply.describe()
+        ));
+    }
+    Ok(reply)
+}
+
+/// `GET /v1/issuer` and its metadata, read by `capability_gate::credentials`: both must name
+/// exactly the origin asked, and it must vouch for something the wallet uses.
+pub async fn describe(origin: &Origin) -> Result<(IssuerInfo, Jwks), String> {
+    let refused = |e: CredentialError| {
+        format!("{origin} is not an issuer this wallet can use: {e}. Nothing was stored.")
+    };
+    let doc = get(origin, ISSUER_PATH).await?;
+    let info = IssuerInfo::parse(origin, doc.text.as_bytes()).map_err(refused)?;
+    let metadata = get(origin, WELL_KNOWN_PATH).await?;
+    let jwks = jwks_from_metadata(origin, metadata.text.as_bytes()).map_err(refused)?;
+    Ok((info, jwks))
+}
+
+/// `GET /v1/nonce`.
+async fn nonce(origin: &Origin) -> Result<String, String> {
+    #[derive(serde::Deserialize)]
+    struct NonceDoc {
+        nonce: String,
+    }
+    let reply = get(origin, NONCE_PATH).await?;
+    let doc: NonceDoc = serde_json::from_str(&reply.text).map_err(|_| {
+        format!("{origin} did not answer as a credential issuer (its nonce); nothing was stored.")
+    })?;
+    if doc.nonce.is_empty() || doc.nonce.len() > 128 {
+        return Err(format!(
+            "{origin} sent an unusable nonce; nothing was stored."
+        ));
+    }
+    Ok(doc.nonce)
+}
+
+/// A refusal of `POST /v1/credentials` in plain words.
+fn refused(info: &IssuerInfo, reply: &Reply) -> String {
+    let code = serde_json::from_str::<serde_json::Value>(&reply.text)
+        .ok()
+        .and_then(|v| v["error"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let name = &info.name;
+    match code.as_str() {
+        "code_refused" => format!(
+            "{name} refused the code: it is unknown, already used or expired. Check it, or ask \
+             {name} for a new one. Nothing was stored."
+        ),
+        "refresh_refused" => format!(
+            "{name} no longer accepts this wallet's refresh token. Add the credential again with \
+             a new code from {name}."
+        ),
+        "no_record" => format!(
+            "{name} has no record of your {}; nothing was stored.",
+            info.attribute.name()
+        ),
+        "rate_limited" => {
+            format!(
+                "{name} is busy (too many requests). Try again in a minute; nothing was stored."
+            )
+        }
+        "nonce_refused" => {
+            format!("{name} refused the request as stale. Try again; nothing was stored.")
+        }
+        _ => {
+            let detail = reply.message().unwrap_or_default();
+            format!(
+                "{name} refused the request ({}). {detail} Nothing was stored.",
+                reply.describe()
+            )
+        }
+    }
+}
+
+/// Fetches one batch: new holder keys (stored first), proofs, `POST /v1/credentials`. On any
+/// failure the holder keys made for it are deleted again.
+pub async fn fetch_batch(origin: &Origin, grant: &Grant) -> Result<Fetched, String> {
+    let (info, jwks) = describe(origin).await?;
+    let nonce = nonce(origin).await?;
+    let count = u32::try_from(credentials::DEFAULT_BATCH).unwrap_or(10);
+    let holder = keystore::new_holder_keys(count).await.map_err(|e| {
+        format!("This browser could not make the proof keys ({e}); nothing was sent.")
+    })?;
+    match send(&info, grant, &nonce, &holder).await {
+        Ok(response) => Ok(Fetched {
+            info,
+            jwks,
+            response,
+            holder,
+        }),
+        Err(e) => {
+            forget_keys(&holder).await;
+            Err(e)
+        }
+    }
+}
+
+/// Deletes holder keys that will not be used (best effort: a leftover key signs nothing).
+pub async fn forget_keys(keys: &[HolderKey]) {
+    let ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
+    let _ = keystore::delete_holder_keys(&ids).await;
+}
+
+async fn send(
+    info: &IssuerInfo,
+    grant: &Grant,
+    nonce: &str,
+    holder: &[HolderKey],
+) -> Result<String, String> {
+    let input = pop_input(&info.origin, nonce);
+    let mut proofs = Vec::with_capacity(holder.len());
+    for key in holder {
+        let signature = keystore::sign_with_holder(&key.id, input.as_bytes())
+            .await
+            .map_err(|e| {
+                format!("This browser could not sign with a proof key ({e}); nothing was sent.")
+            })?;
+        proofs.push((key.jwk.clone(), signature));
+    }
+    let grant = match grant {
+        Grant::Code(code) => BatchGrant::Code(code),
+        Grant::Refresh(token) => BatchGrant::RefreshToken(token),
+    };
+    let body = request_body(grant, nonce, &proofs);
+    let reply = net::fetch(
+        "POST",
+        &format!("{}{CREDENTIALS_PATH}", info.origin),
+        &[("content-type", "application/json")],
+        Some(&body),
+    )
+    .await
+    .map_err(|e| unreachable(&info.origin, &e))?;
+    if reply.status != 200 {
+        return Err(refused(info, &reply));
+    }
+    Ok(reply.text)
+}
