@@ -1,11 +1,13 @@
 //! `browser-bench`: the wallet page measured in headless Chromium, each figure next to a
-//! baseline measured in the same run (issue 7, items 1–4 and 7).
+//! baseline measured in the same run (issue 7, items 1–4 and 7; issue 10, item 11).
 //!
 //! ```text
 //! cargo run --release -p tacit-e2e --bin browser-bench -- \
 //!     --hash-wasm target/bench/npm/package/dist/argon2.umd.min.js [--out target/bench/browser]
-//!     [--unlocks 9] [--calls 50] [--expiries 50] [--revokes 30] [--loads 7]
+//!     [--unlocks 9] [--calls 50] [--expiries 50] [--revokes 30] [--loads 7] [--proofs 0]
 //! ```
+//! `--proofs N` (0, the default, skips it) runs item 11: N releases with a presentation built
+//! in the page and N self-asserted ones (needs the wallet's credentials and holder keys).
 //! `--revokes` also sets how many plain JS tools each baseline of items 3 and 4 withdraws.
 //! `cargo xtask bench` fetches `hash-wasm` with `npm pack` and runs this with the right paths.
 //!
@@ -13,12 +15,14 @@
 //! `<out>/site/` with hash-wasm's `argon2.umd.min.js` beside it under `bench/`, so that both
 //! Argon2 implementations run in the same page under the wallet's own CSP
 //! (`script-src 'self' 'wasm-unsafe-eval'`). Writes one markdown fragment per section
-//! (`1-unlock.md`, `2-roundtrip.md`, `3-expiry.md`, `4-revoke.md`, `7-ready.md`),
+//! (`1-unlock.md`, `2-roundtrip.md`, `3-expiry.md`, `4-revoke.md`, `7-ready.md`,
+//! `11-proofs.md`),
 //! `chromium.txt` and every raw sample in `samples.json`. Nothing here asserts a time.
 
 mod baseline;
 mod boot;
 mod calls;
+mod proofs;
 mod registry;
 mod stats;
 mod unlock;
@@ -44,10 +48,11 @@ struct Args {
     expiries: usize,
     revokes: usize,
     loads: usize,
+    proofs: usize,
 }
 
 const USAGE: &str = "browser-bench --hash-wasm <argon2.umd.min.js> [--out DIR] [--unlocks N] \
-                     [--calls N] [--expiries N] [--revokes N] [--loads N]\n\
+                     [--calls N] [--expiries N] [--revokes N] [--loads N] [--proofs N]\n\
                      (--no-hash-wasm skips the hash-wasm comparison)";
 
 fn parse_args() -> Result<Args, String> {
@@ -59,6 +64,7 @@ fn parse_args() -> Result<Args, String> {
         expiries: 50,
         revokes: 30,
         loads: 7,
+        proofs: 0,
     };
     let mut skip_hash_wasm = false;
     let mut it = std::env::args().skip(1);
@@ -88,6 +94,11 @@ fn parse_args() -> Result<Args, String> {
             "--expiries" => args.expiries = count()?,
             "--revokes" => args.revokes = count()?,
             "--loads" => args.loads = count()?,
+            "--proofs" => {
+                args.proofs = value
+                    .parse()
+                    .map_err(|_| format!("--proofs takes a count, not `{value}`"))?;
+            }
             other => return Err(format!("unknown flag `{other}`\n{USAGE}")),
         }
     }
@@ -173,6 +184,12 @@ fn run(args: &Args) -> Res<()> {
     write(&args.out, "4-revoke.md", &section4)?;
     samples["grant_revoke"] = revoke.json();
     samples["plain_tool_withdrawal"] = baseline::json(&plain);
+
+    if args.proofs > 0 {
+        let proofs = proofs::run(&mut wallet, &server, args.proofs)?;
+        write(&args.out, "11-proofs.md", &proofs.markdown())?;
+        samples["presentation_in_page"] = proofs.json();
+    }
     wallet.assert_no_csp_violation();
     drop(wallet);
 
