@@ -42,6 +42,9 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("site_api_body", "json.dict"),
     ("sd_jwt_parse", "json.dict"),
     ("issuer_request", "json.dict"),
+    ("presentation_verify", "json.dict"),
+    ("issuer_metadata", "json.dict"),
+    ("credential_batch", "json.dict"),
 ];
 
 /// What one run did, from libFuzzer's final statistics.
@@ -294,12 +297,12 @@ fn parse_stats(text: &str) -> Outcome {
 fn print_summary(outcomes: &[Outcome]) {
     println!("\nfuzz summary:");
     println!(
-        "  {:<16} {:>8} {:>12} {:>9} {:>22}  result",
+        "  {:<20} {:>8} {:>12} {:>9} {:>22}  result",
         "target", "seconds", "executions", "exec/s", "corpus"
     );
     for o in outcomes {
         println!(
-            "  {:<16} {:>8.0} {:>12} {:>9} {:>22}  {}",
+            "  {:<20} {:>8.0} {:>12} {:>9} {:>22}  {}",
             o.target,
             o.seconds,
             o.execs,
