@@ -10,6 +10,9 @@
 //! - [`browser`]: launching Chromium with the WebMCP switch, pages with navigation, evaluation,
 //!   real input events and screenshots, and the agent side of WebMCP (`toolsAdded`,
 //!   `toolsRemoved`, `invokeTool` / `toolResponded`).
+//! - [`signer_proc`], [`issuer_proc`], [`site_proc`]: the signer, credential issuers (a tax
+//!   office, a civil registry) and relying-site servers, in process on loopback ports with
+//!   databases of their own; the demo uses the issuers too.
 //!
 //! A wallet end-to-end test reads like this:
 //! ```no_run
