@@ -23,7 +23,7 @@ use tacit_protocol::predicates;
 use tacit_protocol::sd_jwt::{
     Credential, Jwks, SdJwtError, TrustedIssuer, VerifiedPresentation, verify_presentation,
 };
-use wallet_core::{Claim, Currency, Origin, Outcome, Timestamp, VerifiedReceipt};
+use wallet_core::{Attribute, Claim, Currency, Origin, Outcome, Timestamp, VerifiedReceipt};
 
 use crate::policy::describe;
 use crate::submit::{Code, Refusal};
@@ -42,6 +42,8 @@ pub struct Issuer {
     pub issuer: Origin,
     /// How the site names it to people ("Tax Office Nordstadt").
     pub name: String,
+    /// The attribute the site trusts it for; `None`: every predicate it signs.
+    pub vouches_for: Option<Attribute>,
     /// Its keys, or `None` while they could not be fetched.
     pub jwks: Option<Jwks>,
 }
@@ -221,6 +223,24 @@ fn check(
                 ),
             ));
         };
+        if let Some(attribute) = issuer.vouches_for
+            && item.claim.attribute() != attribute
+        {
+            return Err(refusal(
+                Code::UntrustedIssuer,
+                Some(&item.claim),
+                format!(
+                    "The receipt says {} vouches for {} ({}), but this site trusts that issuer \
+                     for {} only. Ask the wallet to answer it from the person's own word or \
+                     from an issuer this site trusts for {}.",
+                    issuer.name,
+                    item.claim.canonical(),
+                    describe(&item.claim),
+                    attribute.name(),
+                    item.claim.attribute().name()
+                ),
+            ));
+        }
         backed.push((item, issuer, value));
     }
 

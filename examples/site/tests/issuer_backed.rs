@@ -84,6 +84,7 @@ fn config(root: &Path, issuer: &Origin) -> Config {
         name: "Tax Office Nordstadt".into(),
         keys_url: Some(format!("{issuer}{WELL_KNOWN_PATH}")),
         pinned_keys: None,
+        vouches_for: Some(wallet_core::Attribute::Income),
     }];
     config
 }

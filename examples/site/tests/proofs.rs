@@ -764,3 +764,26 @@ fn new_codes_read_well() {
         assert!(code.for_person().ends_with('.'));
     }
 }
+
+#[test]
+fn an_issuer_trusted_for_age_cannot_prove_income() {
+    let mut site = Site::housing();
+    for issuer in &mut site.trust.issuers {
+        issuer.vouches_for = Some(wallet_core::Attribute::Age);
+    }
+    let nonce = site.nonce();
+    let receipt = site.receipt(&nonce, &backed_income(Outcome::Satisfied));
+    let refusal = site.refused(
+        &nonce,
+        &receipt,
+        &[honest(&nonce)],
+        Code::UntrustedIssuer,
+        "for age only",
+    );
+    assert_eq!(refusal.claim, Some(income()));
+    // Trusted for income, the same proof is accepted.
+    for issuer in &mut site.trust.issuers {
+        issuer.vouches_for = Some(wallet_core::Attribute::Income);
+    }
+    assert!(site.submit(&receipt, &[honest(&nonce)]).is_ok());
+}

@@ -111,6 +111,11 @@ pub struct TrustedIssuer {
     /// A file holding that metadata JSON (same rule) or a bare JWK set, read at start.
     #[serde(default)]
     pub pinned_keys: Option<PathBuf>,
+    /// What the site trusts it for: `income` or `age`. When set, a proof this issuer signs for any
+    /// other attribute is refused (`untrusted_issuer`); when absent, it is trusted for every
+    /// predicate it signs.
+    #[serde(default)]
+    pub vouches_for: Option<wallet_core::Attribute>,
 }
 
 impl TrustedIssuer {
@@ -122,6 +127,15 @@ impl TrustedIssuer {
         if self.name.trim().is_empty() || self.name.chars().count() > 120 {
             return Err(format!(
                 "trusted issuer {who}: name must be 1 to 120 characters"
+            ));
+        }
+        if matches!(
+            self.vouches_for,
+            Some(wallet_core::Attribute::District | wallet_core::Attribute::Conditions)
+        ) {
+            return Err(format!(
+                "trusted issuer {who}: vouches_for must be income or age (districts and \
+                 conditions are always self-asserted)"
             ));
         }
         match (&self.keys_url, &self.pinned_keys) {

@@ -31,6 +31,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 struct One {
     issuer: Origin,
     name: String,
+    vouches_for: Option<wallet_core::Attribute>,
     url: Option<String>,
     cached: RwLock<Cached>,
     fetching: tokio::sync::Mutex<()>,
@@ -74,6 +75,7 @@ impl IssuerKeys {
                     Arc::new(One {
                         issuer,
                         name,
+                        vouches_for: None,
                         url: None,
                         cached: RwLock::new(Cached {
                             jwks: Some(jwks),
@@ -98,6 +100,7 @@ impl IssuerKeys {
             issuers.push(Arc::new(One {
                 issuer: t.issuer.clone(),
                 name: t.name.clone(),
+                vouches_for: t.vouches_for,
                 url: t.keys_url.clone(),
                 cached: RwLock::new(Cached {
                     jwks,
@@ -128,6 +131,7 @@ impl IssuerKeys {
                 .map(|one| Issuer {
                     issuer: one.issuer.clone(),
                     name: one.name.clone(),
+                    vouches_for: one.vouches_for,
                     jwks: one.read().jwks.clone(),
                 })
                 .collect(),
@@ -302,6 +306,7 @@ mod tests {
             name: "Tax Office Nordstadt".into(),
             keys_url: None,
             pinned_keys: Some(dir.path().join(file)),
+            vouches_for: None,
         };
         std::fs::write(dir.path().join("bare.json"), jwks().to_json()).unwrap();
         let other = IssuerMetadata {

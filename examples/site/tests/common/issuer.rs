@@ -87,6 +87,7 @@ impl TestIssuer {
         Issuer {
             issuer: self.origin.clone(),
             name: self.name.clone(),
+            vouches_for: None,
             jwks: Some(self.jwks()),
         }
     }
