@@ -632,6 +632,61 @@ fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
     }
 }
 
+/// A rogue issuer on another origin that calls itself "Tax Office Nordstadt": the wallet takes
+/// its credential (the person typed its address), but the housing site trusts issuers by
+/// origin, not by name, and refuses its proof. Addresses that are not issuers store nothing.
+#[test]
+fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
+    let _serial = serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = stack.wallet(&browser, "28,400.00");
+    let rogue = TestIssuer::start("income", TAX_OFFICE).unwrap();
+    assert_ne!(rogue.origin(), stack.tax.origin());
+
+    // Not an issuer (the signer answers this wallet, but not as an issuer); nobody listening.
+    // (The browser reads a cross-origin answer without CORS as no answer at all.)
+    wallet.submit_credential(&stack.signer.url(), "AAAA-BBBB-CCCC-DDDD");
+    wallet.wait_text("#credential-msg", &stack.signer.url());
+    wallet.wait_text("#credential-msg", "nothing was stored");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nobody = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    wallet.submit_credential(&nobody, "AAAA-BBBB-CCCC-DDDD");
+    wallet.wait_text("#credential-msg", &nobody);
+    wallet.wait_text("#credential-msg", "could not be reached");
+    assert_eq!(
+        wallet
+            .page
+            .eval("document.querySelectorAll('.credential').length")
+            .unwrap(),
+        json!(0),
+        "{}",
+        wallet.text("#credential-list")
+    );
+
+    wallet.add_credential(&rogue.origin(), &rogue.code_for("Ana").unwrap());
+    let mut housing = Site::housing(&browser, &stack);
+    let application = apply(&mut wallet, &mut housing);
+    assert_eq!(application.presentations.len(), 1);
+    assert!(
+        pieces(&application.presentations[0])
+            .issuer_jwt
+            .split('.')
+            .nth(1)
+            .map(|p| URL_SAFE_NO_PAD.decode(p).unwrap())
+            .map(|p| String::from_utf8(p).unwrap())
+            .unwrap()
+            .contains(&rogue.origin()),
+        "the presentation is the rogue's"
+    );
+    let out = housing.submit(&application.receipt, &application.presentations);
+    assert_eq!(error_code(&out), "untrusted_issuer", "{out}");
+    // Without the presentation: the receipt itself names an issuer the site does not trust.
+    let out = housing.submit_receipt_only(&application.receipt);
+    assert_eq!(error_code(&out), "untrusted_issuer", "{out}");
+}
+
 /// How many holder keys the wallet keeps in IndexedDB (`tacit-wallet`, store `holder`).
 fn holder_keys(wallet: &Wallet<'_>) -> i64 {
     let js = "new Promise((ok, no) => { const r = indexedDB.open('tacit-wallet'); \
