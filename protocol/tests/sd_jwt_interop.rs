@@ -3,7 +3,9 @@
 //! through `interop/verify.mjs`. Accepted as produced; refused when a disclosure is altered, the
 //! `aud` or `nonce` differs, the KB-JWT is missing, stale or from the future, the credential has
 //! expired, or the issuer key is unknown. Every verdict is also compared with our own
-//! `verify_presentation`.
+//! `verify_presentation`. Both accept both ECDSA S forms (WebCrypto does not normalise S, so
+//! about half of the wallet's KB-JWT signatures are high-S). Presentations made by the wallet in
+//! Chromium go through the same script in `tests/tests/credential_interop.rs`.
 //!
 //! Needs `node` and `npm` (fails with the install command when missing; never skipped). The
 //! first run installs `interop/node_modules` with `npm ci` (from npm's cache when offline).
@@ -466,4 +468,109 @@ fn our_verifier_accepts_node_sd_jwt_vc_presentations() {
             .cloned()
             .unwrap()
     );
+}
+
+/// `r || n - s` for a base64url P1363 signature: the other of the two valid encodings.
+fn other_s(signature_b64: &str) -> String {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes = URL_SAFE_NO_PAD.decode(signature_b64).unwrap();
+    let signature = p256::ecdsa::Signature::from_slice(&bytes).unwrap();
+    let (r, s) = signature.split_scalars();
+    let flipped = p256::ecdsa::Signature::from_scalars(r, -s).unwrap();
+    URL_SAFE_NO_PAD.encode(flipped.to_bytes())
+}
+
+/// `jws` with its signature replaced by the other S form.
+fn with_other_s(jws: &str) -> String {
+    let (input, signature) = jws.rsplit_once('.').unwrap();
+    format!("{input}.{}", other_s(signature))
+}
+
+/// WebCrypto's ECDSA does not normalise S, so about half of the wallet's key-binding signatures
+/// are "high-S"; issuers on other stacks may sign high-S too. Both verifiers accept both forms of
+/// the KB-JWT signature and of the issuer signature, and both still refuse a flipped S on a
+/// signature over other bytes.
+#[test]
+fn both_signature_forms_verify_in_both_implementations() {
+    let f = fixture();
+    let jwks = jwks_with(KID, &f.issuer);
+    let keep = ["income_below_30000"];
+    let good = present(&f.credential, &keep, &f.holder, AUD, NONCE, now()).unwrap();
+    let (without_kb, kb) = good.split_at(good.rfind('~').unwrap() + 1);
+    let kb_flipped = format!("{without_kb}{}", with_other_s(kb));
+    assert_ne!(kb_flipped, good);
+
+    // The issuer JWT with the other S, then presented as usual (a fresh KB-JWT over it).
+    let issuer_jwt = f.credential.issuer_jwt();
+    let credential_text = presentation_without_kb(&f.credential, &[])
+        .unwrap()
+        .replacen(issuer_jwt, &with_other_s(issuer_jwt), 1);
+    let mut full = credential_text.clone();
+    for d in f.credential.disclosures() {
+        let one = presentation_without_kb(&f.credential, &[d.name.as_str()]).unwrap();
+        full.push_str(one.rsplit('~').nth(1).unwrap());
+        full.push('~');
+    }
+    let issuer_flipped_credential = Credential::parse(&full).unwrap();
+    assert_ne!(issuer_flipped_credential.issuer_jwt(), issuer_jwt);
+    let issuer_flipped = present(
+        &issuer_flipped_credential,
+        &keep,
+        &f.holder,
+        AUD,
+        NONCE,
+        now(),
+    )
+    .unwrap();
+    // A flipped S is still a signature over the same bytes only: over other bytes it fails.
+    let other_nonce = present(&f.credential, &keep, &f.holder, AUD, "another", now()).unwrap();
+    let (other_without, other_kb) = other_nonce.split_at(other_nonce.rfind('~').unwrap() + 1);
+    let (other_input, _) = other_kb.rsplit_once('.').unwrap();
+    let (_, flipped_sig) = with_other_s(kb)
+        .rsplit_once('.')
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .unwrap();
+    let grafted = format!("{other_without}{other_input}.{flipped_sig}");
+
+    let case = |id: &str, presentation: &str| {
+        json!({
+            "id": id,
+            "presentation": presentation,
+            "issuer_jwks": serde_json::from_str::<Value>(&jwks.to_json()).unwrap(),
+            "iss": ISS, "aud": AUD, "nonce": NONCE,
+            "now": now().millis() / 1000,
+        })
+    };
+    let verdicts = node_verify(&[
+        case("as produced", &good),
+        case("KB-JWT with the other S", &kb_flipped),
+        case("issuer JWT with the other S", &issuer_flipped),
+    ]);
+    let trusted = [TrustedIssuer {
+        iss: ISS.into(),
+        jwks: jwks.clone(),
+    }];
+    let ours = |text: &str, nonce: &str| {
+        verify_presentation(text, &trusted, AUD, nonce, now(), DEFAULT_MAX_KB_AGE_MS)
+    };
+    for (verdict, text) in verdicts.iter().zip([&good, &kb_flipped, &issuer_flipped]) {
+        assert_eq!(verdict["verdict"], "accepted", "{verdict}");
+        assert_eq!(verdict["disclosed"], json!({"income_below_30000": true}));
+        let v = ours(text, NONCE).unwrap_or_else(|e| panic!("{}: ours {e:?}", verdict["id"]));
+        assert_eq!(
+            Value::Object(v.disclosed),
+            json!({"income_below_30000": true})
+        );
+    }
+    assert_eq!(
+        ours(&grafted, "another"),
+        Err(SdJwtError::BadKeyBindingSignature)
+    );
+    let v = node_verify(&[json!({
+        "id": "grafted", "presentation": grafted,
+        "issuer_jwks": serde_json::from_str::<Value>(&jwks.to_json()).unwrap(),
+        "iss": ISS, "aud": AUD, "nonce": "another", "now": now().millis() / 1000,
+    })]);
+    assert_eq!(v[0]["verdict"], "refused", "{}", v[0]);
 }
