@@ -699,6 +699,38 @@ fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
     assert_eq!(error_code(&out), "untrusted_issuer", "{out}");
 }
 
+/// Two wallet tabs of one profile: a proof one tab spends is spent in the other too, so the
+/// second tab's application presents another credential (a single-use credential presented
+/// twice would link the two applications).
+#[test]
+fn two_tabs_never_present_the_same_credential() {
+    let _serial = serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    let mut first = stack.wallet(&browser, "28,400.00");
+    let tax = stack.tax.origin();
+    first.add_credential(&tax, &stack.tax.code_for("Ana").unwrap());
+    let mut second = Wallet::open(&browser, &stack.wallet, "");
+    second.unlock(tacit_e2e::wallet::PASS);
+    second.wait_text("#lock-pill", "Unlocked");
+    second.wait_proofs_left(&tax, 10);
+
+    let mut housing = Site::housing(&browser, &stack);
+    let a = apply(&mut first, &mut housing);
+    let out = housing.submit(&a.receipt, &a.presentations);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    first.wait_proofs_left(&tax, 9);
+    second.wait_proofs_left(&tax, 9);
+
+    let b = apply(&mut second, &mut housing);
+    assert_eq!(b.presentations.len(), 1);
+    assert_unlinkable(&a.presentations[0], &b.presentations[0]);
+    let out = housing.submit(&b.receipt, &b.presentations);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    first.wait_proofs_left(&tax, 8);
+    second.wait_proofs_left(&tax, 8);
+}
+
 /// How many holder keys the wallet keeps in IndexedDB (`tacit-wallet`, store `holder`).
 fn holder_keys(wallet: &Wallet<'_>) -> i64 {
     let js = "new Promise((ok, no) => { const r = indexedDB.open('tacit-wallet'); \
