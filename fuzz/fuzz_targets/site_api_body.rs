@@ -9,7 +9,9 @@
 //! envelope — `{ok: true, result: {accepted: true, …}}` only with 200, or `{ok: false, error:
 //! {code, message[, claim]}}` with a known code — and its status is 200 (a verdict), 400, 413 or
 //! 415 (malformed body), never a 5xx; a 200 acceptance happens only for a body whose receipt
-//! wallet-core verifies for this site and nonce, and at most once.
+//! wallet-core verifies for this site and nonce, and at most once. The site trusts no credential
+//! issuer (`IssuerKeys::none()`), so no accepted receipt's latest answer to a claim is
+//! issuer-backed.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -21,7 +23,9 @@ use axum::http::{Request, StatusCode, header};
 use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::Value;
-use tacit_site::server::{ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app};
+use tacit_site::server::{
+    IssuerKeys, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app,
+};
 use tacit_site::{Code, Policy};
 use tokio::runtime::Runtime;
 use tower::ServiceExt;
@@ -89,6 +93,8 @@ fn harness() -> &'static Harness {
                 site_key: SiteKey::from_bytes(&[9; 32]),
                 nonces,
                 signer: SignerKeys::pinned(keys.clone()),
+                // No trusted issuer: a receipt is judged as before issuer-backed answers.
+                issuers: IssuerKeys::none(),
                 static_dir: dir.path().join("static"),
                 clock: Box::new(ManualClock::new(now)),
             })
@@ -140,10 +146,16 @@ fuzz_target!(|data: &[u8]| {
         let origin = Origin::parse(ORIGIN).expect("origin");
         let nonce = Nonce::parse(NONCE).expect("nonce");
         let now = Timestamp::from_millis(NOW);
-        assert!(
-            verify(&signed, &h.keys, &origin, &nonce, now).is_ok(),
-            "accepted a receipt wallet-core refuses"
-        );
+        let verified = verify(&signed, &h.keys, &origin, &nonce, now)
+            .expect("accepted a receipt wallet-core refuses");
+        // The site trusts no issuer: no claim's latest answer may be issuer-backed.
+        for (claim, _) in verified.answers() {
+            assert_eq!(
+                verified.latest_issuer(claim),
+                None,
+                "accepted an issuer-backed answer with no trusted issuer"
+            );
+        }
         let before = h.accepted.fetch_add(1, Ordering::SeqCst);
         assert_eq!(before, 0, "accepted the single nonce twice");
         return;
