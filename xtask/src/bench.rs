@@ -11,7 +11,7 @@
 //! 5. hash-wasm from the npm registry (`npm pack`, pinned to [`HASH_WASM`]) as the in-page
 //!    Argon2 baseline;
 //! 6. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
-//!    revoke, ready; see `tests/src/bin/browser-bench/`);
+//!    revoke, a presentation built in the page, ready; see `tests/src/bin/browser-bench/`);
 //! 7. `issuer-bench` (batch issuance against raw ES256 signing) and presentation verification
 //!    natively and in wasm in Chromium against raw ES256 verification (see
 //!    `bench_credentials.rs`);
@@ -38,6 +38,8 @@ pub const HASH_WASM: &str = "hash-wasm@4.13.0";
 const SIGNER_SECONDS: &str = "20";
 /// Seconds of HTTP load for the site in the full report.
 const SITE_SECONDS: &str = "10";
+/// Releases with a presentation built in the page (and as many self-asserted) in the full report.
+const PROOFS: &str = "5";
 
 /// The criterion benchmarks the report reads, with what they measure.
 const CORE: [(&str, &str); 6] = [
@@ -139,10 +141,11 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
     timed(format!("`npm pack {HASH_WASM}` (reused if present)"), step);
 
     let step = Instant::now();
-    browser(out, &hash_wasm.file, &[])?;
+    browser(out, &hash_wasm.file, &["--proofs", PROOFS])?;
     timed(
         "`browser-bench` with its defaults: 9 unlock rounds, 50 calls per tool, 50 expiries, \
-         30 grants/revokes and 30 withdrawals per baseline, 7 loads (release, with its build)"
+         30 grants/revokes and 30 withdrawals per baseline, 5 proven and 5 self-asserted \
+         releases (`--proofs 5`), 7 loads (release, with its build)"
             .to_owned(),
         step,
     );
@@ -535,6 +538,7 @@ fn assemble(
     r.push_str(&fragment(out, "7-ready.md")?);
     r.push_str(&site_section(site_md));
     r.push_str(credentials_md);
+    r.push_str(&fragment(out, "11-proofs.md")?);
     r.push_str(&core_section(core_rows));
     Ok(r)
 }
