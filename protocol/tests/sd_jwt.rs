@@ -1006,6 +1006,17 @@ fn jwks_round_trip_and_strictness() {
         ),
         r#"{"keys":[],"extra":1}"#.to_owned(),
         "[]".to_owned(),
+        // Structs written as arrays of their fields (serde would read them), nulls for absent
+        // optional members, a repeated member name (found by the issuer_metadata fuzz target).
+        "[[]]".to_owned(),
+        format!(r#"[[["EC","P-256","{}","{}","a"]]]"#, jwk.x, jwk.y),
+        format!(r#"{{"keys":[["EC","P-256","{}","{}","a"]]}}"#, jwk.x, jwk.y),
+        entry(r#","kid":"a","alg":null"#),
+        entry(r#","kid":"a","use":null"#),
+        format!(
+            r#"{{"keys":[{{"kty":"EC","crv":"P-256","x":"{0}","y":"{1}","kid":"a"}}],"keys":[]}}"#,
+            jwk.x, jwk.y
+        ),
     ] {
         assert_eq!(
             Jwks::parse(bad.as_bytes()),
@@ -1051,6 +1062,18 @@ fn issuer_metadata_round_trip() {
         IssuerMetadata::parse(br#"{"issuer":"x","jwks":{"keys":[]},"jwks_uri":"https://evil"}"#),
         Err(SdJwtError::BadJwks)
     );
+    for bad in [
+        r#"["x",{"keys":[]}]"#.to_owned(),
+        r#"{"issuer":"x","jwks":[[]]}"#.to_owned(),
+        r#"{"issuer":"x","issuer":"y","jwks":{"keys":[]}}"#.to_owned(),
+        format!(r#"{{"issuer":"x","jwks":{}}}"#, "[[]]"),
+    ] {
+        assert_eq!(
+            IssuerMetadata::parse(bad.as_bytes()),
+            Err(SdJwtError::BadJwks),
+            "{bad}"
+        );
+    }
     assert_eq!(WELL_KNOWN_PATH, "/.well-known/jwt-vc-issuer");
 }
 

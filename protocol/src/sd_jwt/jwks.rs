@@ -5,6 +5,7 @@ use super::{SdJwtError, jwk_to_key, key_to_jwk};
 use crate::request_auth::Jwk;
 use p256::ecdsa::VerifyingKey;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The most keys a [`Jwks`] may hold (current and rotated-out keys of one issuer).
 pub const MAX_JWKS_KEYS: usize = 32;
@@ -58,6 +59,24 @@ struct JwkWire {
     use_: Option<String>,
 }
 
+/// `{"keys": [ {…}, … ]}` with every key an object whose optional `alg` and `use` are strings.
+fn jwks_shape_ok(value: &Value) -> bool {
+    let Some(keys) = value
+        .as_object()
+        .and_then(|o| o.get("keys"))
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    keys.iter().all(|key| {
+        key.as_object().is_some_and(|k| {
+            ["alg", "use"]
+                .iter()
+                .all(|m| k.get(*m).is_none_or(Value::is_string))
+        })
+    })
+}
+
 fn kid_ok(kid: &str) -> bool {
     !kid.is_empty() && kid.len() <= MAX_KID_LEN && kid.bytes().all(|b| b.is_ascii_graphic())
 }
@@ -76,12 +95,18 @@ impl Jwks {
         Ok(Self { keys })
     }
 
-    /// Parses a JWK Set document (`{"keys":[…]}`), strictly; see [`Jwks`].
+    /// Parses a JWK Set document (`{"keys":[…]}`), strictly; see [`Jwks`]. Objects only where the
+    /// format has objects (serde would read a struct from an array of its fields), no member
+    /// twice, no `null` for an optional member.
     pub fn parse(bytes: &[u8]) -> Result<Self, SdJwtError> {
         if bytes.len() > MAX_JWKS_BYTES {
             return Err(SdJwtError::BadJwks);
         }
-        serde_json::from_slice(bytes).map_err(|_| SdJwtError::BadJwks)
+        let value = super::strict_json::parse(bytes).ok_or(SdJwtError::BadJwks)?;
+        if !jwks_shape_ok(&value) {
+            return Err(SdJwtError::BadJwks);
+        }
+        serde_json::from_value(value).map_err(|_| SdJwtError::BadJwks)
     }
 
     /// The key named `kid`.
@@ -167,7 +192,15 @@ impl IssuerMetadata {
         if bytes.len() > MAX_JWKS_BYTES {
             return Err(SdJwtError::BadJwks);
         }
-        let meta: Self = serde_json::from_slice(bytes).map_err(|_| SdJwtError::BadJwks)?;
+        let value = super::strict_json::parse(bytes).ok_or(SdJwtError::BadJwks)?;
+        let shape_ok = value
+            .as_object()
+            .and_then(|o| o.get("jwks"))
+            .is_some_and(jwks_shape_ok);
+        if !shape_ok {
+            return Err(SdJwtError::BadJwks);
+        }
+        let meta: Self = serde_json::from_value(value).map_err(|_| SdJwtError::BadJwks)?;
         if meta.issuer.is_empty() || meta.issuer.len() > 2048 {
             return Err(SdJwtError::BadJwks);
         }
