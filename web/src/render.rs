@@ -510,7 +510,13 @@ fn proposals(app: &App) {
                         .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
                         .unwrap_or_else(|| issuer.to_string());
                     attr(&li, "data-proof", "issuer");
-                    append(&li, &el("span", "proof", &format!("proven by {name}")));
+                    // The origin beside the name: an issuer elsewhere can take any name.
+                    let proof = if name == issuer.as_str() {
+                        format!("proven by {name}")
+                    } else {
+                        format!("proven by {name} ({issuer})")
+                    };
+                    append(&li, &el("span", "proof", &proof));
                     let currency = credentials.issuer(issuer).and_then(|i| i.currency());
                     let shows = tacit_protocol::predicates::disclosure_for(&item.claim, currency)
                         .map(|d| format!("only {d} = {}", item.satisfied))
