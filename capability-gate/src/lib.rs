@@ -36,6 +36,7 @@ pub mod host;
 pub mod input;
 pub mod state;
 pub mod tool;
+pub mod wallet;
 
 pub use audit::{Audit, audit_registry};
 pub use credentials::{

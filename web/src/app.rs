@@ -18,7 +18,7 @@ use crate::asker::AskerCheck;
 use crate::dom;
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
-use crate::{actions, asker, credentials, render, signer, storage};
+use crate::{actions, asker, credentials, editor, render, signer, storage};
 
 /// One call an agent made, as the page shows it.
 #[derive(Debug, Clone)]
@@ -462,7 +462,7 @@ pub fn start() {
         });
     }
     install_window_api();
-    render::setup_form();
+    editor::setup_form();
     wasm_bindgen_futures::spawn_local(async {
         let loaded = signer::load().await;
         with_app(|app| {

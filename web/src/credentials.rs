@@ -232,7 +232,7 @@ pub fn present(proposal_id: String, proofs: Vec<ProofToSign>) {
         let used: Vec<String> = proofs.iter().map(|p| p.holder_key_id.clone()).collect();
         let _ = keystore::delete_holder_keys(&used).await;
         if attached {
-            crate::actions::sign_later(proposal_id);
+            crate::decisions::sign_later(proposal_id);
         }
         let mut issuers: Vec<Origin> = proofs.iter().map(|p| p.issuer.clone()).collect();
         issuers.sort();

@@ -26,7 +26,11 @@ mod asker;
 #[cfg(target_arch = "wasm32")]
 mod credentials;
 #[cfg(target_arch = "wasm32")]
+mod decisions;
+#[cfg(target_arch = "wasm32")]
 mod dom;
+#[cfg(target_arch = "wasm32")]
+mod editor;
 #[cfg(target_arch = "wasm32")]
 pub mod host;
 #[cfg(target_arch = "wasm32")]

@@ -4,81 +4,19 @@
 use capability_gate::gate::tool_name_of;
 use capability_gate::tool::describe;
 use capability_gate::{GrantState, ProposalState, RequestState, audit_registry};
-use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
-use wallet_core::{Assessment, Attribute, Outcome, ProfileInput, Timestamp};
+use wallet_core::{Assessment, Outcome, Timestamp};
 
 use crate::app::{App, now};
 use crate::credentials::proofs_left;
 use crate::dom::{self, append, attr, button, el, fill};
 use crate::signer::{DEFAULT_SIGNER, Enrolment};
 
-/// Fills the pickers from the published catalogues, once.
-pub fn setup_form() {
-    let options = |id: &str, items: Vec<(&str, &str)>| {
-        fill(
-            id,
-            items
-                .into_iter()
-                .map(|(value, label)| attr(&el("option", "", label), "value", value))
-                .collect(),
-        );
-    };
-    options("f-currency", CURRENCIES.iter().map(|c| (*c, *c)).collect());
-    dom::set_value("f-currency", "EUR");
-    let mut districts = vec![("", "Choose your district")];
-    districts.extend(DISTRICTS.iter().map(|d| (d.code, d.label)));
-    options("f-district", districts);
-    fill(
-        "f-conditions",
-        CONDITIONS
-            .iter()
-            .map(|c| {
-                let label = el("label", "", "");
-                let check = el("input", "", "");
-                attr(&check, "type", "checkbox");
-                attr(&check, "value", c.code);
-                append(&label, &check);
-                append(&label, &el("span", "", c.label));
-                label
-            })
-            .collect(),
-    );
-}
-
-/// Puts the person's facts into the editor (the only place raw values are shown).
-pub fn fill_facts(input: &ProfileInput) {
-    let income = u64::try_from(input.income_minor)
-        .map(wallet_core::profile::format_minor)
-        .unwrap_or_default();
-    dom::set_value("f-income", &income);
-    dom::set_value(
-        "f-currency",
-        if input.currency.is_empty() {
-            "EUR"
-        } else {
-            &input.currency
-        },
-    );
-    dom::set_value("f-dob", &input.date_of_birth);
-    dom::set_value("f-district", &input.district);
-    if let Some(root) = dom::by_id("f-conditions") {
-        for check in dom::query_all(&root, "input[type=checkbox]") {
-            let on = check
-                .get_attribute("value")
-                .is_some_and(|v| input.conditions.contains(&v));
-            if let Some(i) = wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlInputElement>(&check) {
-                i.set_checked(on);
-            }
-        }
-    }
-}
-
 pub fn all(app: &App) {
     session_receipts(app);
     status(app);
     settings(app);
     credentials(app);
-    sources(app);
+    crate::editor::render(app);
     requests(app);
     grants(app);
     proposals(app);
@@ -156,7 +94,7 @@ fn settings(app: &App) {
     }
 }
 
-fn day(at: Timestamp) -> String {
+pub(crate) fn day(at: Timestamp) -> String {
     at.date_utc().to_string()
 }
 
@@ -209,42 +147,6 @@ fn credentials(app: &App) {
         }));
     }
     fill("credential-list", rows);
-}
-
-/// Where each fact's answers come from: an issuer's credential, or what the person typed.
-fn sources(app: &App) {
-    let summary = if app.gate.is_unlocked() {
-        app.gate.credentials().summary(now())
-    } else {
-        Vec::new()
-    };
-    for (id, attribute) in [
-        ("src-income", Attribute::Income),
-        ("src-age", Attribute::Age),
-    ] {
-        let backing = summary
-            .iter()
-            .find(|s| s.attribute == attribute && s.left > 0);
-        let (text, source) = match backing {
-            Some(s) => (
-                format!(
-                    "from {}, valid until {}, {} (other thresholds: typed by you)",
-                    s.name,
-                    s.valid_until.map(day).unwrap_or_default(),
-                    proofs_left(s.left)
-                ),
-                "issuer",
-            ),
-            None => ("typed by you".to_owned(), "self"),
-        };
-        dom::set_text(id, &text);
-        if let Some(e) = dom::by_id(id) {
-            attr(&e, "data-source", source);
-        }
-    }
-    for id in ["src-district", "src-conditions"] {
-        dom::set_text(id, "typed by you (self-asserted)");
-    }
 }
 
 /// The "who is asking" line: verified (green) or not confirmed (warning).

@@ -1,0 +1,283 @@
+//! The person's decisions on what agents asked: grant, deny, revoke, release, refuse, end the
+//! session, and the receipts that follow.
+
+use capability_gate::{Acknowledgement, GateError, Lifetime, check_signed};
+use wallet_core::GrantId;
+
+use crate::actions::{download, msg, run};
+use crate::app::{App, now, with_app};
+use crate::signer::{self, SignError};
+use crate::{credentials, dom};
+
+/// Routes a trusted click on a decision's `[data-action]` (the router has checked `isTrusted`).
+pub fn on_action(action: &str, id: &str, button: &web_sys::Element) {
+    match action {
+        "grant" => run(|app| grant(app, id)),
+        "deny" => run(|app| deny(app, id)),
+        "revoke" => run(|app| revoke(app, id)),
+        "release" => {
+            let digest = button.get_attribute("data-digest").unwrap_or_default();
+            let ticked = dom::input(&format!("ack-{id}")).is_some_and(|i| i.checked());
+            let acknowledged = if ticked {
+                Acknowledgement::UnconfirmedSite
+            } else {
+                Acknowledgement::Nothing
+            };
+            run(|app| release(app, id, &digest, acknowledged));
+        }
+        "refuse" => run(|app| refuse(app, id)),
+        "sign-again" => sign_later(id.to_owned()),
+        "download-receipt" => download_receipt(id),
+        "end-session" => run(end_session),
+        "download-session" => download_session_receipt(id),
+        _ => {}
+    }
+}
+
+fn grant(app: &mut App, request_id: &str) {
+    let Some(card) = dom::by_id(&format!("req-{request_id}")) else {
+        return;
+    };
+    let chosen: Vec<usize> = dom::query_all(&card, "input[data-claim-index]")
+        .into_iter()
+        .filter(dom::checked)
+        .filter_map(|c| c.get_attribute("data-claim-index")?.parse().ok())
+        .collect();
+    let lifetime = match dom::value(&format!("dur-{request_id}")).as_str() {
+        "2000" if app.short_grants => Lifetime {
+            duration_ms: 2_000,
+            uses: None,
+        },
+        "60000" => Lifetime::ONE_MINUTE,
+        "3600000" => Lifetime::ONE_HOUR,
+        "once" => Lifetime::ONE_USE,
+        _ => Lifetime::TEN_MINUTES,
+    };
+    if let Err(e) = app.gate.grant(request_id, &chosen, lifetime, now()) {
+        dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    }
+}
+
+fn deny(app: &mut App, request_id: &str) {
+    let reason = dom::value(&format!("deny-{request_id}"));
+    let reason = if reason.trim().is_empty() {
+        "The person declined.".to_owned()
+    } else {
+        reason
+    };
+    if let Err(e) = app.gate.deny(request_id, &reason) {
+        dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    }
+}
+
+fn revoke(app: &mut App, grant_id: &str) {
+    if let Ok(id) = GrantId::parse(grant_id) {
+        let _ = app.gate.revoke(&id);
+    }
+}
+
+fn release(app: &mut App, proposal_id: &str, digest: &str, acknowledged: Acknowledgement) {
+    if app.gate.is_unlocked() {
+        // Another tab may have used credentials: pick from the saved copy.
+        credentials::reload_from_storage(app);
+    }
+    match app
+        .gate
+        .release_with_proofs(proposal_id, digest, acknowledged, now())
+    {
+        Ok(released) if released.proofs.is_empty() => {
+            app.signer_notes
+                .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
+            sign_later(proposal_id.to_owned());
+        }
+        Ok(released) => {
+            // The picked credentials are marked used: saved before anything leaves.
+            match credentials::persist(app) {
+                Ok(()) => {
+                    app.signer_notes.insert(
+                        proposal_id.to_owned(),
+                        "Signing the proofs in this browser…".into(),
+                    );
+                    credentials::present(proposal_id.to_owned(), released.proofs);
+                }
+                Err(e) => {
+                    app.signer_notes.insert(
+                        proposal_id.to_owned(),
+                        format!(
+                            "Nothing was sent: the used proofs could not be recorded ({e}). \
+                             Ask the site to start again."
+                        ),
+                    );
+                }
+            }
+        }
+        Err(e) => {
+            app.signer_notes
+                .insert(proposal_id.to_owned(), e.to_string());
+        }
+    }
+}
+
+fn refuse(app: &mut App, proposal_id: &str) {
+    let reason = dom::value(&format!("refuse-{proposal_id}"));
+    let reason = if reason.trim().is_empty() {
+        "The person refused.".to_owned()
+    } else {
+        reason
+    };
+    if let Err(e) = app.gate.refuse(proposal_id, &reason) {
+        app.signer_notes
+            .insert(proposal_id.to_owned(), e.to_string());
+    }
+}
+
+/// Asks the pinned signer to sign a released payload; the signed receipt is attached for
+/// `check_proposal` only if the gate finds that it verifies against the signer's published keys.
+/// Otherwise the unsigned payload stays, and the page says why.
+pub fn sign_later(proposal_id: String) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let job = with_app(|app| {
+            let payload = app
+                .gate
+                .proposal(&proposal_id)
+                .and_then(|p| match &p.state {
+                    capability_gate::ProposalState::Released { payload, .. } => {
+                        Some((**payload).clone())
+                    }
+                    _ => None,
+                })?;
+            Some((payload, app.enrolment.pin().cloned()))
+        })
+        .flatten();
+        let Some((payload, pin)) = job else { return };
+        let enrolled = pin.is_some();
+        if enrolled {
+            with_app(|app| {
+                app.signer_notes
+                    .insert(proposal_id.clone(), "Asking the signer to sign…".into());
+                app.after_change();
+            });
+        }
+        let outcome = signer::request_signature(pin, &payload).await;
+        with_app(|app| {
+            let note = match outcome {
+                Ok((signed, keys)) => {
+                    let who = format!(
+                        "Signed by key {} at {}; the signature verified against the signer's \
+                         published keys.",
+                        signed.key_id,
+                        signed.signed_at.millis()
+                    );
+                    match app.gate.attach_signed(&proposal_id, signed, &keys, now()) {
+                        Ok(()) => who,
+                        Err(GateError::ReceiptUnverified | GateError::ReceiptMismatch) => {
+                            SignError::NotVerified.note()
+                        }
+                        Err(e) => format!("Signer answer refused: {e}."),
+                    }
+                }
+                Err(e) => e.note(),
+            };
+            app.signer_notes.insert(proposal_id.clone(), note);
+            app.after_change();
+        });
+    });
+}
+
+/// Ends the session: one receipt per audience for the person's record, each sent to the signer,
+/// then the wallet locks.
+fn end_session(app: &mut App) {
+    let receipts = app.gate.session_receipts(now());
+    app.gate.lock();
+    app.vault = None;
+    if receipts.is_empty() {
+        msg(
+            "Session ended and wallet locked. No site was answered, so there is no receipt.",
+            true,
+        );
+        return;
+    }
+    let first = app.session_receipts.len();
+    let count = receipts.len();
+    for payload in receipts {
+        app.session_receipts.push(crate::app::SessionReceipt {
+            payload,
+            signed: None,
+            note: "Asking the signer to sign…".into(),
+        });
+    }
+    msg(
+        &format!("Session ended and wallet locked; {count} receipt(s) below."),
+        true,
+    );
+    for index in first..first + count {
+        wasm_bindgen_futures::spawn_local(async move {
+            let job = with_app(|app| {
+                app.session_receipts
+                    .get(index)
+                    .map(|r| (r.payload.clone(), app.enrolment.pin().cloned()))
+            })
+            .flatten();
+            let Some((payload, pin)) = job else { return };
+            let outcome = signer::request_signature(pin, &payload).await;
+            with_app(|app| {
+                if let Some(receipt) = app.session_receipts.get_mut(index) {
+                    let checked = outcome.and_then(|(signed, keys)| {
+                        check_signed(&payload, &signed, &keys, now())
+                            .map(|()| signed)
+                            .map_err(|_| SignError::NotVerified)
+                    });
+                    match checked {
+                        Ok(signed) => {
+                            receipt.note = format!("Signed by key {}.", signed.key_id);
+                            receipt.signed = Some(signed);
+                        }
+                        Err(e) => receipt.note = e.note(),
+                    }
+                }
+                app.after_change();
+            });
+        });
+    }
+}
+
+fn download_session_receipt(index: &str) {
+    let json = index.parse::<usize>().ok().and_then(|i| {
+        with_app(|app| {
+            app.session_receipts.get(i).and_then(|r| match &r.signed {
+                Some(s) => serde_json::to_string_pretty(s).ok(),
+                None => serde_json::to_string_pretty(&r.payload).ok(),
+            })
+        })
+        .flatten()
+    });
+    if let Some(json) = json {
+        download(
+            json.as_bytes(),
+            &format!("tacit-session-receipt-{index}.json"),
+            "application/json",
+        );
+    }
+}
+
+fn download_receipt(proposal_id: &str) {
+    let json = with_app(|app| {
+        app.gate.proposal(proposal_id).and_then(|p| match &p.state {
+            capability_gate::ProposalState::Released {
+                signed: Some(s), ..
+            } => serde_json::to_string_pretty(s).ok(),
+            capability_gate::ProposalState::Released { payload, .. } => {
+                serde_json::to_string_pretty(payload).ok()
+            }
+            _ => None,
+        })
+    })
+    .flatten();
+    if let Some(json) = json {
+        download(
+            json.as_bytes(),
+            &format!("tacit-receipt-{proposal_id}.json"),
+            "application/json",
+        );
+    }
+}
