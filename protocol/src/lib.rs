@@ -20,3 +20,4 @@ pub mod predicates;
 pub mod request_auth;
 pub mod sd_jwt;
 pub mod site_auth;
+pub mod webauthn;
