@@ -1,3 +1,973 @@
-//! The wallet's lifecycle as a pure state machine (issue 12): locked/unlocked, create, unlock,
-//! lock, open the editor, save the profile, import, and the person's decisions, each returning
-//! the effects the page must carry out. Being written; see the module's tests.
+//! The wallet's lifecycle as a pure state machine (issue 12).
+//!
+//! A [`Wallet`] is [`Locked`] or [`Unlocked`]; every transition consumes it and returns the next
+//! state together with the [`Effect`]s the page must carry out, in order (store this record,
+//! raise that floor, fill or clear the editor, show this message, bring the tools in step). The
+//! inputs are plain values: what storage holds now ([`Snapshot`]), the passphrase, the profile
+//! input, `now`, an RNG. Nothing here touches a browser, a clock or storage.
+//!
+//! The gate ([`Gate`]) and the open vault stay values the page holds (`&mut Gate`,
+//! `&mut Option<Vault>`); the wallet keeps them in step with its state: unlocked means the gate
+//! holds the profile and the vault is open, and anything else is brought back to locked by
+//! [`Wallet::reconcile`].
+//!
+//! # Rules this module owns
+//! - **One lock path** ([`Wallet::lock`]): the gate forgets the profile, the credentials and
+//!   every live grant, the vault is dropped, the editor is emptied, the tools are withdrawn. Every
+//!   route goes through it: the lock button, the end of a session, a memory that cannot be read,
+//!   an import, a deletion, a write that failed.
+//! - **Memory is read-merge-write**: before answering, the stored memory is merged in
+//!   ([`Wallet::merge_stored`]); after a change it is sealed into the stored record at the next
+//!   generation with the floor raised ([`Wallet::seal_memory`]). The page runs both under one
+//!   cross-tab lock.
+//! - **Fail closed**: a record of this vault whose memory is missing, damaged or older than the
+//!   floor, unreadable floors, a record deleted or replaced under an unlocked wallet: the wallet
+//!   locks; it never answers from a fresh memory.
+//! - **The editor is closed by default**: raw facts are filled in only after the passphrase is
+//!   checked again ([`Wallet::open_editor`]), and cleared on close, idle, lock and every failure.
+//!   A profile is saved only while the editor is open.
+//! - **Import**: a backup of the same vault keeps and merges the memory; a different vault
+//!   replaces the profile only after the person confirmed, and then starts with a fresh memory
+//!   and without the replaced profile's credentials.
+
+use rand_core::CryptoRng;
+use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
+use wallet_core::{
+    Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileInput, Timestamp,
+    Vault,
+};
+
+use crate::gate::Gate;
+
+/// What browser storage holds right now, as the page read it (under the cross-tab lock when the
+/// transition writes).
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// The stored record; an error if one is stored but cannot be read.
+    pub record: Result<Option<StoredVault>, String>,
+    /// The memory floors; an error if they are stored but cannot be read (never assumed empty).
+    pub floors: Result<MemoryFloors, String>,
+    /// The format-1 sealed ledger kept beside a format-1 record, if any.
+    pub legacy: Option<Vec<u8>>,
+}
+
+impl Snapshot {
+    /// Empty storage.
+    pub fn empty() -> Self {
+        Self {
+            record: Ok(None),
+            floors: Ok(MemoryFloors::default()),
+            legacy: None,
+        }
+    }
+}
+
+/// What the page must carry out, in order. If a write fails, the page stops and calls
+/// [`Wallet::write_failed`].
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Write this record in one `setItem` (and tell other tabs).
+    Store(StoredVault),
+    /// Delete the stored record and any format-1 ledger.
+    DeleteRecord,
+    /// Raise the rollback floor of the vault `key` (hex id) to `generation`.
+    RaiseFloor { key: String, generation: u64 },
+    /// Forget the floor of the vault `key` (its profile was deleted from this browser).
+    ForgetFloor { key: String },
+    /// Forget the format-1 sealed ledger (migrated, or another vault's).
+    ForgetLegacyLedger,
+    /// Unseal this vault's stored credentials and hand them to the gate.
+    LoadCredentials,
+    /// Delete the stored credentials and their holder keys.
+    DeleteCredentials,
+    /// Delete this browser's signer install key and enrolment (the profile was deleted).
+    DeleteSignerKey,
+    /// Fill the editor's fields with these facts and mark it open.
+    FillEditor(ProfileInput),
+    /// Empty the editor's fields and mark it closed.
+    ClearEditor,
+    /// Empty the passphrase field(s) of the action (it succeeded, or the passphrase was wrong).
+    ClearPassphrase,
+    /// Show this to the person.
+    Message { text: String, ok: bool },
+    /// Bring the registered tools in step with the gate.
+    SyncTools,
+}
+
+/// A transition's result: the next state and what the page must do.
+pub type Step = (Wallet, Vec<Effect>);
+
+/// The editor of the unlocked profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Editor {
+    Closed,
+    Open,
+}
+
+/// No profile open. `loaded` is the record this tab last loaded or wrote, if any.
+#[derive(Debug, Clone, Default)]
+pub struct Locked {
+    loaded: Option<StoredVault>,
+}
+
+/// A profile open: the gate holds it and the page holds the open vault.
+#[derive(Debug, Clone)]
+pub struct Unlocked {
+    /// The record this tab loaded or last wrote its envelope in (a profile save is refused if
+    /// storage holds another envelope: another tab's edit).
+    loaded: StoredVault,
+    /// The memory as last sealed to storage (re-sealed only on change).
+    saved: Option<DisclosureLedger>,
+    editor: Editor,
+}
+
+/// The wallet's lifecycle.
+#[derive(Debug, Clone)]
+pub enum Wallet {
+    Locked(Locked),
+    Unlocked(Unlocked),
+}
+
+/// How an imported backup relates to what is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    /// Nothing is stored: the backup becomes the profile.
+    Nothing,
+    /// A copy of the stored vault: its memory is kept and merged.
+    SameVault,
+    /// Another vault: it replaces the stored one, with a fresh memory, only if the person
+    /// confirms.
+    DifferentVault,
+}
+
+impl ImportKind {
+    /// The question the page asks before replacing anything (none when nothing is stored).
+    pub fn question(self) -> Option<&'static str> {
+        match self {
+            Self::Nothing => None,
+            Self::SameVault => Some(
+                "Replace the stored copy of this profile with the imported backup? What the wallet remembers having revealed is kept.",
+            ),
+            Self::DifferentVault => Some(
+                "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile starts with an empty disclosure memory: it does not know what was revealed before.",
+            ),
+        }
+    }
+}
+
+/// Said when a passphrase does not open the vault (one message for every cause).
+pub const WRONG: &str =
+    "The passphrase is wrong or the stored profile is damaged. Nothing was changed.";
+
+fn msg(text: impl Into<String>, ok: bool) -> Effect {
+    Effect::Message {
+        text: text.into(),
+        ok,
+    }
+}
+
+fn key_of(record: &StoredVault) -> Result<String, String> {
+    record.vault_key().map_err(|e| e.to_string())
+}
+
+/// The memory of `record` opened with `vault`, fail closed: unreadable floors, a missing,
+/// damaged or rolled-back memory are errors.
+fn open_memory(
+    record: &StoredVault,
+    vault: &Vault,
+    snap: &Snapshot,
+) -> Result<(DisclosureLedger, MemoryOrigin), String> {
+    let floors = snap
+        .floors
+        .as_ref()
+        .map_err(|e| format!("the memory floors could not be read ({e})"))?;
+    let floor = floors.get(&key_of(record)?);
+    record
+        .open_memory(vault, floor, snap.legacy.as_deref())
+        .map_err(|e| e.to_string())
+}
+
+/// A new record of `envelope` with `ledger` sealed in at `generation`, and the effects that
+/// write it.
+fn write_record(
+    generation: u64,
+    envelope: &[u8],
+    vault: &Vault,
+    ledger: &DisclosureLedger,
+    rng: &mut impl CryptoRng,
+) -> Result<(StoredVault, Vec<Effect>), String> {
+    let record = StoredVault::sealed_with_envelope(generation, envelope, vault, ledger, rng)
+        .map_err(|e| e.to_string())?;
+    let key = key_of(&record)?;
+    let effects = vec![
+        Effect::Store(record.clone()),
+        Effect::RaiseFloor { key, generation },
+        Effect::ForgetLegacyLedger,
+    ];
+    Ok((record, effects))
+}
+
+fn same_vault(record: &StoredVault, vault: &Vault) -> bool {
+    record.vault_id().ok().as_ref() == Some(vault.envelope().vault_id())
+}
+
+impl Default for Wallet {
+    fn default() -> Self {
+        Self::Locked(Locked::default())
+    }
+}
+
+impl Wallet {
+    /// A locked wallet over what storage held at page load.
+    pub fn new(loaded: Option<StoredVault>) -> Self {
+        Self::Locked(Locked { loaded })
+    }
+
+    pub fn is_unlocked(&self) -> bool {
+        matches!(self, Self::Unlocked(_))
+    }
+
+    /// Whether the editor is open (raw facts in its fields).
+    pub fn editor(&self) -> Editor {
+        match self {
+            Self::Unlocked(u) => u.editor,
+            Self::Locked(_) => Editor::Closed,
+        }
+    }
+
+    /// The record this tab last loaded or wrote.
+    pub fn loaded(&self) -> Option<&StoredVault> {
+        match self {
+            Self::Locked(l) => l.loaded.as_ref(),
+            Self::Unlocked(u) => Some(&u.loaded),
+        }
+    }
+
+    /// Whether the gate's memory differs from what was last sealed (a seal is due).
+    pub fn memory_dirty(&self, gate: &Gate) -> bool {
+        match self {
+            Self::Unlocked(u) => u.saved.as_ref() != Some(gate.ledger()),
+            Self::Locked(_) => false,
+        }
+    }
+
+    fn loaded_owned(self) -> Option<StoredVault> {
+        match self {
+            Self::Locked(l) => l.loaded,
+            Self::Unlocked(u) => Some(u.loaded),
+        }
+    }
+
+    /// **The one lock path.** The gate forgets the profile, credentials and live grants; the
+    /// vault is dropped; the editor is emptied; the tools are withdrawn; `why` is shown.
+    pub fn lock(self, gate: &mut Gate, vault: &mut Option<Vault>, why: &str, ok: bool) -> Step {
+        gate.lock();
+        *vault = None;
+        let loaded = self.loaded_owned();
+        (
+            Self::Locked(Locked { loaded }),
+            vec![Effect::ClearEditor, Effect::SyncTools, msg(why, ok)],
+        )
+    }
+
+    /// A write the page was asked to make failed: nothing after it was carried out. Locks.
+    pub fn write_failed(self, gate: &mut Gate, vault: &mut Option<Vault>, error: &str) -> Step {
+        self.lock(
+            gate,
+            vault,
+            &format!(
+                "{error}. Nothing more was written; the wallet was locked (unlock to continue with what is stored)."
+            ),
+            false,
+        )
+    }
+
+    /// Brings the wallet in step with the gate and the vault after code outside this module
+    /// touched them: unlocked with a locked gate or no vault is locked through the one path.
+    pub fn reconcile(self, gate: &mut Gate, vault: &mut Option<Vault>) -> Step {
+        match self {
+            Self::Unlocked(_) if !gate.is_unlocked() || vault.is_none() => {
+                self.lock(gate, vault, "Locked.", true)
+            }
+            Self::Locked(_) if gate.is_unlocked() || vault.is_some() => {
+                gate.lock();
+                *vault = None;
+                (self, vec![Effect::ClearEditor, Effect::SyncTools])
+            }
+            other => (other, Vec::new()),
+        }
+    }
+
+    /// Creates a profile (none may be stored) and unlocks it with an empty memory.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        passphrase: &str,
+        repeat: &str,
+        input: &ProfileInput,
+        now: Timestamp,
+        params: KdfParams,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        let made = (|| {
+            let current = snap.record.as_ref().map_err(|e| e.clone())?;
+            if current.is_some() {
+                return Err(
+                    "A profile is already stored in this browser. Delete it first, or import a backup."
+                        .to_owned(),
+                );
+            }
+            if passphrase != repeat {
+                return Err("The two passphrases differ.".to_owned());
+            }
+            let pass = Passphrase::new(passphrase.to_owned()).map_err(|e| e.to_string())?;
+            let profile = Profile::new(input, now.date_utc()).map_err(|e| e.to_string())?;
+            let generation = next_profile_generation(None, None).map_err(|e| e.to_string())?;
+            let new = Vault::create(&profile, &pass, params, rng).map_err(|e| e.to_string())?;
+            let memory = DisclosureLedger::default();
+            let (record, writes) = write_record(generation, &new.to_bytes(), &new, &memory, rng)?;
+            Ok((new, profile, memory, record, writes))
+        })();
+        match made {
+            Err(e) => (self, vec![msg(e, false)]),
+            Ok((new, profile, memory, record, mut effects)) => {
+                gate.lock();
+                gate.restore_ledger(memory.clone());
+                gate.unlock(profile);
+                *vault = Some(new);
+                effects.extend([
+                    Effect::ClearPassphrase,
+                    Effect::ClearEditor,
+                    Effect::SyncTools,
+                    msg(
+                        "Profile created, encrypted and saved in this browser. The wallet is unlocked.",
+                        true,
+                    ),
+                ]);
+                (
+                    Self::Unlocked(Unlocked {
+                        loaded: record,
+                        saved: Some(memory),
+                        editor: Editor::Closed,
+                    }),
+                    effects,
+                )
+            }
+        }
+    }
+
+    /// Unlocks the stored profile with `passphrase`, taking the memory sealed in its record
+    /// (fail closed). A wrong passphrase changes nothing.
+    pub fn unlock(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        passphrase: &str,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        if self.is_unlocked() {
+            return (self, vec![msg("The wallet is already unlocked.", true)]);
+        }
+        let record = match &snap.record {
+            Ok(Some(record)) => record.clone(),
+            Ok(None) => {
+                return (
+                    self,
+                    vec![msg("No profile is stored in this browser.", false)],
+                );
+            }
+            Err(e) => {
+                return (
+                    self,
+                    vec![msg(
+                        format!("The stored profile could not be read ({e})."),
+                        false,
+                    )],
+                );
+            }
+        };
+        let opened = Passphrase::new(passphrase.to_owned())
+            .ok()
+            .and_then(|pass| Vault::open(&record.envelope_bytes().ok()?, &pass).ok());
+        let Some((open, profile)) = opened else {
+            return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
+        };
+        let (memory, origin) = match open_memory(&record, &open, snap) {
+            Ok(found) => found,
+            Err(e) => {
+                return (
+                    self,
+                    vec![
+                        Effect::ClearPassphrase,
+                        msg(
+                            format!(
+                                "This profile was not unlocked: {e}. Restore the record this browser last saved, or import your backup."
+                            ),
+                            false,
+                        ),
+                    ],
+                );
+            }
+        };
+        let mut effects = Vec::new();
+        let mut loaded = record.clone();
+        let saved = match origin {
+            MemoryOrigin::Sealed(generation) => {
+                effects.push(Effect::RaiseFloor {
+                    key: key_of(&record).unwrap_or_default(),
+                    generation,
+                });
+                Some(memory.clone())
+            }
+            // Migrated or fresh: written in the current format at once.
+            MemoryOrigin::Migrated | MemoryOrigin::Fresh => {
+                let generation = record.generation.saturating_add(1);
+                match write_record(
+                    generation,
+                    &record.envelope_bytes().unwrap_or_default(),
+                    &open,
+                    &memory,
+                    rng,
+                ) {
+                    Ok((written, writes)) => {
+                        effects.extend(writes);
+                        loaded = written;
+                        Some(memory.clone())
+                    }
+                    Err(e) => {
+                        return (
+                            self,
+                            vec![msg(format!("This profile was not unlocked: {e}."), false)],
+                        );
+                    }
+                }
+            }
+        };
+        gate.lock();
+        gate.restore_ledger(memory);
+        gate.unlock(profile);
+        *vault = Some(open);
+        effects.extend([
+            Effect::ClearPassphrase,
+            Effect::LoadCredentials,
+            Effect::ClearEditor,
+            Effect::SyncTools,
+            msg("Unlocked.", true),
+        ]);
+        (
+            Self::Unlocked(Unlocked {
+                loaded,
+                saved,
+                editor: Editor::Closed,
+            }),
+            effects,
+        )
+    }
+
+    /// Opens the editor after checking the passphrase again: the facts are filled in.
+    pub fn open_editor(self, vault: &Option<Vault>, passphrase: &str) -> Step {
+        let Self::Unlocked(mut u) = self else {
+            return (self, vec![msg("Unlock the wallet first.", false)]);
+        };
+        let opened = vault.as_ref().and_then(|open| {
+            let pass = Passphrase::new(passphrase.to_owned()).ok()?;
+            Vault::open(&open.to_bytes(), &pass).ok()
+        });
+        match opened {
+            Some((_, profile)) => {
+                u.editor = Editor::Open;
+                (
+                    Self::Unlocked(u),
+                    vec![
+                        Effect::ClearPassphrase,
+                        Effect::FillEditor(profile.to_input()),
+                        msg(
+                            "The editor is open. It closes by itself after two minutes without input.",
+                            true,
+                        ),
+                    ],
+                )
+            }
+            None => {
+                u.editor = Editor::Closed;
+                (
+                    Self::Unlocked(u),
+                    vec![
+                        Effect::ClearPassphrase,
+                        Effect::ClearEditor,
+                        msg("The passphrase is wrong. The editor stays closed.", false),
+                    ],
+                )
+            }
+        }
+    }
+
+    /// Closes the editor (the person, or idle time): its fields are emptied.
+    pub fn close_editor(self, why: &str) -> Step {
+        let next = match self {
+            Self::Unlocked(mut u) => {
+                u.editor = Editor::Closed;
+                Self::Unlocked(u)
+            }
+            locked => locked,
+        };
+        (next, vec![Effect::ClearEditor, msg(why, true)])
+    }
+
+    /// Saves the edited profile (only while the editor is open). Every grant is withdrawn; the
+    /// memory is reset only for the facts that changed, and the reset goes into the same write
+    /// as the new envelope. Refused if another tab edited the profile since this tab loaded it.
+    pub fn save_profile(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        input: &ProfileInput,
+        now: Timestamp,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        let Self::Unlocked(u) = self else {
+            return (self, vec![msg("Unlock the wallet first.", false)]);
+        };
+        if u.editor != Editor::Open {
+            return (
+                Self::Unlocked(u),
+                vec![msg(
+                    "Open the editor with your passphrase first; nothing was saved.",
+                    false,
+                )],
+            );
+        }
+        let profile = match Profile::new(input, now.date_utc()) {
+            Ok(p) => p,
+            Err(e) => return (Self::Unlocked(u), vec![msg(e.to_string(), false)]),
+        };
+        let current = match &snap.record {
+            Ok(current) => current.clone(),
+            Err(e) => {
+                return (
+                    Self::Unlocked(u),
+                    vec![msg(
+                        format!("The stored profile could not be read ({e}). Nothing was saved."),
+                        false,
+                    )],
+                );
+            }
+        };
+        let generation = match next_profile_generation(current.as_ref(), Some(&u.loaded)) {
+            Ok(g) => g,
+            Err(_) => {
+                return (
+                    Self::Unlocked(u),
+                    vec![msg(
+                        "Your profile was changed or deleted in another tab since this one loaded it. Nothing was saved; lock and unlock to see the stored profile.",
+                        false,
+                    )],
+                );
+            }
+        };
+        let Some(mut open) = vault.take() else {
+            return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
+        };
+        // The stored memory first (fail closed), so the reset and what other tabs knew go
+        // into the one write.
+        let stored = match current.as_ref().map(|c| open_memory(c, &open, snap)) {
+            Some(Ok((stored, _))) => stored,
+            Some(Err(e)) => {
+                *vault = Some(open);
+                return Self::Unlocked(u).lock(
+                    gate,
+                    vault,
+                    &format!("The wallet locked itself: {e}. Nothing was saved."),
+                    false,
+                );
+            }
+            None => DisclosureLedger::default(),
+        };
+        if let Err(e) = open.reseal(&profile, rng) {
+            *vault = Some(open);
+            return (Self::Unlocked(u), vec![msg(e.to_string(), false)]);
+        }
+        gate.merge_ledger(&stored);
+        let changed = gate.replace_profile(profile.clone());
+        let written = write_record(generation, &open.to_bytes(), &open, gate.ledger(), rng);
+        *vault = Some(open);
+        let (record, mut effects) = match written {
+            Ok(w) => w,
+            Err(e) => {
+                return Self::Unlocked(u).lock(
+                    gate,
+                    vault,
+                    &format!("{e}. Nothing was stored; the wallet was locked."),
+                    false,
+                );
+            }
+        };
+        let text = if changed.is_empty() {
+            "Saved. Active grants were withdrawn. No fact changed, so the disclosure memory is as it was.".to_owned()
+        } else {
+            format!(
+                "Saved. Active grants were withdrawn. The disclosure memory was reset only for what you changed ({}); answers already given about the old value remain known to whoever received them.",
+                names(&changed)
+            )
+        };
+        effects.extend([
+            Effect::FillEditor(profile.to_input()),
+            Effect::SyncTools,
+            msg(text, true),
+        ]);
+        (
+            Self::Unlocked(Unlocked {
+                loaded: record,
+                saved: Some(gate.ledger().clone()),
+                editor: Editor::Open,
+            }),
+            effects,
+        )
+    }
+
+    /// Changes the passphrase of the stored profile (only the key wrapping changes). The
+    /// memory is carried into the new record (fail closed).
+    #[allow(clippy::too_many_arguments)]
+    pub fn change_passphrase(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        old: &str,
+        new: &str,
+        repeat: &str,
+        params: KdfParams,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        if new != repeat {
+            return (self, vec![msg("The two new passphrases differ.", false)]);
+        }
+        let new_pass = match Passphrase::new(new.to_owned()) {
+            Ok(p) => p,
+            Err(e) => return (self, vec![msg(e.to_string(), false)]),
+        };
+        let record = match &snap.record {
+            Ok(Some(r)) => r.clone(),
+            Ok(None) => {
+                return (
+                    self,
+                    vec![msg("No profile is stored in this browser.", false)],
+                );
+            }
+            Err(e) => {
+                return (
+                    self,
+                    vec![msg(
+                        format!("The stored profile could not be read ({e})."),
+                        false,
+                    )],
+                );
+            }
+        };
+        let opened = Passphrase::new(old.to_owned())
+            .ok()
+            .and_then(|pass| Vault::open(&record.envelope_bytes().ok()?, &pass).ok());
+        let Some((mut reopened, _)) = opened else {
+            return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
+        };
+        let unlocked_on_it = match (&self, vault.as_ref()) {
+            (Self::Unlocked(_), Some(open)) => {
+                open.envelope().vault_id() == reopened.envelope().vault_id()
+            }
+            _ => false,
+        };
+        if let Self::Unlocked(u) = &self
+            && unlocked_on_it
+            && u.loaded.envelope != record.envelope
+        {
+            return (
+                self,
+                vec![msg(
+                    "Your profile was changed in another tab since this one loaded it. Lock and unlock, then change the passphrase.",
+                    false,
+                )],
+            );
+        }
+        let mut memory = match open_memory(&record, &reopened, snap) {
+            Ok((m, _)) => m,
+            Err(e) => {
+                let why = format!("The passphrase was not changed: {e}.");
+                return if unlocked_on_it {
+                    self.lock(gate, vault, &why, false)
+                } else {
+                    (self, vec![msg(why, false)])
+                };
+            }
+        };
+        if unlocked_on_it {
+            memory.merge_from(gate.ledger());
+        }
+        if let Err(e) = reopened.change_passphrase(&new_pass, params, rng) {
+            return (self, vec![msg(e.to_string(), false)]);
+        }
+        let generation = record.generation.saturating_add(1);
+        let (written, mut effects) =
+            match write_record(generation, &reopened.to_bytes(), &reopened, &memory, rng) {
+                Ok(w) => w,
+                Err(e) => return (self, vec![msg(e, false)]),
+            };
+        effects.extend([
+            Effect::ClearPassphrase,
+            msg(
+                "Passphrase changed. Your facts were not re-encrypted; only the key wrapping changed.",
+                true,
+            ),
+        ]);
+        let next = match self {
+            Self::Unlocked(u) if unlocked_on_it => {
+                gate.restore_ledger(memory.clone());
+                *vault = Some(reopened);
+                Self::Unlocked(Unlocked {
+                    loaded: written,
+                    saved: Some(memory),
+                    editor: u.editor,
+                })
+            }
+            Self::Unlocked(u) => Self::Unlocked(u),
+            Self::Locked(_) => Self::Locked(Locked {
+                loaded: Some(written),
+            }),
+        };
+        (next, effects)
+    }
+
+    /// How `backup` relates to what is stored (the page asks [`ImportKind::question`] first).
+    pub fn import_kind(snap: &Snapshot, backup: &[u8]) -> Result<ImportKind, String> {
+        let id = *Envelope::parse(backup)
+            .map_err(|_| "This file is not a Tacit backup. Nothing was changed.".to_owned())?
+            .vault_id();
+        match snap
+            .record
+            .as_ref()
+            .map_err(|e| format!("{e}. Nothing was changed."))?
+        {
+            None => Ok(ImportKind::Nothing),
+            Some(record) => match record.vault_id() {
+                Ok(stored) if stored == id => Ok(ImportKind::SameVault),
+                _ => Ok(ImportKind::DifferentVault),
+            },
+        }
+    }
+
+    /// Imports `backup` over what is stored, then locks. `confirmed`: the person answered yes
+    /// to [`ImportKind::question`] (required whenever something is stored). A copy of the same
+    /// vault keeps the memory (and, unlocked, merges this tab's in); a different vault starts
+    /// fresh, and the replaced profile's credentials are deleted.
+    pub fn import(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        backup: &[u8],
+        confirmed: bool,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        let kind = match Self::import_kind(snap, backup) {
+            Ok(kind) => kind,
+            Err(e) => return (self, vec![msg(e, false)]),
+        };
+        if kind != ImportKind::Nothing && !confirmed {
+            return (
+                self,
+                vec![msg("Import cancelled. Nothing was changed.", false)],
+            );
+        }
+        let current = snap.record.as_ref().ok().cloned().flatten();
+        let mut effects = Vec::new();
+        let record = match (&self, vault.as_ref(), &current, kind) {
+            // Unlocked on this very vault: merge this tab's memory into the stored one and
+            // seal both into the imported record.
+            (Self::Unlocked(_), Some(open), Some(current), ImportKind::SameVault)
+                if same_vault(current, open) =>
+            {
+                let mut memory = match open_memory(current, open, snap) {
+                    Ok((m, _)) => m,
+                    Err(e) => {
+                        return self.lock(
+                            gate,
+                            vault,
+                            &format!("The wallet locked itself: {e}. Nothing was imported."),
+                            false,
+                        );
+                    }
+                };
+                memory.merge_from(gate.ledger());
+                let generation = current.generation.saturating_add(1);
+                match write_record(generation, backup, open, &memory, rng) {
+                    Ok((record, writes)) => {
+                        effects.extend(writes);
+                        record
+                    }
+                    Err(e) => return (self, vec![msg(e, false)]),
+                }
+            }
+            _ => match StoredVault::imported(backup, current.as_ref()) {
+                Ok(record) => {
+                    effects.push(Effect::Store(record.clone()));
+                    record
+                }
+                Err(e) => return (self, vec![msg(e.to_string(), false)]),
+            },
+        };
+        if kind == ImportKind::DifferentVault {
+            effects.extend([Effect::ForgetLegacyLedger, Effect::DeleteCredentials]);
+        }
+        let (_, locking) = self.lock(
+            gate,
+            vault,
+            "Backup imported. Unlock it with its passphrase.",
+            true,
+        );
+        if kind == ImportKind::DifferentVault {
+            gate.restore_ledger(DisclosureLedger::default());
+        }
+        effects.extend(locking);
+        (
+            Self::Locked(Locked {
+                loaded: Some(record),
+            }),
+            effects,
+        )
+    }
+
+    /// Deletes the profile with its memory, credentials and this browser's signer key, and
+    /// locks.
+    pub fn delete(self, gate: &mut Gate, vault: &mut Option<Vault>, snap: &Snapshot) -> Step {
+        let mut effects = vec![Effect::DeleteRecord, Effect::ForgetLegacyLedger];
+        let key = match &snap.record {
+            Ok(Some(record)) => key_of(record).ok(),
+            _ => None,
+        }
+        .or_else(|| self.loaded().and_then(|r| key_of(r).ok()));
+        if let Some(key) = key {
+            effects.push(Effect::ForgetFloor { key });
+        }
+        effects.extend([Effect::DeleteCredentials, Effect::DeleteSignerKey]);
+        let (_, locking) = self.lock(
+            gate,
+            vault,
+            "Profile, disclosure memory, credentials and their keys, signer key and enrolment deleted from this browser.",
+            true,
+        );
+        gate.restore_ledger(DisclosureLedger::default());
+        effects.extend(locking);
+        (Self::Locked(Locked { loaded: None }), effects)
+    }
+
+    /// Before answering, or after another tab wrote: merges the stored memory into the gate.
+    /// Fails closed: if the record of this vault is gone, replaced by another vault, unreadable,
+    /// or its memory cannot be read (removed, damaged, rolled back), the wallet locks.
+    pub fn merge_stored(self, gate: &mut Gate, vault: &mut Option<Vault>, snap: &Snapshot) -> Step {
+        let Self::Unlocked(mut u) = self else {
+            return (self, Vec::new());
+        };
+        let Some(open) = vault.as_ref() else {
+            return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
+        };
+        let merged = match &snap.record {
+            Ok(Some(record)) if same_vault(record, open) => open_memory(record, open, snap)
+                .map(|(theirs, _)| (theirs, record.envelope != u.loaded.envelope)),
+            Ok(Some(_)) => Err("another profile replaced this one in another tab".to_owned()),
+            Ok(None) => Err("the stored profile was deleted".to_owned()),
+            Err(e) => Err(format!("the stored profile could not be read ({e})")),
+        };
+        match merged {
+            Ok((theirs, edited_elsewhere)) => {
+                gate.merge_ledger(&theirs);
+                if gate.ledger() == &theirs {
+                    // Storage already knows all this tab knows.
+                    u.saved = Some(theirs);
+                }
+                let effects = if edited_elsewhere {
+                    vec![msg(
+                        "Your profile was changed in another tab. Lock and unlock before saving here.",
+                        false,
+                    )]
+                } else {
+                    Vec::new()
+                };
+                (Self::Unlocked(u), effects)
+            }
+            Err(e) => Self::Unlocked(u).lock(
+                gate,
+                vault,
+                &format!("The wallet locked itself: {e}."),
+                false,
+            ),
+        }
+    }
+
+    /// After a change: seals the gate's memory into the stored record, read-merge-write (what
+    /// storage knows is merged in first; the stored envelope is kept as stored, so another
+    /// tab's profile edit is not overwritten). Nothing to do if nothing changed. Fails closed.
+    pub fn seal_memory(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        if !self.memory_dirty(gate) {
+            return (self, Vec::new());
+        }
+        let (merged, mut effects) = self.merge_stored(gate, vault, snap);
+        let Self::Unlocked(mut u) = merged else {
+            return (merged, effects);
+        };
+        if u.saved.as_ref() == Some(gate.ledger()) {
+            return (Self::Unlocked(u), effects);
+        }
+        let (Some(open), Ok(Some(current))) = (vault.as_ref(), &snap.record) else {
+            return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
+        };
+        let envelope = current.envelope_bytes().unwrap_or_default();
+        let generation = current.generation.saturating_add(1);
+        match write_record(generation, &envelope, open, gate.ledger(), rng) {
+            Ok((record, writes)) => {
+                effects.extend(writes);
+                if record.envelope == u.loaded.envelope {
+                    u.loaded = record;
+                }
+                u.saved = Some(gate.ledger().clone());
+                (Self::Unlocked(u), effects)
+            }
+            Err(e) => Self::Unlocked(u).lock(
+                gate,
+                vault,
+                &format!(
+                    "The disclosure memory could not be sealed ({e}); the wallet locked itself."
+                ),
+                false,
+            ),
+        }
+    }
+}
+
+fn names(changed: &[Attribute]) -> String {
+    changed
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An empty profile input (what the closed editor holds).
+pub fn empty_input() -> ProfileInput {
+    ProfileInput {
+        income_minor: 0,
+        currency: String::new(),
+        date_of_birth: String::new(),
+        district: String::new(),
+        conditions: Vec::new(),
+    }
+}

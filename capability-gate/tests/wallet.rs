@@ -1,0 +1,911 @@
+//! The wallet's lifecycle (`capability_gate::wallet`): every transition, every lock route,
+//! fail-closed memory, import of the same and of another vault, and property tests over
+//! interleavings of tabs sharing one simulated browser storage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use capability_gate::wallet::{Editor, Effect, ImportKind, Snapshot, Step, Wallet};
+use capability_gate::{Gate, GrantState, Handler, Lifetime};
+use proptest::prelude::*;
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use serde_json::{Value, json};
+use wallet_core::store::{MemoryFloors, StoredVault};
+use wallet_core::{DisclosureLedger, KdfParams, ProfileInput, SessionId, Timestamp, Vault};
+
+/// 2026-11-29T12:00:00Z.
+const T0: i64 = 1_795_953_600_000;
+const PASS: &str = "correct horse battery";
+const PHARMACY: &str = "http://127.0.0.1:8082";
+const PARAMS: KdfParams = KdfParams::MINIMUM;
+
+fn now() -> Timestamp {
+    Timestamp::from_millis(T0)
+}
+
+fn input() -> ProfileInput {
+    ProfileInput {
+        income_minor: 2_840_000,
+        currency: "EUR".into(),
+        date_of_birth: "1990-02-28".into(),
+        district: "nordhafen".into(),
+        conditions: vec!["pregnancy".into()],
+    }
+}
+
+fn other_input() -> ProfileInput {
+    ProfileInput {
+        income_minor: 5_000_000,
+        currency: "EUR".into(),
+        date_of_birth: "1970-01-01".into(),
+        district: "altstadt".into(),
+        conditions: vec![],
+    }
+}
+
+/// The browser's storage as several tabs share it.
+#[derive(Debug, Clone)]
+struct Storage {
+    record: Option<StoredVault>,
+    floors: MemoryFloors,
+    legacy: Option<Vec<u8>>,
+    credentials: bool,
+    signer_key: bool,
+    /// The next write fails (storage full).
+    fail_writes: bool,
+}
+
+impl Storage {
+    fn new() -> Self {
+        Self {
+            record: None,
+            floors: MemoryFloors::default(),
+            legacy: None,
+            credentials: true,
+            signer_key: true,
+            fail_writes: false,
+        }
+    }
+
+    fn snap(&self) -> Snapshot {
+        Snapshot {
+            record: Ok(self.record.clone()),
+            floors: Ok(self.floors.clone()),
+            legacy: self.legacy.clone(),
+        }
+    }
+
+    /// The floor of the stored record's vault.
+    fn floor(&self) -> Option<u64> {
+        let key = self.record.as_ref()?.vault_key().ok()?;
+        self.floors.get(&key)
+    }
+}
+
+/// One tab: the page's state and what its DOM shows.
+struct Tab {
+    wallet: Wallet,
+    gate: Gate,
+    vault: Option<Vault>,
+    /// What the editor's fields hold (`None`: empty).
+    editor: Option<ProfileInput>,
+    messages: Vec<(String, bool)>,
+    passphrase_cleared: bool,
+    rng: ChaCha20Rng,
+}
+
+impl Tab {
+    fn new(storage: &Storage, seed: u64) -> Self {
+        Self {
+            wallet: Wallet::new(storage.record.clone()),
+            gate: Gate::new(
+                SessionId::parse("s-test").unwrap(),
+                DisclosureLedger::default(),
+            ),
+            vault: None,
+            editor: None,
+            messages: Vec::new(),
+            passphrase_cleared: false,
+            rng: ChaCha20Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Runs a transition and carries out its effects as the page does: in order, stopping at a
+    /// failed write and reporting it to the wallet.
+    fn step(
+        &mut self,
+        storage: &mut Storage,
+        f: impl FnOnce(Wallet, &mut Gate, &mut Option<Vault>, &Snapshot, &mut ChaCha20Rng) -> Step,
+    ) -> Vec<Effect> {
+        let snap = storage.snap();
+        let wallet = std::mem::take(&mut self.wallet);
+        let (wallet, effects) = f(
+            wallet,
+            &mut self.gate,
+            &mut self.vault,
+            &snap,
+            &mut self.rng,
+        );
+        self.wallet = wallet;
+        self.passphrase_cleared = false;
+        let mut done = Vec::new();
+        for effect in effects {
+            if let Err(e) = self.apply(storage, &effect) {
+                let wallet = std::mem::take(&mut self.wallet);
+                let (wallet, more) = wallet.write_failed(&mut self.gate, &mut self.vault, &e);
+                self.wallet = wallet;
+                for effect in more {
+                    self.apply(storage, &effect).unwrap();
+                    done.push(effect);
+                }
+                return done;
+            }
+            done.push(effect);
+        }
+        done
+    }
+
+    fn apply(&mut self, storage: &mut Storage, effect: &Effect) -> Result<(), String> {
+        let write = |storage: &mut Storage| {
+            if storage.fail_writes {
+                storage.fail_writes = false;
+                Err("the profile could not be saved (storage full)".to_owned())
+            } else {
+                Ok(())
+            }
+        };
+        match effect {
+            Effect::Store(record) => {
+                write(storage)?;
+                storage.record = Some(record.clone());
+            }
+            Effect::DeleteRecord => {
+                write(storage)?;
+                storage.record = None;
+                storage.legacy = None;
+            }
+            Effect::RaiseFloor { key, generation } => storage.floors.raise(key, *generation),
+            Effect::ForgetFloor { key } => storage.floors.forget(key),
+            Effect::ForgetLegacyLedger => storage.legacy = None,
+            Effect::LoadCredentials => {}
+            Effect::DeleteCredentials => storage.credentials = false,
+            Effect::DeleteSignerKey => storage.signer_key = false,
+            Effect::FillEditor(input) => self.editor = Some(input.clone()),
+            Effect::ClearEditor => self.editor = None,
+            Effect::ClearPassphrase => self.passphrase_cleared = true,
+            Effect::Message { text, ok } => self.messages.push((text.clone(), *ok)),
+            Effect::SyncTools => {}
+        }
+        Ok(())
+    }
+
+    fn last_message(&self) -> (String, bool) {
+        self.messages.last().cloned().unwrap_or_default()
+    }
+
+    fn create(&mut self, storage: &mut Storage, input: &ProfileInput) -> Vec<Effect> {
+        let input = input.clone();
+        self.step(storage, |w, g, v, s, r| {
+            w.create(g, v, s, PASS, PASS, &input, now(), PARAMS, r)
+        })
+    }
+
+    fn unlock(&mut self, storage: &mut Storage, pass: &str) -> Vec<Effect> {
+        self.step(storage, |w, g, v, s, r| w.unlock(g, v, s, pass, r))
+    }
+
+    fn lock(&mut self, storage: &mut Storage) -> Vec<Effect> {
+        self.step(storage, |w, g, v, _, _| w.lock(g, v, "Locked.", true))
+    }
+
+    fn open_editor(&mut self, storage: &mut Storage, pass: &str) -> Vec<Effect> {
+        self.step(storage, |w, _, v, _, _| w.open_editor(v, pass))
+    }
+
+    fn save(&mut self, storage: &mut Storage, input: &ProfileInput) -> Vec<Effect> {
+        let input = input.clone();
+        self.step(storage, |w, g, v, s, r| {
+            w.save_profile(g, v, s, &input, now(), r)
+        })
+    }
+
+    fn import(&mut self, storage: &mut Storage, backup: &[u8], confirmed: bool) -> Vec<Effect> {
+        let backup = backup.to_vec();
+        self.step(storage, |w, g, v, s, r| {
+            w.import(g, v, s, &backup, confirmed, r)
+        })
+    }
+
+    /// What the page does for every tool call, under the cross-tab lock: merge the stored
+    /// memory, answer, seal.
+    fn answer(&mut self, storage: &mut Storage, conditions: &[&str], nonce: u64) -> Answer {
+        self.step(storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+        if !self.wallet.is_unlocked() {
+            return Answer::Locked;
+        }
+        let out = self.ask(conditions, nonce);
+        self.step(storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
+        out
+    }
+
+    /// The agent asks one has_none_of question; the person grants it once; the agent calls it.
+    fn ask(&mut self, conditions: &[&str], nonce: u64) -> Answer {
+        let policy = json!({
+            "origin": PHARMACY,
+            "nonce": format!("n{nonce}"),
+            "claims": [{ "kind": "has_none_of", "conditions": conditions }],
+        });
+        let out = self.gate.execute(&Handler::RequestClaims, &policy, now());
+        let request = out["result"]["request_id"].as_str().unwrap().to_owned();
+        let grants = self
+            .gate
+            .grant(&request, &[0], Lifetime::ONE_USE, now())
+            .unwrap();
+        let grant = self
+            .gate
+            .grants()
+            .find(|g| g.id == grants[0])
+            .cloned()
+            .unwrap();
+        let handler = Handler::Claim {
+            grant: grant.id,
+            epoch: grant.epoch,
+        };
+        Answer::of(&self.gate.execute(&handler, &Value::Null, now()))
+    }
+
+    /// Everything a lock must clear.
+    fn assert_cleared(&self) {
+        assert!(!self.wallet.is_unlocked(), "the wallet is still unlocked");
+        assert!(!self.gate.is_unlocked(), "the gate still holds the profile");
+        assert!(self.vault.is_none(), "the vault is still open");
+        assert!(self.editor.is_none(), "the editor still holds the facts");
+        assert_eq!(self.wallet.editor(), Editor::Closed);
+        assert!(
+            self.gate.grants().all(|g| g.state != GrantState::Live),
+            "a grant is still live"
+        );
+        assert!(
+            self.gate.credentials().summary(now()).is_empty(),
+            "credentials are still held"
+        );
+        assert!(
+            self.gate
+                .tools()
+                .iter()
+                .all(|t| !matches!(t.handler, Handler::Claim { .. })),
+            "a claim tool is still offered"
+        );
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Satisfied,
+    NotSatisfied,
+    Declined,
+    Locked,
+    Other,
+}
+
+impl Answer {
+    fn of(out: &Value) -> Self {
+        if out["ok"] == true {
+            match out["result"]["satisfied"].as_bool() {
+                Some(true) => Self::Satisfied,
+                Some(false) => Self::NotSatisfied,
+                None => Self::Other,
+            }
+        } else if out["error"]["code"] == "declined_privacy_floor" {
+            Self::Declined
+        } else {
+            Self::Other
+        }
+    }
+}
+
+/// The probe that singles out pregnancy once `WIDE` was answered "not satisfied".
+const WIDE: &[&str] = &["anticoagulant-therapy", "liver-disease", "pregnancy"];
+const NARROW: &[&str] = &["anticoagulant-therapy", "liver-disease"];
+
+fn created() -> (Storage, Tab) {
+    let mut storage = Storage::new();
+    let mut tab = Tab::new(&storage, 1);
+    tab.create(&mut storage, &input());
+    assert!(tab.wallet.is_unlocked(), "{:?}", tab.messages);
+    (storage, tab)
+}
+
+fn has<F: Fn(&Effect) -> bool>(effects: &[Effect], f: F) -> bool {
+    effects.iter().any(f)
+}
+
+// ----- create, unlock, lock ------------------------------------------------------------------
+
+#[test]
+fn create_stores_a_sealed_record_and_unlocks_with_the_editor_closed() {
+    let mut storage = Storage::new();
+    let mut tab = Tab::new(&storage, 1);
+    let effects = tab.create(&mut storage, &input());
+    let record = storage.record.clone().expect("a record is stored");
+    assert_eq!(record.generation, 1);
+    assert!(
+        record.memory.is_some(),
+        "the memory is sealed in the record"
+    );
+    assert_eq!(storage.floor(), Some(1));
+    assert!(tab.wallet.is_unlocked() && tab.gate.is_unlocked() && tab.vault.is_some());
+    assert_eq!(tab.wallet.editor(), Editor::Closed);
+    assert!(
+        tab.editor.is_none(),
+        "creating does not leave the facts in the editor"
+    );
+    assert!(!has(&effects, |e| matches!(e, Effect::FillEditor(_))));
+    assert!(tab.passphrase_cleared);
+    assert!(tab.last_message().1);
+}
+
+#[test]
+fn create_refuses_a_second_profile_different_passphrases_and_bad_facts() {
+    let (mut storage, mut tab) = created();
+    let before = storage.record.clone();
+    let mut other = Tab::new(&storage, 2);
+    other.create(&mut storage, &other_input());
+    assert_eq!(
+        storage.record, before,
+        "a stored profile is never overwritten by create"
+    );
+    assert!(!other.wallet.is_unlocked());
+
+    let mut storage = Storage::new();
+    let mut fresh = Tab::new(&storage, 3);
+    fresh.step(&mut storage, |w, g, v, s, r| {
+        w.create(
+            g,
+            v,
+            s,
+            PASS,
+            "another passphrase",
+            &input(),
+            now(),
+            PARAMS,
+            r,
+        )
+    });
+    assert!(storage.record.is_none());
+    assert_eq!(fresh.last_message().0, "The two passphrases differ.");
+    assert!(
+        !fresh.passphrase_cleared,
+        "an error not about the passphrase keeps it"
+    );
+    let mut bad = input();
+    bad.income_minor = -1;
+    fresh.create(&mut storage, &bad);
+    assert!(storage.record.is_none() && !fresh.wallet.is_unlocked());
+    assert!(!fresh.passphrase_cleared);
+    tab.lock(&mut Storage::new());
+}
+
+#[test]
+fn unlock_takes_the_sealed_memory_and_a_wrong_passphrase_changes_nothing() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    tab.lock(&mut storage);
+    tab.assert_cleared();
+
+    let stored = storage.clone();
+    let effects = tab.unlock(&mut storage, "not the passphrase");
+    assert_eq!(storage.record, stored.record);
+    assert_eq!(storage.floors, stored.floors);
+    tab.assert_cleared();
+    assert!(tab.passphrase_cleared, "a wrong passphrase is emptied");
+    assert!(!has(&effects, |e| matches!(
+        e,
+        Effect::Store(_) | Effect::LoadCredentials
+    )));
+    assert!(!tab.last_message().1);
+
+    tab.unlock(&mut storage, PASS);
+    assert!(tab.wallet.is_unlocked());
+    assert!(tab.editor.is_none(), "unlock does not fill the editor");
+    assert_eq!(
+        tab.answer(&mut storage, NARROW, 2),
+        Answer::Declined,
+        "the memory came back with the record"
+    );
+}
+
+#[test]
+fn unlock_writes_a_fresh_or_format_1_record_in_the_current_format_at_once() {
+    let (mut storage, mut tab) = created();
+    tab.lock(&mut storage);
+    // A format-1 record: no memory inside, no floor yet.
+    let envelope = storage.record.as_ref().unwrap().envelope_bytes().unwrap();
+    storage.record = Some(StoredVault::new(4, &envelope));
+    storage.floors = MemoryFloors::default();
+    tab.unlock(&mut storage, PASS);
+    assert!(tab.wallet.is_unlocked(), "{:?}", tab.messages);
+    let record = storage.record.clone().unwrap();
+    assert_eq!(record.generation, 5);
+    assert!(record.memory.is_some());
+    assert_eq!(storage.floor(), Some(5));
+}
+
+// ----- the editor ------------------------------------------------------------------------------
+
+#[test]
+fn the_editor_opens_only_with_the_passphrase_and_empties_on_close() {
+    let (mut storage, mut tab) = created();
+    let effects = tab.open_editor(&mut storage, "not the passphrase");
+    assert!(!has(&effects, |e| matches!(e, Effect::FillEditor(_))));
+    assert!(tab.editor.is_none());
+    assert_eq!(tab.wallet.editor(), Editor::Closed);
+    assert!(tab.passphrase_cleared);
+
+    tab.open_editor(&mut storage, PASS);
+    assert_eq!(tab.wallet.editor(), Editor::Open);
+    let shown = tab.editor.clone().expect("filled");
+    assert_eq!(shown.income_minor, 2_840_000);
+    assert_eq!(shown.date_of_birth, "1990-02-28");
+    assert_eq!(shown.conditions, vec!["pregnancy".to_owned()]);
+
+    tab.step(&mut storage, |w, _, _, _, _| w.close_editor("Closed."));
+    assert!(tab.editor.is_none());
+    assert_eq!(tab.wallet.editor(), Editor::Closed);
+
+    // Locked: nothing opens it.
+    tab.lock(&mut storage);
+    tab.open_editor(&mut storage, PASS);
+    assert!(tab.editor.is_none());
+}
+
+#[test]
+fn saving_needs_the_open_editor_and_resets_only_the_changed_fact() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    let before = storage.record.clone();
+    let mut edited = input();
+    edited.income_minor = 2_850_000;
+    tab.save(&mut storage, &edited);
+    assert_eq!(storage.record, before, "a closed editor saves nothing");
+    assert!(!tab.last_message().1);
+
+    tab.open_editor(&mut storage, PASS);
+    let generation = storage.record.as_ref().unwrap().generation;
+    tab.save(&mut storage, &edited);
+    let record = storage.record.clone().unwrap();
+    assert_eq!(record.generation, generation + 1);
+    assert_eq!(storage.floor(), Some(generation + 1));
+    assert!(
+        tab.last_message().0.contains("income"),
+        "{:?}",
+        tab.last_message()
+    );
+    assert_eq!(tab.editor.as_ref().unwrap().income_minor, 2_850_000);
+    // Attack (a): an unrelated edit must not reset the conditions memory.
+    assert_eq!(tab.answer(&mut storage, NARROW, 2), Answer::Declined);
+    // And the new envelope opens with the new facts.
+    tab.lock(&mut storage);
+    tab.unlock(&mut storage, PASS);
+    tab.open_editor(&mut storage, PASS);
+    assert_eq!(tab.editor.as_ref().unwrap().income_minor, 2_850_000);
+    assert_eq!(tab.answer(&mut storage, NARROW, 3), Answer::Declined);
+}
+
+#[test]
+fn a_save_over_another_tabs_edit_is_refused() {
+    let (mut storage, mut a) = created();
+    let mut b = Tab::new(&storage, 2);
+    b.unlock(&mut storage, PASS);
+    a.open_editor(&mut storage, PASS);
+    b.open_editor(&mut storage, PASS);
+    let mut edited = input();
+    edited.district = "altstadt".into();
+    a.save(&mut storage, &edited);
+    let after_a = storage.record.clone();
+    b.save(&mut storage, &input());
+    assert_eq!(
+        storage.record, after_a,
+        "b's stale save did not overwrite a's edit"
+    );
+    assert!(!b.last_message().1);
+}
+
+// ----- every lock route clears everything -------------------------------------------------------
+
+/// An unlocked tab with a live grant and the editor open.
+fn busy() -> (Storage, Tab) {
+    let (mut storage, mut tab) = created();
+    tab.open_editor(&mut storage, PASS);
+    let policy = json!({ "origin": PHARMACY, "nonce": "n-live",
+        "claims": [{ "kind": "age_at_least", "years": 18 }] });
+    let out = tab.gate.execute(&Handler::RequestClaims, &policy, now());
+    let request = out["result"]["request_id"].as_str().unwrap().to_owned();
+    tab.gate
+        .grant(&request, &[0], Lifetime::TEN_MINUTES, now())
+        .unwrap();
+    assert!(tab.gate.grants().any(|g| g.state == GrantState::Live));
+    assert!(tab.editor.is_some());
+    (storage, tab)
+}
+
+#[test]
+fn the_lock_button_clears_everything() {
+    let (mut storage, mut tab) = busy();
+    tab.lock(&mut storage);
+    tab.assert_cleared();
+}
+
+#[test]
+fn ending_the_session_outside_the_core_is_reconciled_to_the_one_lock_path() {
+    let (mut storage, mut tab) = busy();
+    // decisions.rs ends a session with gate.lock() and drops the vault.
+    tab.gate.lock();
+    tab.vault = None;
+    tab.step(&mut storage, |w, g, v, _, _| w.reconcile(g, v));
+    tab.assert_cleared();
+    // Only the vault dropped: the same.
+    let (mut storage, mut tab) = busy();
+    tab.vault = None;
+    tab.step(&mut storage, |w, g, v, _, _| w.reconcile(g, v));
+    tab.assert_cleared();
+}
+
+#[test]
+fn an_unreadable_memory_locks_removed_damaged_rolled_back_deleted_replaced() {
+    type Attack = fn(&mut Storage, &StoredVault);
+    let attacks: [(&str, Attack); 6] = [
+        ("removed", |s, _| s.record.as_mut().unwrap().memory = None),
+        ("damaged", |s, _| {
+            let memory = s.record.as_mut().unwrap().memory.as_mut().unwrap();
+            let flipped = if memory.ends_with('0') { '1' } else { '0' };
+            memory.pop();
+            memory.push(flipped);
+        }),
+        ("rolled back", |s, old| s.record = Some(old.clone())),
+        ("deleted", |s, _| s.record = None),
+        ("floors unreadable", |_, _| {}),
+        ("replaced by another vault", |s, _| {
+            let mut rng = ChaCha20Rng::seed_from_u64(9);
+            let profile = wallet_core::Profile::new(&other_input(), now().date_utc()).unwrap();
+            let pass = wallet_core::Passphrase::new(PASS.into()).unwrap();
+            let other = Vault::create(&profile, &pass, PARAMS, &mut rng).unwrap();
+            s.record = Some(StoredVault::new(1, &other.to_bytes()));
+        }),
+    ];
+    for (name, attack) in attacks {
+        let (mut storage, mut tab) = busy();
+        let old = storage.record.clone().unwrap();
+        assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+        attack(&mut storage, &old);
+        let snap_override = name == "floors unreadable";
+        // Before answering, the tab merges the stored memory: it must lock instead.
+        if snap_override {
+            let snap = Snapshot {
+                floors: Err("garbage".into()),
+                ..storage.snap()
+            };
+            let wallet = std::mem::take(&mut tab.wallet);
+            let (wallet, effects) = wallet.merge_stored(&mut tab.gate, &mut tab.vault, &snap);
+            tab.wallet = wallet;
+            for e in &effects {
+                tab.apply(&mut storage, e).unwrap();
+            }
+        } else {
+            assert_eq!(
+                tab.answer(&mut storage, NARROW, 2),
+                Answer::Locked,
+                "{name}"
+            );
+        }
+        tab.assert_cleared();
+        assert!(!tab.last_message().1, "{name}: the person is told");
+        // And unlocking again is refused too (never a fresh memory), unless the record is
+        // gone or another vault's (then the passphrase does not open it / nothing is stored).
+        if matches!(name, "removed" | "damaged" | "rolled back") {
+            tab.unlock(&mut storage, PASS);
+            assert!(
+                !tab.wallet.is_unlocked(),
+                "{name}: unlocked on a lost memory"
+            );
+            tab.assert_cleared();
+        }
+    }
+}
+
+#[test]
+fn a_failed_save_locks_and_leaves_the_stored_copy() {
+    let (mut storage, mut tab) = busy();
+    let before = storage.record.clone();
+    storage.fail_writes = true;
+    let mut edited = input();
+    edited.income_minor = 1;
+    tab.save(&mut storage, &edited);
+    assert_eq!(storage.record, before, "nothing was written");
+    tab.assert_cleared();
+    assert!(!tab.last_message().1);
+    // The stored facts are still in force.
+    tab.unlock(&mut storage, PASS);
+    tab.open_editor(&mut storage, PASS);
+    assert_eq!(tab.editor.as_ref().unwrap().income_minor, 2_840_000);
+}
+
+#[test]
+fn a_failed_memory_seal_locks() {
+    let (mut storage, mut tab) = busy();
+    tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+    let _ = tab.ask(WIDE, 1);
+    storage.fail_writes = true;
+    tab.step(&mut storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
+    tab.assert_cleared();
+}
+
+#[test]
+fn import_and_delete_lock() {
+    let (mut storage, mut tab) = busy();
+    let backup = storage.record.as_ref().unwrap().envelope_bytes().unwrap();
+    tab.import(&mut storage, &backup, true);
+    tab.assert_cleared();
+    let (mut storage, mut tab) = busy();
+    tab.step(&mut storage, |w, g, v, s, _| w.delete(g, v, s));
+    tab.assert_cleared();
+}
+
+// ----- import, delete, change passphrase -------------------------------------------------------
+
+#[test]
+fn importing_the_same_vault_keeps_and_merges_the_memory() {
+    let (mut storage, mut tab) = created();
+    let backup = storage.record.as_ref().unwrap().envelope_bytes().unwrap();
+    assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    assert_eq!(
+        Wallet::import_kind(&storage.snap(), &backup),
+        Ok(ImportKind::SameVault)
+    );
+    // Not confirmed: nothing happens.
+    let before = storage.record.clone();
+    tab.import(&mut storage, &backup, false);
+    assert_eq!(storage.record, before);
+    assert!(tab.wallet.is_unlocked());
+    // Confirmed: attack (b), export and re-import the same backup.
+    tab.import(&mut storage, &backup, true);
+    assert!(storage.credentials, "the same vault's credentials stay");
+    tab.unlock(&mut storage, PASS);
+    assert!(tab.wallet.is_unlocked(), "{:?}", tab.messages);
+    assert_eq!(tab.answer(&mut storage, NARROW, 2), Answer::Declined);
+    // Locked import of the same backup too.
+    tab.lock(&mut storage);
+    tab.import(&mut storage, &backup, true);
+    tab.unlock(&mut storage, PASS);
+    assert_eq!(tab.answer(&mut storage, NARROW, 3), Answer::Declined);
+}
+
+#[test]
+fn importing_another_vault_needs_confirmation_and_starts_fresh() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let profile = wallet_core::Profile::new(&input(), now().date_utc()).unwrap();
+    let pass = wallet_core::Passphrase::new("another passphrase".into()).unwrap();
+    let other = Vault::create(&profile, &pass, PARAMS, &mut rng).unwrap();
+    let backup = other.to_bytes();
+    assert_eq!(
+        Wallet::import_kind(&storage.snap(), &backup),
+        Ok(ImportKind::DifferentVault)
+    );
+    assert!(
+        ImportKind::DifferentVault
+            .question()
+            .unwrap()
+            .contains("DIFFERENT")
+    );
+    let before = storage.record.clone();
+    tab.import(&mut storage, &backup, false);
+    assert_eq!(storage.record, before, "not without the person's yes");
+    assert!(storage.credentials);
+    tab.import(&mut storage, &backup, true);
+    tab.assert_cleared();
+    assert!(
+        !storage.credentials,
+        "the replaced profile's credentials went with it"
+    );
+    tab.unlock(&mut storage, "another passphrase");
+    assert!(tab.wallet.is_unlocked(), "{:?}", tab.messages);
+    assert_eq!(
+        tab.answer(&mut storage, NARROW, 2),
+        Answer::Satisfied,
+        "another vault knows nothing of the first one's answers"
+    );
+    // Garbage is refused and changes nothing.
+    let before = storage.record.clone();
+    tab.import(&mut storage, b"not a vault", true);
+    assert_eq!(storage.record, before);
+    assert!(tab.wallet.is_unlocked());
+}
+
+#[test]
+fn delete_forgets_record_floor_credentials_and_signer_key() {
+    let (mut storage, mut tab) = created();
+    tab.step(&mut storage, |w, g, v, s, _| w.delete(g, v, s));
+    assert!(storage.record.is_none());
+    assert_eq!(storage.floors, MemoryFloors::default());
+    assert!(!storage.credentials && !storage.signer_key);
+    tab.assert_cleared();
+    assert!(tab.wallet.loaded().is_none());
+    // A new profile can be made afterwards, with an empty memory.
+    tab.create(&mut storage, &input());
+    assert!(tab.wallet.is_unlocked());
+    assert_eq!(tab.answer(&mut storage, NARROW, 1), Answer::Satisfied);
+}
+
+#[test]
+fn changing_the_passphrase_keeps_the_memory() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(tab.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    let before = storage.record.clone();
+    tab.step(&mut storage, |w, g, v, s, r| {
+        w.change_passphrase(
+            g,
+            v,
+            s,
+            "wrong wrong wrong",
+            "new passphrase",
+            "new passphrase",
+            PARAMS,
+            r,
+        )
+    });
+    assert_eq!(
+        storage.record, before,
+        "a wrong old passphrase changes nothing"
+    );
+    assert!(tab.wallet.is_unlocked());
+    tab.step(&mut storage, |w, g, v, s, r| {
+        w.change_passphrase(g, v, s, PASS, "new passphrase", "other", PARAMS, r)
+    });
+    assert_eq!(storage.record, before);
+    assert!(
+        !tab.passphrase_cleared,
+        "kept on an error not about the old passphrase"
+    );
+    tab.step(&mut storage, |w, g, v, s, r| {
+        w.change_passphrase(g, v, s, PASS, "new passphrase", "new passphrase", PARAMS, r)
+    });
+    assert_ne!(storage.record, before);
+    assert!(tab.wallet.is_unlocked());
+    assert_eq!(tab.answer(&mut storage, NARROW, 2), Answer::Declined);
+    tab.lock(&mut storage);
+    tab.unlock(&mut storage, PASS);
+    assert!(
+        !tab.wallet.is_unlocked(),
+        "the old passphrase no longer opens it"
+    );
+    tab.unlock(&mut storage, "new passphrase");
+    assert!(tab.wallet.is_unlocked());
+    assert_eq!(tab.answer(&mut storage, NARROW, 3), Answer::Declined);
+}
+
+// ----- tabs ------------------------------------------------------------------------------------
+
+#[test]
+fn a_second_tab_unlocked_before_the_probing_learns_of_it_before_answering() {
+    // Attack (c).
+    let (mut storage, mut a) = created();
+    let mut b = Tab::new(&storage, 2);
+    b.unlock(&mut storage, PASS);
+    assert!(b.wallet.is_unlocked());
+    assert_eq!(a.answer(&mut storage, WIDE, 1), Answer::NotSatisfied);
+    assert_eq!(b.answer(&mut storage, NARROW, 2), Answer::Declined);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Tab answers the wide or the narrow probe (merge, answer, seal: one locked step).
+    Answer(usize, bool),
+    /// A storage event: the tab merges.
+    Merge(usize),
+    /// The tab edits an unrelated fact (income) and saves.
+    Edit(usize, i64),
+    /// The tab imports the backup exported at the start (the same vault).
+    Import(usize),
+    Lock(usize),
+    Unlock(usize),
+    /// Someone puts back a record seen earlier (rollback).
+    Rollback(usize),
+}
+
+fn op(tabs: usize) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..tabs, any::<bool>()).prop_map(|(t, w)| Op::Answer(t, w)),
+        2 => (0..tabs).prop_map(Op::Merge),
+        2 => (0..tabs, 1i64..5_000_000).prop_map(|(t, i)| Op::Edit(t, i)),
+        1 => (0..tabs).prop_map(Op::Import),
+        1 => (0..tabs).prop_map(Op::Lock),
+        2 => (0..tabs).prop_map(Op::Unlock),
+        1 => any::<usize>().prop_map(Op::Rollback),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// N tabs over one storage, in any order: a narrowing probe is never answered after the
+    /// wide one was (nor the other way round), and what one tab answered is in storage for
+    /// every other tab.
+    #[test]
+    fn tabs_never_beat_the_floors(ops in proptest::collection::vec(op(3), 1..18)) {
+        let (mut storage, first) = created();
+        let backup = storage.record.as_ref().unwrap().envelope_bytes().unwrap();
+        let mut tabs = [first, Tab::new(&storage, 2), Tab::new(&storage, 3)];
+        tabs[1].unlock(&mut storage, PASS);
+        let mut history: Vec<StoredVault> = vec![storage.record.clone().unwrap()];
+        let mut answered: Vec<(bool, Answer)> = Vec::new();
+        for (n, op) in ops.into_iter().enumerate() {
+            match op {
+                Op::Answer(t, wide) => {
+                    let out = tabs[t].answer(&mut storage, if wide { WIDE } else { NARROW }, n as u64 + 10);
+                    if matches!(out, Answer::Satisfied | Answer::NotSatisfied) {
+                        // Sealed at once: storage knows it.
+                        prop_assert!(tabs[t].wallet.is_unlocked());
+                        prop_assert!(!tabs[t].wallet.memory_dirty(&tabs[t].gate));
+                        answered.push((wide, out));
+                    }
+                }
+                Op::Merge(t) => {
+                    tabs[t].step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+                }
+                Op::Edit(t, income) => {
+                    if tabs[t].wallet.is_unlocked() {
+                        tabs[t].open_editor(&mut storage, PASS);
+                        let mut edited = input();
+                        edited.income_minor = income;
+                        tabs[t].save(&mut storage, &edited);
+                    }
+                }
+                Op::Import(t) => { tabs[t].import(&mut storage, &backup, true); }
+                Op::Lock(t) => { tabs[t].lock(&mut storage); }
+                Op::Unlock(t) => {
+                    if !tabs[t].wallet.is_unlocked() {
+                        tabs[t].unlock(&mut storage, PASS);
+                    }
+                }
+                Op::Rollback(i) => {
+                    storage.record = Some(history[i % history.len()].clone());
+                }
+            }
+            if let Some(record) = &storage.record
+                && history.last() != Some(record)
+            {
+                history.push(record.clone());
+            }
+            // The floors are never beaten: both probes answered means pregnancy was singled out.
+            let wide = answered.iter().any(|(w, _)| *w);
+            let narrow = answered.iter().any(|(w, _)| !*w);
+            prop_assert!(!(wide && narrow), "both probes answered: {answered:?}");
+            // No answer is lost: every unlocked tab, after merging, declines the other probe.
+            for tab in tabs.iter_mut() {
+                tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+                if tab.wallet.is_unlocked() {
+                    let today = now().date_utc();
+                    let claim = |c: &[&str]| wallet_core::Claim::HasNoneOf {
+                        conditions: c.iter().map(|c| wallet_core::ConditionCode::parse(c).unwrap()).collect(),
+                    };
+                    if wide {
+                        prop_assert_eq!(
+                            tab.gate.ledger().preview(&claim(NARROW), today).assessment,
+                            wallet_core::Assessment::Decline
+                        );
+                    }
+                    if narrow {
+                        prop_assert_eq!(
+                            tab.gate.ledger().preview(&claim(WIDE), today).assessment,
+                            wallet_core::Assessment::Decline
+                        );
+                    }
+                } else {
+                    tab.assert_cleared();
+                }
+            }
+        }
+    }
+}
