@@ -8,42 +8,120 @@ use crate::actions::{download, msg, run};
 use crate::app::{App, now, with_app};
 use crate::signer::{self, SignError};
 use crate::{credentials, dom};
+use person::Act;
+
+/// The person's confirmation (declared here so that the page's module list stays the lead's).
+#[path = "person.rs"]
+pub(crate) mod person;
 
 /// Routes a trusted click on a decision's `[data-action]` (the router has checked `isTrusted`).
+/// Grant, Release and End session read the card's choices now, then wait for the person's act
+/// ([`person::ask`]); the others act at once.
 pub fn on_action(action: &str, id: &str, button: &web_sys::Element) {
     match action {
-        "grant" => run(|app| grant(app, id)),
+        "grant" => {
+            if let Some(act) = snapshot_grant(id) {
+                person::ask(act);
+            }
+        }
         "deny" => run(|app| deny(app, id)),
         "revoke" => run(|app| revoke(app, id)),
         "release" => {
-            let digest = button.get_attribute("data-digest").unwrap_or_default();
-            let ticked = dom::input(&format!("ack-{id}")).is_some_and(|i| i.checked());
-            let acknowledged = if ticked {
-                Acknowledgement::UnconfirmedSite
-            } else {
-                Acknowledgement::Nothing
-            };
-            run(|app| release(app, id, &digest, acknowledged));
+            if let Some(act) = snapshot_release(id, button) {
+                person::ask(act);
+            }
         }
         "refuse" => run(|app| refuse(app, id)),
         "sign-again" => sign_later(id.to_owned()),
         "download-receipt" => download_receipt(id),
-        "end-session" => run(end_session),
+        "end-session" => person::ask(Act::EndSession),
         "download-session" => download_session_receipt(id),
+        "confirm-ok" => person::confirm_ok(),
+        "confirm-cancel" => person::confirm_cancel(),
+        "register-authenticator" => person::ask_register(),
+        "remove-authenticator" => person::remove(),
         _ => {}
     }
 }
 
-fn grant(app: &mut App, request_id: &str) {
-    let Some(card) = dom::by_id(&format!("req-{request_id}")) else {
-        return;
-    };
+/// Runs an act the person confirmed, with the choices snapshotted at their click.
+pub fn carry_out(act: Act) {
+    match act {
+        Act::Grant {
+            request_id,
+            chosen,
+            lifetime,
+        } => run(|app| grant(app, &request_id, &chosen, &lifetime)),
+        Act::Release {
+            proposal_id,
+            digest,
+            acknowledged,
+            kept,
+        } => {
+            let acknowledged = if acknowledged {
+                Acknowledgement::UnconfirmedSite
+            } else {
+                Acknowledgement::Nothing
+            };
+            run(|app| release(app, &proposal_id, &digest, acknowledged, &kept));
+        }
+        Act::EndSession => run(end_session),
+        Act::RegisterAuthenticator => {}
+    }
+}
+
+/// The grant card's choices: the ticked claims that are not disabled, and the duration.
+fn snapshot_grant(request_id: &str) -> Option<Act> {
+    let card = dom::by_id(&format!("req-{request_id}"))?;
     let chosen: Vec<usize> = dom::query_all(&card, "input[data-claim-index]")
         .into_iter()
         .filter(dom::checked)
+        .filter(|c| !c.has_attribute("disabled"))
         .filter_map(|c| c.get_attribute("data-claim-index")?.parse().ok())
         .collect();
-    let lifetime = match dom::value(&format!("dur-{request_id}")).as_str() {
+    if chosen.is_empty() {
+        dom::set_msg(
+            &format!("req-msg-{request_id}"),
+            "Tick at least one question to grant, or deny the request.",
+            false,
+        );
+        return None;
+    }
+    Some(Act::Grant {
+        request_id: request_id.to_owned(),
+        chosen,
+        lifetime: dom::value(&format!("dur-{request_id}")),
+    })
+}
+
+/// The approval card's choices: the digest shown, the acknowledgement, the kept items.
+fn snapshot_release(proposal_id: &str, button: &web_sys::Element) -> Option<Act> {
+    let card = dom::by_id(&format!("prop-{proposal_id}"))?;
+    let kept: Vec<usize> = dom::query_all(&card, "input[data-item-index]")
+        .into_iter()
+        .filter(dom::checked)
+        .filter_map(|c| c.get_attribute("data-item-index")?.parse().ok())
+        .collect();
+    if kept.is_empty() {
+        with_app(|app| {
+            app.signer_notes.insert(
+                proposal_id.to_owned(),
+                "Keep at least one answer to release, or refuse the application.".into(),
+            );
+            app.after_change();
+        });
+        return None;
+    }
+    Some(Act::Release {
+        proposal_id: proposal_id.to_owned(),
+        digest: button.get_attribute("data-digest").unwrap_or_default(),
+        acknowledged: dom::input(&format!("ack-{proposal_id}")).is_some_and(|i| i.checked()),
+        kept,
+    })
+}
+
+fn grant(app: &mut App, request_id: &str, chosen: &[usize], lifetime: &str) {
+    let lifetime = match lifetime {
         "2000" if app.short_grants => Lifetime {
             duration_ms: 2_000,
             uses: None,
@@ -53,7 +131,7 @@ fn grant(app: &mut App, request_id: &str) {
         "once" => Lifetime::ONE_USE,
         _ => Lifetime::TEN_MINUTES,
     };
-    if let Err(e) = app.gate.grant(request_id, &chosen, lifetime, now()) {
+    if let Err(e) = app.gate.grant(request_id, chosen, lifetime, now()) {
         dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
     }
 }
@@ -76,15 +154,18 @@ fn revoke(app: &mut App, grant_id: &str) {
     }
 }
 
-fn release(app: &mut App, proposal_id: &str, digest: &str, acknowledged: Acknowledgement) {
+fn release(
+    app: &mut App,
+    proposal_id: &str,
+    digest: &str,
+    acknowledged: Acknowledgement,
+    kept: &[usize],
+) {
     if app.gate.is_unlocked() {
         // Another tab may have used credentials: pick from the saved copy.
         credentials::reload_from_storage(app);
     }
-    match app
-        .gate
-        .release_with_proofs(proposal_id, digest, acknowledged, now())
-    {
+    match release_kept(app, proposal_id, digest, kept, acknowledged) {
         Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
                 .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
@@ -116,6 +197,32 @@ fn release(app: &mut App, proposal_id: &str, digest: &str, acknowledged: Acknowl
                 .insert(proposal_id.to_owned(), e.to_string());
         }
     }
+}
+
+/// Releases exactly the kept items.
+// TODO(gate): `Gate::release_kept` once it lands; until then only keep-all can be released, and
+// a release that drops an item is refused here rather than sending what the person unticked.
+fn release_kept(
+    app: &mut App,
+    proposal_id: &str,
+    digest: &str,
+    kept: &[usize],
+    acknowledged: Acknowledgement,
+) -> Result<capability_gate::Released, String> {
+    let total = app.gate.proposal(proposal_id).map_or(0, |p| p.items.len());
+    let mut unique = kept.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    if unique.len() != total || unique.iter().enumerate().any(|(i, &k)| i != k) {
+        return Err(
+            "Nothing was sent: dropping an answer is not supported by this wallet yet; refuse \
+             the application and ask the site again with fewer questions."
+                .to_owned(),
+        );
+    }
+    app.gate
+        .release_with_proofs(proposal_id, digest, acknowledged, now())
+        .map_err(|e| e.to_string())
 }
 
 fn refuse(app: &mut App, proposal_id: &str) {

@@ -132,3 +132,51 @@ pub fn set_value_of(element: &Element, v: &str) {
         i.set_value(v);
     }
 }
+
+/// The element `#dom_id` if it is a child of `parent` drawn from the same `key` (its
+/// `data-key`), so that what the person ticked, chose or typed in it stays; otherwise a new one
+/// from `build`, marked with `id` and `key`.
+pub fn keep_or_build(
+    parent: &Element,
+    dom_id: &str,
+    key: &str,
+    build: impl FnOnce() -> Element,
+) -> (Element, bool) {
+    let existing = by_id(dom_id).filter(|e| {
+        e.parent_element().as_ref() == Some(parent)
+            && e.get_attribute("data-key").as_deref() == Some(key)
+    });
+    match existing {
+        Some(e) => (e, true),
+        None => {
+            let e = build();
+            attr(&e, "id", dom_id);
+            attr(&e, "data-key", key);
+            (e, false)
+        }
+    }
+}
+
+/// Makes `parent`'s children exactly `wanted`, in that order, moving only what is out of place
+/// (a kept element is not re-created, so its inputs keep their state).
+pub fn sync_children(parent: &Element, wanted: &[Element]) {
+    for (i, child) in wanted.iter().enumerate() {
+        let at = parent.children().item(i as u32);
+        if at.as_ref() != Some(child) {
+            let _ = parent.insert_before(child, at.as_ref().map(|e| e.as_ref()));
+        }
+    }
+    while parent.children().length() > wanted.len() as u32 {
+        match parent.last_element_child() {
+            Some(last) => last.remove(),
+            None => break,
+        }
+    }
+}
+
+/// Sets an element's text only if it differs (no needless DOM mutation).
+pub fn set_text_of(element: &Element, text: &str) {
+    if element.text_content().as_deref() != Some(text) {
+        element.set_text_content(Some(text));
+    }
+}

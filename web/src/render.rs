@@ -8,13 +8,16 @@ use wallet_core::{Assessment, Outcome, Timestamp};
 
 use crate::app::{App, now};
 use crate::credentials::proofs_left;
+use crate::decisions::person;
 use crate::dom::{self, append, attr, button, el, fill};
 use crate::signer::{DEFAULT_SIGNER, Enrolment};
+use wasm_bindgen::JsCast;
 
 pub fn all(app: &App) {
     session_receipts(app);
     status(app);
     settings(app);
+    person::render(app);
     credentials(app);
     crate::editor::render(app);
     requests(app);
@@ -190,376 +193,589 @@ fn changed(section: &'static str, key: String) -> bool {
     })
 }
 
-fn requests(app: &App) {
-    let held: Vec<&str> = app
+/// A short stable hash of what a card was drawn from (its `data-key`).
+fn content_key(parts: &impl std::hash::Hash) -> String {
+    use std::hash::Hasher;
+    let mut hasher = std::hash::DefaultHasher::new();
+    parts.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+thread_local! {
+    /// When each held request was first drawn, to keep arrival order among requests received in
+    /// the same millisecond (never the string order of their ids).
+    static ARRIVAL: std::cell::RefCell<(u64, std::collections::BTreeMap<String, u64>)> =
+        std::cell::RefCell::default();
+}
+
+/// The held requests in arrival order: the gate's `received_at`, then the order this page saw
+/// them in.
+fn held_in_arrival_order(app: &App) -> Vec<&capability_gate::Request> {
+    let mut held: Vec<&capability_gate::Request> = app
         .gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
-        .map(|r| r.id.as_str())
         .collect();
-    let ledger = serde_json::to_string(app.gate.ledger()).unwrap_or_default();
-    let askers: Vec<String> = app
-        .gate
-        .requests()
-        .filter(|r| r.state == RequestState::Held)
-        .map(|r| crate::asker::describe(app, r).1)
+    // Seen in the gate's received order first, so that a batch seen at once keeps it.
+    held.sort_by_key(|r| r.received_at);
+    let seq: Vec<u64> = ARRIVAL.with(|a| {
+        let mut a = a.borrow_mut();
+        let (next, seen) = &mut *a;
+        seen.retain(|id, _| held.iter().any(|r| &r.id == id));
+        held.iter()
+            .map(|r| {
+                *seen.entry(r.id.clone()).or_insert_with(|| {
+                    *next += 1;
+                    *next
+                })
+            })
+            .collect()
+    });
+    let mut ordered: Vec<(Timestamp, u64, &capability_gate::Request)> = held
+        .into_iter()
+        .zip(seq)
+        .map(|(r, s)| (r.received_at, s, r))
         .collect();
-    if !changed(
-        "requests",
-        format!("{held:?}{ledger}{}{askers:?}", app.gate.is_unlocked()),
-    ) {
-        return;
+    ordered.sort_by_key(|(at, s, _)| (*at, *s));
+    ordered.into_iter().map(|(_, _, r)| r).collect()
+}
+
+/// Why the memory would decline a claim, in words, or `None` if it would answer.
+// TODO(gate): `Gate::would_decline(request_id, index)` once it lands.
+fn declined_reason(app: &App, claim: &wallet_core::Claim) -> Option<String> {
+    match app.gate.ledger().assess(claim, now().date_utc()) {
+        Assessment::Decline => Some(
+            "Would be declined: with what earlier answers revealed, answering would narrow your \
+             fact below your privacy floor. It cannot be granted."
+                .to_owned(),
+        ),
+        _ => None,
     }
-    let today = now().date_utc();
+}
+
+/// A currency code in words, for the person.
+fn currency_words(code: &str) -> String {
+    let name = match code {
+        "AUD" => "Australian dollars",
+        "CAD" => "Canadian dollars",
+        "CHF" => "Swiss francs",
+        "CZK" => "Czech koruna",
+        "DKK" => "Danish kroner",
+        "EUR" => "euros",
+        "GBP" => "pounds sterling",
+        "HUF" => "Hungarian forint",
+        "JPY" => "Japanese yen",
+        "NOK" => "Norwegian kroner",
+        "NZD" => "New Zealand dollars",
+        "PLN" => "Polish złoty",
+        "RON" => "Romanian lei",
+        "SEK" => "Swedish kronor",
+        "USD" => "US dollars",
+        _ => return code.to_owned(),
+    };
+    format!("{name} ({code})")
+}
+
+/// The consent cards: one `.request#req-<id>` per held request, in arrival order. A card whose
+/// request did not change is kept as it is (the person's ticks, duration and typed reason stay);
+/// only its live parts (who is asking, what each answer would reveal, what the memory would
+/// decline) are updated in place.
+fn requests(app: &App) {
+    let Some(container) = dom::by_id("requests") else {
+        return;
+    };
     let mut cards = Vec::new();
-    for request in app
-        .gate
-        .requests()
-        .filter(|r| r.state == RequestState::Held)
-    {
-        let card = attr(&el("div", "item", ""), "id", &format!("req-{}", request.id));
+    for request in held_in_arrival_order(app) {
+        let claims: Vec<String> = request.claims.iter().map(|c| c.canonical()).collect();
+        let key = content_key(&(
+            &request.id,
+            request.origin.as_str(),
+            &claims,
+            &request.site_name,
+            &request.purpose,
+            app.short_grants,
+        ));
+        let (card, _kept) =
+            dom::keep_or_build(&container, &format!("req-{}", request.id), &key, || {
+                request_card(app, request)
+            });
+        update_request_card(app, &card, request);
+        cards.push(card);
+    }
+    if cards.is_empty() {
+        let (e, _) = dom::keep_or_build(&container, "requests-empty", "empty", || {
+            empty("No request is waiting. When an agent calls request_claims, it appears here.")
+        });
+        cards.push(e);
+    }
+    dom::sync_children(&container, &cards);
+}
+
+/// Builds a consent card (the parts that follow from the request alone).
+fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Element {
+    let card = el("div", "item request", "");
+    append(
+        &card,
+        &el(
+            "div",
+            "origin",
+            &format!("{} asks (request {})", request.origin, request.id),
+        ),
+    );
+    append(&card, &asker_line(false, ""));
+    if let Some(name) = &request.site_name {
         append(
             &card,
-            &el(
-                "div",
-                "origin",
-                &format!("{} asks (request {})", request.origin, request.id),
-            ),
+            &el("div", "site-text", &format!("Site calls itself: {name}")),
         );
-        let (verified, who) = crate::asker::describe(app, request);
-        append(&card, &asker_line(verified, &who));
-        if let Some(name) = &request.site_name {
-            append(
-                &card,
-                &el("div", "site-text", &format!("Site calls itself: {name}")),
-            );
+    }
+    if let Some(purpose) = &request.purpose {
+        append(
+            &card,
+            &el("div", "site-text", &format!("Site says: {purpose}")),
+        );
+    }
+    for (i, claim) in request.claims.iter().enumerate() {
+        let row = el("label", "claim", "");
+        let check = el("input", "", "");
+        attr(&check, "type", "checkbox");
+        attr(&check, "data-claim-index", &i.to_string());
+        if let Some(c) = check.dyn_ref::<web_sys::HtmlInputElement>() {
+            c.set_checked(true);
         }
-        if let Some(purpose) = &request.purpose {
+        append(&row, &check);
+        let text = el("span", "", &describe(claim).1);
+        if let wallet_core::Claim::IncomeBelow { limit } = claim {
+            let code = limit.currency.as_str();
+            attr(&row, "data-currency", code);
             append(
-                &card,
-                &el("div", "site-text", &format!("Site says: {purpose}")),
-            );
-        }
-        for (i, claim) in request.claims.iter().enumerate() {
-            let row = el("label", "claim", "");
-            let check = el("input", "", "");
-            attr(&check, "type", "checkbox");
-            attr(&check, "checked", "");
-            attr(&check, "data-claim-index", &i.to_string());
-            append(&row, &check);
-            let text = el("span", "", &describe(claim).1);
-            let preview = app.gate.ledger().preview(claim, today);
-            let reveal = match preview.assessment {
-                Assessment::Decline => {
-                    "would be declined: answering would cross your privacy floor".to_owned()
-                }
-                Assessment::Known(_) => {
-                    "already follows from earlier answers: reveals nothing new".to_owned()
-                }
-                Assessment::Evaluate => format!(
-                    "reveals up to {:.1} bits about your {} (now {:.1})",
-                    preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
-                    claim.attribute().name(),
-                    preview.bits_now
+                &text,
+                &el(
+                    "div",
+                    "currency",
+                    &format!(
+                        "Asked in {}. Amounts are never converted: if your income is kept in \
+                         another currency, the agent is told only that the currencies differ, \
+                         and only after you grant it.",
+                        currency_words(code)
+                    ),
                 ),
-            };
-            append(&text, &el("div", "reveal", &reveal));
-            append(&row, &text);
-            append(&card, &row);
+            );
         }
-        let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
-        let mut choices = vec![
-            ("60000", "1 minute"),
-            ("600000", "10 minutes"),
-            ("3600000", "1 hour"),
-            ("once", "One use"),
-        ];
-        if app.short_grants {
-            choices.insert(0, ("2000", "2 seconds"));
-        }
-        for (value, label) in choices {
-            append(&duration, &attr(&el("option", "", label), "value", value));
-        }
-        let _ = attr(&duration, "aria-label", "Grant for");
-        dom::set_value_of(&duration, "600000");
-        let actions = el("div", "row", "");
-        append(&actions, &duration);
-        append(&actions, &button("Grant", "grant", &request.id, "primary"));
-        append(
-            &actions,
-            &attr(
-                &attr(&el("input", "", ""), "id", &format!("deny-{}", request.id)),
-                "placeholder",
-                "Reason to deny (optional)",
-            ),
-        );
-        append(&actions, &button("Deny", "deny", &request.id, "danger"));
-        append(&card, &actions);
-        append(
-            &card,
+        append(&text, &el("div", "reveal", ""));
+        append(&text, &el("div", "declined", ""));
+        append(&row, &text);
+        append(&card, &row);
+    }
+    let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
+    let mut choices = vec![
+        ("60000", "1 minute"),
+        ("600000", "10 minutes"),
+        ("3600000", "1 hour"),
+        ("once", "One use"),
+    ];
+    if app.short_grants {
+        choices.insert(0, ("2000", "2 seconds"));
+    }
+    for (value, label) in choices {
+        append(&duration, &attr(&el("option", "", label), "value", value));
+    }
+    let _ = attr(&duration, "aria-label", "Grant for");
+    dom::set_value_of(&duration, "600000");
+    let actions = el("div", "row", "");
+    append(&actions, &duration);
+    append(&actions, &button("Grant", "grant", &request.id, "primary"));
+    append(
+        &actions,
+        &attr(
+            &attr(&el("input", "", ""), "id", &format!("deny-{}", request.id)),
+            "placeholder",
+            "Reason to deny (optional)",
+        ),
+    );
+    append(&actions, &button("Deny", "deny", &request.id, "danger"));
+    append(&card, &actions);
+    append(
+        &card,
+        &attr(
             &attr(
                 &el("p", "msg", ""),
                 "id",
                 &format!("req-msg-{}", request.id),
             ),
-        );
-        cards.push(card);
-    }
-    if cards.is_empty() {
-        cards.push(empty(
-            "No request is waiting. When an agent calls request_claims, it appears here.",
-        ));
-    }
-    fill("requests", cards);
+            "role",
+            "status",
+        ),
+    );
+    card
 }
 
+/// The live parts of a consent card: who is asking, what each answer would reveal, and which
+/// claims the memory would decline (disabled, unticked, with the reason shown).
+fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_gate::Request) {
+    let today = now().date_utc();
+    let (verified, who) = crate::asker::describe(app, request);
+    if let Some(line) = dom::query_all(card, "[data-asker]").into_iter().next() {
+        let (class, state) = if verified {
+            ("asker verified", "verified")
+        } else {
+            ("asker unconfirmed", "unconfirmed")
+        };
+        if line.class_name() != class {
+            line.set_class_name(class);
+        }
+        attr(&line, "data-asker", state);
+        dom::set_text_of(&line, &who);
+    }
+    let rows = dom::query_all(card, "label.claim");
+    for (claim, row) in request.claims.iter().zip(rows) {
+        let Some(check) = dom::query_all(&row, "input[data-claim-index]")
+            .into_iter()
+            .next()
+        else {
+            continue;
+        };
+        let reason = declined_reason(app, claim);
+        let preview = app.gate.ledger().preview(claim, today);
+        let reveal = match (&reason, preview.assessment) {
+            (Some(_), _) => String::new(),
+            (None, Assessment::Known(_)) => {
+                "already follows from earlier answers: reveals nothing new".to_owned()
+            }
+            (None, _) => format!(
+                "reveals up to {:.1} bits about your {} (now {:.1})",
+                preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
+                claim.attribute().name(),
+                preview.bits_now
+            ),
+        };
+        if let Some(e) = dom::query_all(&row, ".reveal").into_iter().next() {
+            dom::set_text_of(&e, &reveal);
+        }
+        if let Some(e) = dom::query_all(&row, ".declined").into_iter().next() {
+            dom::set_text_of(&e, reason.as_deref().unwrap_or(""));
+        }
+        let input = check.dyn_ref::<web_sys::HtmlInputElement>();
+        match &reason {
+            Some(reason) => {
+                if !check.has_attribute("disabled") {
+                    attr(&check, "disabled", "");
+                }
+                if let Some(i) = input {
+                    i.set_checked(false);
+                }
+                attr(&check, "data-declined", reason);
+                attr(&row, "data-declined", reason);
+            }
+            None if check.has_attribute("data-declined") => {
+                // No longer declined (the fact was edited): the person ticks it themselves.
+                let _ = check.remove_attribute("disabled");
+                let _ = check.remove_attribute("data-declined");
+                let _ = row.remove_attribute("data-declined");
+            }
+            None => {}
+        }
+    }
+}
+
+/// The active grants: one row per live grant, kept while it lives; the 1-second countdown
+/// updates its text only (a Revoke button is never re-created under the person's pointer).
 pub fn grants(app: &App) {
+    let Some(container) = dom::by_id("grants") else {
+        return;
+    };
     let now_ms = now().millis();
     let mut rows = Vec::new();
     for grant in app.gate.grants().filter(|g| g.state == GrantState::Live) {
-        let item = el("div", "item", "");
-        let name = tool_name_of(grant)
-            .map(|n| n.as_str().to_owned())
-            .unwrap_or_default();
-        append(&item, &el("div", "mono", &name));
-        append(
-            &item,
-            &el(
-                "div",
-                "",
-                &format!("{} — for {}", describe(&grant.claim).1, grant.origin),
-            ),
+        let key = content_key(&(
+            grant.id.as_str(),
+            grant.claim.canonical(),
+            grant.origin.as_str(),
+        ));
+        let (item, _) = dom::keep_or_build(
+            &container,
+            &format!("grant-{}", grant.id.as_str()),
+            &key,
+            || {
+                let item = el("div", "item", "");
+                let name = tool_name_of(grant)
+                    .map(|n| n.as_str().to_owned())
+                    .unwrap_or_default();
+                append(&item, &el("div", "mono", &name));
+                append(
+                    &item,
+                    &el(
+                        "div",
+                        "",
+                        &format!("{} — for {}", describe(&grant.claim).1, grant.origin),
+                    ),
+                );
+                append(&item, &el("span", "countdown", ""));
+                append(
+                    &item,
+                    &button("Revoke", "revoke", grant.id.as_str(), "danger"),
+                );
+                item
+            },
         );
         let left = ((grant.expires_at.millis() - now_ms).max(0) / 1000) as u64;
         let uses = grant
             .uses_left
             .map(|u| format!(", {u} use left"))
             .unwrap_or_default();
-        append(
-            &item,
-            &el(
-                "span",
-                "countdown",
+        if let Some(countdown) = dom::query_all(&item, ".countdown").into_iter().next() {
+            dom::set_text_of(
+                &countdown,
                 &format!("expires in {}:{:02}{uses} ", left / 60, left % 60),
-            ),
-        );
-        append(
-            &item,
-            &button("Revoke", "revoke", grant.id.as_str(), "danger"),
-        );
+            );
+        }
         rows.push(item);
     }
     if rows.is_empty() {
-        rows.push(empty("No active grant: no claim tool exists."));
+        let (e, _) = dom::keep_or_build(&container, "grants-empty", "empty", || {
+            empty("No active grant: no claim tool exists.")
+        });
+        rows.push(e);
     }
-    fill("grants", rows);
+    dom::sync_children(&container, &rows);
 }
 
+/// The approval cards, newest first, one `#prop-<id>` each. A card is rebuilt only when what it
+/// shows changed; an application waiting for the person keeps what they unticked.
 fn proposals(app: &App) {
-    let key: Vec<String> = app
-        .gate
-        .proposals()
-        .map(|p| format!("{}:{:?}", p.id, std::mem::discriminant(&p.state)))
-        .chain(app.signer_notes.values().cloned())
-        .chain(app.gate.proposals().filter_map(|p| match &p.state {
-            ProposalState::Released { signed, .. } => Some(format!(
-                "{}{}",
-                signed.is_some(),
-                app.gate.presentations(&p.id).map_or(0, |d| d.len())
-            )),
-            _ => None,
-        }))
-        .chain(
-            app.gate
-                .proposals()
-                .filter_map(|p| app.gate.proposal_asker(&p.id))
-                .map(|a| format!("{a:?}")),
-        )
-        .collect();
-    if !changed("proposals", key.join("|")) {
+    let Some(container) = dom::by_id("proposals") else {
         return;
-    }
+    };
     let mut cards = Vec::new();
     let mut all: Vec<_> = app.gate.proposals().collect();
     all.reverse();
     for p in all {
-        let card = el("div", "item", "");
-        append(
-            &card,
-            &el(
-                "div",
-                "origin",
-                &format!("Application to {} (nonce {})", p.audience, p.nonce),
-            ),
-        );
-        let list = el("ul", "", "");
-        let mut proofs = 0;
-        for item in &p.items {
-            let li = el(
-                "li",
-                "proposal-item",
-                &format!("{}: ", describe(&item.claim).1),
-            );
-            let answer = if item.satisfied { "yes" } else { "no" };
-            append(&li, &el("span", answer, answer));
-            match &item.issuer {
-                Some(issuer) => {
-                    proofs += 1;
-                    let credentials = app.gate.credentials();
-                    let name = item
-                        .issuer_name
-                        .clone()
-                        .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
-                        .unwrap_or_else(|| issuer.to_string());
-                    attr(&li, "data-proof", "issuer");
-                    // The origin beside the name: an issuer elsewhere can take any name.
-                    let proof = if name == issuer.as_str() {
-                        format!("proven by {name}")
-                    } else {
-                        format!("proven by {name} ({issuer})")
-                    };
-                    append(&li, &el("span", "proof", &proof));
-                    let currency = credentials.issuer(issuer).and_then(|i| i.currency());
-                    let shows = tacit_protocol::predicates::disclosure_for(&item.claim, currency)
-                        .map(|d| format!("only {d} = {}", item.satisfied))
-                        .unwrap_or_else(|| "only this answer".to_owned());
-                    append(
-                        &li,
-                        &el(
-                            "div",
-                            "leaves",
-                            &format!(
-                                "Leaves with it: one single-use proof from {name} showing \
-                                 {shows}, for {} only.",
-                                p.audience
-                            ),
-                        ),
-                    );
-                }
-                None => {
-                    attr(&li, "data-proof", "self");
-                    append(&li, &el("span", "proof", "your word"));
-                }
-            }
-            append(&list, &li);
-        }
-        append(&card, &list);
-        let leaves = match proofs {
-            0 => format!(
-                "What leaves: these {} answers, in a receipt your signer signs; no value.",
-                p.items.len()
-            ),
-            n => format!(
-                "What leaves: these {} answers, in a receipt your signer signs, and {n} \
-                 single-use {} from the issuers named; no value, no credential beyond that.",
-                p.items.len(),
-                if n == 1 { "proof" } else { "proofs" }
-            ),
+        let (state, signed) = match &p.state {
+            ProposalState::Held => ("held", false),
+            ProposalState::Released { signed, .. } => ("released", signed.is_some()),
+            ProposalState::Refused { .. } => ("refused", false),
         };
-        append(&card, &el("p", "leaves", &leaves));
-        match &p.state {
-            ProposalState::Held => {
-                append(
-                    &card,
-                    &el(
-                        "div",
-                        "mono",
-                        &format!("digest {}", p.digest().get(..16).unwrap_or("")),
-                    ),
-                );
-                match app.gate.proposal_asker(&p.id) {
-                    Some(capability_gate::AskerStatus::Verified { site_name }) => append(
-                        &card,
-                        &asker_line(true, &format!("Verified: {site_name} at {}", p.audience)),
-                    ),
-                    _ => {
-                        append(
-                            &card,
-                            &asker_line(
-                                false,
-                                &format!(
-                                    "An agent says this is for {}; this is not confirmed.",
-                                    p.audience
-                                ),
-                            ),
-                        );
-                        let label = el("label", "ack", "");
-                        let check = el("input", "", "");
-                        attr(&check, "type", "checkbox");
-                        attr(&check, "id", &format!("ack-{}", p.id));
-                        attr(&check, "data-ack-unconfirmed", &p.id);
-                        append(&label, &check);
-                        append(
-                            &label,
-                            &el("span", "", "I understand this site is not confirmed"),
-                        );
-                        append(&card, &label);
-                    }
-                }
-                if let Some(note) = app.signer_notes.get(&p.id) {
-                    append(&card, &el("p", "msg error", note));
-                }
-                let b = button("Release", "release", &p.id, "primary");
-                attr(&b, "data-digest", p.digest());
-                append(&card, &b);
-                append(
-                    &card,
-                    &attr(
-                        &attr(&el("input", "", ""), "id", &format!("refuse-{}", p.id)),
-                        "placeholder",
-                        "Reason to refuse",
-                    ),
-                );
-                append(&card, &button("Refuse", "refuse", &p.id, "danger"));
-            }
-            ProposalState::Refused { reason } => {
-                append(&card, &el("p", "msg error", &format!("Refused: {reason}")))
-            }
-            ProposalState::Released { signed, .. } => {
-                let state = if signed.is_some() {
-                    "Released and signed."
-                } else {
-                    "Released, not signed yet."
-                };
-                append(&card, &el("p", "msg ok", state));
-                if let Some(done) = app.gate.presentations(&p.id) {
-                    append(
-                        &card,
-                        &el(
-                            "p",
-                            "msg ok",
-                            &format!(
-                                "{} {} attached for {}.",
-                                done.len(),
-                                if done.len() == 1 { "proof" } else { "proofs" },
-                                p.audience
-                            ),
-                        ),
-                    );
-                }
-                if let Some(note) = app.signer_notes.get(&p.id) {
-                    append(&card, &el("p", "msg", note));
-                }
-                if signed.is_none() {
-                    append(
-                        &card,
-                        &button("Ask the signer again", "sign-again", &p.id, ""),
-                    );
-                }
-                append(
-                    &card,
-                    &button("Download receipt", "download-receipt", &p.id, ""),
-                );
-            }
+        let note = app.signer_notes.get(&p.id);
+        let key = content_key(&(
+            &p.id,
+            state,
+            signed,
+            p.digest(),
+            app.gate.presentations(&p.id).map_or(0, |d| d.len()),
+            format!("{:?}", app.gate.proposal_asker(&p.id)),
+            // A held card shows its note in place; others are drawn with it.
+            if state == "held" { None } else { note },
+        ));
+        let (card, _) = dom::keep_or_build(&container, &format!("prop-{}", p.id), &key, || {
+            proposal_card(app, p)
+        });
+        if let Some(line) = dom::by_id(&format!("prop-note-{}", p.id)) {
+            dom::set_text_of(&line, note.map_or("", String::as_str));
         }
         cards.push(card);
     }
     if cards.is_empty() {
-        cards.push(empty(
-            "Nothing to approve. Drafts from draft_application appear here.",
-        ));
+        let (e, _) = dom::keep_or_build(&container, "proposals-empty", "empty", || {
+            empty("Nothing to approve. Drafts from draft_application appear here.")
+        });
+        cards.push(e);
     }
-    fill("proposals", cards);
+    dom::sync_children(&container, &cards);
+}
+
+fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
+    let card = el("div", "item", "");
+    append(
+        &card,
+        &el(
+            "div",
+            "origin",
+            &format!("Application to {} (nonce {})", p.audience, p.nonce),
+        ),
+    );
+    let list = el("ul", "", "");
+    let mut proofs = 0;
+    for (index, item) in p.items.iter().enumerate() {
+        let li = el("li", "proposal-item", "");
+        let label = el("label", "", "");
+        let keep = el("input", "", "");
+        attr(&keep, "type", "checkbox");
+        attr(&keep, "data-item-index", &index.to_string());
+        attr(&keep, "aria-label", "Keep this answer");
+        if let Some(k) = keep.dyn_ref::<web_sys::HtmlInputElement>() {
+            k.set_checked(true);
+        }
+        // Only a waiting application's answers can be dropped.
+        if p.state == ProposalState::Held {
+            append(&label, &keep);
+        }
+        append(
+            &label,
+            &el("span", "", &format!("{}: ", describe(&item.claim).1)),
+        );
+        append(&li, &label);
+        let answer = if item.satisfied { "yes" } else { "no" };
+        append(&li, &el("span", answer, answer));
+        match &item.issuer {
+            Some(issuer) => {
+                proofs += 1;
+                let credentials = app.gate.credentials();
+                let name = item
+                    .issuer_name
+                    .clone()
+                    .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
+                    .unwrap_or_else(|| issuer.to_string());
+                attr(&li, "data-proof", "issuer");
+                // The origin beside the name: an issuer elsewhere can take any name.
+                let proof = if name == issuer.as_str() {
+                    format!("proven by {name}")
+                } else {
+                    format!("proven by {name} ({issuer})")
+                };
+                append(&li, &el("span", "proof", &proof));
+                let currency = credentials.issuer(issuer).and_then(|i| i.currency());
+                let shows = tacit_protocol::predicates::disclosure_for(&item.claim, currency)
+                    .map(|d| format!("only {d} = {}", item.satisfied))
+                    .unwrap_or_else(|| "only this answer".to_owned());
+                append(
+                    &li,
+                    &el(
+                        "div",
+                        "leaves",
+                        &format!(
+                            "Leaves with it: one single-use proof from {name} showing \
+                             {shows}, for {} only.",
+                            p.audience
+                        ),
+                    ),
+                );
+            }
+            None => {
+                attr(&li, "data-proof", "self");
+                append(&li, &el("span", "proof", "your word"));
+            }
+        }
+        append(&list, &li);
+    }
+    append(&card, &list);
+    let leaves = match proofs {
+        0 => format!(
+            "What leaves: these {} answers, in a receipt your signer signs; no value.",
+            p.items.len()
+        ),
+        n => format!(
+            "What leaves: these {} answers, in a receipt your signer signs, and {n} \
+             single-use {} from the issuers named; no value, no credential beyond that.",
+            p.items.len(),
+            if n == 1 { "proof" } else { "proofs" }
+        ),
+    };
+    append(&card, &el("p", "leaves", &leaves));
+    match &p.state {
+        ProposalState::Held => {
+            append(
+                &card,
+                &el(
+                    "div",
+                    "mono",
+                    &format!("digest {}", p.digest().get(..16).unwrap_or("")),
+                ),
+            );
+            match app.gate.proposal_asker(&p.id) {
+                Some(capability_gate::AskerStatus::Verified { site_name }) => append(
+                    &card,
+                    &asker_line(true, &format!("Verified: {site_name} at {}", p.audience)),
+                ),
+                _ => {
+                    append(
+                        &card,
+                        &asker_line(
+                            false,
+                            &format!(
+                                "An agent says this is for {}; this is not confirmed.",
+                                p.audience
+                            ),
+                        ),
+                    );
+                    let label = el("label", "ack", "");
+                    let check = el("input", "", "");
+                    attr(&check, "type", "checkbox");
+                    attr(&check, "id", &format!("ack-{}", p.id));
+                    attr(&check, "data-ack-unconfirmed", &p.id);
+                    append(&label, &check);
+                    append(
+                        &label,
+                        &el("span", "", "I understand this site is not confirmed"),
+                    );
+                    append(&card, &label);
+                }
+            }
+            append(
+                &card,
+                &attr(
+                    &attr(
+                        &el("p", "msg error", ""),
+                        "id",
+                        &format!("prop-note-{}", p.id),
+                    ),
+                    "role",
+                    "status",
+                ),
+            );
+            let b = button("Release", "release", &p.id, "primary");
+            attr(&b, "data-digest", p.digest());
+            append(&card, &b);
+            append(
+                &card,
+                &attr(
+                    &attr(&el("input", "", ""), "id", &format!("refuse-{}", p.id)),
+                    "placeholder",
+                    "Reason to refuse",
+                ),
+            );
+            append(&card, &button("Refuse", "refuse", &p.id, "danger"));
+        }
+        ProposalState::Refused { reason } => {
+            append(&card, &el("p", "msg error", &format!("Refused: {reason}")))
+        }
+        ProposalState::Released { signed, .. } => {
+            let state = if signed.is_some() {
+                "Released and signed."
+            } else {
+                "Released, not signed yet."
+            };
+            append(&card, &el("p", "msg ok", state));
+            if let Some(done) = app.gate.presentations(&p.id) {
+                append(
+                    &card,
+                    &el(
+                        "p",
+                        "msg ok",
+                        &format!(
+                            "{} {} attached for {}.",
+                            done.len(),
+                            if done.len() == 1 { "proof" } else { "proofs" },
+                            p.audience
+                        ),
+                    ),
+                );
+            }
+            if let Some(note) = app.signer_notes.get(&p.id) {
+                append(&card, &el("p", "msg", note));
+            }
+            if signed.is_none() {
+                append(
+                    &card,
+                    &button("Ask the signer again", "sign-again", &p.id, ""),
+                );
+            }
+            append(
+                &card,
+                &button("Download receipt", "download-receipt", &p.id, ""),
+            );
+        }
+    }
+    card
 }
 
 pub fn agent(app: &App) {

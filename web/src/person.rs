@@ -1,0 +1,617 @@
+//! The person's confirmation: Grant, Release and End session act only after a person's act that
+//! a page script cannot perform. The choices on the card are snapshotted at the (trusted) click;
+//! then either
+//! - a platform authenticator registered for this vault is asked for a user-verifying assertion
+//!   over a fresh 32-byte challenge, and the answer is verified in Rust
+//!   ([`tacit_protocol::webauthn::verify_assertion`]) against the public key sealed with the
+//!   vault — a script can replace `navigator.credentials.get`, so the verification is what
+//!   counts; or
+//! - the modal `#confirm` dialog asks for the passphrase again, checked against the stored vault
+//!   (Argon2id).
+//!
+//! Only then does the snapshotted act run. Settings → "Confirm with this device" registers or
+//! removes the authenticator (sealed with the vault under `tacit.authenticator.v1`).
+
+use std::cell::{Cell, RefCell};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use js_sys::{Promise, Reflect, Uint8Array};
+use rand_core::UnwrapErr;
+use serde::{Deserialize, Serialize};
+use tacit_protocol::webauthn::{self, Assertion, COSE_ES256, Expected};
+use wallet_core::{Passphrase, Vault};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::app::{App, with_app};
+use crate::{decisions, dom, storage};
+
+#[wasm_bindgen(module = "/js/webauthn.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = createCredential, catch)]
+    fn create_credential(
+        challenge: &Uint8Array,
+        rp_id: &str,
+        user_id: &Uint8Array,
+        user_name: &str,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = getAssertion, catch)]
+    fn get_assertion(
+        challenge: &Uint8Array,
+        rp_id: &str,
+        credential_id: &Uint8Array,
+    ) -> Result<Promise, JsValue>;
+}
+
+/// Where the authenticator's credential id and public key are kept, sealed with the vault.
+pub const AUTHENTICATOR_KEY: &str = "tacit.authenticator.v1";
+/// The `Vault::seal_aux` label of the sealed authenticator.
+const AUTHENTICATOR_LABEL: &str = "authenticator.v1";
+
+/// What the person chose on a card, snapshotted at their click.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    Grant {
+        request_id: String,
+        chosen: Vec<usize>,
+        /// The duration choice's value (`once`, `60000`, `600000`, `3600000`, `2000`).
+        lifetime: String,
+    },
+    Release {
+        proposal_id: String,
+        digest: String,
+        acknowledged: bool,
+        kept: Vec<usize>,
+    },
+    EndSession,
+    RegisterAuthenticator,
+}
+
+thread_local! {
+    /// The act waiting for the passphrase dialog.
+    static PENDING: RefCell<Option<Act>> = const { RefCell::new(None) };
+    /// The passphrase is being checked (one check at a time).
+    static CHECKING: Cell<bool> = const { Cell::new(false) };
+    /// An authenticator ceremony is under way (one at a time).
+    static CEREMONY: Cell<bool> = const { Cell::new(false) };
+    static LISTENING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn rng() -> UnwrapErr<getrandom::SysRng> {
+    UnwrapErr(getrandom::SysRng)
+}
+
+fn random<const N: usize>() -> Option<[u8; N]> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// The sentence the person confirms.
+fn describe(app: &App, act: &Act) -> String {
+    match act {
+        Act::Grant {
+            request_id,
+            chosen,
+            lifetime,
+        } => {
+            let (origin, total) = app
+                .gate
+                .request(request_id)
+                .map(|r| (r.origin.to_string(), r.claims.len()))
+                .unwrap_or_default();
+            let how_long = match lifetime.as_str() {
+                "once" => "for one use",
+                "2000" => "for 2 seconds",
+                "60000" => "for 1 minute",
+                "3600000" => "for 1 hour",
+                _ => "for 10 minutes",
+            };
+            format!(
+                "Grant {} of the {total} questions {origin} asked, {how_long}: the agent may then \
+                 ask the wallet for these yes/no answers.",
+                chosen.len()
+            )
+        }
+        Act::Release {
+            proposal_id, kept, ..
+        } => {
+            let (audience, total) = app
+                .gate
+                .proposal(proposal_id)
+                .map(|p| (p.audience.to_string(), p.items.len()))
+                .unwrap_or_default();
+            format!(
+                "Release {} of the {total} answers on the application to {audience}: they leave \
+                 this browser in a receipt.",
+                kept.len()
+            )
+        }
+        Act::EndSession => "End the session: the wallet locks and each site answered gets a \
+                            receipt for your records."
+            .to_owned(),
+        Act::RegisterAuthenticator => "Use this device's screen lock or biometrics to confirm \
+                                       grants, releases and the end of a session from now on."
+            .to_owned(),
+    }
+}
+
+/// Shows a note where the act's card shows its messages.
+fn note(act: &Act, text: &str, ok: bool) {
+    match act {
+        Act::Grant { request_id, .. } => dom::set_msg(&format!("req-msg-{request_id}"), text, ok),
+        Act::Release { proposal_id, .. } => {
+            let (id, text) = (proposal_id.clone(), text.to_owned());
+            with_app(|app| {
+                app.signer_notes.insert(id, text);
+                app.after_change();
+            });
+        }
+        Act::EndSession => dom::set_msg("verify-result", text, ok),
+        Act::RegisterAuthenticator => dom::set_msg("authenticator-msg", text, ok),
+    }
+}
+
+/// Asks for the person's act, then runs `act`. Called on a trusted click, with the card's
+/// choices already read.
+pub fn ask(act: Act) {
+    if CEREMONY.get() || CHECKING.get() {
+        return;
+    }
+    let (sentence, authenticator) = match with_app(|app| {
+        let authenticator = match act {
+            // Registering a device is confirmed with the passphrase.
+            Act::RegisterAuthenticator => None,
+            _ => open_authenticator(app),
+        };
+        (describe(app, &act), authenticator)
+    }) {
+        Some(found) => found,
+        None => return,
+    };
+    match authenticator {
+        Some(authenticator) => {
+            CEREMONY.set(true);
+            wasm_bindgen_futures::spawn_local(async move {
+                note(&act, "Confirm on this device…", true);
+                let outcome = assert_person(&authenticator).await;
+                CEREMONY.set(false);
+                match outcome {
+                    Ok(()) => carry_out(act),
+                    Err(e) => note(
+                        &act,
+                        &format!("Not confirmed ({e}). Nothing was done."),
+                        false,
+                    ),
+                }
+            });
+        }
+        None => open_dialog(act, &sentence),
+    }
+}
+
+fn carry_out(act: Act) {
+    match act {
+        Act::RegisterAuthenticator => wasm_bindgen_futures::spawn_local(register()),
+        act => decisions::carry_out(act),
+    }
+}
+
+// ---- the passphrase dialog ----
+
+fn dialog() -> Option<web_sys::HtmlDialogElement> {
+    dom::by_id("confirm")?.dyn_into().ok()
+}
+
+fn open_dialog(act: Act, sentence: &str) {
+    let Some(dialog) = dialog() else {
+        return;
+    };
+    if dialog.open() {
+        return;
+    }
+    listen_once();
+    PENDING.with(|p| *p.borrow_mut() = Some(act));
+    dom::set_text("confirm-text", sentence);
+    dom::set_msg("confirm-msg", "", true);
+    dom::clear("confirm-pass");
+    set_dialog_busy(false);
+    if dialog.show_modal().is_err() {
+        PENDING.with(|p| p.borrow_mut().take());
+        return;
+    }
+    if let Some(pass) = dom::input("confirm-pass") {
+        let _ = pass.focus();
+    }
+}
+
+fn close_dialog() {
+    PENDING.with(|p| p.borrow_mut().take());
+    dom::clear("confirm-pass");
+    if let Some(dialog) = dialog() {
+        dialog.close();
+    }
+}
+
+fn set_dialog_busy(busy: bool) {
+    if let Some(dialog) = dom::by_id("confirm") {
+        for b in dom::query_all(&dialog, "button, input") {
+            let _ = if busy {
+                b.set_attribute("disabled", "")
+            } else {
+                b.remove_attribute("disabled")
+            };
+        }
+    }
+}
+
+/// The dialog's own events: Enter in the passphrase field confirms (a trusted key press only);
+/// the form never submits by itself (a wrong passphrase keeps the dialog open); closing it with
+/// Escape drops the act.
+fn listen_once() {
+    if LISTENING.replace(true) {
+        return;
+    }
+    let on = |id: &str, event: &str, f: fn(web_sys::Event)| {
+        if let Some(target) = dom::by_id(id) {
+            let closure = Closure::<dyn FnMut(web_sys::Event)>::new(f);
+            let _ =
+                target.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+            closure.forget();
+        }
+    };
+    on("confirm-form", "submit", |event| event.prevent_default());
+    on("confirm-pass", "keydown", |event| {
+        let enter = event
+            .dyn_ref::<web_sys::KeyboardEvent>()
+            .is_some_and(|k| k.key() == "Enter" && !k.is_composing());
+        if enter {
+            event.prevent_default();
+            if event.is_trusted() {
+                confirm_ok();
+            }
+        }
+    });
+    on("confirm", "close", |_| {
+        if !CHECKING.get() {
+            PENDING.with(|p| p.borrow_mut().take());
+            dom::clear("confirm-pass");
+        }
+    });
+}
+
+/// `[data-action=confirm-ok]` (a trusted click) or Enter: check the passphrase after a paint.
+pub fn confirm_ok() {
+    if CHECKING.get() || PENDING.with(|p| p.borrow().is_none()) {
+        return;
+    }
+    let typed = dom::value("confirm-pass");
+    dom::clear("confirm-pass");
+    if typed.is_empty() {
+        dom::set_msg("confirm-msg", "Type your passphrase to confirm.", false);
+        return;
+    }
+    CHECKING.set(true);
+    dom::set_msg("confirm-msg", "Checking your passphrase…", true);
+    set_dialog_busy(true);
+    gloo_timers::callback::Timeout::new(40, move || {
+        let checked = check_passphrase(typed);
+        CHECKING.set(false);
+        set_dialog_busy(false);
+        match checked {
+            Ok(()) => {
+                let act = PENDING.with(|p| p.borrow_mut().take());
+                close_dialog();
+                if let Some(act) = act {
+                    carry_out(act);
+                }
+            }
+            Err(e) => {
+                dom::set_msg("confirm-msg", &e, false);
+                if let Some(pass) = dom::input("confirm-pass") {
+                    let _ = pass.focus();
+                }
+            }
+        }
+    })
+    .forget();
+}
+
+/// `[data-action=confirm-cancel]`: nothing happens.
+pub fn confirm_cancel() {
+    if CHECKING.get() {
+        return;
+    }
+    close_dialog();
+}
+
+/// The passphrase opens the stored vault (the one this page is unlocked on, if it is).
+fn check_passphrase(typed: String) -> Result<(), String> {
+    const WRONG: &str = "That passphrase is not right. Nothing was done.";
+    let pass = Passphrase::new(typed).map_err(|_| WRONG.to_owned())?;
+    let record = storage::load()?.ok_or("No profile is stored in this browser.")?;
+    let bytes = record.envelope_bytes().map_err(|_| WRONG.to_owned())?;
+    let (vault, _profile) = Vault::open(&bytes, &pass).map_err(|_| WRONG.to_owned())?;
+    let unlocked_on =
+        with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
+    match unlocked_on {
+        Some(id) if &id != vault.envelope().vault_id() => Err(
+            "The stored profile changed in another tab. Reload this page. Nothing was done."
+                .to_owned(),
+        ),
+        _ => Ok(()),
+    }
+}
+
+// ---- the authenticator ----
+
+/// The registered credential: its id and its SPKI DER public key.
+pub struct Authenticator {
+    credential_id: Vec<u8>,
+    public_key: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredAuthenticator {
+    /// The vault it belongs to (hex of the vault id).
+    vault_id: String,
+    /// `Vault::seal_aux(AUTHENTICATOR_LABEL, SealedAuthenticator JSON)`, hex.
+    sealed: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SealedAuthenticator {
+    credential_id: String,
+    public_key: String,
+}
+
+fn local() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+fn stored_authenticator() -> Option<StoredAuthenticator> {
+    let text = local()?.get_item(AUTHENTICATOR_KEY).ok()??;
+    serde_json::from_str(&text).ok()
+}
+
+/// Forgets the registered authenticator.
+pub fn forget_authenticator() {
+    if let Some(storage) = local() {
+        let _ = storage.remove_item(AUTHENTICATOR_KEY);
+    }
+}
+
+/// The vault this page is on: the unlocked one, else the stored record's.
+fn current_vault_id(app: &App) -> Option<String> {
+    match &app.vault {
+        Some(vault) => Some(hex::encode(vault.envelope().vault_id())),
+        None => app
+            .stored
+            .as_ref()
+            .and_then(|s| s.vault_id().ok())
+            .map(hex::encode),
+    }
+}
+
+/// Whether an authenticator is registered for the vault this page is on.
+pub fn has_authenticator(app: &App) -> bool {
+    match (stored_authenticator(), current_vault_id(app)) {
+        (Some(stored), Some(id)) => stored.vault_id == id,
+        _ => false,
+    }
+}
+
+/// The authenticator registered for the unlocked vault, opened with its key.
+fn open_authenticator(app: &App) -> Option<Authenticator> {
+    let vault = app.vault.as_ref()?;
+    let stored = stored_authenticator()?;
+    if stored.vault_id != hex::encode(vault.envelope().vault_id()) {
+        return None;
+    }
+    let sealed = hex::decode(&stored.sealed).ok()?;
+    let plain = vault.open_aux(AUTHENTICATOR_LABEL, &sealed).ok()?;
+    let parsed: SealedAuthenticator = serde_json::from_slice(&plain).ok()?;
+    let authenticator = Authenticator {
+        credential_id: URL_SAFE_NO_PAD.decode(parsed.credential_id).ok()?,
+        public_key: URL_SAFE_NO_PAD.decode(parsed.public_key).ok()?,
+    };
+    (!authenticator.credential_id.is_empty()
+        && webauthn::check_public_key(&authenticator.public_key).is_ok())
+    .then_some(authenticator)
+}
+
+fn page_origin() -> Option<(String, String)> {
+    let location = web_sys::window()?.location();
+    Some((location.origin().ok()?, location.hostname().ok()?))
+}
+
+fn field(object: &JsValue, name: &str) -> Vec<u8> {
+    Reflect::get(object, &name.into())
+        .ok()
+        .filter(|v| v.is_instance_of::<Uint8Array>())
+        .map(|v| Uint8Array::new(&v).to_vec())
+        .unwrap_or_default()
+}
+
+fn js_error(e: &JsValue) -> String {
+    Reflect::get(e, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string())
+        .map(|name| match name.as_str() {
+            "NotAllowedError" => "cancelled or timed out".to_owned(),
+            other => other.to_owned(),
+        })
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "the device did not answer".to_owned())
+}
+
+/// Asks the authenticator for a user-verifying assertion and verifies it.
+async fn assert_person(authenticator: &Authenticator) -> Result<(), String> {
+    let challenge = random::<32>().ok_or("no randomness for a challenge")?;
+    let (origin, rp_id) = page_origin().ok_or("no page origin")?;
+    let promise = get_assertion(
+        &Uint8Array::from(&challenge[..]),
+        &rp_id,
+        &Uint8Array::from(&authenticator.credential_id[..]),
+    )
+    .map_err(|e| js_error(&e))?;
+    let answer = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
+    let (raw_id, client_data, auth_data, signature) = (
+        field(&answer, "rawId"),
+        field(&answer, "clientDataJSON"),
+        field(&answer, "authenticatorData"),
+        field(&answer, "signature"),
+    );
+    webauthn::verify_assertion(
+        &authenticator.public_key,
+        &Assertion {
+            credential_id: &raw_id,
+            client_data_json: &client_data,
+            authenticator_data: &auth_data,
+            signature_der: &signature,
+        },
+        &Expected {
+            challenge: &challenge,
+            origin: &origin,
+            rp_id: &rp_id,
+            credential_id: &authenticator.credential_id,
+        },
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// `[data-action=register-authenticator]`: confirmed with the passphrase first.
+pub fn ask_register() {
+    let unlocked = with_app(|app| app.vault.is_some()).unwrap_or(false);
+    if !unlocked {
+        dom::set_msg(
+            "authenticator-msg",
+            "Unlock the wallet first: the device's key is sealed with your profile.",
+            false,
+        );
+        return;
+    }
+    ask(Act::RegisterAuthenticator);
+}
+
+/// Registers a platform credential and seals its id and public key with the vault.
+async fn register() {
+    let outcome = async {
+        let challenge = random::<32>().ok_or("no randomness for a challenge")?;
+        let user_id = random::<16>().ok_or("no randomness")?;
+        let (origin, rp_id) = page_origin().ok_or("no page origin")?;
+        let vault_id = with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id()))
+            .flatten()
+            .ok_or("the wallet was locked")?;
+        dom::set_msg("authenticator-msg", "Follow your device's prompt…", true);
+        let promise = create_credential(
+            &Uint8Array::from(&challenge[..]),
+            &rp_id,
+            &Uint8Array::from(&user_id[..]),
+            "Tacit wallet",
+        )
+        .map_err(|e| js_error(&e))?;
+        let made = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
+        let credential_id = field(&made, "rawId");
+        let public_key = field(&made, "publicKey");
+        let algorithm = Reflect::get(&made, &"algorithm".into())
+            .ok()
+            .and_then(|a| a.as_f64())
+            .unwrap_or(0.0);
+        webauthn::verify_registration(&field(&made, "clientDataJSON"), &challenge, &origin)
+            .map_err(|e| e.to_string())?;
+        webauthn::check_authenticator_data(&field(&made, "authenticatorData"), &rp_id)
+            .map_err(|e| e.to_string())?;
+        if algorithm != f64::from(COSE_ES256) {
+            return Err("the device offered no ES256 key".to_owned());
+        }
+        webauthn::check_public_key(&public_key).map_err(|e| e.to_string())?;
+        if credential_id.is_empty() {
+            return Err("the device gave no credential id".to_owned());
+        }
+        let plain = serde_json::to_vec(&SealedAuthenticator {
+            credential_id: URL_SAFE_NO_PAD.encode(&credential_id),
+            public_key: URL_SAFE_NO_PAD.encode(&public_key),
+        })
+        .map_err(|e| e.to_string())?;
+        with_app(|app| {
+            let vault = app
+                .vault
+                .as_ref()
+                .filter(|v| v.envelope().vault_id() == &vault_id)
+                .ok_or("the wallet was locked")?;
+            let sealed = vault
+                .seal_aux(AUTHENTICATOR_LABEL, &plain, &mut rng())
+                .map_err(|e| e.to_string())?;
+            let record = serde_json::to_string(&StoredAuthenticator {
+                vault_id: hex::encode(vault_id),
+                sealed: hex::encode(sealed),
+            })
+            .map_err(|e| e.to_string())?;
+            local()
+                .ok_or("this browser offers no local storage")?
+                .set_item(AUTHENTICATOR_KEY, &record)
+                .map_err(|_| "the device could not be saved (storage full or blocked)".to_owned())
+        })
+        .unwrap_or_else(|| Err("the page was busy; try again".to_owned()))
+    }
+    .await;
+    match outcome {
+        Ok(()) => dom::set_msg(
+            "authenticator-msg",
+            "This device now confirms grants, releases and the end of a session.",
+            true,
+        ),
+        Err(e) => dom::set_msg(
+            "authenticator-msg",
+            &format!("Not registered ({e}). Your passphrase still confirms."),
+            false,
+        ),
+    }
+    with_app(|app| app.after_change());
+}
+
+/// `[data-action=remove-authenticator]`: the passphrase confirms from now on.
+pub fn remove() {
+    forget_authenticator();
+    dom::set_msg(
+        "authenticator-msg",
+        "This device no longer confirms; your passphrase does.",
+        true,
+    );
+    with_app(|app| app.after_change());
+}
+
+/// Settings → "Confirm with this device": whether one is registered for this vault.
+pub fn render(app: &App) {
+    if app.stored.is_none() && stored_authenticator().is_some() {
+        // The profile was deleted (not merely unreadable): its device goes with it.
+        if matches!(storage::load(), Ok(None)) {
+            forget_authenticator();
+        }
+    }
+    let on = has_authenticator(app);
+    if let Some(status) = dom::by_id("authenticator-status") {
+        let text = if on {
+            "On: this device's screen lock or biometrics confirm grants, releases and the end of \
+             a session."
+        } else {
+            "Off: your passphrase confirms grants, releases and the end of a session."
+        };
+        dom::set_text_of(&status, text);
+        dom::attr(&status, "data-state", if on { "on" } else { "off" });
+    }
+    let enable = |id: &str, enabled: bool| {
+        if let Some(b) = dom::by_id(id) {
+            let _ = if enabled {
+                b.remove_attribute("disabled")
+            } else {
+                b.set_attribute("disabled", "")
+            };
+        }
+    };
+    enable("register-authenticator-btn", !on && app.vault.is_some());
+    enable("remove-authenticator-btn", on);
+}
