@@ -3,7 +3,8 @@
 //!
 //! The person's part (grant in the wallet page, release the application) is done by the person,
 //! in the wallet page, unless the agent was told to stand in for them; then every such click is
-//! announced loudly as a scripted stand-in.
+//! announced loudly as a scripted stand-in, and the stand-in types the demo passphrase into the
+//! wallet's confirmation dialog after each click (the wallet's check that a person acted).
 
 use std::time::{Duration, Instant};
 
@@ -127,6 +128,8 @@ pub fn run_flow(
             Duration::from_secs(20),
         )?;
         wallet.click(&format!("[data-action=grant][data-id={request}]"))?;
+        say("   typing the demo passphrase into the wallet's confirmation dialog");
+        crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)?;
     } else {
         say(&format!(
             "… waiting for you to grant request {request} in the wallet page"
@@ -176,6 +179,8 @@ pub fn run_flow(
             Duration::from_secs(20),
         )?;
         wallet.click(&button)?;
+        say("   typing the demo passphrase into the wallet's confirmation dialog");
+        crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)?;
     } else {
         say(&format!(
             "… waiting for you to release proposal {proposal} in the wallet page"

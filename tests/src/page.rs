@@ -27,6 +27,41 @@ impl Page<'_> {
         Ok(())
     }
 
+    /// Presses and releases `key` on the focused element with real key events
+    /// (`Input.dispatchKeyEvent`): `Enter`, `Space`, `Escape` or `Tab`.
+    pub fn press(&self, key: &str) -> Result<()> {
+        let (code, key_value, vk, text) = match key {
+            "Enter" => ("Enter", "Enter", 13, Some("\r")),
+            "Space" => ("Space", " ", 32, Some(" ")),
+            "Escape" => ("Escape", "Escape", 27, None),
+            "Tab" => ("Tab", "Tab", 9, None),
+            other => return Err(Error::Js(format!("press: unknown key `{other}`"))),
+        };
+        let mut down = json!({
+            "type": if text.is_some() { "keyDown" } else { "rawKeyDown" },
+            "key": key_value,
+            "code": code,
+            "windowsVirtualKeyCode": vk,
+            "nativeVirtualKeyCode": vk,
+        });
+        if let Some(text) = text {
+            down["text"] = json!(text);
+            down["unmodifiedText"] = json!(text);
+        }
+        self.send("Input.dispatchKeyEvent", down)?;
+        self.send(
+            "Input.dispatchKeyEvent",
+            json!({ "type": "keyUp", "key": key_value, "code": code,
+                    "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk }),
+        )?;
+        Ok(())
+    }
+
+    /// Focuses the element matching `selector` (a real focus, as tabbing to it would).
+    pub fn focus_on(&self, selector: &str) -> Result<()> {
+        self.focus(selector, false)
+    }
+
     /// Focuses the element matching `selector` and types `text` at the caret with
     /// `Input.insertText` (appends to what is there; see [`Page::fill`] to replace).
     pub fn type_into(&self, selector: &str, text: &str) -> Result<()> {

@@ -190,8 +190,16 @@ impl StaticServer {
         self.addr
     }
 
-    /// `http://127.0.0.1:<port>` — the site's origin.
+    /// `http://localhost:<port>` — the site's origin. The server listens on `127.0.0.1` only,
+    /// but the page is addressed by the name `localhost`: WebAuthn needs a domain (an rpId), not
+    /// an IP address, and `localhost` is a secure context. Browsers resolve `localhost` to
+    /// loopback themselves. See [`StaticServer::ip_origin`] for the address form.
     pub fn origin(&self) -> String {
+        format!("http://localhost:{}", self.addr.port())
+    }
+
+    /// `http://127.0.0.1:<port>` — the same server by address (another origin to the browser).
+    pub fn ip_origin(&self) -> String {
         format!("http://{}", self.addr)
     }
 

@@ -51,17 +51,94 @@ pub fn credential_selector(origin: &str) -> String {
     )
 }
 
+/// How the person confirms Grant, Release and End session (the act a page script cannot do).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Confirm {
+    /// The `#confirm` dialog: the passphrase typed again with real input into `#confirm-pass`,
+    /// then a real click on `[data-action=confirm-ok]` (an Argon2 run, about a second, per act).
+    /// Works in every tab of a profile; the default.
+    #[default]
+    Passphrase,
+    /// A WebAuthn user-verifying assertion from this tab's DevTools virtual authenticator (its
+    /// id), registered in Settings by [`Wallet::use_authenticator`]: no dialog, milliseconds per
+    /// act. For tests with many acts.
+    Authenticator(String),
+}
+
+/// `#confirm` is open.
+pub const CONFIRM_OPEN: &str =
+    "(() => { const d = document.getElementById('confirm'); return !!(d && d.open); })()";
+
+/// The person's confirmation in `page` (a wallet tab): waits until the `#confirm` dialog is
+/// open, types `pass` into `#confirm-pass` with real input and clicks
+/// `[data-action=confirm-ok]` with a real click. Does not wait for the dialog to close (a wrong
+/// passphrase keeps it open). An error if the page never asks.
+pub fn type_confirmation(page: &Page<'_>, pass: &str) -> crate::Result<()> {
+    page.wait_for(CONFIRM_OPEN, WAIT).map_err(|e| {
+        crate::Error::Js(format!(
+            "the page asked for no confirmation (no open #confirm dialog): {e}"
+        ))
+    })?;
+    page.fill("#confirm-pass", pass)?;
+    page.click("[data-action=confirm-ok]")?;
+    Ok(())
+}
+
+/// [`type_confirmation`], then waits until the dialog has closed (the passphrase was right and
+/// the act goes ahead); an error with `#confirm-msg` if it stays open.
+pub fn confirm_with_passphrase(page: &Page<'_>, pass: &str) -> crate::Result<()> {
+    type_confirmation(page, pass)?;
+    let closed = format!("!{CONFIRM_OPEN}");
+    page.wait_for(&closed, WAIT).map(|_| ()).map_err(|e| {
+        let said = page
+            .eval("(document.getElementById('confirm-msg') || {}).textContent || ''")
+            .unwrap_or_default();
+        crate::Error::Js(format!(
+            "the confirmation dialog stayed open (it says {said}): {e}"
+        ))
+    })
+}
+
 /// The wallet page in one tab.
 #[derive(Debug)]
 pub struct Wallet<'b> {
     pub page: Page<'b>,
+    /// How this tab's person confirms Grant, Release and End session.
+    pub confirm: Confirm,
 }
 
 #[allow(clippy::unwrap_used, clippy::panic)] // a test helper: failures are test failures
 impl<'b> Wallet<'b> {
+    /// A wallet tab already open in `page`; the person confirms with the passphrase.
+    pub fn new(page: Page<'b>) -> Self {
+        Self {
+            page,
+            confirm: Confirm::Passphrase,
+        }
+    }
+
     /// Opens the wallet at `/{query}` with WebMCP tracking and CSP watching on.
     pub fn open(browser: &'b Browser, server: &StaticServer, query: &str) -> Self {
+        Self::open_with(browser, server, query, &[])
+    }
+
+    /// As [`Wallet::open`], with `scripts` evaluated in every new document of the tab before
+    /// any of the page's own (`Page.addScriptToEvaluateOnNewDocument`): a hostile script that
+    /// got there first.
+    pub fn open_with(
+        browser: &'b Browser,
+        server: &StaticServer,
+        query: &str,
+        scripts: &[&str],
+    ) -> Self {
         let mut page = browser.new_page().unwrap();
+        for source in scripts {
+            page.send(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": source }),
+            )
+            .unwrap();
+        }
         page.enable_webmcp().unwrap();
         page.watch_csp().unwrap();
         page.navigate(&server.url(&format!("/{query}"))).unwrap();
@@ -71,7 +148,7 @@ impl<'b> Wallet<'b> {
             WAIT,
         )
         .unwrap();
-        Self { page }
+        Self::new(page)
     }
 
     /// The text of the first element matching `selector` ("" if none).
@@ -137,6 +214,140 @@ impl<'b> Wallet<'b> {
     pub fn unlock(&self, pass: &str) {
         self.page.fill("#unlock-pass", pass).unwrap();
         self.page.click("[data-action=unlock]").unwrap();
+    }
+
+    /// `#editor`'s `data-state` (`open`, `closed`, or "" if there is none).
+    pub fn editor_state(&self) -> String {
+        self.page
+            .eval("(document.getElementById('editor') || {dataset: {}}).dataset.state || ''")
+            .unwrap()
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The person opens the profile editor: types `pass` into `#editor-pass` and clicks
+    /// `[data-action=open-editor]` (real input). Does not wait.
+    pub fn try_open_editor(&self, pass: &str) {
+        self.front();
+        self.page.fill("#editor-pass", pass).unwrap();
+        self.page.click("[data-action=open-editor]").unwrap();
+    }
+
+    /// The person opens the editor with the passphrase; waits until it is open and filled.
+    pub fn open_editor(&self) {
+        self.try_open_editor(PASS);
+        let open = "(document.getElementById('editor') || {dataset: {}}).dataset.state === 'open'";
+        if let Err(e) = self.page.wait_for(open, WAIT) {
+            panic!(
+                "the editor never opened: {e} (the page says {:?})",
+                self.text("#profile-msg")
+            );
+        }
+    }
+
+    /// The person closes the editor; waits until it says closed.
+    pub fn close_editor(&self) {
+        self.front();
+        self.page.click("[data-action=close-editor]").unwrap();
+        self.page
+            .wait_for(
+                "(document.getElementById('editor') || {dataset: {}}).dataset.state === 'closed'",
+                WAIT,
+            )
+            .unwrap();
+    }
+
+    /// The person opens the editor, types `income` over the income field and saves.
+    pub fn edit_income(&self, income: &str) {
+        self.open_editor();
+        self.page.fill("#f-income", income).unwrap();
+        self.page.click("[data-action=save-profile]").unwrap();
+    }
+
+    /// The person's act after a click on Grant, Release or End session, as [`Wallet::confirm`]
+    /// says: the passphrase in the dialog, or nothing to do with the virtual authenticator.
+    pub fn confirm_act(&self) {
+        match &self.confirm {
+            Confirm::Passphrase => {
+                if let Err(e) = confirm_with_passphrase(&self.page, PASS) {
+                    panic!("{e}");
+                }
+            }
+            // automaticPresenceSimulation answers navigator.credentials.get by itself.
+            Confirm::Authenticator(_) => {}
+        }
+    }
+
+    /// Adds a virtual authenticator to this tab (DevTools `WebAuthn` domain: CTAP2, internal,
+    /// resident keys, user verification, verified, presence simulated) and returns its id.
+    pub fn add_virtual_authenticator(&self) -> String {
+        self.page
+            .send("WebAuthn.enable", json!({ "enableUI": false }))
+            .unwrap();
+        let added = self
+            .page
+            .send(
+                "WebAuthn.addVirtualAuthenticator",
+                json!({ "options": {
+                    "protocol": "ctap2",
+                    "transport": "internal",
+                    "hasResidentKey": true,
+                    "hasUserVerification": true,
+                    "isUserVerified": true,
+                    "automaticPresenceSimulation": true,
+                } }),
+            )
+            .unwrap();
+        added["authenticatorId"].as_str().unwrap().to_owned()
+    }
+
+    /// The person registers this device in Settings → "Confirm with this device" (the
+    /// passphrase dialog first), with a virtual authenticator added to this tab; from then on
+    /// Grant, Release and End session are confirmed by it. Waits until the page says it is on.
+    pub fn use_authenticator(&mut self) {
+        let id = self.add_virtual_authenticator();
+        self.register_authenticator();
+        self.confirm = Confirm::Authenticator(id);
+    }
+
+    /// Clicks `[data-action=register-authenticator]`, confirms with the passphrase and waits
+    /// until `#authenticator-status` is `data-state="on"`.
+    pub fn register_authenticator(&self) {
+        self.front();
+        self.page
+            .click("[data-action=register-authenticator]")
+            .unwrap();
+        if let Err(e) = confirm_with_passphrase(&self.page, PASS) {
+            panic!("{e}");
+        }
+        let on = "(document.getElementById('authenticator-status') || {dataset: {}}).dataset.state === 'on'";
+        if let Err(e) = self.page.wait_for(on, WAIT) {
+            panic!(
+                "the authenticator was never registered: {e} (the page says {:?})",
+                self.text("#authenticator")
+            );
+        }
+    }
+
+    /// Sets whether this tab's virtual authenticator verifies the user (`WebAuthn.setUserVerified`).
+    pub fn set_user_verified(&self, verified: bool) {
+        let Confirm::Authenticator(id) = &self.confirm else {
+            panic!("no virtual authenticator in this tab: call use_authenticator first");
+        };
+        self.page
+            .send(
+                "WebAuthn.setUserVerified",
+                json!({ "authenticatorId": id, "isUserVerified": verified }),
+            )
+            .unwrap();
+    }
+
+    /// The person clicks End session and confirms it.
+    pub fn end_session(&self) {
+        self.front();
+        self.page.click("[data-action=end-session]").unwrap();
+        self.confirm_act();
     }
 
     /// The agent calls a tool; the call must complete (refusals are values).
@@ -206,6 +417,7 @@ impl<'b> Wallet<'b> {
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
             .unwrap();
+        self.confirm_act();
         let out = self.poll("check_request", json!({ "request_id": id }), |o| {
             o["result"]["status"] == "granted"
         });
@@ -392,6 +604,7 @@ impl<'b> Wallet<'b> {
         }
         let release = format!("[data-action=release][data-id={proposal}]");
         self.page.click(&release).unwrap();
+        self.confirm_act();
     }
 
     /// Waits until `proposal` is released and signed; the signed receipt.

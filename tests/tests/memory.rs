@@ -170,9 +170,8 @@ fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     probe_wide(&mut wallet, "n-a-1");
-    wallet.front();
-    wallet.page.fill("#f-income", "28,500.00").unwrap();
-    wallet.page.click("[data-action=save-profile]").unwrap();
+    // The editor is closed while unlocked: the person opens it with the passphrase first.
+    wallet.edit_income("28,500.00");
     wallet.wait_text("#profile-msg", "Saved");
     // The person is told what was reset and that old answers remain known.
     wallet.wait_text("#profile-msg", "income");

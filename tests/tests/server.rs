@@ -109,7 +109,13 @@ async fn serve_dir_binds_and_shuts_down() {
 fn real_socket_round_trip() {
     let dir = site();
     let server = StaticServer::start(dir.path()).unwrap();
-    assert!(server.url("/boot.js").starts_with("http://127.0.0.1:"));
+    // Addressed as localhost (WebAuthn needs a domain), listening on 127.0.0.1 only.
+    assert_eq!(
+        server.url("/boot.js"),
+        format!("http://localhost:{}/boot.js", server.addr().port())
+    );
+    assert!(server.addr().ip().is_loopback());
+    assert_eq!(server.ip_origin(), format!("http://{}", server.addr()));
     let mut stream = TcpStream::connect(server.addr()).unwrap();
     write!(
         stream,

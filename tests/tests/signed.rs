@@ -40,6 +40,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
     // The hand-made policy carries no site signature: the person confirms the warning.
     wallet.page.click(&format!("#ack-{proposal}")).unwrap();
     wallet.page.click(&release).unwrap();
+    wallet.confirm_act(); // the person's confirmation (the passphrase typed again)
     let out = wallet.poll("check_proposal", json!({ "proposal_id": proposal }), |o| {
         o["result"]["signed"] == true
     });
@@ -75,7 +76,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
     assert_ne!(run(&wrong, &mut Vec::new(), &mut Vec::new()), 0);
 
     // Ending the session locks the wallet and yields a signed receipt for the audience.
-    wallet.page.click("[data-action=end-session]").unwrap();
+    wallet.end_session();
     wallet.wait_text("#session-receipts", "Signed by key");
     wallet.wait_text("#lock-pill", "Locked");
     wallet.page.screenshot("wallet-11-session-ended").unwrap();

@@ -283,6 +283,16 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     // The right one unlocks it; still no claim tool (grants do not survive a lock).
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
+    // Unlocked, the editor stays closed and empty until the person opens it with the passphrase.
+    assert_eq!(wallet.editor_state(), "closed");
+    assert_eq!(
+        wallet
+            .page
+            .eval("document.getElementById('f-income').value")
+            .unwrap(),
+        ""
+    );
+    wallet.open_editor();
     assert_eq!(
         wallet
             .page
@@ -409,6 +419,7 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
     wallet.wait_text("#profile-msg", "Backup imported");
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.open_editor();
     assert_eq!(
         wallet
             .page
@@ -462,9 +473,10 @@ fn wallet_second_tab_cannot_silently_overwrite() {
     let second = Wallet::open(&browser, &server, "");
     second.unlock(PASS);
     second.wait_text("#lock-pill", "Unlocked");
+    // The first tab's person opens its editor while the record is still the old one.
+    first.open_editor();
     // The second tab saves a change first.
-    second.page.fill("#f-income", "31,000.00").unwrap();
-    second.page.click("[data-action=save-profile]").unwrap();
+    second.edit_income("31,000.00");
     second.wait_text("#profile-msg", "Saved");
     let after_second = second
         .page

@@ -83,7 +83,8 @@ fn run(options: Options) -> Result<(), String> {
         println!("made a signer key {id} in {}", key_file.display());
     }
     let keys = signer::KeyStore::load(&key_file).map_err(|e| e.to_string())?;
-    let wallet_origin = format!("http://{WALLET}");
+    // The page is addressed as localhost (WebAuthn needs a domain); it listens on 127.0.0.1.
+    let wallet_origin = format!("http://localhost:{}", addr(WALLET).port());
     let config = signer::Config {
         listen: addr(SIGNER),
         key_file: key_file.clone(),
@@ -313,7 +314,7 @@ fn run_agent(
         say(
             "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
         );
-        let person = tacit_e2e::wallet::Wallet { page: wallet };
+        let person = tacit_e2e::wallet::Wallet::new(wallet);
         say(&format!(
             "!!! SCRIPTED STAND-IN FOR A PERSON: enrolling this browser with {signer_url} using the code above !!!"
         ));
