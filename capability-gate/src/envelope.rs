@@ -25,8 +25,11 @@ pub enum Code {
     GrantSpent,
     /// Answering would narrow what is known below the person's privacy floor.
     DeclinedPrivacyFloor,
-    /// The claim cannot be asked of this profile (for example a limit in another currency).
+    /// The claim cannot be asked of this profile.
     InvalidClaim,
+    /// The person granted an income question in another currency than their profile's; amounts
+    /// are never converted, so it is declined (told only after the person's grant).
+    DeclinedCurrency,
     /// Nothing to draft: no claim has been answered for that audience.
     NothingToDraft,
     /// Too many requests or proposals are waiting for the person.
@@ -45,6 +48,7 @@ impl Code {
             Code::GrantSpent => "grant_spent",
             Code::DeclinedPrivacyFloor => "declined_privacy_floor",
             Code::InvalidClaim => "invalid_claim",
+            Code::DeclinedCurrency => "declined_currency",
             Code::NothingToDraft => "nothing_to_draft",
             Code::TooManyPending => "too_many_pending",
         }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use tacit_protocol::site_auth::{Attestation, MAX_KID_LEN};
-use wallet_core::{Claim, Outcome, Timestamp};
+use wallet_core::{Claim, Timestamp};
 
 use crate::envelope::{Code, Refusal, Reply};
 use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
@@ -115,7 +115,7 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
             "Too many requests are already waiting for the person. Wait for them to be decided.",
         ));
     }
-    let id = gate.next_request_id();
+    let (id, arrival) = gate.next_request_id();
     gate.requests.insert(
         id.clone(),
         Request {
@@ -128,6 +128,7 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
             attestation,
             asker: AskerStatus::Unconfirmed,
             received_at: now,
+            arrival,
             state: RequestState::Held,
         },
     );
@@ -243,18 +244,14 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
              policy you passed to request_claims.",
         ));
     }
-    let entries = gate
-        .audience_logs
-        .get(&audience)
-        .map(|l| l.entries().to_vec())
-        .unwrap_or_default();
-    if !entries
-        .iter()
-        .any(|e| matches!(e.outcome, Outcome::Satisfied | Outcome::NotSatisfied))
-    {
+    // Only the answers to this very request (its origin and nonce): never an earlier
+    // request's, another nonce's, a refused call or a malformed one.
+    let entries = gate.answers_for(&audience, &nonce);
+    if entries.is_empty() {
         return Err(Refusal::new(
             Code::NothingToDraft,
-            "No claim has been answered for this audience yet. Call the granted claim tools first.",
+            "No claim of this request has been answered yet. Call the granted claim tools of \
+             this request first.",
         ));
     }
     let held = gate
@@ -267,11 +264,13 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
             "Too many proposals are already waiting for the person. Wait for them to be decided.",
         ));
     }
-    let id = gate.next_proposal_id();
+    let (id, arrival) = gate.next_proposal_id();
     let credentials = &gate.credentials;
-    let proposal = Proposal::with_issuer_names(id.clone(), audience, nonce, entries, now, |o| {
-        credentials.issuer_name(o).map(str::to_owned)
-    });
+    let mut proposal =
+        Proposal::with_issuer_names(id.clone(), audience, nonce, entries, now, |o| {
+            credentials.issuer_name(o).map(str::to_owned)
+        });
+    proposal.arrival = arrival;
     // Outcomes only: whether an answer is issuer-backed is not the agent's to know before the
     // person releases.
     let disclosed: Vec<Value> = proposal

@@ -3,13 +3,14 @@
 //! Time comes in as `now` on every call; the gate never reads a clock. The host asks
 //! [`Gate::next_deadline`] when to wake up and then calls [`Gate::tick`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, SiteAuthError, SiteKeys, verify_requirements};
 use wallet_core::receipt::KeySet;
 use wallet_core::{
-    Claim, ComparisonLog, DisclosureLedger, GrantId, Nonce, Origin, Outcome, Profile,
+    Claim, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome, Profile,
     ReceiptPayload, SessionId, SignedReceipt, Timestamp, ToolName,
 };
 
@@ -57,6 +58,8 @@ pub enum GateError {
     Locked,
     #[error("choose at least one claim, each listed once")]
     NoClaimChosen,
+    #[error("keep at least one answer, each listed once")]
+    NoItemKept,
     #[error("the grant must last between 1 second and 24 hours, and allow at least one use")]
     BadLifetime,
     #[error("the reason must be 1 to 500 characters")]
@@ -191,15 +194,32 @@ enum PendingKind {
     },
 }
 
+/// Domain separation of the per-audience session ids derived from a gate's secret.
+pub const SESSION_ID_DOMAIN: &[u8] = b"tacit/gate/session-id/v1\0";
+/// Domain separation of the request, grant and proposal ids derived from a gate's secret.
+pub const GATE_ID_DOMAIN: &[u8] = b"tacit/gate/id/v1\0";
+
+/// A per-session secret. Never shown, never serialized; `Debug` prints nothing of it.
+#[derive(Clone)]
+struct Secret([u8; 32]);
+
+impl core::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
 /// See the crate docs.
 #[derive(Debug)]
 pub struct Gate {
     pub(crate) session: SessionId,
+    /// With a secret ([`Gate::with_secret`]) session ids are per audience and every id is
+    /// pseudo-random; without ([`Gate::new`], for tests) one session id and counter ids.
+    secret: Option<Secret>,
     pub(crate) epoch: u64,
     pub(crate) profile: Option<Profile>,
     pub(crate) ledger: DisclosureLedger,
     pub(crate) log: ComparisonLog,
-    pub(crate) audience_logs: BTreeMap<Origin, ComparisonLog>,
     pub(crate) requests: BTreeMap<String, Request>,
     pub(crate) grants: BTreeMap<GrantId, Grant>,
     pub(crate) proposals: BTreeMap<String, Proposal>,
@@ -207,29 +227,92 @@ pub struct Gate {
     /// Per released proposal with issuer-backed items, its presentations.
     proofs: BTreeMap<String, Proofs>,
     next_id: u64,
+    /// Arrival sequence of requests, grants and proposals (separate from the id counter).
+    next_arrival: u64,
 }
 
 impl Gate {
-    /// A locked gate for one page session. The ledger carries what earlier sessions revealed.
+    /// A locked gate for tests and tools: every receipt carries `session`, and request, grant and
+    /// proposal ids count up (`r1`, `g2`, `p3`). A page uses [`Gate::with_secret`].
     pub fn new(session: SessionId, ledger: DisclosureLedger) -> Self {
         Self {
             session,
+            secret: None,
             epoch: 0,
             profile: None,
             ledger,
             log: ComparisonLog::new(),
-            audience_logs: BTreeMap::new(),
             requests: BTreeMap::new(),
             grants: BTreeMap::new(),
             proposals: BTreeMap::new(),
             credentials: Credentials::default(),
             proofs: BTreeMap::new(),
             next_id: 1,
+            next_arrival: 0,
         }
     }
 
+    /// A locked gate for one page session, unlinkable across audiences: `secret` (32 random
+    /// bytes the page draws once per session and never stores) derives each audience's session
+    /// id ([`Gate::session_for`]), and request, grant and proposal ids are pseudo-random (derived
+    /// from the secret and a counter), so no two sites' receipts share an identifier and no id
+    /// tells how many others were issued. The ledger carries what earlier sessions revealed.
+    pub fn with_secret(secret: [u8; 32], ledger: DisclosureLedger) -> Self {
+        let mut gate = Self::new(session_id_from(&secret, b"local"), ledger);
+        gate.secret = Some(Secret(secret));
+        gate
+    }
+
+    /// The session id receipts for `audience` carry: derived from the secret and the audience
+    /// (`s-` and 18 hex digits of SHA-256 over a domain tag, the secret and the audience), or,
+    /// for a gate made with [`Gate::new`], its one session id.
+    pub fn session_for(&self, audience: &Origin) -> SessionId {
+        match &self.secret {
+            Some(secret) => session_id_from(&secret.0, audience.as_str().as_bytes()),
+            None => self.session.clone(),
+        }
+    }
+
+    /// 8 pseudo-random bytes for the next id of `kind`, or `None` without a secret.
+    fn id_bytes(&mut self, kind: &[u8]) -> (u64, Option<[u8; 8]>) {
+        let n = self.next_counter();
+        let bytes = self.secret.as_ref().map(|secret| {
+            let mut h = Sha256::new();
+            h.update(GATE_ID_DOMAIN);
+            h.update(secret.0);
+            h.update((kind.len() as u32).to_be_bytes());
+            h.update(kind);
+            h.update(n.to_be_bytes());
+            let digest = h.finalize();
+            let mut out = [0u8; 8];
+            out.copy_from_slice(&digest[..8]);
+            out
+        });
+        (n, bytes)
+    }
+
     fn make_id(&mut self, prefix: &str) -> String {
-        format!("{prefix}{}", self.next_counter())
+        match self.id_bytes(prefix.as_bytes()) {
+            (_, Some(bytes)) => format!("{prefix}{}", hex::encode(bytes)),
+            (n, None) => format!("{prefix}{n}"),
+        }
+    }
+
+    fn next_grant_id(&mut self) -> GrantId {
+        loop {
+            let id = match self.id_bytes(b"g") {
+                (_, Some(bytes)) => GrantId::derive_from_bytes(&bytes),
+                (n, None) => GrantId::derive_from_counter(n),
+            };
+            if !self.grants.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn next_arrival(&mut self) -> u64 {
+        self.next_arrival += 1;
+        self.next_arrival
     }
 
     fn next_counter(&mut self) -> u64 {
@@ -271,16 +354,25 @@ impl Gate {
         &self.log
     }
 
+    /// The requests in arrival order (`received_at`, then arrival sequence).
     pub fn requests(&self) -> impl Iterator<Item = &Request> {
-        self.requests.values()
+        let mut all: Vec<&Request> = self.requests.values().collect();
+        all.sort_by_key(|r| (r.received_at, r.arrival));
+        all.into_iter()
     }
 
+    /// The grants in grant order.
     pub fn grants(&self) -> impl Iterator<Item = &Grant> {
-        self.grants.values()
+        let mut all: Vec<&Grant> = self.grants.values().collect();
+        all.sort_by_key(|g| (g.granted_at, g.arrival));
+        all.into_iter()
     }
 
+    /// The proposals in drafting order (`created_at`, then arrival sequence).
     pub fn proposals(&self) -> impl Iterator<Item = &Proposal> {
-        self.proposals.values()
+        let mut all: Vec<&Proposal> = self.proposals.values().collect();
+        all.sort_by_key(|p| (p.created_at, p.arrival));
+        all.into_iter()
     }
 
     pub fn request(&self, id: &str) -> Option<&Request> {
@@ -386,10 +478,15 @@ impl Gate {
         {
             return Err(GateError::NoClaimChosen);
         }
-        let (origin, claims) = (request.origin.clone(), request.claims.clone());
+        let (origin, nonce, claims) = (
+            request.origin.clone(),
+            request.nonce.clone(),
+            request.claims.clone(),
+        );
         let mut ids = Vec::new();
         for index in unique {
-            let id = GrantId::derive_from_counter(self.next_counter());
+            let id = self.next_grant_id();
+            let arrival = self.next_arrival();
             let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
             self.grants.insert(
                 id.clone(),
@@ -397,7 +494,9 @@ impl Gate {
                     id: id.clone(),
                     request_id: request_id.to_owned(),
                     origin: origin.clone(),
+                    nonce: nonce.clone(),
                     claim,
+                    arrival,
                     epoch: self.epoch,
                     granted_at: now,
                     expires_at: now.plus_millis(lifetime.duration_ms),
@@ -493,6 +592,54 @@ impl Gate {
         Ok(())
     }
 
+    /// Why the disclosure memory would decline claim `claim_index` of request `request_id`, in
+    /// plain words for the consent card, or `None` when it would answer (from memory or by
+    /// evaluating). Judged on the request's arrival day ([`Gate::would_decline_at`] for
+    /// another). Reads the memory only, never the profile, so it can be shown before the person
+    /// decides. A question in another currency is not a memory decline: see
+    /// [`Gate::currency_differs`].
+    pub fn would_decline(&self, request_id: &str, claim_index: usize) -> Option<String> {
+        let at = self.requests.get(request_id)?.received_at;
+        self.would_decline_at(request_id, claim_index, at)
+    }
+
+    /// [`Gate::would_decline`] judged on the day of `now`.
+    pub fn would_decline_at(
+        &self,
+        request_id: &str,
+        claim_index: usize,
+        now: Timestamp,
+    ) -> Option<String> {
+        let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
+        match self.ledger.assess(claim, now.date_utc()) {
+            wallet_core::Assessment::Decline => Some(decline_reason(claim)),
+            _ => None,
+        }
+    }
+
+    /// For the consent card: when claim `claim_index` of request `request_id` asks about income
+    /// in another currency than the unlocked profile's, a sentence saying so (both currencies
+    /// named, for the person). `None` otherwise, or while locked. The agent is told nothing of
+    /// this before the person grants the claim; then its tool declines, saying the currencies
+    /// differ.
+    pub fn currency_differs(&self, request_id: &str, claim_index: usize) -> Option<String> {
+        let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
+        let profile = self.profile.as_ref()?;
+        let Claim::IncomeBelow { limit } = claim else {
+            return None;
+        };
+        let mine = profile.income().currency;
+        (limit.currency != mine).then(|| {
+            format!(
+                "This asks about your income in {asked}, but your income is recorded in {mine}. \
+                 Amounts are never converted: if you allow it, the agent is told only that the \
+                 currencies differ.",
+                asked = limit.currency.as_str(),
+                mine = mine.as_str(),
+            )
+        })
+    }
+
     /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
     /// was confirmed, otherwise `Unconfirmed`.
     pub fn proposal_asker(&self, proposal_id: &str) -> Option<AskerStatus> {
@@ -529,6 +676,8 @@ impl Gate {
     /// used at once**: the page must persist [`Gate::credentials`] before anything leaves, then
     /// sign each [`ProofToSign`] and call [`Gate::attach_presentations`]. If an item's issuer has
     /// no credential left, nothing is released ([`GateError::NoProofsLeft`]).
+    ///
+    /// Every item leaves; [`Gate::release_kept`] lets the person drop some first.
     pub fn release_with_proofs(
         &mut self,
         proposal_id: &str,
@@ -536,7 +685,29 @@ impl Gate {
         acknowledged: Acknowledgement,
         now: Timestamp,
     ) -> Result<Released, GateError> {
-        let session = self.session.clone();
+        let all: Vec<usize> = self
+            .proposals
+            .get(proposal_id)
+            .map(|p| (0..p.items.len()).collect())
+            .unwrap_or_default();
+        self.release_kept(proposal_id, shown_digest, &all, acknowledged, now)
+    }
+
+    /// Releases the items `kept` (indices into [`Proposal::items`]) of a held proposal the
+    /// person reviewed, as [`Gate::release_with_proofs`] does for all of them: only the kept
+    /// answers leave, as the payload's entries (one per kept item, in item order, chained from
+    /// genesis), and only kept issuer-backed items get a proof (and use a credential).
+    /// `shown_digest` is the digest of the whole proposal the page displayed. `kept` must be
+    /// non-empty, in range and without repeats ([`GateError::NoItemKept`]); nothing changes on
+    /// any error.
+    pub fn release_kept(
+        &mut self,
+        proposal_id: &str,
+        shown_digest: &str,
+        kept: &[usize],
+        acknowledged: Acknowledgement,
+        now: Timestamp,
+    ) -> Result<Released, GateError> {
         let asker = self
             .proposal_asker(proposal_id)
             .ok_or(GateError::UnknownProposal)?;
@@ -552,26 +723,41 @@ impl Gate {
         if !proposal.digest_matches(shown_digest) {
             return Err(GateError::ApprovalVoid);
         }
+        let mut kept_sorted = kept.to_vec();
+        kept_sorted.sort_unstable();
+        kept_sorted.dedup();
+        if kept_sorted.is_empty()
+            || kept_sorted.len() != kept.len()
+            || kept_sorted
+                .iter()
+                .any(|&i| i >= proposal.items.len() || i >= proposal.entries.len())
+        {
+            return Err(GateError::NoItemKept);
+        }
         if !asker.is_verified() && acknowledged != Acknowledgement::UnconfirmedSite {
             return Err(GateError::UnconfirmedAudience);
         }
-        if proposal.needs_proofs() && self.profile.is_none() {
+        let kept_items: Vec<&ProposalItem> = kept_sorted
+            .iter()
+            .filter_map(|&i| proposal.items.get(i))
+            .collect();
+        if kept_items.iter().any(|i| i.is_issuer_backed()) && self.profile.is_none() {
             return Err(GateError::Locked);
         }
         let payload = ReceiptPayload::from_entries(
-            session,
+            self.session_for(&proposal.audience),
             proposal.audience.clone(),
             proposal.nonce.clone(),
             now,
             now.plus_millis(RECEIPT_TTL_MS),
-            proposal.entries.clone(),
+            wallet_core::rechain(kept_sorted.iter().filter_map(|&i| proposal.entries.get(i))),
         )
         .map_err(GateError::Receipt)?;
         // Pick every credential on a copy: all of them, or none is marked used.
         let mut credentials = self.credentials.clone();
         let mut proofs = Vec::new();
         let mut key_sets = Vec::new();
-        for item in &proposal.items {
+        for item in kept_items {
             let Some(issuer) = &item.issuer else { continue };
             let taken = credentials.take_for(issuer, &item.claim, item.satisfied, now);
             let name = || {
@@ -614,6 +800,7 @@ impl Gate {
                 payload: Box::new(payload.clone()),
                 signed: None,
             };
+            proposal.kept = Some(kept_sorted);
         }
         if !proofs.is_empty() {
             self.proofs.insert(
@@ -742,30 +929,61 @@ impl Gate {
     }
 
     /// The session's receipts, one per audience that got answers, for the person's own record
-    /// when they end the session: each covers that audience's whole session log and carries the
-    /// nonce of the audience's latest request.
+    /// when they end the session: each holds every answer (satisfied or not; never a declined
+    /// or invalid call) given to that audience this session, chained from genesis, under the
+    /// audience's own session id ([`Gate::session_for`]), and carries the nonce of the
+    /// audience's latest request.
     pub fn session_receipts(&self, now: Timestamp) -> Vec<ReceiptPayload> {
-        self.audience_logs
+        let audiences: BTreeSet<&Origin> = self
+            .log
+            .entries()
             .iter()
-            .filter(|(_, log)| !log.is_empty())
-            .filter_map(|(audience, log)| {
+            .filter(|e| is_answer(e))
+            .map(|e| &e.origin)
+            .collect();
+        audiences
+            .into_iter()
+            .filter_map(|audience| {
                 let nonce = self
-                    .requests
-                    .values()
+                    .requests()
                     .filter(|r| &r.origin == audience)
-                    .max_by_key(|r| r.received_at)?
+                    .last()?
                     .nonce
                     .clone();
-                ReceiptPayload::new(
-                    self.session.clone(),
+                let entries = wallet_core::rechain(
+                    self.log
+                        .entries()
+                        .iter()
+                        .filter(|e| &e.origin == audience && is_answer(e)),
+                );
+                ReceiptPayload::from_entries(
+                    self.session_for(audience),
                     audience.clone(),
                     nonce,
                     now,
                     now.plus_millis(RECEIPT_TTL_MS),
-                    log,
+                    entries,
                 )
                 .ok()
             })
+            .collect()
+    }
+
+    /// The answers a draft for `audience` and `nonce` may carry, in log order: those given by
+    /// claim tools of grants of the requests from that origin with that nonce (satisfied or not;
+    /// declined and invalid calls stay in the local log only).
+    pub fn answers_for(&self, audience: &Origin, nonce: &Nonce) -> Vec<LogEntry> {
+        let grants: BTreeSet<&GrantId> = self
+            .grants
+            .values()
+            .filter(|g| &g.origin == audience && &g.nonce == nonce)
+            .map(|g| &g.id)
+            .collect();
+        self.log
+            .entries()
+            .iter()
+            .filter(|e| &e.origin == audience && grants.contains(&e.grant_id) && is_answer(e))
+            .cloned()
             .collect()
     }
 
@@ -797,26 +1015,26 @@ impl Gate {
     }
 
     fn prune_decided(&mut self) {
-        let mut decided: Vec<(Timestamp, String)> = self
+        let mut decided: Vec<(Timestamp, u64, String)> = self
             .requests
             .values()
             .filter(|r| r.state != RequestState::Held)
-            .map(|r| (r.received_at, r.id.clone()))
+            .map(|r| (r.received_at, r.arrival, r.id.clone()))
             .collect();
         decided.sort();
         let excess = decided.len().saturating_sub(MAX_DECIDED);
-        for (_, id) in decided.into_iter().take(excess) {
+        for (_, _, id) in decided.into_iter().take(excess) {
             self.requests.remove(&id);
         }
-        let mut decided: Vec<(Timestamp, String)> = self
+        let mut decided: Vec<(Timestamp, u64, String)> = self
             .proposals
             .values()
             .filter(|p| p.state != ProposalState::Held)
-            .map(|p| (p.created_at, p.id.clone()))
+            .map(|p| (p.created_at, p.arrival, p.id.clone()))
             .collect();
         decided.sort();
         let excess = decided.len().saturating_sub(MAX_DECIDED);
-        for (_, id) in decided.into_iter().take(excess) {
+        for (_, _, id) in decided.into_iter().take(excess) {
             self.proposals.remove(&id);
             self.proofs.remove(&id);
         }
@@ -830,13 +1048,13 @@ impl Gate {
             .map(|g| g.id.clone())
             .collect();
         let excess = dead.len().saturating_sub(MAX_DEAD_GRANTS);
-        // Ids are issued in increasing order, but compare by grant time to be explicit.
-        let mut by_age: Vec<(Timestamp, GrantId)> = dead
+        // Oldest first: by grant time, then grant order (ids are pseudo-random).
+        let mut by_age: Vec<(Timestamp, u64, GrantId)> = dead
             .into_iter()
-            .filter_map(|id| self.grants.get(&id).map(|g| (g.granted_at, id)))
+            .filter_map(|id| self.grants.get(&id).map(|g| (g.granted_at, g.arrival, id)))
             .collect();
         by_age.sort();
-        for (_, id) in by_age.into_iter().take(excess) {
+        for (_, _, id) in by_age.into_iter().take(excess) {
             self.grants.remove(&id);
         }
     }
@@ -940,7 +1158,13 @@ impl Gate {
         let issuer = backed
             .filter(|(satisfied, _)| answer.outcome == Outcome::from_bool(*satisfied))
             .map(|(_, issuer)| issuer);
-        self.log_claim_with(grant_id, &claim, answer.outcome, now, issuer);
+        // A question in another currency is the only claim that evaluates to `Invalid` (amounts
+        // are never converted): to the agent, and in the log, it is a decline.
+        let logged = match answer.outcome {
+            Outcome::Invalid => Outcome::Declined,
+            outcome => outcome,
+        };
+        self.log_claim_with(grant_id, &claim, logged, now, issuer);
         if let Some(grant) = self.grants.get_mut(grant_id)
             && let Some(uses) = grant.uses_left.as_mut()
         {
@@ -966,9 +1190,8 @@ impl Gate {
                  their privacy floor. Asking again or with nearby thresholds will be declined too.",
             )),
             Outcome::Invalid => Err(Refusal::new(
-                Code::InvalidClaim,
-                "This claim cannot be answered for this profile (an income limit must be in the \
-                 profile's currency; amounts are never converted).",
+                Code::DeclinedCurrency,
+                currency_decline(&claim),
             )),
         }
     }
@@ -1033,34 +1256,80 @@ impl Gate {
         };
         self.log.append_with(
             now,
-            origin.clone(),
-            tool.clone(),
+            origin,
+            tool,
             claim.clone(),
             outcome,
             grant_id.clone(),
-            issuer.clone(),
+            issuer,
         );
-        self.audience_logs
-            .entry(origin.clone())
-            .or_default()
-            .append_with(
-                now,
-                origin,
-                tool,
-                claim.clone(),
-                outcome,
-                grant_id.clone(),
-                issuer,
-            );
     }
 
-    pub(crate) fn next_request_id(&mut self) -> String {
-        self.make_id("r")
+    /// A fresh request id and its arrival sequence number.
+    pub(crate) fn next_request_id(&mut self) -> (String, u64) {
+        loop {
+            let id = self.make_id("r");
+            if !self.requests.contains_key(&id) {
+                return (id, self.next_arrival());
+            }
+        }
     }
 
-    pub(crate) fn next_proposal_id(&mut self) -> String {
-        self.make_id("p")
+    /// A fresh proposal id and its arrival sequence number.
+    pub(crate) fn next_proposal_id(&mut self) -> (String, u64) {
+        loop {
+            let id = self.make_id("p");
+            if !self.proposals.contains_key(&id) {
+                return (id, self.next_arrival());
+            }
+        }
     }
+}
+
+/// Whether a log entry is an answer (satisfied or not), the only kind a receipt carries.
+fn is_answer(entry: &LogEntry) -> bool {
+    matches!(entry.outcome, Outcome::Satisfied | Outcome::NotSatisfied)
+}
+
+/// `s-` and 18 hex digits of SHA-256(domain ‖ secret ‖ len ‖ label).
+fn session_id_from(secret: &[u8; 32], label: &[u8]) -> SessionId {
+    let mut h = Sha256::new();
+    h.update(SESSION_ID_DOMAIN);
+    h.update(secret);
+    h.update((label.len() as u32).to_be_bytes());
+    h.update(label);
+    let digest = h.finalize();
+    let mut bytes = [0u8; 9];
+    bytes.copy_from_slice(&digest[..9]);
+    SessionId::derive_from_bytes(&bytes)
+}
+
+/// Why the memory declines `claim`, for the person.
+fn decline_reason(claim: &Claim) -> String {
+    let what = match claim.attribute() {
+        wallet_core::Attribute::Income => "your income",
+        wallet_core::Attribute::Age => "your age",
+        wallet_core::Attribute::District => "where you live",
+        wallet_core::Attribute::Conditions => "your health conditions",
+    };
+    format!(
+        "Would be declined: with what has already been answered about {what}, either answer \
+         could narrow it more than your privacy floor allows."
+    )
+}
+
+/// What the agent is told, after the person granted it, about an income question in another
+/// currency than the profile's. It names the question's currency only (the agent chose it).
+fn currency_decline(claim: &Claim) -> String {
+    let asked = match claim {
+        Claim::IncomeBelow { limit } => limit.currency.as_str().to_owned(),
+        _ => "another currency".to_owned(),
+    };
+    format!(
+        "Declined: the currencies differ. This question is about income in {asked}, and the \
+         person's income is not recorded in {asked}; amounts are never converted. Ask the site \
+         whether it takes a limit in another currency."
+    )
 }
 
 const REVOKED: &str = "The person's grant for this claim was revoked or the wallet was locked; \

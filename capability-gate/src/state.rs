@@ -93,6 +93,9 @@ pub struct Request {
     pub attestation: Option<Attestation>,
     pub asker: AskerStatus,
     pub received_at: Timestamp,
+    /// The gate's arrival sequence: requests are listed by `received_at`, then by this (never
+    /// by id, which is pseudo-random).
+    pub arrival: u64,
     pub state: RequestState,
 }
 
@@ -126,11 +129,16 @@ pub struct Grant {
     pub id: GrantId,
     pub request_id: String,
     pub origin: Origin,
+    /// The nonce of the request it answers: only answers to grants of the requests with a
+    /// draft's audience and nonce go into that draft.
+    pub nonce: Nonce,
     pub claim: Claim,
     pub epoch: u64,
     pub granted_at: Timestamp,
     pub expires_at: Timestamp,
     pub uses_left: Option<u32>,
+    /// The gate's sequence number at the grant (grants are listed in grant order).
+    pub arrival: u64,
     pub state: GrantState,
 }
 
@@ -174,10 +182,16 @@ pub struct Proposal {
     /// Each claim answered for the audience, its latest outcome and that outcome's provenance,
     /// in first-asked order.
     pub items: Vec<ProposalItem>,
-    /// The audience's session log at draft time: the receipt's entries.
+    /// One entry per item (`entries[i]` is the answer `items[i]` shows), chained from genesis:
+    /// the receipt's entries when every item is kept.
     pub entries: Vec<LogEntry>,
     pub created_at: Timestamp,
+    /// The gate's arrival sequence (proposals are listed by `created_at`, then by this).
+    pub arrival: u64,
     pub state: ProposalState,
+    /// The indices of the items that left, once released (all of them unless the person
+    /// dropped some before release).
+    pub kept: Option<Vec<usize>>,
     digest: String,
 }
 
@@ -194,6 +208,11 @@ impl Proposal {
     }
 
     /// A proposal whose issuer-backed items carry the issuer's display name from `name_of`.
+    ///
+    /// `entries` are the answers it may carry (the caller picks them: answers to the grants of
+    /// the request it answers). Declined and invalid entries are skipped; each claim's latest
+    /// answer is its item, in first-asked order; and [`Proposal::entries`] holds exactly those
+    /// answers, one per item, chained afresh from genesis.
     pub fn with_issuer_names(
         id: String,
         audience: Origin,
@@ -203,6 +222,7 @@ impl Proposal {
         name_of: impl Fn(&Origin) -> Option<String>,
     ) -> Self {
         let mut items: Vec<ProposalItem> = Vec::new();
+        let mut sources: Vec<&LogEntry> = Vec::new();
         for entry in &entries {
             let satisfied = match entry.outcome {
                 Outcome::Satisfied => true,
@@ -216,11 +236,21 @@ impl Proposal {
                 issuer: entry.issuer.clone(),
                 issuer_name,
             };
-            match items.iter_mut().find(|i| i.claim == entry.claim) {
-                Some(existing) => *existing = item,
-                None => items.push(item),
+            match items.iter().position(|i| i.claim == entry.claim) {
+                Some(at) => {
+                    if let (Some(existing), Some(source)) = (items.get_mut(at), sources.get_mut(at))
+                    {
+                        *existing = item;
+                        *source = entry;
+                    }
+                }
+                None => {
+                    items.push(item);
+                    sources.push(entry);
+                }
             }
         }
+        let entries = wallet_core::rechain(sources);
         let digest = substance_digest(&audience, &nonce, &items, &entries);
         Self {
             id,
@@ -229,7 +259,9 @@ impl Proposal {
             items,
             entries,
             created_at,
+            arrival: 0,
             state: ProposalState::Held,
+            kept: None,
             digest,
         }
     }

@@ -887,7 +887,7 @@ fn a_claim_off_the_ladder_is_the_persons_own_word() {
     let out = ask(&mut world, HOUSING, "n-1", json!([income_json(2_900_000)]));
     assert_eq!(out[0]["result"]["satisfied"], true);
     assert_eq!(last_entry(&world).issuer, None);
-    // Another currency has no disclosure either: invalid, never issuer-backed.
+    // Another currency has no disclosure either: declined, never issuer-backed.
     let mut world = with_credentials(income_credentials(7_200_000, 5).0);
     let out = ask(
         &mut world,
@@ -895,7 +895,7 @@ fn a_claim_off_the_ladder_is_the_persons_own_word() {
         "n-2",
         json!([{ "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "USD" } }]),
     );
-    assert_eq!(error_code(&out[0]), "invalid_claim");
+    assert_eq!(error_code(&out[0]), "declined_currency");
     assert_eq!(last_entry(&world).issuer, None);
     // Districts are always the person's word.
     let mut world = with_credentials(income_credentials(2_850_000, 5).0);

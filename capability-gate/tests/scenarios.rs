@@ -707,7 +707,7 @@ fn item8_privacy_floor_declines_and_repeats_come_from_memory() {
     let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
     assert_eq!(
         error_code(&world.call(&tools[0], json!({}))),
-        "invalid_claim"
+        "declined_currency"
     );
 }
 

@@ -28,7 +28,7 @@ pub mod vault;
 pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
 pub use error::{Error, Field};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};
-pub use log::{ComparisonLog, Hash, LogEntry, verify_entries};
+pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
 pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};
 pub use receipt::{
     KeySet, KeyStatus, Provenance, PublicKeyEntry, ReceiptPayload, SignedReceipt, VerifiedReceipt,

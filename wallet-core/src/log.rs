@@ -321,6 +321,25 @@ pub fn chain_head(entries: &[LogEntry]) -> Hash {
     entries.last().map_or(Hash::ZERO, |e| e.hash)
 }
 
+/// `entries` as a chain of their own from genesis: the same comparisons (time, origin, tool,
+/// claim, outcome, grant, issuer) in the same order, numbered from 0 and hashed afresh. This is
+/// how a receipt carries exactly the answers chosen for it and still verifies on its own.
+pub fn rechain<'a>(entries: impl IntoIterator<Item = &'a LogEntry>) -> Vec<LogEntry> {
+    let mut log = ComparisonLog::new();
+    for e in entries {
+        log.append_with(
+            e.at,
+            e.origin.clone(),
+            e.tool.clone(),
+            e.claim.clone(),
+            e.outcome,
+            e.grant_id.clone(),
+            e.issuer.clone(),
+        );
+    }
+    log.entries
+}
+
 /// The append-only comparison log. Entries are only added by [`ComparisonLog::append`] or taken
 /// from a verified source ([`ComparisonLog::import`], [`ComparisonLog::from_entries`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -175,6 +175,12 @@ impl GrantId {
     pub fn derive_from_counter(n: u64) -> Self {
         Self(format!("g{n}"))
     }
+
+    /// `g` and 16 lowercase hex digits of `bytes` (pseudo-random, from the gate's per-session
+    /// secret): always a valid id, and nothing in it counts grants.
+    pub fn derive_from_bytes(bytes: &[u8; 8]) -> Self {
+        Self(format!("g{}", hex::encode(bytes)))
+    }
 }
 
 #[cfg(test)]
@@ -187,6 +193,9 @@ mod tests {
         assert_eq!(id.as_str(), "s-ababababababababab");
         assert_eq!(SessionId::parse(id.as_str()), Ok(id));
         let grant = GrantId::derive_from_counter(u64::MAX);
+        assert_eq!(GrantId::parse(grant.as_str()), Ok(grant));
+        let grant = GrantId::derive_from_bytes(&[0x0f; 8]);
+        assert_eq!(grant.as_str(), "g0f0f0f0f0f0f0f0f");
         assert_eq!(GrantId::parse(grant.as_str()), Ok(grant));
     }
 }
