@@ -1863,3 +1863,71 @@ mod hostile {
         }
     }
 }
+
+// ----- issue 12: the person drops items before release ------------------------------------------
+
+/// A dropped issuer-backed item gets no proof and uses no credential; a kept one gets its proof;
+/// a dropped self-asserted item beside a kept issuer-backed one leaves nothing of itself.
+#[test]
+fn only_kept_issuer_backed_items_get_proofs() {
+    let districts =
+        json!({ "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] });
+    for (kept, proofs_expected) in [(vec![1usize], 0usize), (vec![0], 1), (vec![0, 1], 1)] {
+        let (credentials, _hs) = income_credentials(2_850_000, 3);
+        let mut world = with_credentials(credentials);
+        let out = ask(
+            &mut world,
+            HOUSING,
+            "n-1",
+            json!([income_json(3_000_000), districts.clone()]),
+        );
+        assert!(out.iter().all(|o| o["ok"] == true), "{out:?}");
+        let id = draft(&mut world, HOUSING, "n-1");
+        let proposal = world.gate.proposal(&id).unwrap().clone();
+        assert_eq!(proposal.items[0].issuer, Some(origin(TAX)));
+        assert_eq!(proposal.items[1].issuer, None);
+        let left_before = world.gate.credentials().left(&origin(TAX), world.now);
+        let now = world.now;
+        let released = world
+            .gate
+            .release_kept(
+                &id,
+                proposal.digest(),
+                &kept,
+                Acknowledgement::UnconfirmedSite,
+                now,
+            )
+            .unwrap();
+        assert_eq!(released.proofs.len(), proofs_expected, "kept {kept:?}");
+        assert_eq!(
+            world.gate.credentials().left(&origin(TAX), world.now),
+            left_before - proofs_expected,
+            "a credential is used only for a kept issuer-backed item"
+        );
+        let claims: Vec<_> = released
+            .payload
+            .entries
+            .iter()
+            .map(|e| e.claim.clone())
+            .collect();
+        let expected: Vec<_> = kept
+            .iter()
+            .map(|&i| proposal.items[i].claim.clone())
+            .collect();
+        assert_eq!(claims, expected);
+        assert_eq!(
+            released.payload.provenance,
+            if proofs_expected == 0 {
+                wallet_core::Provenance::SelfAsserted
+            } else {
+                wallet_core::Provenance::IssuerBacked
+            }
+        );
+        released.payload.check_structure().unwrap();
+        assert_eq!(
+            world.gate.proofs_to_sign(&id).len(),
+            proofs_expected,
+            "only kept items wait for a signature"
+        );
+    }
+}

@@ -74,6 +74,25 @@ impl World {
         world
     }
 
+    /// A locked world whose gate is made with [`Gate::with_secret`] (what the page runs).
+    pub fn with_secret(secret: [u8; 32]) -> Self {
+        let mut world = Self {
+            gate: Gate::with_secret(secret, DisclosureLedger::default()),
+            registry: Registry::new(MemoryHost::default()),
+            now: Timestamp::from_millis(T0),
+        };
+        world.sync();
+        world
+    }
+
+    /// [`World::with_secret`], unlocked with `profile`.
+    pub fn with_secret_unlocked(secret: [u8; 32], profile: Profile) -> Self {
+        let mut world = Self::with_secret(secret);
+        world.gate.unlock(profile);
+        world.sync();
+        world
+    }
+
     pub fn unlocked() -> Self {
         let mut world = Self::new();
         world.gate.unlock(profile());
