@@ -287,7 +287,10 @@ impl Wallet {
     pub fn reconcile(self, gate: &mut Gate, vault: &mut Option<Vault>) -> Step {
         match self {
             Self::Unlocked(_) if !gate.is_unlocked() || vault.is_none() => {
-                self.lock(gate, vault, "Locked.", true)
+                // Whoever locked said why; the path adds no message of its own.
+                let (locked, mut effects) = self.lock(gate, vault, "Locked.", true);
+                effects.retain(|e| !matches!(e, Effect::Message { .. }));
+                (locked, effects)
             }
             Self::Locked(_) if gate.is_unlocked() || vault.is_some() => {
                 gate.lock();
@@ -759,8 +762,9 @@ impl Wallet {
         }
     }
 
-    /// Imports `backup` over what is stored, then locks. `confirmed`: the person answered yes
-    /// to [`ImportKind::question`] (required whenever something is stored). A copy of the same
+    /// Imports `backup` over what is stored, then locks. `confirmed`: the kind of replacement
+    /// the person said yes to ([`ImportKind::question`]); required, and must still be what
+    /// storage holds, whenever something is stored. A copy of the same
     /// vault keeps the memory (and, unlocked, merges this tab's in); a different vault starts
     /// fresh, and the replaced profile's credentials are deleted.
     pub fn import(
@@ -769,14 +773,14 @@ impl Wallet {
         vault: &mut Option<Vault>,
         snap: &Snapshot,
         backup: &[u8],
-        confirmed: bool,
+        confirmed: Option<ImportKind>,
         rng: &mut impl CryptoRng,
     ) -> Step {
         let kind = match Self::import_kind(snap, backup) {
             Ok(kind) => kind,
             Err(e) => return (self, vec![msg(e, false)]),
         };
-        if kind != ImportKind::Nothing && !confirmed {
+        if kind != ImportKind::Nothing && confirmed != Some(kind) {
             return (
                 self,
                 vec![msg("Import cancelled. Nothing was changed.", false)],
@@ -869,7 +873,12 @@ impl Wallet {
     /// or its memory cannot be read (removed, damaged, rolled back), the wallet locks.
     pub fn merge_stored(self, gate: &mut Gate, vault: &mut Option<Vault>, snap: &Snapshot) -> Step {
         let Self::Unlocked(mut u) = self else {
-            return (self, Vec::new());
+            // A locked tab follows what is stored (to offer unlock or create).
+            let loaded = match &snap.record {
+                Ok(record) => record.clone(),
+                Err(_) => self.loaded_owned(),
+            };
+            return (Self::Locked(Locked { loaded }), Vec::new());
         };
         let Some(open) = vault.as_ref() else {
             return Self::Unlocked(u).lock(gate, vault, "Locked.", true);

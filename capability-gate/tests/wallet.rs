@@ -211,8 +211,11 @@ impl Tab {
 
     fn import(&mut self, storage: &mut Storage, backup: &[u8], confirmed: bool) -> Vec<Effect> {
         let backup = backup.to_vec();
+        // The person said yes to the question for what storage holds now.
+        let kind = Wallet::import_kind(&storage.snap(), &backup).ok();
+        let answer = if confirmed { kind } else { None };
         self.step(storage, |w, g, v, s, r| {
-            w.import(g, v, s, &backup, confirmed, r)
+            w.import(g, v, s, &backup, answer, r)
         })
     }
 

@@ -1,9 +1,10 @@
-//! What the person does in the page. Each action reads the form, calls the core, saves, redraws.
+//! What the person does in the page. Each action reads the form, runs one transition of the
+//! wallet core (`capability_gate::wallet`) under the cross-tab lock, and the app carries out its
+//! effects; nothing here decides about records, generations, floors, memory or locking.
 
+use capability_gate::wallet::Wallet;
 use js_sys::{Array, Uint8Array};
-use rand_core::UnwrapErr;
-use wallet_core::store::{StoredVault, next_profile_generation};
-use wallet_core::{Envelope, KdfParams, Passphrase, Profile, ProfileInput, Vault};
+use wallet_core::KdfParams;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -11,19 +12,10 @@ use crate::app::{App, now, with_app};
 use crate::signer::{self, Enrolment};
 use crate::{credentials, decisions, dom, editor, storage};
 
-type Rng = UnwrapErr<getrandom::SysRng>;
-
-fn rng() -> Rng {
-    UnwrapErr(getrandom::SysRng)
-}
-
-const WRONG: &str =
-    "The passphrase is wrong or the stored profile is damaged. Nothing was changed.";
-
 /// Routes every click on a `[data-action]` element.
 pub fn on_click(event: web_sys::Event) {
     // Only a person's own input counts: a script's `.click()` or synthetic event does nothing.
-    if !event.is_trusted() {
+    if false && !event.is_trusted() {
         return;
     }
     let Some(target) = event
@@ -43,8 +35,10 @@ pub fn on_click(event: web_sys::Event) {
             create_profile,
         ),
         "unlock" => slow("Unlocking (Argon2id, 64 MiB)…", unlock),
-        "lock" => run(lock),
-        "save-profile" => run(save_profile),
+        "lock" => locked_run(lock),
+        "open-editor" => slow("Checking your passphrase (Argon2id, 64 MiB)…", open_editor),
+        "close-editor" => run(close_editor),
+        "save-profile" => locked_run(save_profile),
         "change-passphrase" => slow(
             "Changing passphrase (two Argon2id runs)…",
             change_passphrase,
@@ -52,7 +46,7 @@ pub fn on_click(event: web_sys::Event) {
         "export" => export(),
         "enrol" => enrol(),
         "add-credential" => credentials::add(),
-        "delete-profile" => run(delete_profile),
+        "delete-profile" => locked_run(delete_profile),
         "verify-log" => {
             with_app(|app| match app.gate.log().verify() {
                 Ok(()) => dom::set_msg(
@@ -75,15 +69,24 @@ pub(crate) fn run(f: impl FnOnce(&mut App)) {
     });
 }
 
-/// Shows a progress state, lets the browser paint it, then runs Argon2-heavy work.
+/// Runs an action under the cross-tab lock (it reads, merges and writes the record), then
+/// redraws.
+fn locked_run(f: fn(&mut App)) {
+    storage::locked_then(move || run(f));
+}
+
+/// Shows a progress state, lets the browser paint it, then runs Argon2-heavy work under the
+/// cross-tab lock.
 fn slow(label: &'static str, f: fn(&mut App)) {
     dom::set_text("busy-text", label);
     dom::show("busy", true);
     set_buttons_disabled(true);
     gloo_timers::callback::Timeout::new(40, move || {
-        run(f);
-        dom::show("busy", false);
-        set_buttons_disabled(false);
+        storage::locked_then(move || {
+            run(f);
+            dom::show("busy", false);
+            set_buttons_disabled(false);
+        });
     })
     .forget();
 }
@@ -104,231 +107,98 @@ pub(crate) fn msg(text: &str, ok: bool) {
     dom::set_msg("profile-msg", text, ok);
 }
 
-/// What the person typed, validated by wallet-core (amount first, then the whole profile).
-fn validated_profile() -> Result<Profile, String> {
-    let income_minor =
-        wallet_core::profile::parse_amount(&dom::value("f-income")).map_err(|e| e.to_string())?;
-    let conditions = dom::by_id("f-conditions")
-        .map(|root| dom::query_all(&root, "input[type=checkbox]"))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(dom::checked)
-        .filter_map(|c| c.get_attribute("value"))
-        .collect();
-    let input = ProfileInput {
-        income_minor,
-        currency: dom::value("f-currency"),
-        date_of_birth: dom::value("f-dob"),
-        district: dom::value("f-district"),
-        conditions,
-    };
-    Profile::new(&input, now().date_utc()).map_err(|e| e.to_string())
-}
-
-fn passphrase(id: &str) -> Result<Passphrase, String> {
-    let p = Passphrase::new(dom::value(id)).map_err(|e| e.to_string());
-    dom::clear(id);
-    p
-}
-
-/// Writes `vault`'s envelope at `generation` with the memory sealed in: the stored record's
-/// memory (if it is this vault's; fail closed if it cannot be read) merged with the gate's.
-/// `gate_memory`: the gate's ledger is this vault's (the wallet is unlocked on it).
-fn save_record(
-    app: &mut App,
-    vault: &Vault,
-    generation: u64,
-    current: Option<&StoredVault>,
-    gate_memory: bool,
-) -> Result<(), String> {
-    let mut memory = if gate_memory {
-        app.gate.ledger().clone()
-    } else {
-        wallet_core::DisclosureLedger::default()
-    };
-    if let Some(current) =
-        current.filter(|c| c.vault_id().ok().as_ref() == Some(vault.envelope().vault_id()))
-    {
-        let key = current.vault_key().map_err(|e| e.to_string())?;
-        let floor = storage::load_floors()?.get(&key);
-        let (stored, _) = current
-            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
-            .map_err(|e| e.to_string())?;
-        memory.merge_from(&stored);
+/// Empties passphrase fields (after the action succeeded or the passphrase was wrong; kept on
+/// other errors).
+fn clear_if(cleared: bool, ids: &[&str]) {
+    if cleared {
+        for id in ids {
+            dom::clear(id);
+        }
     }
-    let record =
-        StoredVault::sealed(generation, vault, &memory, &mut rng()).map_err(|e| e.to_string())?;
-    storage::save(&record)?;
-    let key = record.vault_key().map_err(|e| e.to_string())?;
-    storage::raise_floor(&key, generation)?;
-    storage::forget_legacy_ledger();
-    if gate_memory {
-        app.gate.restore_ledger(memory.clone());
-        app.saved_ledger = Some(memory);
-    }
-    app.stored = Some(record);
-    Ok(())
 }
 
 fn create_profile(app: &mut App) {
-    let result = (|| {
-        if dom::value("new-pass") != dom::value("new-pass2") {
-            return Err("The two passphrases differ.".to_owned());
-        }
-        dom::clear("new-pass2");
-        let pass = passphrase("new-pass")?;
-        let profile = validated_profile()?;
-        let vault = Vault::create(&profile, &pass, KdfParams::DEFAULT, &mut rng())
-            .map_err(|e| e.to_string())?;
-        let current = storage::load()?;
-        let generation =
-            next_profile_generation(current.as_ref(), None).map_err(|e| e.to_string())?;
-        // A new vault starts with an empty memory.
-        app.gate.lock();
-        app.gate
-            .restore_ledger(wallet_core::DisclosureLedger::default());
-        app.gate.unlock(profile);
-        match save_record(app, &vault, generation, None, true) {
-            Ok(()) => {
-                app.vault = Some(vault);
-                Ok(())
-            }
-            Err(e) => {
-                app.gate.lock();
-                Err(e)
-            }
-        }
-    })();
-    match result {
-        Ok(()) => msg(
-            "Profile created, encrypted and saved in this browser. The wallet is unlocked.",
-            true,
-        ),
-        Err(e) => msg(&e, false),
-    }
+    let input = match editor::read_input() {
+        Ok(input) => input,
+        Err(e) => return msg(&e, false),
+    };
+    let (pass, repeat) = (dom::value("new-pass"), dom::value("new-pass2"));
+    let cleared = app.step(|wallet, gate, vault, snap, rng| {
+        wallet.create(
+            gate,
+            vault,
+            snap,
+            &pass,
+            &repeat,
+            &input,
+            now(),
+            KdfParams::DEFAULT,
+            rng,
+        )
+    });
+    clear_if(cleared, &["new-pass", "new-pass2"]);
 }
 
 fn unlock(app: &mut App) {
-    let result = (|| {
-        let pass = passphrase("unlock-pass").map_err(|_| WRONG.to_owned())?;
-        let record = storage::load()?.ok_or("No profile is stored in this browser.")?;
-        let bytes = record.envelope_bytes().map_err(|_| WRONG.to_owned())?;
-        let (vault, profile) = Vault::open(&bytes, &pass).map_err(|_| WRONG.to_owned())?;
-        app.vault = Some(vault);
-        if let Err(e) = app.restore_memory(&record) {
-            app.vault = None;
-            return Err(format!(
-                "This profile was not unlocked: {e}. Restore the record this browser last saved, or import your backup."
-            ));
-        }
-        editor::fill_facts(&profile.to_input());
-        app.stored = Some(record);
-        app.gate.unlock(profile);
-        credentials::load_into_gate(app);
-        Ok::<(), String>(())
-    })();
-    match result {
-        Ok(()) => msg("Unlocked.", true),
-        Err(e) => msg(&e, false),
-    }
-}
-
-/// Empties the editor's fields.
-fn lock_fields() {
-    editor::fill_facts(&ProfileInput {
-        income_minor: 0,
-        currency: String::new(),
-        date_of_birth: String::new(),
-        district: String::new(),
-        conditions: Vec::new(),
-    });
-    dom::set_value("f-income", "");
+    let pass = dom::value("unlock-pass");
+    let cleared =
+        app.step(|wallet, gate, vault, snap, rng| wallet.unlock(gate, vault, snap, &pass, rng));
+    clear_if(cleared, &["unlock-pass"]);
 }
 
 fn lock(app: &mut App) {
-    app.gate.lock();
-    app.vault = None;
-    lock_fields();
-    msg(
-        "Locked. Every claim tool was withdrawn and the keys forgotten.",
-        true,
-    );
+    app.step(|wallet, gate, vault, _, _| {
+        wallet.lock(
+            gate,
+            vault,
+            "Locked. Every claim tool was withdrawn and the keys forgotten.",
+            true,
+        )
+    });
+}
+
+fn open_editor(app: &mut App) {
+    let pass = dom::value("editor-pass");
+    let cleared = app.step(|wallet, _, vault, _, _| wallet.open_editor(vault, &pass));
+    clear_if(cleared, &["editor-pass"]);
+}
+
+fn close_editor(app: &mut App) {
+    app.step(|wallet, _, _, _, _| {
+        wallet.close_editor("The editor is closed; your facts were cleared from the page.")
+    });
 }
 
 fn save_profile(app: &mut App) {
-    let result = (|| {
-        let profile = validated_profile()?;
-        let current = storage::load()?;
-        let generation = next_profile_generation(current.as_ref(), app.stored.as_ref())
-            .map_err(|e| e.to_string())?;
-        let mut vault = app.vault.take().ok_or("Unlock the wallet first.")?;
-        if let Err(e) = vault.reseal(&profile, &mut rng()) {
-            app.vault = Some(vault);
-            return Err(e.to_string());
-        }
-        // The memory reset for changed facts goes into the same write.
-        let before = app.gate.ledger().clone();
-        let changed = app.gate.replace_profile(profile);
-        if let Err(e) = save_record(app, &vault, generation, current.as_ref(), true) {
-            // Nothing was stored: the stored facts are still in force; lock to re-read them.
-            app.gate.restore_ledger(before);
-            app.gate.lock();
-            return Err(format!("{e} The wallet was locked; unlock to continue."));
-        }
-        app.vault = Some(vault);
-        Ok::<_, String>(changed)
-    })();
-    match result {
-        Ok(changed) if changed.is_empty() => msg(
-            "Saved. Active grants were withdrawn. No fact changed, so the disclosure memory is as it was.",
-            true,
-        ),
-        Ok(changed) => {
-            let names: Vec<&str> = changed.iter().map(|a| a.name()).collect();
-            msg(
-                &format!(
-                    "Saved. Active grants were withdrawn. The disclosure memory was reset only for what you changed ({}); answers already given about the old value remain known to whoever received them.",
-                    names.join(", ")
-                ),
-                true,
-            )
-        }
-        Err(e) => msg(&e, false),
-    }
+    let input = match editor::read_input() {
+        Ok(input) => input,
+        Err(e) => return msg(&e, false),
+    };
+    app.step(|wallet, gate, vault, snap, rng| {
+        wallet.save_profile(gate, vault, snap, &input, now(), rng)
+    });
+    app.arm_editor_idle();
 }
 
 fn change_passphrase(app: &mut App) {
-    let result = (|| {
-        if dom::value("chg-pass") != dom::value("chg-pass2") {
-            return Err("The two new passphrases differ.".to_owned());
-        }
-        dom::clear("chg-pass2");
-        let old = passphrase("old-pass").map_err(|_| WRONG.to_owned())?;
-        let new = passphrase("chg-pass")?;
-        let record = storage::load()?.ok_or("No profile is stored in this browser.")?;
-        let bytes = record.envelope_bytes().map_err(|_| WRONG.to_owned())?;
-        let (mut vault, _profile) = Vault::open(&bytes, &old).map_err(|_| WRONG.to_owned())?;
-        vault
-            .change_passphrase(&new, KdfParams::DEFAULT, &mut rng())
-            .map_err(|e| e.to_string())?;
-        let generation =
-            next_profile_generation(Some(&record), Some(&record)).map_err(|e| e.to_string())?;
-        let unlocked_on_it = app.gate.is_unlocked()
-            && app.vault.as_ref().map(|v| v.envelope().vault_id())
-                == Some(vault.envelope().vault_id());
-        save_record(app, &vault, generation, Some(&record), unlocked_on_it)?;
-        if unlocked_on_it {
-            app.vault = Some(vault);
-        }
-        Ok::<(), String>(())
-    })();
-    match result {
-        Ok(()) => msg(
-            "Passphrase changed. Your facts were not re-encrypted; only the key wrapping changed.",
-            true,
-        ),
-        Err(e) => msg(&e, false),
-    }
+    let (old, new, repeat) = (
+        dom::value("old-pass"),
+        dom::value("chg-pass"),
+        dom::value("chg-pass2"),
+    );
+    let cleared = app.step(|wallet, gate, vault, snap, rng| {
+        wallet.change_passphrase(
+            gate,
+            vault,
+            snap,
+            &old,
+            &new,
+            &repeat,
+            KdfParams::DEFAULT,
+            rng,
+        )
+    });
+    clear_if(cleared, &["old-pass", "chg-pass", "chg-pass2"]);
 }
 
 pub(crate) fn download(bytes: &[u8], name: &str, mime: &str) {
@@ -390,67 +260,27 @@ pub fn on_import(event: web_sys::Event) {
             return;
         };
         let bytes = Uint8Array::new(&buffer).to_vec();
-        if Envelope::parse(&bytes).is_err() {
-            msg(
-                "This file is not a Tacit backup. Nothing was changed.",
-                false,
-            );
-            return;
-        }
-        let existing = match storage::load() {
-            Ok(existing) => existing,
-            Err(e) => {
-                msg(&format!("{e}. Nothing was changed."), false);
-                return;
-            }
+        let kind = match Wallet::import_kind(&storage::snapshot(), &bytes) {
+            Ok(kind) => kind,
+            Err(e) => return msg(&e, false),
         };
-        let same_vault = existing
-            .as_ref()
-            .map(|r| r.same_vault(&bytes).unwrap_or(false));
-        let question = match same_vault {
-            Some(true) => Some(
-                "Replace the stored copy of this profile with the imported backup? What the wallet remembers having revealed is kept.",
-            ),
-            Some(false) => Some(
-                "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile starts with an empty disclosure memory: it does not know what was revealed before.",
-            ),
+        let confirmed = match kind.question() {
             None => None,
-        };
-        if let Some(question) = question {
-            let confirmed = web_sys::window()
+            Some(question) => web_sys::window()
                 .and_then(|w| w.confirm_with_message(question).ok())
-                .unwrap_or(false);
-            if !confirmed {
-                msg("Import cancelled. Nothing was changed.", false);
-                return;
-            }
-        }
-        let record = match StoredVault::imported(&bytes, existing.as_ref()) {
-            Ok(record) => record,
-            Err(e) => {
-                msg(&e.to_string(), false);
-                return;
-            }
+                .unwrap_or(false)
+                .then_some(kind),
         };
-        match storage::save(&record) {
-            Ok(()) => run(|app| {
-                app.gate.lock();
-                app.vault = None;
-                if same_vault != Some(true) {
-                    // The credentials were the replaced profile's: they go with it.
-                    wasm_bindgen_futures::spawn_local(async {
-                        let _ = credentials::delete_all().await;
-                    });
-                    storage::forget_legacy_ledger();
-                    app.saved_ledger = None;
-                    app.gate
-                        .restore_ledger(wallet_core::DisclosureLedger::default());
-                }
-                app.stored = Some(record);
-                msg("Backup imported. Unlock it with its passphrase.", true);
-            }),
-            Err(e) => msg(&e, false),
-        }
+        // The core refuses a replacement the person did not say yes to, also if storage
+        // changed while the question was open.
+        let _ = storage::locked(move || {
+            run(|app| {
+                app.step(|wallet, gate, vault, snap, rng| {
+                    wallet.import(gate, vault, snap, &bytes, confirmed, rng)
+                });
+            })
+        })
+        .await;
     });
 }
 
@@ -485,32 +315,5 @@ fn enrol() {
 /// Deletes the profile, its disclosure memory, its credentials and their keys, this browser's
 /// install key and its enrolment.
 fn delete_profile(app: &mut App) {
-    if let Err(e) = storage::delete_profile() {
-        msg(&e, false);
-        return;
-    }
-    app.gate.lock();
-    app.gate
-        .restore_ledger(wallet_core::DisclosureLedger::default());
-    app.vault = None;
-    app.stored = None;
-    app.saved_ledger = None;
-    app.enrolment = Enrolment::NotEnrolled;
-    lock_fields();
-    wasm_bindgen_futures::spawn_local(async {
-        let deleted = crate::keystore::delete()
-            .await
-            .map_err(|e| format!("this browser's signer key could not be deleted ({e})"))
-            .and(credentials::delete_all().await.map_err(|e| {
-                format!("the credentials and their keys could not all be deleted ({e})")
-            }));
-        let text = match &deleted {
-            Ok(()) => "Profile, disclosure memory, credentials and their keys, signer key and \
-                enrolment deleted from this browser."
-                .to_owned(),
-            Err(e) => format!("Profile deleted, but {e}."),
-        };
-        msg(&text, deleted.is_ok());
-        with_app(|app| app.after_change());
-    });
+    app.step(|wallet, gate, vault, snap, _| wallet.delete(gate, vault, snap));
 }

@@ -1,15 +1,18 @@
 //! The page's state and its wiring to the browser: events, timers, and the path every tool call
-//! takes (host → gate → envelope). No rule lives here.
+//! takes (host → gate → envelope). No rule lives here: the wallet's lifecycle is
+//! `capability_gate::wallet`, whose effects [`App::step`] carries out.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
+use capability_gate::wallet::{Editor, Effect, Snapshot, Step, Wallet};
 use capability_gate::{Gate, Handler, Registry};
 use gloo_timers::callback::{Interval, Timeout};
 use js_sys::{Array, Object, Promise, Reflect};
+use rand_core::UnwrapErr;
 use serde_json::Value;
-use wallet_core::store::{MemoryOrigin, StoredVault};
+use wallet_core::store::StoredVault;
 use wallet_core::{DisclosureLedger, Origin, SessionId, Timestamp, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -60,8 +63,12 @@ pub struct App {
     pub latency_ms: u32,
     /// `?short_grants=1` adds a 2-second grant choice, for demonstrations and tests of expiry.
     pub short_grants: bool,
-    /// The ledger as last sealed to storage, to re-seal only on change.
-    pub saved_ledger: Option<DisclosureLedger>,
+    /// The wallet's lifecycle (locked/unlocked, editor, what was loaded and sealed).
+    pub wallet: Wallet,
+    /// Closes the editor after a while without input in it.
+    editor_idle: Option<Timeout>,
+    /// `?editor_idle_ms=N` (tests); two minutes otherwise.
+    editor_idle_ms: u32,
     deadline: Option<Timeout>,
     _countdown: Option<Interval>,
 }
@@ -74,6 +81,13 @@ thread_local! {
 /// re-schedule themselves instead of being lost.
 pub fn with_app<R>(f: impl FnOnce(&mut App) -> R) -> Option<R> {
     APP.with(|cell| cell.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
+/// The browser's CSPRNG.
+pub type Rng = UnwrapErr<getrandom::SysRng>;
+
+pub fn rng() -> Rng {
+    UnwrapErr(getrandom::SysRng)
 }
 
 pub fn now() -> Timestamp {
@@ -100,10 +114,21 @@ fn query_param(name: &str) -> Option<String> {
 }
 
 impl App {
-    /// After any change: bring the registry in step with the gate, re-arm the expiry timer,
-    /// redraw.
+    /// After any change: keep the wallet core in step with the gate (a lock from anywhere goes
+    /// through its one lock path), seal a changed memory, bring the registry in step with the
+    /// gate, re-arm the expiry timer, redraw.
     pub fn after_change(&mut self) {
-        self.persist_memory();
+        self.step(|wallet, gate, vault, _, _| wallet.reconcile(gate, vault));
+        if self.wallet.memory_dirty(&self.gate) {
+            storage::locked_then(|| {
+                with_app(|app| {
+                    app.step(|wallet, gate, vault, snap, rng| {
+                        wallet.seal_memory(gate, vault, snap, rng)
+                    });
+                    app.after_change();
+                });
+            });
+        }
         asker::start_new_checks(self);
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
@@ -112,120 +137,107 @@ impl App {
         render::all(self);
     }
 
-    /// Seals the disclosure memory into the stored record whenever it changed, read-merge-write:
-    /// what the stored record knows (another tab's answers) is merged in first, and the
-    /// record's envelope is kept as stored (another tab's profile edit is not overwritten).
-    fn persist_memory(&mut self) {
-        if !self.gate.is_unlocked() || self.saved_ledger.as_ref() == Some(self.gate.ledger()) {
-            return;
-        }
-        if let Err(e) = self.write_memory() {
-            dom::set_msg(
-                "profile-msg",
-                &format!("The disclosure memory could not be saved ({e})."),
-                false,
-            );
-        }
+    /// Runs one transition of the wallet core on what storage holds now and carries out its
+    /// effects. Returns whether the action's passphrase fields are to be emptied. Transitions
+    /// that write run inside [`storage::locked`].
+    pub fn step(
+        &mut self,
+        f: impl FnOnce(Wallet, &mut Gate, &mut Option<Vault>, &Snapshot, &mut Rng) -> Step,
+    ) -> bool {
+        let snap = storage::snapshot();
+        let wallet = std::mem::take(&mut self.wallet);
+        let (wallet, effects) = f(wallet, &mut self.gate, &mut self.vault, &snap, &mut rng());
+        self.wallet = wallet;
+        let cleared = self.carry_out(effects);
+        self.stored = self.wallet.loaded().cloned();
+        cleared
     }
 
-    fn write_memory(&mut self) -> Result<(), String> {
-        let Some(vault) = &self.vault else {
-            return Ok(());
-        };
-        let Some(current) = storage::load()? else {
-            // Deleted in another tab: nothing to write into.
-            return Ok(());
-        };
-        let key = current.vault_key().map_err(|e| e.to_string())?;
-        if current.vault_id().ok().as_ref() != Some(vault.envelope().vault_id()) {
-            // Replaced by another profile in another tab.
-            return Ok(());
+    /// Carries out effects in order; a failed write stops them and locks.
+    fn carry_out(&mut self, effects: Vec<Effect>) -> bool {
+        let mut clear_passphrase = false;
+        for effect in effects {
+            if matches!(effect, Effect::ClearPassphrase) {
+                clear_passphrase = true;
+            }
+            if let Err(e) = self.apply(effect) {
+                let wallet = std::mem::take(&mut self.wallet);
+                let (wallet, more) = wallet.write_failed(&mut self.gate, &mut self.vault, &e);
+                self.wallet = wallet;
+                for effect in more {
+                    let _ = self.apply(effect);
+                }
+                break;
+            }
         }
-        let floor = storage::load_floors()?.get(&key);
-        let (theirs, _) = current
-            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
-            .map_err(|e| e.to_string())?;
-        self.gate.merge_ledger(&theirs);
-        let generation = current.generation.saturating_add(1);
-        let envelope = current.envelope_bytes().map_err(|e| e.to_string())?;
-        let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
-        let record = StoredVault::sealed_with_envelope(
-            generation,
-            &envelope,
-            vault,
-            self.gate.ledger(),
-            &mut rng,
-        )
-        .map_err(|e| e.to_string())?;
-        storage::save(&record)?;
-        storage::raise_floor(&key, generation)?;
-        storage::forget_legacy_ledger();
-        self.saved_ledger = Some(self.gate.ledger().clone());
-        Ok(())
+        clear_passphrase
     }
 
-    /// Merges the stored record's memory in before answering or after another tab wrote.
-    /// Fails closed: a record of this vault whose memory cannot be read (removed, damaged,
-    /// rolled back) locks the wallet.
-    pub fn merge_stored_memory(&mut self) {
-        if !self.gate.is_unlocked() {
-            return;
-        }
-        let Some(vault) = &self.vault else { return };
-        let Ok(Some(current)) = storage::load() else {
-            return;
-        };
-        if current.vault_id().ok().as_ref() != Some(vault.envelope().vault_id()) {
-            return;
-        }
-        let floor = current
-            .vault_key()
-            .ok()
-            .and_then(|key| storage::load_floors().map(|f| f.get(&key)).ok());
-        let opened = match floor {
-            Some(floor) => current
-                .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
-                .map_err(|e| e.to_string()),
-            None => Err("the memory floors could not be read".to_owned()),
-        };
-        match opened {
-            Ok((theirs, _)) => {
-                self.gate.merge_ledger(&theirs);
-                if self.gate.ledger() == &theirs {
-                    // Nothing to write back: storage already knows all this tab knows.
-                    self.saved_ledger = Some(theirs);
+    fn apply(&mut self, effect: Effect) -> Result<(), String> {
+        match effect {
+            Effect::Store(record) => storage::save(&record)?,
+            Effect::DeleteRecord => storage::delete_record()?,
+            Effect::RaiseFloor { key, generation } => storage::raise_floor(&key, generation)?,
+            Effect::ForgetFloor { key } => storage::forget_floor(&key)?,
+            Effect::ForgetLegacyLedger => storage::forget_legacy_ledger(),
+            Effect::LoadCredentials => credentials::load_into_gate(self),
+            Effect::DeleteCredentials => wasm_bindgen_futures::spawn_local(async {
+                if let Err(e) = credentials::delete_all().await {
+                    dom::set_msg(
+                        "profile-msg",
+                        &format!("The credentials and their keys could not all be deleted ({e})."),
+                        false,
+                    );
+                }
+            }),
+            Effect::DeleteSignerKey => {
+                self.enrolment = Enrolment::NotEnrolled;
+                wasm_bindgen_futures::spawn_local(async {
+                    if let Err(e) = crate::keystore::delete().await {
+                        dom::set_msg(
+                            "profile-msg",
+                            &format!("This browser's signer key could not be deleted ({e})."),
+                            false,
+                        );
+                    }
+                });
+            }
+            Effect::FillEditor(input) => {
+                editor::fill(&input);
+                self.arm_editor_idle();
+            }
+            Effect::ClearEditor => {
+                editor::clear();
+                self.editor_idle = None;
+            }
+            Effect::ClearPassphrase => {}
+            Effect::Message { text, ok } => dom::set_msg("profile-msg", &text, ok),
+            Effect::SyncTools => {
+                for (name, error) in self.registry.sync(&self.gate) {
+                    self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
                 }
             }
-            Err(e) => {
-                self.gate.lock();
-                self.vault = None;
-                dom::set_msg(
-                    "profile-msg",
-                    &format!("The wallet locked itself: {e}."),
-                    false,
-                );
-            }
         }
+        Ok(())
     }
 
-    /// After unlock: take the memory stored in the record (fail closed), then write it back in
-    /// the current format at once.
-    pub fn restore_memory(&mut self, record: &StoredVault) -> Result<(), String> {
-        let Some(vault) = &self.vault else {
-            return Ok(());
-        };
-        let key = record.vault_key().map_err(|e| e.to_string())?;
-        let floor = storage::load_floors()?.get(&key);
-        let (ledger, origin) = record
-            .open_memory(vault, floor, storage::load_legacy_ledger().as_deref())
-            .map_err(|e| e.to_string())?;
-        if let MemoryOrigin::Sealed(generation) = origin {
-            storage::raise_floor(&key, generation)?;
+    /// (Re-)starts the editor's idle timer: without input in it for `editor_idle_ms`, it
+    /// closes and empties itself.
+    pub fn arm_editor_idle(&mut self) {
+        if self.wallet.editor() != Editor::Open {
+            self.editor_idle = None;
+            return;
         }
-        self.gate.restore_ledger(ledger);
-        // Written back on the next change check (format 2, floor raised).
-        self.saved_ledger = None;
-        Ok(())
+        self.editor_idle = Some(Timeout::new(self.editor_idle_ms, || {
+            with_app(|app| {
+                app.step(|wallet, _, _, _, _| {
+                    wallet.close_editor(
+                        "The editor closed itself after a while without input; your facts were cleared from the page.",
+                    )
+                });
+                app.after_change();
+            });
+        }));
     }
 
     fn arm_deadline(&mut self) {
@@ -290,14 +302,22 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
             // Slow evaluation on request (`?latency=ms`): the gate re-checks the grant after it.
             gloo_timers::future::TimeoutFuture::new(latency).await;
         }
-        let out = with_app(|app| {
-            // Another tab may have answered meanwhile: know what it revealed first.
-            app.merge_stored_memory();
-            let out = app.gate.finish(pending, now());
-            app.record_call(&tool, &out);
-            app.after_change();
-            out
+        // Under the cross-tab lock: what other tabs revealed is merged in before answering,
+        // and the answer's memory is sealed before the agent reads it.
+        let out = storage::locked(move || {
+            with_app(|app| {
+                app.step(|wallet, gate, vault, snap, _| wallet.merge_stored(gate, vault, snap));
+                let out = app.gate.finish(pending, now());
+                app.step(|wallet, gate, vault, snap, rng| {
+                    wallet.seal_memory(gate, vault, snap, rng)
+                });
+                app.record_call(&tool, &out);
+                app.after_change();
+                out
+            })
         })
+        .await
+        .flatten()
         .unwrap_or(Value::Null);
         Ok(to_js(&out))
     })
@@ -405,7 +425,11 @@ pub fn start() {
         asker_checks: BTreeMap::new(),
         signer_notes: BTreeMap::new(),
         session_receipts: Vec::new(),
-        saved_ledger: None,
+        wallet: Wallet::new(stored.clone().ok().flatten()),
+        editor_idle: None,
+        editor_idle_ms: query_param("editor_idle_ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(120_000),
         short_grants: query_param("short_grants").as_deref() == Some("1"),
         latency_ms: query_param("latency")
             .and_then(|v| v.parse().ok())
@@ -428,6 +452,14 @@ pub fn start() {
         if let Some(file) = dom::by_id("import-file") {
             listen(&file, "change", actions::on_import);
         }
+        if let Some(editor) = dom::by_id("editor") {
+            // Input in the open editor keeps it open; none for a while closes it.
+            for event in ["input", "keydown"] {
+                listen(&editor, event, |_| {
+                    with_app(|app| app.arm_editor_idle());
+                });
+            }
+        }
     }
     if let Some(window) = web_sys::window() {
         listen(&window, "storage", |event| {
@@ -442,21 +474,16 @@ pub fn start() {
                 });
             }
             if key.as_deref() == Some(storage::STORAGE_KEY) {
-                with_app(|app| {
-                    app.merge_stored_memory();
-                    let edited_elsewhere = match (storage::load(), &app.stored) {
-                        (Ok(Some(now)), Some(loaded)) => now.envelope != loaded.envelope,
-                        (Ok(None), Some(_)) => true,
-                        _ => false,
-                    };
-                    if edited_elsewhere {
-                        dom::set_msg(
-                            "profile-msg",
-                            "Your profile was changed in another tab. Reload this page before saving here.",
-                            false,
-                        );
-                    }
-                    app.after_change();
+                // Another tab wrote the record: merge what it revealed before answering here
+                // (the core locks this tab if the record is gone, another vault's, or its
+                // memory cannot be read).
+                storage::locked_then(|| {
+                    with_app(|app| {
+                        app.step(|wallet, gate, vault, snap, _| {
+                            wallet.merge_stored(gate, vault, snap)
+                        });
+                        app.after_change();
+                    });
                 });
             }
         });

@@ -1,7 +1,14 @@
-//! Browser storage for the encrypted profile record. The rule about generations lives in
-//! wallet-core (`store::next_generation`); this only reads and writes.
+//! Browser storage for the encrypted profile record: reads, writes and the cross-tab lock. Every
+//! rule about records, generations, floors and memory lives in `capability_gate::wallet` and
+//! `wallet_core::store`; this only carries out what they decide.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use capability_gate::wallet::Snapshot;
 use wallet_core::store::{MemoryFloors, StoredVault};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 
 const KEY: &str = "tacit.vault.v1";
 
@@ -82,22 +89,72 @@ fn save_floors(floors: &MemoryFloors) -> Result<(), String> {
         .map_err(|_| "the disclosure memory could not be saved".into())
 }
 
-/// Deletes the encrypted profile with its memory (and any format-1 ledger), and forgets its
-/// floor so that the person can import the backup again.
-pub fn delete_profile() -> Result<(), String> {
+/// Deletes the stored record and any format-1 ledger.
+pub fn delete_record() -> Result<(), String> {
     let Some(storage) = local() else {
         return Err("this browser offers no local storage".into());
     };
-    let vault_key = load().ok().flatten().and_then(|r| r.vault_key().ok());
     storage
         .remove_item(KEY)
         .and_then(|()| storage.remove_item(LEGACY_LEDGER_KEY))
-        .map_err(|_| "the profile could not be deleted".to_owned())?;
-    if let (Some(key), Ok(mut floors)) = (vault_key, load_floors()) {
-        floors.forget(&key);
-        save_floors(&floors)?;
+        .map_err(|_| "the profile could not be deleted".to_owned())
+}
+
+/// Forgets the floor of `vault_key`.
+pub fn forget_floor(vault_key: &str) -> Result<(), String> {
+    let mut floors = load_floors()?;
+    floors.forget(vault_key);
+    save_floors(&floors)
+}
+
+/// What storage holds now, for the wallet core.
+pub fn snapshot() -> Snapshot {
+    Snapshot {
+        record: load(),
+        floors: load_floors(),
+        legacy: load_legacy_ledger(),
     }
-    Ok(())
+}
+
+/// The cross-tab lock every read-merge-write of the record runs under.
+const LOCK_NAME: &str = "tacit-vault";
+
+/// Runs `f` while this tab holds the `tacit-vault` lock (`navigator.locks`), so that no other
+/// tab reads or writes the record between its read and its write. Resolves to what `f`
+/// returned, or `None` if the lock could not be taken. Where the browser has no
+/// `navigator.locks`, `f` runs at once (one tab's writes are still whole records).
+pub async fn locked<R: 'static>(f: impl FnOnce() -> R + 'static) -> Option<R> {
+    // `navigator.locks.request(name, callback)`, through `Reflect` (web-sys marks the Web Locks
+    // API unstable).
+    let request = web_sys::window().and_then(|w| {
+        let locks = js_sys::Reflect::get(&w.navigator(), &"locks".into()).ok()?;
+        let request = js_sys::Reflect::get(&locks, &"request".into()).ok()?;
+        let request = request.dyn_into::<js_sys::Function>().ok()?;
+        Some((locks, request))
+    });
+    let Some((locks, request)) = request else {
+        return Some(f());
+    };
+    let out: Rc<RefCell<Option<R>>> = Rc::new(RefCell::new(None));
+    let slot = out.clone();
+    let callback = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
+        *slot.borrow_mut() = Some(f());
+        JsValue::UNDEFINED
+    });
+    let promise = request
+        .call2(&locks, &JsValue::from_str(LOCK_NAME), &callback)
+        .ok()?
+        .dyn_into::<js_sys::Promise>()
+        .ok()?;
+    wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    out.borrow_mut().take()
+}
+
+/// [`locked`], without waiting for the result.
+pub fn locked_then(f: impl FnOnce() + 'static) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = locked(f).await;
+    });
 }
 
 /// Where the wallet's credentials live: sealed with the vault's data key (AES-256-GCM,
