@@ -586,6 +586,7 @@ pub fn remove() {
 
 /// Settings → "Confirm with this device": whether one is registered for this vault.
 pub fn render(app: &App) {
+    listen_once();
     if app.stored.is_none() && stored_authenticator().is_some() {
         // The profile was deleted (not merely unreadable): its device goes with it.
         if matches!(storage::load(), Ok(None)) {

@@ -660,14 +660,15 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
     append(&card, &list);
     let leaves = match proofs {
         0 => format!(
-            "What leaves: these {} answers, in a receipt your signer signs; no value.",
+            "What leaves: the answers you keep ticked (of these {}), in a receipt your signer \
+             signs; no value. Untick an answer to leave it out.",
             p.items.len()
         ),
         n => format!(
-            "What leaves: these {} answers, in a receipt your signer signs, and {n} \
-             single-use {} from the issuers named; no value, no credential beyond that.",
-            p.items.len(),
-            if n == 1 { "proof" } else { "proofs" }
+            "What leaves: the answers you keep ticked (of these {}), in a receipt your signer \
+             signs, and for each kept proven answer a single-use proof from the issuer named \
+             ({n} at most); no value, no credential beyond that.",
+            p.items.len()
         ),
     };
     append(&card, &el("p", "leaves", &leaves));

@@ -1,0 +1,237 @@
+//! The person's side of the page in real Chromium, without the end-to-end harness: the wallet's
+//! own markup (`static/index.html`) is put into the test page and the app started on it; an agent
+//! asks through `window.tacit`; a page script then tries to act for the person.
+//!
+//! What a trusted click or key press does (the confirmation dialog, the WebAuthn path) needs real
+//! input, which only the DevTools protocol gives: `tests/tests/consent.rs` tests that. Here:
+//! script clicks, script-dispatched events, script key presses and script form submissions do
+//! nothing; consent cards keep what the person chose when other requests arrive and stay in
+//! arrival order.
+
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::time::Duration;
+
+use js_sys::{Function, Promise, Reflect};
+use serde_json::{Value, json};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const ORIGIN: &str = "http://127.0.0.1:8081";
+
+fn js(source: &str) -> JsValue {
+    Function::new_no_args(source).call0(&JsValue::NULL).unwrap()
+}
+
+fn js_bool(source: &str) -> bool {
+    js(source)
+        .as_bool()
+        .unwrap_or_else(|| panic!("not a boolean: {source}"))
+}
+
+async fn sleep(ms: u64) {
+    gloo_timers::future::sleep(Duration::from_millis(ms)).await;
+}
+
+/// The wallet's markup in this page, and the app started on it (once per page).
+async fn page() {
+    if js_bool("return !!document.getElementById('requests')") {
+        return;
+    }
+    let html = include_str!("../static/index.html");
+    let start = html.find("<main").unwrap();
+    let end = html.find("</dialog>").unwrap() + "</dialog>".len();
+    let body = web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .body()
+        .unwrap();
+    let holder = web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .create_element("div")
+        .unwrap();
+    holder.set_inner_html(&html[start..end]);
+    body.append_child(&holder).unwrap();
+    // The module's start function may already have run on the empty page; the app is built once.
+    if !js_bool("return !!window.tacit") {
+        tacit_web::start();
+    }
+    sleep(50).await;
+    assert!(js_bool("return !!window.tacit"), "the app did not start");
+}
+
+/// Calls a tool as the agent does (`window.tacit.call`).
+async fn call(tool: &str, input: Value) -> Value {
+    let tacit = Reflect::get(&web_sys::window().unwrap(), &"tacit".into()).unwrap();
+    let call: Function = Reflect::get(&tacit, &"call".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let input = js_sys::JSON::parse(&input.to_string()).unwrap();
+    let promise: Promise = call
+        .call2(&tacit, &tool.into(), &input)
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let out = JsFuture::from(promise).await.unwrap();
+    serde_json::from_str(&js_sys::JSON::stringify(&out).unwrap().as_string().unwrap()).unwrap()
+}
+
+async fn request(nonce: &str) -> String {
+    let out = call(
+        "request_claims",
+        json!({
+            "origin": ORIGIN, "nonce": nonce,
+            "claims": [
+                { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "USD" } },
+                { "kind": "age_at_least", "years": 18 }
+            ]
+        }),
+    )
+    .await;
+    assert_eq!(out["ok"], true, "{out}");
+    let id = out["result"]["request_id"].as_str().unwrap().to_owned();
+    sleep(20).await;
+    assert!(
+        js_bool(&format!("return !!document.getElementById('req-{id}')")),
+        "no card for {id}"
+    );
+    id
+}
+
+async fn status(id: &str) -> Value {
+    call("check_request", json!({ "request_id": id })).await
+}
+
+fn dialog_open() -> bool {
+    js_bool("return document.getElementById('confirm').open")
+}
+
+#[wasm_bindgen_test]
+async fn a_script_cannot_act_for_the_person() {
+    page().await;
+    let id = request("n-script").await;
+    let before = status(&id).await;
+    let grant = format!("document.querySelector('#req-{id} [data-action=grant]')");
+    // The script click, a dispatched click event, and a keyboard "activation".
+    js(&format!("{grant}.click()"));
+    js(&format!(
+        "{grant}.dispatchEvent(new MouseEvent('click', {{ bubbles: true, cancelable: true, view: window }}))"
+    ));
+    js(&format!(
+        "{grant}.focus(); {grant}.dispatchEvent(new KeyboardEvent('keydown', {{ key: 'Enter', bubbles: true }}))"
+    ));
+    js("document.querySelector('[data-action=end-session]').click()");
+    js("document.querySelector('[data-action=register-authenticator]').click()");
+    sleep(200).await;
+    assert!(
+        !dialog_open(),
+        "a script's click asked for the person's act"
+    );
+    assert_eq!(
+        status(&id).await,
+        before,
+        "a script's click changed the request"
+    );
+
+    // A script cannot open the dialog by its buttons, nor confirm through the form.
+    js(
+        "document.getElementById('confirm-pass').value = 'correct horse battery'; \
+        document.querySelector('[data-action=confirm-ok]').click(); \
+        document.getElementById('confirm-form').requestSubmit(); \
+        document.getElementById('confirm-pass').dispatchEvent(\
+          new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));",
+    );
+    sleep(200).await;
+    assert!(!dialog_open());
+    assert_eq!(status(&id).await, before);
+
+    // Even with the dialog open (showModal by a script), its OK button, Enter and a form
+    // submission by a script confirm nothing: no act is pending, and none can be made pending
+    // without a trusted click.
+    js("document.getElementById('confirm').showModal()");
+    js(
+        "document.getElementById('confirm-pass').value = 'correct horse battery'; \
+        document.querySelector('[data-action=confirm-ok]').click(); \
+        document.getElementById('confirm-pass').dispatchEvent(\
+          new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));",
+    );
+    sleep(300).await;
+    assert!(
+        dialog_open(),
+        "a script's submit closed the dialog (form submission is not prevented)"
+    );
+    assert_eq!(
+        js("return document.getElementById('confirm-msg').textContent")
+            .as_string()
+            .unwrap(),
+        "",
+        "a script's click or key press started a passphrase check"
+    );
+    js("document.getElementById('confirm').close()");
+    assert_eq!(status(&id).await, before);
+    // No claim tool exists.
+    let tools = js("return window.tacit.tools().map(t => t.name).join(',')")
+        .as_string()
+        .unwrap();
+    assert!(!tools.contains("claim."), "{tools}");
+}
+
+#[wasm_bindgen_test]
+async fn cards_keep_the_persons_choices_and_arrival_order() {
+    page().await;
+    let first = request("n-keep-1").await;
+    let card = format!("document.getElementById('req-{first}')");
+    // The person's choices (set directly: what counts is that a redraw does not undo them).
+    js(&format!(
+        "window.__card = {card}; \
+         {card}.querySelector('input[data-claim-index=\"1\"]').checked = false; \
+         document.getElementById('dur-{first}').value = 'once'; \
+         document.getElementById('deny-{first}').value = 'typing a reason';"
+    ));
+    let mut ids = vec![first.clone()];
+    for i in 0..11 {
+        ids.push(request(&format!("n-keep-{}", i + 2)).await);
+    }
+    sleep(1_100).await; // a countdown tick
+    assert!(
+        js_bool(&format!("return window.__card === {card}")),
+        "the card was rebuilt"
+    );
+    assert!(js_bool(&format!(
+        "return !{card}.querySelector('input[data-claim-index=\"1\"]').checked \
+           && {card}.querySelector('input[data-claim-index=\"0\"]').checked \
+           && document.getElementById('dur-{first}').value === 'once' \
+           && document.getElementById('deny-{first}').value === 'typing a reason'"
+    )));
+    // Arrival order, past ten requests (never the string order of ids).
+    let shown =
+        js("return [...document.querySelectorAll('#requests .request')].map(e => e.id).join(',')")
+            .as_string()
+            .unwrap();
+    let shown: Vec<&str> = shown.split(',').collect();
+    let want: Vec<String> = ids.iter().map(|id| format!("req-{id}")).collect();
+    let mine: Vec<&str> = shown
+        .iter()
+        .copied()
+        .filter(|s| want.iter().any(|w| w == s))
+        .collect();
+    assert_eq!(
+        mine,
+        want.iter().map(String::as_str).collect::<Vec<_>>(),
+        "not in arrival order"
+    );
+    // The income question says its currency in words.
+    assert!(js_bool(&format!(
+        "return {card}.querySelector('[data-currency]').dataset.currency === 'USD' \
+           && /US dollars/.test({card}.innerText) && /never converted/.test({card}.innerText)"
+    )));
+}
