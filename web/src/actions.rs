@@ -15,7 +15,7 @@ use crate::{credentials, decisions, dom, editor, storage};
 /// Routes every click on a `[data-action]` element.
 pub fn on_click(event: web_sys::Event) {
     // Only a person's own input counts: a script's `.click()` or synthetic event does nothing.
-    if false && !event.is_trusted() {
+    if !event.is_trusted() {
         return;
     }
     let Some(target) = event
