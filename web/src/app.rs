@@ -13,7 +13,7 @@ use js_sys::{Array, Object, Promise, Reflect};
 use rand_core::UnwrapErr;
 use serde_json::Value;
 use wallet_core::store::StoredVault;
-use wallet_core::{DisclosureLedger, Origin, SessionId, Timestamp, Vault};
+use wallet_core::{DisclosureLedger, Origin, Timestamp, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -94,13 +94,13 @@ pub fn now() -> Timestamp {
     Timestamp::from_millis(js_sys::Date::now() as i64)
 }
 
-fn make_session_id() -> SessionId {
-    let mut bytes = [0u8; 9];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No randomness: fall back to the clock, which still tells sessions apart.
-        bytes[..8].copy_from_slice(&js_sys::Date::now().to_bits().to_be_bytes());
-    }
-    SessionId::derive_from_bytes(&bytes)
+/// The session's secret: 32 bytes from the browser's CSPRNG, never stored. It derives each
+/// audience's session id and every request, grant and proposal id. None without randomness
+/// (the wallet then does not start: no clock fallback).
+fn session_secret() -> Option<[u8; 32]> {
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).ok()?;
+    Some(secret)
 }
 
 fn query_param(name: &str) -> Option<String> {
@@ -409,9 +409,16 @@ pub fn start() {
     });
     let host = WebMcpHost::new(executor, on_refused);
     let context = host.context().cloned();
+    let Some(secret) = session_secret() else {
+        dom::set_text(
+            "boot-note",
+            "This browser offers no secure random numbers, so the wallet cannot start.",
+        );
+        return;
+    };
     let stored = storage::load();
     let app = App {
-        gate: Gate::new(make_session_id(), DisclosureLedger::default()),
+        gate: Gate::with_secret(secret, DisclosureLedger::default()),
         registry: Registry::new(host),
         vault: None,
         stored: stored.clone().ok().flatten(),
