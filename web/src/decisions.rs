@@ -165,7 +165,10 @@ fn release(
         // Another tab may have used credentials: pick from the saved copy.
         credentials::reload_from_storage(app);
     }
-    match release_kept(app, proposal_id, digest, kept, acknowledged) {
+    match app
+        .gate
+        .release_kept(proposal_id, digest, kept, acknowledged, now())
+    {
         Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
                 .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
@@ -197,32 +200,6 @@ fn release(
                 .insert(proposal_id.to_owned(), e.to_string());
         }
     }
-}
-
-/// Releases exactly the kept items.
-// TODO(gate): `Gate::release_kept` once it lands; until then only keep-all can be released, and
-// a release that drops an item is refused here rather than sending what the person unticked.
-fn release_kept(
-    app: &mut App,
-    proposal_id: &str,
-    digest: &str,
-    kept: &[usize],
-    acknowledged: Acknowledgement,
-) -> Result<capability_gate::Released, String> {
-    let total = app.gate.proposal(proposal_id).map_or(0, |p| p.items.len());
-    let mut unique = kept.to_vec();
-    unique.sort_unstable();
-    unique.dedup();
-    if unique.len() != total || unique.iter().enumerate().any(|(i, &k)| i != k) {
-        return Err(
-            "Nothing was sent: dropping an answer is not supported by this wallet yet; refuse \
-             the application and ask the site again with fewer questions."
-                .to_owned(),
-        );
-    }
-    app.gate
-        .release_with_proofs(proposal_id, digest, acknowledged, now())
-        .map_err(|e| e.to_string())
 }
 
 fn refuse(app: &mut App, proposal_id: &str) {

@@ -201,56 +201,27 @@ fn content_key(parts: &impl std::hash::Hash) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-thread_local! {
-    /// When each held request was first drawn, to keep arrival order among requests received in
-    /// the same millisecond (never the string order of their ids).
-    static ARRIVAL: std::cell::RefCell<(u64, std::collections::BTreeMap<String, u64>)> =
-        std::cell::RefCell::default();
-}
-
-/// The held requests in arrival order: the gate's `received_at`, then the order this page saw
-/// them in.
+/// The held requests in arrival order: the gate's `received_at`, then its arrival sequence
+/// (never the string order of their ids).
 fn held_in_arrival_order(app: &App) -> Vec<&capability_gate::Request> {
     let mut held: Vec<&capability_gate::Request> = app
         .gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
         .collect();
-    // Seen in the gate's received order first, so that a batch seen at once keeps it.
-    held.sort_by_key(|r| r.received_at);
-    let seq: Vec<u64> = ARRIVAL.with(|a| {
-        let mut a = a.borrow_mut();
-        let (next, seen) = &mut *a;
-        seen.retain(|id, _| held.iter().any(|r| &r.id == id));
-        held.iter()
-            .map(|r| {
-                *seen.entry(r.id.clone()).or_insert_with(|| {
-                    *next += 1;
-                    *next
-                })
-            })
-            .collect()
-    });
-    let mut ordered: Vec<(Timestamp, u64, &capability_gate::Request)> = held
-        .into_iter()
-        .zip(seq)
-        .map(|(r, s)| (r.received_at, s, r))
-        .collect();
-    ordered.sort_by_key(|(at, s, _)| (*at, *s));
-    ordered.into_iter().map(|(_, _, r)| r).collect()
+    held.sort_by_key(|r| (r.received_at, r.arrival));
+    held
 }
 
 /// Why the memory would decline a claim, in words, or `None` if it would answer.
-// TODO(gate): `Gate::would_decline(request_id, index)` once it lands.
-fn declined_reason(app: &App, claim: &wallet_core::Claim) -> Option<String> {
-    match app.gate.ledger().assess(claim, now().date_utc()) {
-        Assessment::Decline => Some(
-            "Would be declined: with what earlier answers revealed, answering would narrow your \
-             fact below your privacy floor. It cannot be granted."
-                .to_owned(),
-        ),
-        _ => None,
-    }
+fn declined_reason(app: &App, request_id: &str, index: usize) -> Option<String> {
+    app.gate.would_decline(request_id, index).map(|why| {
+        if why.to_lowercase().contains("declin") {
+            why
+        } else {
+            format!("Would be declined: {why}")
+        }
+    })
 }
 
 /// A currency code in words, for the person.
@@ -346,21 +317,8 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
         append(&row, &check);
         let text = el("span", "", &describe(claim).1);
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
-            let code = limit.currency.as_str();
-            attr(&row, "data-currency", code);
-            append(
-                &text,
-                &el(
-                    "div",
-                    "currency",
-                    &format!(
-                        "Asked in {}. Amounts are never converted: if your income is kept in \
-                         another currency, the agent is told only that the currencies differ, \
-                         and only after you grant it.",
-                        currency_words(code)
-                    ),
-                ),
-            );
+            attr(&row, "data-currency", limit.currency.as_str());
+            append(&text, &el("div", "currency", ""));
         }
         append(&text, &el("div", "reveal", ""));
         append(&text, &el("div", "declined", ""));
@@ -428,14 +386,30 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         dom::set_text_of(&line, &who);
     }
     let rows = dom::query_all(card, "label.claim");
-    for (claim, row) in request.claims.iter().zip(rows) {
+    for ((index, claim), row) in request.claims.iter().enumerate().zip(rows) {
         let Some(check) = dom::query_all(&row, "input[data-claim-index]")
             .into_iter()
             .next()
         else {
             continue;
         };
-        let reason = declined_reason(app, claim);
+        let reason = declined_reason(app, &request.id, index);
+        if let wallet_core::Claim::IncomeBelow { limit } = claim {
+            // The question's currency in words; when the unlocked profile's differs, the gate's
+            // sentence naming both (the agent is told nothing of it before a grant).
+            let words = app
+                .gate
+                .currency_differs(&request.id, index)
+                .unwrap_or_else(|| {
+                    format!(
+                        "Asked in {}. Amounts are never converted.",
+                        currency_words(limit.currency.as_str())
+                    )
+                });
+            if let Some(e) = dom::query_all(&row, ".currency").into_iter().next() {
+                dom::set_text_of(&e, &words);
+            }
+        }
         let preview = app.gate.ledger().preview(claim, today);
         let reveal = match (&reason, preview.assessment) {
             (Some(_), _) => String::new(),
