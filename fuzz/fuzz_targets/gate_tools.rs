@@ -10,10 +10,15 @@
 //! held, a released and a refused proposal, a denied and a held pharmacy request), so runs are
 //! reproducible.
 //!
+//! The gate is made as the page makes it ([`Gate::with_secret`]: per-audience session ids,
+//! pseudo-random ids; a fixed secret here, so runs stay reproducible).
+//!
 //! Asserts, for every output: it is `{ok: true, result}` or `{ok: false, error: {code,
 //! message}}` and nothing else, with a boolean `ok`, a snake_case code and a non-empty message;
 //! and no rendering of the profile's income or birth date appears in it unless the input itself
-//! carried that text (a tool may echo what the agent sent, never what the profile holds).
+//! carried that text (a tool may echo what the agent sent, never what the profile holds). After
+//! every input: each proposal's entries are answers only (never a declined or invalid call),
+//! one per item, chained from genesis.
 #![no_main]
 
 use capability_gate::{Acknowledgement, Gate, Handler, Lifetime};
@@ -22,7 +27,7 @@ use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::{Value, json};
 use time::{Date, Month};
 use wallet_core::{
-    DisclosureLedger, GrantId, KeySet, KeyStatus, Profile, ProfileInput, PublicKeyEntry, SessionId,
+    DisclosureLedger, GrantId, KeySet, KeyStatus, Outcome, Profile, ProfileInput, PublicKeyEntry,
     Timestamp,
 };
 
@@ -97,12 +102,10 @@ struct World {
     live: Handler,
 }
 
-/// The wallet every input meets. Ids are deterministic: r1, g2, g3, r4, g5, r6, r7, p8, p9, p10.
+/// The wallet every input meets. Ids are pseudo-random but deterministic (a fixed secret); the
+/// names below say the order they were made in.
 fn world() -> World {
-    let mut gate = Gate::new(
-        SessionId::parse("s-fuzz").expect("id"),
-        DisclosureLedger::default(),
-    );
+    let mut gate = Gate::with_secret([0x5a; 32], DisclosureLedger::default());
     gate.unlock(profile());
     let mut now = Timestamp::from_millis(T0);
     let call = |gate: &mut Gate, handler: Handler, input: Value, now| {
@@ -274,6 +277,19 @@ fuzz_target!(|data: &[u8]| {
     let out = w.gate.execute(&w.live, &input, later);
     check_envelope(&out, &input_text);
     assert_eq!(out["ok"], false, "an expired grant answered: {out}");
+    // Whatever was called, a proposal carries answers only, one per item, chained from genesis.
+    for proposal in w.gate.proposals() {
+        assert_eq!(proposal.entries.len(), proposal.items.len());
+        wallet_core::verify_entries(&proposal.entries).expect("a proposal's own chain");
+        assert!(
+            proposal
+                .entries
+                .iter()
+                .all(|e| matches!(e.outcome, Outcome::Satisfied | Outcome::NotSatisfied)),
+            "a refused or malformed call in a proposal: {:?}",
+            proposal.entries
+        );
+    }
 });
 
 // Half of the mutations edit one JSON value at a time (see `tacit_fuzz::mutate_json`).
