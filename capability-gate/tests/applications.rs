@@ -703,3 +703,195 @@ fn a_used_nonce_and_origin_pair_never_mixes_with_another_origin() {
         assert_eq!(proposal.nonce, Nonce::parse("n-1").unwrap());
     }
 }
+
+// ----- property: any interleaving ---------------------------------------------------------------
+
+mod interleavings {
+    use super::*;
+    use capability_gate::{GrantState, Handler};
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A request from housing (true) or the pharmacy, with nonce `n-<k % 3>`.
+        Request(bool, u8),
+        /// Grant a subset (bit mask) of the k-th held request's claims.
+        Grant(usize, u8, bool),
+        Revoke(usize),
+        Lock,
+        Unlock,
+        Advance(i64),
+        /// Call the k-th live claim tool, well-formed or not.
+        Call(usize, bool),
+        /// Call the k-th claim handle ever registered (possibly dead).
+        CallStale(usize),
+        /// Draft for housing or the pharmacy, nonce `n-<k % 3>`.
+        Draft(bool, u8),
+        /// Release the k-th held proposal keeping the items in the mask.
+        Release(usize, u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (any::<bool>(), any::<u8>()).prop_map(|(h, k)| Op::Request(h, k)),
+            (any::<usize>(), any::<u8>(), any::<bool>()).prop_map(|(k, m, o)| Op::Grant(k, m, o)),
+            any::<usize>().prop_map(Op::Revoke),
+            Just(Op::Lock),
+            Just(Op::Unlock),
+            (0i64..120_000).prop_map(Op::Advance),
+            (any::<usize>(), any::<bool>()).prop_map(|(k, ok)| Op::Call(k, ok)),
+            any::<usize>().prop_map(Op::CallStale),
+            (any::<bool>(), any::<u8>()).prop_map(|(h, k)| Op::Draft(h, k)),
+            (any::<usize>(), any::<u8>()).prop_map(|(k, m)| Op::Release(k, m)),
+        ]
+    }
+
+    fn audience(housing: bool) -> &'static str {
+        if housing { HOUSING } else { PHARMACY }
+    }
+
+    /// A proposal holds, per item, the latest answer among the answers to the grants of its
+    /// own requests (origin and nonce), chained from genesis.
+    fn check_proposal(world: &World, id: &str) -> Result<(), TestCaseError> {
+        let proposal = world.gate.proposal(id).unwrap();
+        prop_assert_eq!(proposal.entries.len(), proposal.items.len());
+        prop_assert!(wallet_core::verify_entries(&proposal.entries).is_ok());
+        for (item, entry) in proposal.items.iter().zip(&proposal.entries) {
+            prop_assert_eq!(&item.claim, &entry.claim);
+            prop_assert_eq!(
+                entry.outcome,
+                if item.satisfied {
+                    Outcome::Satisfied
+                } else {
+                    Outcome::NotSatisfied
+                }
+            );
+            let grant = world.gate.grants().find(|g| g.id == entry.grant_id);
+            // A grant pruned since the draft cannot be checked; every other must match.
+            if let Some(grant) = grant {
+                prop_assert_eq!(&grant.origin, &proposal.audience);
+                prop_assert_eq!(&grant.nonce, &proposal.nonce);
+            }
+            prop_assert_eq!(&entry.origin, &proposal.audience);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        #[test]
+        fn applications_carry_only_their_own_requests_answers(
+            ops in proptest::collection::vec(op(), 1..50)
+        ) {
+            let mut world = World::with_secret_unlocked(SECRET, profile());
+            let mut handles: Vec<Handler> = Vec::new();
+            let mut released: Vec<(String, ReceiptPayload, Vec<usize>)> = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Request(h, k) => {
+                        let nonce = format!("n-{}", k % 3);
+                        let policy = if h { housing_policy(&nonce) } else { pharmacy_policy(&nonce) };
+                        world.call("request_claims", policy);
+                    }
+                    Op::Grant(k, mask, one_use) => {
+                        let held: Vec<String> = world
+                            .gate
+                            .requests()
+                            .filter(|r| r.state == capability_gate::RequestState::Held)
+                            .map(|r| r.id.clone())
+                            .collect();
+                        if held.is_empty() { continue; }
+                        let id = &held[k % held.len()];
+                        let chosen: Vec<usize> = (0..2).filter(|i| mask & (1 << i) != 0).collect();
+                        let lifetime = if one_use { Lifetime::ONE_USE } else { Lifetime::ONE_MINUTE };
+                        if world.gate.grant(id, &chosen, lifetime, world.now).is_ok() {
+                            world.sync();
+                            for name in world.tools_of(id) {
+                                if let Some(def) = world.host().get(&name) {
+                                    handles.push(def.handler);
+                                }
+                            }
+                        }
+                    }
+                    Op::Revoke(k) => {
+                        let live: Vec<_> = world
+                            .gate
+                            .grants()
+                            .filter(|g| g.state == GrantState::Live)
+                            .map(|g| g.id.clone())
+                            .collect();
+                        if !live.is_empty() {
+                            world.gate.revoke(&live[k % live.len()]).unwrap();
+                            world.sync();
+                        }
+                    }
+                    Op::Lock => { world.gate.lock(); world.sync(); }
+                    Op::Unlock => { world.gate.unlock(profile()); world.sync(); }
+                    Op::Advance(ms) => world.advance(ms),
+                    Op::Call(k, well_formed) => {
+                        let names = world.claim_tools();
+                        if names.is_empty() { continue; }
+                        let input = if well_formed { json!({}) } else { json!({ "bad": k }) };
+                        world.call(&names[k % names.len()], input);
+                    }
+                    Op::CallStale(k) => {
+                        if handles.is_empty() { continue; }
+                        let handler = handles[k % handles.len()].clone();
+                        world.gate.execute(&handler, &json!({}), world.now);
+                        world.sync();
+                    }
+                    Op::Draft(h, k) => {
+                        let out = draft(&mut world, audience(h), &format!("n-{}", k % 3));
+                        if out["ok"] == true {
+                            let id = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+                            check_proposal(&world, &id)?;
+                            // What the agent is shown is what the proposal holds.
+                            let shown = out["result"]["would_disclose"].as_array().unwrap().len();
+                            prop_assert_eq!(shown, world.gate.proposal(&id).unwrap().items.len());
+                        }
+                    }
+                    Op::Release(k, mask) => {
+                        let held: Vec<String> = world
+                            .gate
+                            .proposals()
+                            .filter(|p| p.state == ProposalState::Held)
+                            .map(|p| p.id.clone())
+                            .collect();
+                        if held.is_empty() { continue; }
+                        let id = held[k % held.len()].clone();
+                        let n = world.gate.proposal(&id).unwrap().items.len();
+                        let kept: Vec<usize> = (0..n).filter(|i| mask & (1 << i) != 0).collect();
+                        match release_kept(&mut world, &id, &kept) {
+                            Ok(r) => released.push((id, r.payload, kept)),
+                            Err(e) => prop_assert_eq!(e, GateError::NoItemKept, "kept {:?}", kept),
+                        }
+                    }
+                }
+            }
+            for (id, payload, kept) in &released {
+                let proposal = world.gate.proposal(id).unwrap();
+                prop_assert!(payload.check_structure().is_ok());
+                prop_assert_eq!(&payload.session_id, &world.gate.session_for(&payload.audience));
+                let sent: Vec<(Claim, Outcome)> =
+                    payload.entries.iter().map(|e| (e.claim.clone(), e.outcome)).collect();
+                let chosen: Vec<(Claim, Outcome)> = kept
+                    .iter()
+                    .map(|&i| (proposal.entries[i].claim.clone(), proposal.entries[i].outcome))
+                    .collect();
+                prop_assert_eq!(&sent, &chosen);
+                prop_assert_eq!(site_reads(payload, world.now), sent);
+            }
+            let receipts = world.gate.session_receipts(world.now);
+            let sessions: BTreeSet<_> = receipts.iter().map(|r| r.session_id.clone()).collect();
+            prop_assert_eq!(sessions.len(), receipts.len(), "one session id per audience");
+            for receipt in &receipts {
+                prop_assert!(receipt.check_structure().is_ok());
+                prop_assert!(receipt
+                    .entries
+                    .iter()
+                    .all(|e| matches!(e.outcome, Outcome::Satisfied | Outcome::NotSatisfied)));
+            }
+        }
+    }
+}
