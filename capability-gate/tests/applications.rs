@@ -110,6 +110,20 @@ fn site_reads(payload: &ReceiptPayload, now: Timestamp) -> Vec<(Claim, Outcome)>
     verified.answers().to_vec()
 }
 
+/// Whether a site asking `required` accepts `payload` (signed): what its `decide` checks of the
+/// receipt, every required claim shown satisfied.
+fn site_accepts(payload: &ReceiptPayload, required: &[Claim], now: Timestamp) -> bool {
+    let (key, keys) = signer();
+    let signed = sign(payload.clone(), &key, now);
+    verify(&signed, &keys, &payload.audience, &payload.nonce, now)
+        .unwrap()
+        .satisfies_all(required)
+}
+
+fn housing_claims() -> Vec<Claim> {
+    serde_json::from_value(housing_policy("n")["claims"].clone()).unwrap()
+}
+
 fn outcomes_of(payload: &ReceiptPayload) -> Vec<Outcome> {
     payload.entries.iter().map(|e| e.outcome).collect()
 }
@@ -323,6 +337,10 @@ fn release_kept_sends_exactly_the_kept_items() {
         [(proposal.items[1].claim.clone(), Outcome::Satisfied)],
         "the dropped income answer does not leave"
     );
+    assert!(
+        !site_accepts(&payload, &housing_claims(), world.now),
+        "without the income answer the housing site refuses"
+    );
     let after = world.gate.proposal(&id).unwrap();
     assert_eq!(after.kept.as_deref(), Some(&[1][..]));
     // What the agent reads back is the same payload.
@@ -369,6 +387,7 @@ fn release_with_proofs_keeps_every_item_and_kept_order_does_not_matter() {
     }
     assert_eq!(payloads[0], payloads[1]);
     assert_eq!(payloads[0].entries.len(), 2);
+    assert!(site_accepts(&payloads[0], &housing_claims(), a.now));
 }
 
 // ----- unlinkability --------------------------------------------------------------------------
