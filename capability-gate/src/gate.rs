@@ -618,24 +618,23 @@ impl Gate {
     }
 
     /// For the consent card: when claim `claim_index` of request `request_id` asks about income
-    /// in another currency than the unlocked profile's, a sentence saying so (both currencies
-    /// named, for the person). `None` otherwise, or while locked. The agent is told nothing of
-    /// this before the person grants the claim; then its tool declines, saying the currencies
-    /// differ.
+    /// in another currency than the unlocked profile's, a sentence saying so. `None` otherwise,
+    /// or while locked. The sentence names the question's currency only, never the profile's
+    /// (the card is in the DOM, which a page agent can read; the person knows their own). The
+    /// agent is told nothing of this through the tools before the person grants the claim; then
+    /// its tool declines, saying the currencies differ.
     pub fn currency_differs(&self, request_id: &str, claim_index: usize) -> Option<String> {
         let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
         let profile = self.profile.as_ref()?;
         let Claim::IncomeBelow { limit } = claim else {
             return None;
         };
-        let mine = profile.income().currency;
-        (limit.currency != mine).then(|| {
+        (limit.currency != profile.income().currency).then(|| {
             format!(
-                "This asks about your income in {asked}, but your income is recorded in {mine}. \
-                 Amounts are never converted: if you allow it, the agent is told only that the \
-                 currencies differ.",
+                "This asks about your income in {asked}, which is not the currency of your \
+                 profile. Amounts are never converted: if you allow it, the agent is told only \
+                 that the currencies differ.",
                 asked = limit.currency.as_str(),
-                mine = mine.as_str(),
             )
         })
     }
