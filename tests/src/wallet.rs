@@ -594,9 +594,12 @@ impl<'b> Wallet<'b> {
     pub fn release(&self, proposal: &str, acknowledge: bool) {
         self.front();
         let ack = format!("#ack-{proposal}");
+        // Asks and is not ticked yet (a click on a ticked box would untick it).
         let asks = self
             .page
-            .eval(&format!("!!document.querySelector({ack:?})"))
+            .eval(&format!(
+                "(() => {{ const a = document.querySelector({ack:?}); return !!a && !a.checked; }})()"
+            ))
             .unwrap()
             == json!(true);
         if asks && acknowledge {
