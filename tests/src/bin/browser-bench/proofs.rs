@@ -2,8 +2,9 @@
 //! in-process signer and holds a batch of income credentials from an in-process tax office
 //! (`TestIssuer`, added through Settings → Credentials like a person does). Each round the agent
 //! requests "income below 30,000.00 EUR" (a ladder step: answered from the credential), is
-//! granted, calls the claim tool and drafts; then, inside the page, the Release button is clicked
-//! and `check_proposal` is polled through `document.modelContext.executeTool` until the receipt
+//! granted, calls the claim tool and drafts; then the Release button gets a real click (confirmed
+//! by the tab's virtual authenticator) and, timed inside the page from that click,
+//! `check_proposal` is polled through `document.modelContext.executeTool` until the receipt
 //! is signed and the presentation attached (release → `Gate::release` → the holder key signs the
 //! KB-JWT with WebCrypto → `attach_presentations`, plus the receipt's round trip to the signer).
 //! The same flow for "income below 30,001.00 EUR" (off the ladder: the person's word, no
@@ -25,38 +26,48 @@ use crate::stats::{Samples, ms, ratio};
 /// only its own answer (no site needs to run: nothing is submitted).
 const AUDIENCE_PORT: u16 = 9100;
 
-/// Clicks Release on `proposal` and polls `check_proposal` until it is signed; times it.
-const RELEASE_JS: &str = r#"
-(async (proposal) => {
-  const mc = document.modelContext;
-  const check = (await mc.getTools()).find((t) => t.name === 'check_proposal');
-  if (!check) throw new Error('check_proposal is not registered');
-  const ack = document.querySelector('#ack-' + proposal);
-  if (ack && !ack.checked) ack.click();
-  const button = document.querySelector('[data-action=release][data-id="' + proposal + '"]');
-  if (!button) throw new Error('no Release button for ' + proposal);
-  const subtle = crypto.subtle;
-  const original = subtle.sign;
-  const signs = [];
-  subtle.sign = function (...args) {
-    const t = performance.now();
-    return original.apply(subtle, args).finally(() => signs.push(performance.now() - t));
-  };
-  try {
-    const t0 = performance.now();
-    button.click();
-    for (;;) {
-      const out = JSON.parse(await mc.executeTool(check, { proposal_id: proposal }));
-      if (out.result && out.result.signed === true) {
-        return { ms: performance.now() - t0, presentations: (out.result.presentations || []).length, signs };
-      }
-      if (performance.now() - t0 > 30000) throw new Error('never signed: ' + JSON.stringify(out));
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  } finally {
-    delete subtle.sign;
-    if (subtle.sign !== original) subtle.sign = original;
-  }
+/// Arms the measurement for `proposal`: from the person's (real, trusted) click on its Release
+/// button, `check_proposal` is polled until the receipt is signed; `window.__releaseBench`
+/// resolves with the time from the click, the presentation count and every
+/// `crypto.subtle.sign` timed meanwhile. The click itself comes from DevTools input (the page
+/// acts on trusted clicks only), and the time includes the person's confirmation (the tab's
+/// virtual authenticator).
+const RELEASE_ARM_JS: &str = r#"
+((proposal) => {
+  const selector = '[data-action=release][data-id="' + proposal + '"]';
+  if (!document.querySelector(selector)) throw new Error('no Release button for ' + proposal);
+  window.__releaseBench = new Promise((resolve, reject) => {
+    const stamp = (e) => {
+      if (!e.isTrusted || !e.target.closest || !e.target.closest(selector)) return;
+      window.removeEventListener('click', stamp, true);
+      const t0 = performance.now();
+      const subtle = crypto.subtle;
+      const original = subtle.sign;
+      const signs = [];
+      subtle.sign = function (...args) {
+        const t = performance.now();
+        return original.apply(subtle, args).finally(() => signs.push(performance.now() - t));
+      };
+      (async () => {
+        const mc = document.modelContext;
+        const check = (await mc.getTools()).find((t) => t.name === 'check_proposal');
+        if (!check) throw new Error('check_proposal is not registered');
+        for (;;) {
+          const out = JSON.parse(await mc.executeTool(check, { proposal_id: proposal }));
+          if (out.result && out.result.signed === true) {
+            return { ms: performance.now() - t0, presentations: (out.result.presentations || []).length, signs };
+          }
+          if (performance.now() - t0 > 30000) throw new Error('never signed: ' + JSON.stringify(out));
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      })().then(resolve, reject).finally(() => {
+        delete subtle.sign;
+        if (subtle.sign !== original) subtle.sign = original;
+      });
+    };
+    window.addEventListener('click', stamp, true);
+  });
+  return true;
 })
 "#;
 
@@ -206,10 +217,12 @@ fn release_once(
     if items.len() != 1 || items[0].0 != want {
         return Err(format!("approval card for a {want} item shows {items:?}").into());
     }
-    let out = wallet.page.eval(&format!(
-        "{RELEASE_JS}({})",
+    wallet.page.eval(&format!(
+        "{RELEASE_ARM_JS}({})",
         serde_json::to_string(&proposal)?
     ))?;
+    wallet.release(&proposal, true);
+    let out = wallet.page.eval("window.__releaseBench")?;
     let presentations = out["presentations"].as_u64().unwrap_or(u64::MAX);
     if presentations != u64::from(proven) {
         return Err(format!("a {want} release came back with {out}").into());
@@ -225,7 +238,8 @@ impl Proofs {
              credentials from an in-process {} (`TestIssuer`, added through Settings → \
              Credentials). Each round: the agent requests *income below 30,000.00 EUR* (a ladder \
              step, answered from the credential), the person grants, the agent calls the claim \
-             tool and drafts; then, timed inside the page, Release is clicked and \
+             tool and drafts; then Release gets a real click, confirmed by a WebAuthn assertion \
+             (DevTools virtual authenticator), and, timed inside the page from that click, \
              `check_proposal` is polled through `document.modelContext.executeTool` (2 ms apart) \
              until the receipt is signed and one presentation is attached: `Gate::release`, the \
              holder key's WebCrypto signature over the KB-JWT, `attach_presentations`, and the \

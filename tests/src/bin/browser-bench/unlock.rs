@@ -4,11 +4,13 @@
 //! One round = the three measures in a rotating order, so that neither is always first after
 //! an idle moment; round 0 warms up and is discarded.
 //!
-//! In the page everything is timed with `performance.now()` inside one evaluation: the Unlock
-//! button is clicked with `el.click()`, and a `MutationObserver` on `#lock-pill` sees it turn
-//! "Unlocked" at the end of the task that did the work. The page deliberately waits 40 ms
-//! (a timer) before starting Argon2 so that its progress state paints; a 40 ms timer armed just
-//! before the click fires just before the page's own, and marks the start of the work. So:
+//! In the page everything is timed with `performance.now()`: the Unlock button gets a real
+//! mouse click (`Input.dispatchMouseEvent`; the page acts on trusted clicks only), a
+//! capture-phase `click` listener armed beforehand stamps it, and a `MutationObserver` on
+//! `#lock-pill` sees it turn "Unlocked" at the end of the task that did the work. The page
+//! deliberately waits 40 ms (a timer) before starting Argon2 so that its progress state paints;
+//! a 40 ms timer armed by the capture listener, before the page's own handler runs, fires just
+//! before the page's own and marks the start of the work. So:
 //! - *click → Unlocked* is what the person waits for (includes the 40 ms paint delay);
 //! - *work* is the timer task alone: read the stored record, Argon2id + AES-GCM unwrap and
 //!   open, open the sealed disclosure ledger, register nothing new, redraw.
@@ -38,27 +40,37 @@ pub struct Unlock {
     pub params: String,
 }
 
-const UNLOCK_JS: &str = r#"
-new Promise((resolve, reject) => {
+/// Arms the measurement: `window.__unlockBench` resolves with the click, work-start and done
+/// times once the person's (real) click on Unlock has unlocked the wallet.
+const UNLOCK_ARM_JS: &str = r#"
+(() => {
   const pill = document.getElementById('lock-pill');
   const button = document.querySelector('[data-action=unlock]');
-  if (!pill || !button) { reject(new Error('no unlock button')); return; }
-  let work = null;
-  const observer = new MutationObserver(() => {
-    if (!pill.textContent.includes('Unlocked')) return;
-    const done = performance.now();
-    observer.disconnect();
-    resolve({ click, work, done });
+  if (!pill || !button) throw new Error('no unlock button');
+  window.__unlockBench = new Promise((resolve, reject) => {
+    let click = null;
+    let work = null;
+    const observer = new MutationObserver(() => {
+      if (click === null || !pill.textContent.includes('Unlocked')) return;
+      const done = performance.now();
+      observer.disconnect();
+      resolve({ click, work, done });
+    });
+    observer.observe(pill, { childList: true, characterData: true, subtree: true });
+    const stamp = (e) => {
+      if (!e.isTrusted || !e.target.closest || !e.target.closest('[data-action=unlock]')) return;
+      window.removeEventListener('click', stamp, true);
+      setTimeout(() => { work = performance.now(); }, 40);
+      click = performance.now();
+      setTimeout(() => {
+        observer.disconnect();
+        reject(new Error('not unlocked: ' + document.getElementById('profile-msg').textContent));
+      }, 30000);
+    };
+    window.addEventListener('click', stamp, true);
   });
-  observer.observe(pill, { childList: true, characterData: true, subtree: true });
-  setTimeout(() => { work = performance.now(); }, 40);
-  const click = performance.now();
-  button.click();
-  setTimeout(() => {
-    observer.disconnect();
-    reject(new Error('not unlocked: ' + document.getElementById('profile-msg').textContent));
-  }, 30000);
-})
+  return true;
+})()
 "#;
 
 const LOAD_HASH_WASM_JS: &str = r#"
@@ -128,7 +140,9 @@ pub fn run(wallet: &mut Wallet<'_>, rounds: usize, with_hash_wasm: bool) -> Res<
                 }
                 1 => {
                     lock(wallet)?;
-                    let t = wallet.page.eval(UNLOCK_JS)?;
+                    wallet.page.eval(UNLOCK_ARM_JS)?;
+                    wallet.page.click("[data-action=unlock]")?;
+                    let t = wallet.page.eval("window.__unlockBench")?;
                     let (click, done) = (num(&t, "click")?, num(&t, "done")?);
                     let work = t.get("work").and_then(Value::as_f64);
                     match work {
@@ -164,15 +178,13 @@ pub fn run(wallet: &mut Wallet<'_>, rounds: usize, with_hash_wasm: bool) -> Res<
 
 /// Locks the wallet with the page's own Lock button and types the passphrase back in.
 fn lock(wallet: &Wallet<'_>) -> Res<()> {
-    let js = format!(
-        "(() => {{ document.querySelector('[data-action=lock]').click(); \
-         document.getElementById('unlock-pass').value = {PASS:?}; \
-         return document.getElementById('lock-pill').textContent; }})()"
-    );
-    let pill = wallet.page.eval(&js)?;
-    if pill.as_str() != Some("Locked") {
-        return Err(format!("the wallet did not lock (pill: {pill})").into());
-    }
+    // Real input: a click on Lock, the passphrase typed into the unlock field.
+    wallet.page.click("[data-action=lock]")?;
+    wallet.page.wait_for(
+        "document.getElementById('lock-pill').textContent === 'Locked'",
+        std::time::Duration::from_secs(20),
+    )?;
+    wallet.page.fill("#unlock-pass", PASS)?;
     Ok(())
 }
 
@@ -231,9 +243,10 @@ impl Unlock {
         ));
         out.push_str(
             "\nIn the page the times are `performance.now()` differences taken inside the page \
-             (click by `el.click()` in the same evaluation; a `MutationObserver` sees the pill \
-             change at the end of the unlock task). The *unlock task* starts when a 40 ms timer \
-             armed just before the click fires — just before the page's own 40 ms timer that \
+             (a real mouse click through DevTools input, stamped by a capture-phase listener; a \
+             `MutationObserver` sees the pill change at the end of the unlock task). The *unlock \
+             task* starts when a 40 ms timer armed by that listener, before the page's handler, \
+             fires — just before the page's own 40 ms timer that \
              starts Argon2 — so it excludes the paint delay; it does include reading \
              `localStorage`, opening the sealed disclosure ledger and redrawing the page, which \
              the native figure does not.",
