@@ -783,3 +783,50 @@ fn issuer_backed_entries_are_hashed_exported_and_imported() {
     let json = serde_json::to_value(&entries[0]).unwrap();
     assert_eq!(json["issuer"], "http://127.0.0.1:8791");
 }
+
+#[test]
+fn rechain_makes_a_chain_of_its_own_from_any_subset() {
+    let log = sample_log();
+    let all = log.entries();
+    // Every subset (kept in order) is its own chain from genesis with the same comparisons.
+    for mask in 0u8..16 {
+        let picked: Vec<&LogEntry> = all
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+            .map(|(_, e)| e)
+            .collect();
+        let chained = wallet_core::rechain(picked.iter().copied());
+        verify_entries(&chained).unwrap();
+        assert_eq!(chained.len(), picked.len());
+        for (i, (new, old)) in chained.iter().zip(&picked).enumerate() {
+            assert_eq!(new.seq, i as u64);
+            assert_eq!(
+                (
+                    &new.at,
+                    &new.origin,
+                    &new.tool,
+                    &new.claim,
+                    new.outcome,
+                    &new.grant_id,
+                    &new.issuer
+                ),
+                (
+                    &old.at,
+                    &old.origin,
+                    &old.tool,
+                    &old.claim,
+                    old.outcome,
+                    &old.grant_id,
+                    &old.issuer
+                )
+            );
+        }
+        assert_eq!(
+            chained.first().map(|e| e.prev_hash),
+            picked.first().map(|_| Hash::ZERO)
+        );
+    }
+    // The whole log rechained is the log itself.
+    assert_eq!(wallet_core::rechain(all), all.to_vec());
+}
