@@ -402,17 +402,15 @@ impl Wallet {
         let (memory, origin) = match open_memory(&record, &open, snap) {
             Ok(found) => found,
             Err(e) => {
+                // The passphrase was right: it stays typed (the error is not about it).
                 return (
                     self,
-                    vec![
-                        Effect::ClearPassphrase,
-                        msg(
-                            format!(
-                                "This profile was not unlocked: {e}. Restore the record this browser last saved, or import your backup."
-                            ),
-                            false,
+                    vec![msg(
+                        format!(
+                            "This profile was not unlocked: {e}. Restore the record this browser last saved, or import your backup."
                         ),
-                    ],
+                        false,
+                    )],
                 );
             }
         };

@@ -611,6 +611,10 @@ fn an_unreadable_memory_locks_removed_damaged_rolled_back_deleted_replaced() {
                 !tab.wallet.is_unlocked(),
                 "{name}: unlocked on a lost memory"
             );
+            assert!(
+                !tab.passphrase_cleared,
+                "{name}: the right passphrase stays typed (the error is not about it)"
+            );
             tab.assert_cleared();
         }
     }
