@@ -547,3 +547,63 @@ async fn the_attestation_binds_the_nonce() {
     let asked: Requirements = serde_json::from_value(bare).unwrap();
     assert!(verify_requirements(&keys, &asked, &attestation, NOW).is_err());
 }
+
+/// A receipt as the wallet makes it since issue 12: a session id of this audience's own
+/// (`s-` and 18 hex digits), pseudo-random grant ids, and only the answers the person kept,
+/// chained afresh from genesis (an earlier request's answer and a declined call stay behind).
+fn wallet_receipt(nonce: &wallet_core::Nonce, keep: &[usize], issued: Timestamp) -> Value {
+    use wallet_core::{
+        Claim, ComparisonLog, GrantId, ReceiptPayload, SessionId, ToolName, receipt::sign,
+    };
+    let audience = housing_origin();
+    let claims = housing_config().policy.claims;
+    let age = Claim::age_at_least(18).unwrap();
+    let mut log = ComparisonLog::new();
+    let mut append = |claim: &Claim, outcome: Outcome, grant: &str| {
+        log.append(
+            issued.plus_millis(-2_000),
+            audience.clone(),
+            ToolName::parse(&format!("claim.{}.{grant}", claim.kind())).unwrap(),
+            claim.clone(),
+            outcome,
+            GrantId::parse(grant).unwrap(),
+        );
+    };
+    append(&age, Outcome::Satisfied, "g5e1f0c2a9b3d4e67"); // an earlier request's
+    append(&claims[0], Outcome::Satisfied, "g0a9c3e5f7b1d2468");
+    append(&claims[1], Outcome::Declined, "g93b1d7f0c2e4a658"); // refused after revoke
+    append(&claims[1], Outcome::Satisfied, "g7c2e4a6b8d0f1357");
+    // The card's items are this request's latest answers: entries 1 and 3.
+    let items = [&log.entries()[1], &log.entries()[3]];
+    let kept = wallet_core::rechain(keep.iter().map(|&i| items[i]));
+    let payload = ReceiptPayload::from_entries(
+        SessionId::parse("s-3fa91c07be55d2e04a").unwrap(),
+        audience,
+        nonce.clone(),
+        issued,
+        issued.plus_millis(15 * MINUTE),
+        kept,
+    )
+    .unwrap();
+    serde_json::to_value(sign(payload, &signer_key(), issued)).unwrap()
+}
+
+#[tokio::test]
+async fn the_wallets_kept_answers_are_accepted_and_a_dropped_requirement_is_refused() {
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    let issued = f.clock.now_plus(MINUTE);
+    f.clock.set(issued.plus_millis(MINUTE));
+    // The person dropped the income answer: the site cannot accept, and spends nothing.
+    let (status, body) = f.submit(&wallet_receipt(&nonce, &[1], issued)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "claim_not_satisfied");
+    // Both kept: exactly this request's answers, chained from genesis: accepted.
+    let receipt = wallet_receipt(&nonce, &[0, 1], issued);
+    assert_eq!(receipt["payload"]["entries"].as_array().unwrap().len(), 2);
+    let (status, body) = f.submit(&receipt).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], true, "{body}");
+    assert_eq!(body["result"]["session_id"], "s-3fa91c07be55d2e04a");
+}
