@@ -212,6 +212,15 @@ impl<'b> Wallet<'b> {
 
     /// The person types a passphrase and clicks Unlock.
     pub fn unlock(&self, pass: &str) {
+        let shown = "(() => { const e = document.getElementById('unlock-pass'); \
+                     return !!e && e.getClientRects().length > 0; })()";
+        if let Err(e) = self.page.wait_for(shown, WAIT) {
+            panic!(
+                "no unlock field shows: {e} (lock pill {:?}, page says {:?})",
+                self.text("#lock-pill"),
+                self.text("#profile-msg")
+            );
+        }
         self.page.fill("#unlock-pass", pass).unwrap();
         self.page.click("[data-action=unlock]").unwrap();
     }
@@ -271,7 +280,13 @@ impl<'b> Wallet<'b> {
         match &self.confirm {
             Confirm::Passphrase => {
                 if let Err(e) = confirm_with_passphrase(&self.page, PASS) {
-                    panic!("{e}");
+                    let shot = self.page.screenshot("confirm-failed");
+                    panic!(
+                        "{e}\n(page messages {:?} / {:?}; console {:?}; screenshot {shot:?})",
+                        self.text("#profile-msg"),
+                        self.text("#consent"),
+                        self.page.console().unwrap_or_default()
+                    );
                 }
             }
             // automaticPresenceSimulation answers navigator.credentials.get by itself.

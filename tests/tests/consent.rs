@@ -297,8 +297,14 @@ fn consent_the_passphrase_dialog_wrong_cancel_right() {
     settle();
     assert_nothing_granted(&mut wallet, &id, &[], "script submit");
 
-    // Right: Enter in the field submits the dialog; the grant is made.
-    click_grant(&wallet, &id);
+    // Right, all by keyboard: Enter on the focused Grant button (a trusted activation) opens
+    // the dialog, Enter in the field submits it; the grant is made.
+    wallet.front();
+    wallet
+        .page
+        .focus_on(&format!("[data-action=grant][data-id={id}]"))
+        .unwrap();
+    wallet.page.press("Enter").unwrap();
     wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
     wallet.page.fill("#confirm-pass", PASS).unwrap();
     wallet.page.press("Enter").unwrap();
@@ -423,6 +429,38 @@ fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
     click_grant(&wallet, &second);
     let tools = granted_tools(&mut wallet, &second);
     assert_eq!(tools.len(), 2);
+
+    // Release and End session under the fake: nothing released, still unlocked.
+    for tool in &tools {
+        assert_eq!(wallet.call(tool, json!({}))["ok"], true);
+    }
+    let proposal = wallet.draft(PHARMACY, "n-webauthn-2");
+    wallet.page.eval("window.__fake.on = true").unwrap();
+    let calls = wallet.page.eval("window.__fake.calls").unwrap();
+    wallet.release(&proposal, true);
+    settle();
+    cancel_dialog(&wallet);
+    assert_ne!(wallet.page.eval("window.__fake.calls").unwrap(), calls);
+    let status = proposal_status(&mut wallet, &proposal);
+    assert_eq!(
+        status["status"], "held",
+        "a fake assertion released: {status}"
+    );
+    wallet.front();
+    wallet.page.click("[data-action=end-session]").unwrap();
+    settle();
+    cancel_dialog(&wallet);
+    assert_eq!(
+        wallet.call("wallet_status", json!({}))["result"]["locked"],
+        false,
+        "a fake assertion ended the session"
+    );
+    // The real authenticator releases it.
+    wallet.page.eval("window.__fake.on = false").unwrap();
+    wallet.release(&proposal, true);
+    wallet.poll("check_proposal", json!({ "proposal_id": proposal }), |o| {
+        o["result"]["status"] == "released"
+    });
 
     // Removing the authenticator brings the passphrase dialog back.
     wallet.front();

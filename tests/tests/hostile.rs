@@ -30,6 +30,26 @@ const ORIGINS: [&str; 2] = ["http://127.0.0.1:8081", "http://127.0.0.1:8082"];
 /// once. The outcome, or None when declined.
 fn probe(wallet: &mut Wallet<'_>, origin: &str, nonce: &str, claim: Value) -> Option<bool> {
     let id = wallet.request(json!({ "origin": origin, "nonce": nonce, "claims": [claim] }));
+    // A claim the memory would decline is shown disabled and unticked: nothing to grant. The
+    // person denies the request so it does not wait.
+    let declined = wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
+               return !!b && b.disabled && !b.checked && !!b.dataset.declined; }})()"
+        ))
+        .unwrap();
+    if declined == json!(true) {
+        wallet.front();
+        wallet
+            .page
+            .click(&format!("[data-action=deny][data-id={id}]"))
+            .unwrap();
+        wallet.poll("check_request", json!({ "request_id": id }), |o| {
+            o["result"]["status"] == "denied"
+        });
+        return None;
+    }
     let tools = wallet.grant(&id, "once", 1);
     let out = wallet.call(&tools[0], json!({}));
     if out["ok"] == true {

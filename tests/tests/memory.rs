@@ -87,9 +87,31 @@ fn probe_wide(wallet: &mut Wallet<'_>, nonce: &str) {
     assert_eq!(out["result"]["satisfied"], false, "{out}");
 }
 
-/// The second question must be declined, never answered.
+/// The second question must be declined, never answered. The consent card shows what the
+/// memory would decline disabled and unticked (so there is nothing to grant); if it does not,
+/// the person grants it and the claim tool must decline.
 fn assert_narrow_declined(wallet: &mut Wallet<'_>, nonce: &str, path: &str) {
-    let out = probe(wallet, nonce, &NARROW);
+    let id = wallet.request(json!({
+        "origin": PHARMACY,
+        "nonce": nonce,
+        "site_name": "Pharmacy",
+        "purpose": "Can this medicine be dispensed",
+        "claims": [ { "kind": "has_none_of", "conditions": NARROW } ]
+    }));
+    let card = wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
+               return b ? [b.disabled, b.checked, b.dataset.declined || ''] : null; }})()"
+        ))
+        .unwrap();
+    if card[0] == true {
+        assert_eq!(card[1], false, "{path}: a declined claim is ticked: {card}");
+        assert_ne!(card[2], "", "{path}: disabled without a reason: {card}");
+        return;
+    }
+    let tools = wallet.grant(&id, "3600000", 1);
+    let out = wallet.call(&tools[0], json!({}));
     assert_ne!(
         out["result"]["satisfied"], true,
         "{path}: the wallet singled out pregnancy: {out}"

@@ -486,7 +486,7 @@ fn wallet_second_tab_cannot_silently_overwrite() {
     first.page.fill("#f-income", "29,000.00").unwrap();
     first.page.click("[data-action=save-profile]").unwrap();
     // (the refusal itself, not only the notice the storage event already showed)
-    first.wait_text("#profile-msg", "another tab or window");
+    first.wait_text("#profile-msg", "another tab");
     assert_eq!(
         first
             .page
@@ -563,8 +563,16 @@ fn wallet_remembers_what_it_revealed_across_a_reload() {
         { "kind": "income_below", "limit": { "amount_minor": 2_900_000, "currency": "EUR" } } ] });
     let id = wallet.request(probe);
     // The consent screen already says so, before anything is granted.
-    wallet.wait_text(&format!("#req-{id}"), "would be declined");
-    let tools = wallet.grant(&id, "once", 1);
-    let out = wallet.call(&tools[0], json!({}));
-    assert_eq!(error_code(&out), "declined_privacy_floor", "{out}");
+    wallet.wait_text(&format!("#req-{id}"), "ould be declined");
+    // And offers nothing to grant: the claim is disabled and unticked.
+    let card = wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
+               return [b.disabled, b.checked, b.dataset.declined || '']; }})()"
+        ))
+        .unwrap();
+    assert_eq!(card[0], true, "{card}");
+    assert_eq!(card[1], false, "{card}");
+    assert_ne!(card[2], "", "{card}");
 }
