@@ -565,7 +565,7 @@ impl Wallet {
                 return (
                     Self::Unlocked(u),
                     vec![msg(
-                        "Your profile was changed or deleted in another tab since this one loaded it. Nothing was saved; lock and unlock to see the stored profile.",
+                        "Your profile was changed or deleted in another tab or window since this one loaded it. Nothing was saved; lock and unlock to see the stored profile.",
                         false,
                     )],
                 );
@@ -689,7 +689,7 @@ impl Wallet {
             return (
                 self,
                 vec![msg(
-                    "Your profile was changed in another tab since this one loaded it. Lock and unlock, then change the passphrase.",
+                    "Your profile was changed in another tab or window since this one loaded it. Lock and unlock, then change the passphrase.",
                     false,
                 )],
             );
@@ -897,7 +897,7 @@ impl Wallet {
                 }
                 let effects = if edited_elsewhere {
                     vec![msg(
-                        "Your profile was changed in another tab. Lock and unlock before saving here.",
+                        "Your profile was changed in another tab or window. Lock and unlock before saving here.",
                         false,
                     )]
                 } else {
