@@ -561,3 +561,93 @@ proptest! {
         prop_assert!(check(&made).is_err());
     }
 }
+
+/// What Chromium's WebAuthn produced (DevTools virtual authenticator: ctap2, internal, user
+/// verification on) on `http://localhost:8765`: a registration with challenge `[1; 32]`, then an
+/// assertion with challenge `[3; 32]`.
+mod chromium {
+    pub const ORIGIN: &str = "http://localhost:8765";
+    pub const RAW_ID: &str = "-rbVLU-SoIdwfg1rm0UrM4mKTl9mqd5nT7qKXWSakLM";
+    pub const SPKI: &str = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE-bqavUGm0B6RmXdhbnXWEXMEnXGlQlPcvOMY50nw9yETbOLu-Rn04yjPy2NTGzeU_P-sHnNpfkg2sDvgjLBcVg";
+    pub const REG_CLIENT_DATA: &str = "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiQVFFQkFRRUJBUUVCQVFFQkFRRUJBUUVCQVFFQkFRRUJBUUVCQVFFQkFRRSIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6ODc2NSIsImNyb3NzT3JpZ2luIjpmYWxzZX0";
+    pub const REG_AUTH_DATA: &str = "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NFAAAAAQECAwQFBgcIAQIDBAUGBwgAIPq21S1PkqCHcH4Na5tFKzOJik5fZqneZ0-6il1kmpCzpQECAyYgASFYIPm6mr1BptAekZl3YW511hFzBJ1xpUJT3LzjGOdJ8PchIlggE2zi7vkZ9OMoz8tjUxs3lPz_rB5zaX5INrA74IywXFY";
+    pub const CLIENT_DATA: &str = "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiQXdNREF3TURBd01EQXdNREF3TURBd01EQXdNREF3TURBd01EQXdNREF3TSIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6ODc2NSIsImNyb3NzT3JpZ2luIjpmYWxzZX0";
+    pub const AUTH_DATA: &str = "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAg";
+    pub const SIGNATURE: &str = "MEUCIQD77H7ZFupdR-wPrICAR-2qQbmnE2gxHlYBTSb7cI9chgIgL_R7y3kkA61OG6iPyyjn6FEmLxz8252ME5WG8a3Tsqw";
+}
+
+fn b64(text: &str) -> Vec<u8> {
+    URL_SAFE_NO_PAD.decode(text).unwrap()
+}
+
+#[test]
+fn chromium_registration_and_assertion_verify() {
+    use chromium::*;
+    assert_eq!(
+        verify_registration(&b64(REG_CLIENT_DATA), &[1u8; 32], ORIGIN),
+        Ok(())
+    );
+    let flags = check_authenticator_data(&b64(REG_AUTH_DATA), "localhost").unwrap();
+    assert_eq!(flags.flags & (FLAG_UP | FLAG_UV), FLAG_UP | FLAG_UV);
+    assert!(check_public_key(&b64(SPKI)).is_ok());
+    let (spki, raw_id, client_data, auth_data, signature) = (
+        b64(SPKI),
+        b64(RAW_ID),
+        b64(CLIENT_DATA),
+        b64(AUTH_DATA),
+        b64(SIGNATURE),
+    );
+    let assertion = Assertion {
+        credential_id: &raw_id,
+        client_data_json: &client_data,
+        authenticator_data: &auth_data,
+        signature_der: &signature,
+    };
+    let want = Expected {
+        challenge: &[3u8; 32],
+        origin: ORIGIN,
+        rp_id: "localhost",
+        credential_id: &raw_id,
+    };
+    assert_eq!(verify_assertion(&spki, &assertion, &want), Ok(()));
+    // The same answer for another challenge, origin or relying party, or under the
+    // registration's challenge, is refused.
+    let refused = |e: Expected<'_>| verify_assertion(&spki, &assertion, &e);
+    assert_eq!(
+        refused(Expected {
+            challenge: &[1u8; 32],
+            ..want
+        }),
+        Err(WebAuthnError::WrongChallenge)
+    );
+    assert_eq!(
+        refused(Expected {
+            origin: "http://localhost:8080",
+            ..want
+        }),
+        Err(WebAuthnError::WrongOrigin)
+    );
+    assert_eq!(
+        refused(Expected {
+            rp_id: "127.0.0.1",
+            ..want
+        }),
+        Err(WebAuthnError::WrongRelyingParty)
+    );
+    // The registration's client data is not an assertion's.
+    let reg = b64(REG_CLIENT_DATA);
+    assert_eq!(
+        verify_assertion(
+            &spki,
+            &Assertion {
+                client_data_json: &reg,
+                ..assertion
+            },
+            &Expected {
+                challenge: &[1u8; 32],
+                ..want
+            }
+        ),
+        Err(WebAuthnError::WrongType)
+    );
+}

@@ -179,7 +179,10 @@ pub fn ask(act: Act) {
                 let outcome = assert_person(&authenticator).await;
                 CEREMONY.set(false);
                 match outcome {
-                    Ok(()) => carry_out(act),
+                    Ok(()) => {
+                        note(&act, "", true);
+                        carry_out(act);
+                    }
                     Err(e) => note(
                         &act,
                         &format!("Not confirmed ({e}). Nothing was done."),
