@@ -617,8 +617,26 @@ impl Gate {
         }
     }
 
+    /// For the consent card: for an income question, a sentence about its currency that is the
+    /// same whatever the profile's currency (so a page agent reading the card learns nothing
+    /// from it); `None` for other claims. The person knows their own currency.
+    pub fn currency_note(&self, request_id: &str, claim_index: usize) -> Option<String> {
+        let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
+        let Claim::IncomeBelow { limit } = claim else {
+            return None;
+        };
+        Some(format!(
+            "Asked in {asked}. Amounts are never converted: if your income is recorded in another \
+             currency, the agent is told only that the currencies differ, and only if you allow \
+             this claim.",
+            asked = limit.currency.as_str(),
+        ))
+    }
+
     /// For the consent card: when claim `claim_index` of request `request_id` asks about income
-    /// in another currency than the unlocked profile's, a sentence saying so. `None` otherwise,
+    /// in another currency than the unlocked profile's, a sentence saying so. Shown in the DOM
+    /// it tells a page agent that the profile's currency is not the question's before the
+    /// person decides; [`Gate::currency_note`] does not. `None` otherwise,
     /// or while locked. The sentence names the question's currency only, never the profile's
     /// (the card is in the DOM, which a page agent can read; the person knows their own). The
     /// agent is told nothing of this through the tools before the person grants the claim; then

@@ -647,6 +647,14 @@ fn another_currency_looks_the_same_to_the_agent_until_the_person_grants() {
         "the profile's currency is not in the DOM: {words}"
     );
     assert_eq!(usd.gate.currency_differs(&usd_id, 0), None);
+    let note = eur.gate.currency_note(&eur_id, 0).unwrap();
+    assert!(note.contains("USD"), "{note}");
+    assert_eq!(
+        Some(note),
+        usd.gate.currency_note(&usd_id, 0),
+        "the same for any profile"
+    );
+    assert_eq!(eur.gate.currency_note(&eur_id, 1), None);
     assert_eq!(eur.gate.would_decline(&eur_id, 0), None);
 
     // After the grant: the USD profile answers; the EUR one declines, saying why.
