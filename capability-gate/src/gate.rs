@@ -341,6 +341,9 @@ impl Gate {
         self.profile.is_some()
     }
 
+    /// The gate's own session id. A gate made with [`Gate::new`] puts it in every receipt; one
+    /// made with [`Gate::with_secret`] never sends it anywhere (receipts carry
+    /// [`Gate::session_for`] their audience).
     pub fn session(&self) -> &SessionId {
         &self.session
     }
