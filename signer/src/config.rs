@@ -11,8 +11,12 @@ use wallet_core::Origin;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 /// Default key file, relative to the working directory.
 pub const DEFAULT_KEY_FILE: &str = "tacit-signer.key";
-/// Default wallet origin allowed to POST (the wallet page served on loopback).
-pub const DEFAULT_WALLET_ORIGIN: &str = "http://127.0.0.1:8080";
+/// Default wallet origin allowed to POST: the wallet page served on loopback and addressed as
+/// `localhost` (WebAuthn, which confirms the person's acts, needs a domain, not an IP address).
+pub const DEFAULT_WALLET_ORIGIN: &str = "http://localhost:8080";
+/// The wallet origins allowed by default: [`DEFAULT_WALLET_ORIGIN`] and the same page by
+/// address, `http://127.0.0.1:8080` (where the wallet confirms with the passphrase only).
+pub const DEFAULT_WALLET_ORIGINS: [&str; 2] = [DEFAULT_WALLET_ORIGIN, "http://127.0.0.1:8080"];
 /// Default requests per minute per client for `POST /v1/receipts`.
 pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
 /// Default time a request may take, body included.
@@ -85,7 +89,7 @@ pub struct Config {
         long = "allowed-origin",
         env = "TACIT_SIGNER_ALLOWED_ORIGINS",
         value_delimiter = ',',
-        default_value = DEFAULT_WALLET_ORIGIN,
+        default_values = DEFAULT_WALLET_ORIGINS,
         value_parser = parse_origin,
         global = true
     )]
@@ -169,7 +173,10 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
             key_file: PathBuf::from(DEFAULT_KEY_FILE),
-            allowed_origins: Origin::parse(DEFAULT_WALLET_ORIGIN).into_iter().collect(),
+            allowed_origins: DEFAULT_WALLET_ORIGINS
+                .iter()
+                .filter_map(|o| Origin::parse(o).ok())
+                .collect(),
             rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
             request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
             header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
