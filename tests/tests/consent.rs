@@ -924,9 +924,15 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile(); // EUR
     let (eur_view, id) = agent_view_of_a_usd_question(&mut wallet);
-    // The card says it in words: asked in USD, the profile's income is in EUR.
+    // The card says it in words: asked in USD, not the profile's currency.
     let card = wallet.text(&format!("#req-{id}"));
-    assert!(card.contains("USD") && card.contains("EUR"), "{card}");
+    assert!(
+        card.contains("USD")
+            && card
+                .to_lowercase()
+                .contains("not the currency of your profile"),
+        "{card}"
+    );
     // Only after the person grants does the claim tool say the currencies differ.
     let tools = wallet.grant(&id, "600000", 1);
     let out = wallet.call(&tools[0], json!({}));
@@ -960,6 +966,14 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     wallet.page.click("[data-action=create-profile]").unwrap();
     wallet.wait_text("#lock-pill", "Unlocked");
     let (usd_view, id) = agent_view_of_a_usd_question(&mut wallet);
+    // Asked in the profile's own currency, the card has no such warning.
+    let card = wallet.text(&format!("#req-{id}"));
+    assert!(
+        !card
+            .to_lowercase()
+            .contains("not the currency of your profile"),
+        "{card}"
+    );
     assert_eq!(
         eur_view, usd_view,
         "the agent's replies differ between a EUR and a USD profile before the person decides"
@@ -967,4 +981,47 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     let tools = wallet.grant(&id, "600000", 1);
     let out = wallet.call(&tools[0], json!({}));
     assert_eq!(out["result"]["satisfied"], true, "{out}");
+}
+
+#[test]
+fn consent_the_choices_are_those_at_the_persons_click_not_after() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy(HOUSING, "n-snapshot"));
+    // The person unticks the district claim, chooses one use, clicks Grant.
+    wallet.front();
+    wallet
+        .page
+        .click(&format!("#req-{id} input[data-claim-index=\"1\"]"))
+        .unwrap();
+    wallet.page.select(&format!("#dur-{id}"), "once").unwrap();
+    click_grant(&wallet, &id);
+    wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
+    // While the dialog waits for the passphrase, a page script ticks the box back and picks an
+    // hour.
+    let tampered = wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"1\"]'); \
+               b.checked = true; b.dispatchEvent(new Event('change', {{bubbles: true}})); \
+               const d = document.getElementById('dur-{id}'); d.value = '3600000'; \
+               d.dispatchEvent(new Event('change', {{bubbles: true}})); \
+               return [b.checked, d.value]; }})()"
+        ))
+        .unwrap();
+    assert_eq!(tampered, json!([true, "3600000"]));
+    tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
+    // What the person chose at the click: the income claim only, one use.
+    let out = wallet.poll("check_request", json!({ "request_id": id }), |o| {
+        o["result"]["status"] == "granted"
+    });
+    let tools = out["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{out}");
+    let tool = tools[0]["tool"].as_str().unwrap().to_owned();
+    assert!(tool.contains("income_below"), "{out}");
+    wallet.page.wait_tool(&tool, WAIT).unwrap();
+    assert_eq!(wallet.call(&tool, json!({}))["result"]["satisfied"], true);
+    wallet.page.wait_tool_gone(&tool, WAIT).unwrap();
 }

@@ -494,6 +494,7 @@ fn wallet_second_tab_cannot_silently_overwrite() {
             .unwrap(),
         after_second
     );
+    first.front(); // a background tab may never paint a screenshot
     first.page.screenshot("wallet-12-stale-tab").unwrap();
 }
 
