@@ -37,7 +37,9 @@ use wallet_core::{
     Vault,
 };
 
+use crate::envelope::{Code, Refusal, envelope};
 use crate::gate::Gate;
+use serde_json::Value;
 
 /// What browser storage holds right now, as the page read it (under the cross-tab lock when the
 /// transition writes).
@@ -957,6 +959,24 @@ impl Wallet {
                 false,
             ),
         }
+    }
+}
+
+impl Wallet {
+    /// What the agent may receive for a tool call once the page tried to seal the memory
+    /// ([`Wallet::seal_memory`]): a claim's outcome leaves only if the memory that records it
+    /// is sealed in storage (the wallet is still unlocked and nothing is left unsealed);
+    /// otherwise the agent gets a `wallet_locked` refusal, never an answer the stored memory
+    /// does not know.
+    pub fn answer_if_sealed(&self, gate: &Gate, out: Value) -> Value {
+        let is_outcome = out["ok"] == true && out["result"].get("satisfied").is_some();
+        if !is_outcome || (self.is_unlocked() && !self.memory_dirty(gate)) {
+            return out;
+        }
+        envelope(&Err(Refusal::new(
+            Code::WalletLocked,
+            "The wallet is locked. Nothing was answered; ask the person to unlock it in the Tacit wallet page.",
+        )))
     }
 }
 

@@ -226,13 +226,14 @@ impl Tab {
         if !self.wallet.is_unlocked() {
             return Answer::Locked;
         }
-        let out = self.ask(conditions, nonce);
+        let out = self.ask_raw(conditions, nonce);
         self.step(storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
-        out
+        Answer::of(&self.wallet.answer_if_sealed(&self.gate, out))
     }
 
     /// The agent asks one has_none_of question; the person grants it once; the agent calls it.
-    fn ask(&mut self, conditions: &[&str], nonce: u64) -> Answer {
+    /// The tool's reply as the agent would read it (before the page's seal).
+    fn ask_raw(&mut self, conditions: &[&str], nonce: u64) -> Value {
         let policy = json!({
             "origin": PHARMACY,
             "nonce": format!("n{nonce}"),
@@ -254,7 +255,7 @@ impl Tab {
             grant: grant.id,
             epoch: grant.epoch,
         };
-        Answer::of(&self.gate.execute(&handler, &Value::Null, now()))
+        self.gate.execute(&handler, &Value::Null, now())
     }
 
     /// Everything a lock must clear.
@@ -641,10 +642,29 @@ fn a_failed_save_locks_and_leaves_the_stored_copy() {
 fn a_failed_memory_seal_locks() {
     let (mut storage, mut tab) = busy();
     tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
-    let _ = tab.ask(WIDE, 1);
+    let out = tab.ask_raw(WIDE, 1);
+    assert_eq!(Answer::of(&out), Answer::NotSatisfied);
+    // Before sealing, the answer may not leave.
+    let withheld = tab.wallet.answer_if_sealed(&tab.gate, out.clone());
+    assert_eq!(withheld["error"]["code"], "wallet_locked", "{withheld}");
     storage.fail_writes = true;
     tab.step(&mut storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
     tab.assert_cleared();
+    // The seal failed: the agent gets a refusal, not the answer storage does not know.
+    let withheld = tab.wallet.answer_if_sealed(&tab.gate, out);
+    assert_eq!(withheld["ok"], false);
+    assert_eq!(withheld["error"]["code"], "wallet_locked", "{withheld}");
+    // Refusals and non-claim replies pass as they are.
+    let refusal = json!({ "ok": false, "error": { "code": "grant_revoked", "message": "x" } });
+    assert_eq!(
+        tab.wallet.answer_if_sealed(&tab.gate, refusal.clone()),
+        refusal
+    );
+    // Sealed: the answer leaves.
+    let (mut storage, mut tab) = created();
+    let out = tab.ask_raw(WIDE, 2);
+    tab.step(&mut storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
+    assert_eq!(tab.wallet.answer_if_sealed(&tab.gate, out.clone()), out);
 }
 
 #[test]

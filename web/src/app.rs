@@ -311,6 +311,7 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
                 app.step(|wallet, gate, vault, snap, rng| {
                     wallet.seal_memory(gate, vault, snap, rng)
                 });
+                let out = app.wallet.answer_if_sealed(&app.gate, out);
                 app.record_call(&tool, &out);
                 app.after_change();
                 out
