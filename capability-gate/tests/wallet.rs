@@ -839,6 +839,8 @@ enum Op {
     Unlock(usize),
     /// Someone puts back a record seen earlier (rollback).
     Rollback(usize),
+    /// The tab changes the passphrase (to the other of two).
+    ChangePassphrase(usize),
 }
 
 fn op(tabs: usize) -> impl Strategy<Value = Op> {
@@ -850,6 +852,7 @@ fn op(tabs: usize) -> impl Strategy<Value = Op> {
         1 => (0..tabs).prop_map(Op::Lock),
         2 => (0..tabs).prop_map(Op::Unlock),
         1 => any::<usize>().prop_map(Op::Rollback),
+        1 => (0..tabs).prop_map(Op::ChangePassphrase),
     ]
 }
 
@@ -867,6 +870,10 @@ proptest! {
         tabs[1].unlock(&mut storage, PASS);
         let mut history: Vec<StoredVault> = vec![storage.record.clone().unwrap()];
         let mut answered: Vec<(bool, Answer)> = Vec::new();
+        let passes = [PASS, "another long passphrase"];
+        let hex_backup: String = backup.iter().map(|b| format!("{b:02x}")).collect();
+        let checker = Vault::open(&backup, &wallet_core::Passphrase::new(PASS.into()).unwrap()).unwrap().0;
+        let mut pass = 0usize;
         for (n, op) in ops.into_iter().enumerate() {
             match op {
                 Op::Answer(t, wide) => {
@@ -883,17 +890,33 @@ proptest! {
                 }
                 Op::Edit(t, income) => {
                     if tabs[t].wallet.is_unlocked() {
-                        tabs[t].open_editor(&mut storage, PASS);
+                        tabs[t].open_editor(&mut storage, passes[pass]);
                         let mut edited = input();
                         edited.income_minor = income;
                         tabs[t].save(&mut storage, &edited);
                     }
                 }
-                Op::Import(t) => { tabs[t].import(&mut storage, &backup, true); }
+                Op::Import(t) => {
+                    tabs[t].import(&mut storage, &backup, true);
+                    // The backup is under the first passphrase.
+                    if storage.record.as_ref().map(|r| &r.envelope) == Some(&hex_backup) {
+                        pass = 0;
+                    }
+                }
                 Op::Lock(t) => { tabs[t].lock(&mut storage); }
                 Op::Unlock(t) => {
                     if !tabs[t].wallet.is_unlocked() {
-                        tabs[t].unlock(&mut storage, PASS);
+                        tabs[t].unlock(&mut storage, passes[pass]);
+                    }
+                }
+                Op::ChangePassphrase(t) => {
+                    let (old, new) = (passes[pass], passes[1 - pass]);
+                    let before = storage.record.clone();
+                    tabs[t].step(&mut storage, |w, g, v, s, r| {
+                        w.change_passphrase(g, v, s, old, new, new, PARAMS, r)
+                    });
+                    if storage.record != before {
+                        pass = 1 - pass;
                     }
                 }
                 Op::Rollback(i) => {
@@ -909,14 +932,27 @@ proptest! {
             let wide = answered.iter().any(|(w, _)| *w);
             let narrow = answered.iter().any(|(w, _)| !*w);
             prop_assert!(!(wide && narrow), "both probes answered: {answered:?}");
-            // No answer is lost: every unlocked tab, after merging, declines the other probe.
+            let today = now().date_utc();
+            let claim = |c: &[&str]| wallet_core::Claim::HasNoneOf {
+                conditions: c.iter().map(|c| wallet_core::ConditionCode::parse(c).unwrap()).collect(),
+            };
+            // No answer is lost in storage: a stored memory that is not rolled back (it opens
+            // above the floor) knows every answer. (The data key never changes, so one vault
+            // opened at the start opens every sealed memory of this vault.)
+            if let Some(record) = &storage.record
+                && let Ok((stored, _)) = record.open_memory(&checker, storage.floor(), None)
+            {
+                if wide {
+                    prop_assert_eq!(stored.preview(&claim(NARROW), today).assessment, wallet_core::Assessment::Decline);
+                }
+                if narrow {
+                    prop_assert_eq!(stored.preview(&claim(WIDE), today).assessment, wallet_core::Assessment::Decline);
+                }
+            }
+            // No answer is lost in a tab: every unlocked tab, after merging, declines the other probe.
             for tab in tabs.iter_mut() {
                 tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
                 if tab.wallet.is_unlocked() {
-                    let today = now().date_utc();
-                    let claim = |c: &[&str]| wallet_core::Claim::HasNoneOf {
-                        conditions: c.iter().map(|c| wallet_core::ConditionCode::parse(c).unwrap()).collect(),
-                    };
                     if wide {
                         prop_assert_eq!(
                             tab.gate.ledger().preview(&claim(NARROW), today).assessment,
