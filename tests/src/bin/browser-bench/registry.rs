@@ -478,7 +478,9 @@ impl GrantRevoke {
         let mut out = format!(
             "\n{} grants, each by a real mouse click on the Grant button (as in item 4), \
              confirmed by the tab's virtual authenticator (a WebAuthn assertion the wallet \
-             verifies; included in the times):\n\n\
+             verifies; included in the times). Here the click handler only snapshots the card \
+             and starts that confirmation; the grant, its registration and the redraw run when \
+             the assertion has been verified:\n\n\
              | Grant click → {TABLE_HEAD}",
             self.grant.registry.len()
         );
