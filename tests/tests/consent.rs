@@ -1025,3 +1025,39 @@ fn consent_the_choices_are_those_at_the_persons_click_not_after() {
     assert_eq!(wallet.call(&tool, json!({}))["result"]["satisfied"], true);
     wallet.page.wait_tool_gone(&tool, WAIT).unwrap();
 }
+
+#[test]
+fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    wallet.add_virtual_authenticator();
+    // A script cannot register a device: no dialog, still off, nothing stored.
+    script_click(&wallet, "[data-action=register-authenticator]");
+    settle();
+    assert!(!dialog_open(&wallet));
+    let state = "document.getElementById('authenticator-status').dataset.state";
+    assert_eq!(wallet.page.eval(state).unwrap(), "off");
+    let kept = "localStorage.getItem('tacit.authenticator.v1')";
+    assert_eq!(wallet.page.eval(kept).unwrap(), Value::Null);
+    // The person registers it (the passphrase first); it is stored sealed with the vault.
+    wallet.register_authenticator();
+    let sealed = wallet.page.eval(kept).unwrap();
+    assert!(sealed.is_string(), "nothing stored: {sealed}");
+
+    // Deleting the profile deletes it.
+    wallet.front();
+    wallet.page.click("#delete-profile-box summary").unwrap();
+    wallet.page.click("[data-action=delete-profile]").unwrap();
+    wallet.wait_text("#profile-msg", "credentials and their keys");
+    assert_eq!(wallet.page.eval(kept).unwrap(), Value::Null);
+    // A new profile starts with the passphrase dialog.
+    wallet.create_profile();
+    assert_eq!(wallet.page.eval(state).unwrap(), "off");
+    let id = wallet.request(housing_policy(HOUSING, "n-device"));
+    click_grant(&wallet, &id);
+    wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
+    tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
+    assert_eq!(granted_tools(&mut wallet, &id).len(), 2);
+}
