@@ -1061,3 +1061,73 @@ fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
     tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
     assert_eq!(granted_tools(&mut wallet, &id).len(), 2);
 }
+
+#[test]
+fn consent_release_sends_the_items_kept_at_the_persons_click() {
+    let _serial = serial();
+    let (server, browser) = setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy(HOUSING, "n-keep"));
+    for tool in wallet.grant(&id, "600000", 2) {
+        assert_eq!(wallet.call(&tool, json!({}))["result"]["satisfied"], true);
+    }
+    let proposal = wallet.draft(HOUSING, "n-keep");
+    let boxes = format!(
+        "[...document.querySelector('[data-action=release][data-id={proposal}]').closest('.item')\
+           .querySelectorAll('.proposal-item input[data-item-index]')]"
+    );
+    let items = wallet
+        .page
+        .eval(&format!(
+            "{boxes}.map(b => [b.dataset.itemIndex, b.checked])"
+        ))
+        .unwrap();
+    assert_eq!(items.as_array().map(Vec::len), Some(2), "{items}");
+    assert!(
+        items.as_array().unwrap().iter().all(|i| i[1] == true),
+        "{items}"
+    );
+    // The person unticks the second item (real click) and clicks Release; while the dialog
+    // waits, a script ticks it again.
+    let second = items[1][0].as_str().unwrap().to_owned();
+    wallet.front();
+    wallet
+        .page
+        .click(&format!(
+            ".proposal-item input[data-item-index=\"{second}\"]"
+        ))
+        .unwrap();
+    let ack = format!("#ack-{proposal}");
+    if wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const a = document.querySelector({ack:?}); return !!a && !a.checked; }})()"
+        ))
+        .unwrap()
+        == json!(true)
+    {
+        wallet.page.click(&ack).unwrap();
+    }
+    wallet
+        .page
+        .click(&format!("[data-action=release][data-id={proposal}]"))
+        .unwrap();
+    wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
+    wallet
+        .page
+        .eval(&format!(
+            "{boxes}.forEach(b => {{ b.checked = true; \
+               b.dispatchEvent(new Event('change', {{bubbles: true}})); }})"
+        ))
+        .unwrap();
+    tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
+    let out = wallet.poll("check_proposal", json!({ "proposal_id": proposal }), |o| {
+        o["result"]["status"] == "released"
+    });
+    let entries = out["result"]["payload"]["entries"]
+        .as_array()
+        .or_else(|| out["result"]["receipt"]["payload"]["entries"].as_array())
+        .unwrap_or_else(|| panic!("no released payload: {out}"));
+    assert_eq!(entries.len(), 1, "the unticked item left: {out}");
+}
