@@ -2,7 +2,8 @@
 //! the way a browser agent drives it.
 //!
 //! What it offers:
-//! - [`server`]: a loopback-only static file server that sends the wallet's security headers
+//! - [`server`]: a loopback-only static file server (pages addressed as `http://localhost:<port>`:
+//!   WebAuthn needs a domain) that sends the wallet's security headers
 //!   (`Origin-Agent-Cluster: ?1`, a CSP with `script-src 'self' 'wasm-unsafe-eval'`, `nosniff`,
 //!   `no-store`) and the right MIME types for `.wasm` and `.js`. The demo uses it too.
 //! - [`cdp`]: a small synchronous DevTools Protocol client (one websocket, flattened sessions,

@@ -1,5 +1,13 @@
 //! The wallet page as the tests see it: the person acts through the page's own UI (real clicks
 //! and typing), the agent through the DevTools `WebMCP` domain.
+//!
+//! The page is at `http://localhost:<port>` ([`StaticServer::origin`]). Grant, Release and End
+//! session act only after the person's confirmation ([`Wallet::confirm_act`]): by default the
+//! passphrase typed again into the `#confirm` dialog ([`Confirm::Passphrase`], works in every
+//! tab); [`Wallet::use_authenticator`] registers a DevTools virtual authenticator in Settings
+//! instead ([`Confirm::Authenticator`], for tests with many acts). The profile editor is closed
+//! while unlocked: [`Wallet::open_editor`] opens it with the passphrase before facts are read
+//! or typed.
 
 use std::time::{Duration, Instant};
 
