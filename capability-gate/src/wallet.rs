@@ -19,7 +19,8 @@
 //! - **Memory is read-merge-write**: before answering, the stored memory is merged in
 //!   ([`Wallet::merge_stored`]); after a change it is sealed into the stored record at the next
 //!   generation with the floor raised ([`Wallet::seal_memory`]). The page runs both under one
-//!   cross-tab lock.
+//!   cross-tab lock, and a claim's outcome reaches the agent only once it is sealed
+//!   ([`Wallet::answer_if_sealed`]).
 //! - **Fail closed**: a record of this vault whose memory is missing, damaged or older than the
 //!   floor, unreadable floors, a record deleted or replaced under an unlocked wallet: the wallet
 //!   locks; it never answers from a fresh memory.

@@ -730,6 +730,16 @@ fn importing_another_vault_needs_confirmation_and_starts_fresh() {
     tab.import(&mut storage, &backup, false);
     assert_eq!(storage.record, before, "not without the person's yes");
     assert!(storage.credentials);
+    // A yes to another question (the same-vault one) is not a yes to this replacement.
+    let wrong_yes = backup.clone();
+    tab.step(&mut storage, |w, g, v, s, r| {
+        w.import(g, v, s, &wrong_yes, Some(ImportKind::SameVault), r)
+    });
+    assert_eq!(
+        storage.record, before,
+        "confirmed for another kind of import"
+    );
+    assert!(tab.wallet.is_unlocked() && storage.credentials);
     tab.import(&mut storage, &backup, true);
     tab.assert_cleared();
     assert!(
