@@ -6,13 +6,9 @@ use wallet_core::GrantId;
 
 use crate::actions::{download, msg, run};
 use crate::app::{App, now, with_app};
+use crate::person::{self, Act};
 use crate::signer::{self, SignError};
 use crate::{credentials, dom};
-use person::Act;
-
-/// The person's confirmation (declared here so that the page's module list stays the lead's).
-#[path = "person.rs"]
-pub(crate) mod person;
 
 /// Routes a trusted click on a decision's `[data-action]` (the router has checked `isTrusted`).
 /// Grant, Release and End session read the card's choices now, then wait for the person's act

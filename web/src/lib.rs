@@ -12,8 +12,13 @@
 //! signer's published keys, and a site is shown as verified only if its signature checks against
 //! the keys its own origin publishes.
 //!
-//! It refuses to show a raw profile value anywhere but the profile editor, and renders all
-//! site-supplied text as inert text (`textContent`, never HTML).
+//! The wallet's lifecycle rules (records, generations, the sealed disclosure memory, the one lock
+//! path, the editor) live in `capability_gate::wallet`; this crate carries out the effects it
+//! returns. A raw profile value is in the DOM only while the person has the editor open (it asks
+//! for the passphrase and empties itself on close, lock and idle). Grant, Release and End session
+//! act only on a trusted click followed by the person's confirmation (a verified WebAuthn
+//! assertion, or the passphrase typed again). All site-supplied text is inert (`textContent`,
+//! never HTML).
 //!
 //! On targets other than `wasm32` the crate is empty, so the workspace builds natively.
 
@@ -39,6 +44,8 @@ mod issuer;
 pub mod keystore;
 #[cfg(target_arch = "wasm32")]
 mod net;
+#[cfg(target_arch = "wasm32")]
+mod person;
 #[cfg(target_arch = "wasm32")]
 mod render;
 #[cfg(target_arch = "wasm32")]

@@ -8,8 +8,8 @@ use wallet_core::{Assessment, Outcome, Timestamp};
 
 use crate::app::{App, now};
 use crate::credentials::proofs_left;
-use crate::decisions::person;
 use crate::dom::{self, append, attr, button, el, fill};
+use crate::person;
 use crate::signer::{DEFAULT_SIGNER, Enrolment};
 use wasm_bindgen::JsCast;
 
