@@ -625,6 +625,22 @@ fn consent_raw_values_only_while_the_person_has_the_editor_open() {
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
     assert_hidden(&wallet, "unlocked, editor closed");
+    // Consent cards, grants, answers, the approval card and the log show no raw value either.
+    let id = wallet.request(json!({
+        "origin": PHARMACY, "nonce": "n-raw",
+        "claims": [
+            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
+            { "kind": "age_at_least", "years": 18 },
+            { "kind": "has_none_of",
+              "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
+        ]
+    }));
+    assert_hidden(&wallet, "a consent card");
+    for tool in wallet.grant(&id, "600000", 3) {
+        assert_eq!(wallet.call(&tool, json!({}))["ok"], true);
+    }
+    wallet.draft(PHARMACY, "n-raw");
+    assert_hidden(&wallet, "grants, answers, an approval card");
 
     // A wrong passphrase does not open it.
     wallet.try_open_editor("not the passphrase at all");
