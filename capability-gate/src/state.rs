@@ -39,6 +39,65 @@ impl Lifetime {
     pub fn is_valid(&self) -> bool {
         (1_000..=MAX_GRANT_MS).contains(&self.duration_ms) && self.uses != Some(0)
     }
+
+    /// A 2-second grant, offered only where the page was opened for demonstrations and tests of
+    /// expiry (`?short_grants=1`).
+    pub const TWO_SECONDS: Lifetime = Lifetime {
+        duration_ms: 2_000,
+        uses: None,
+    };
+
+    /// The choices a consent card offers, in order: `(value, words)`. `short` adds
+    /// [`Lifetime::TWO_SECONDS`] first.
+    pub fn choices(short: bool) -> Vec<(&'static str, &'static str)> {
+        let mut choices = vec![
+            ("60000", "1 minute"),
+            (Self::DEFAULT_CHOICE, "10 minutes"),
+            ("3600000", "1 hour"),
+            ("once", "One use"),
+        ];
+        if short {
+            choices.insert(0, ("2000", "2 seconds"));
+        }
+        choices
+    }
+
+    /// The choice a card starts with.
+    pub const DEFAULT_CHOICE: &'static str = "600000";
+
+    /// The lifetime of a card's choice, or `None` for anything the card does not offer (a value
+    /// a script put into the select is refused, never read as a default).
+    pub fn from_choice(choice: &str, short: bool) -> Option<Lifetime> {
+        match choice {
+            "2000" if short => Some(Self::TWO_SECONDS),
+            "60000" => Some(Self::ONE_MINUTE),
+            "600000" => Some(Self::TEN_MINUTES),
+            "3600000" => Some(Self::ONE_HOUR),
+            "once" => Some(Self::ONE_USE),
+            _ => None,
+        }
+    }
+
+    /// How long, in the words a confirmation uses ("for 10 minutes", "for one use").
+    pub fn words(&self) -> String {
+        if self.uses == Some(1) {
+            return "for one use".to_owned();
+        }
+        let seconds = self.duration_ms / 1_000;
+        match seconds {
+            s if s % 3_600 == 0 => plural(s / 3_600, "hour"),
+            s if s % 60 == 0 => plural(s / 60, "minute"),
+            s => plural(s, "second"),
+        }
+    }
+}
+
+fn plural(n: i64, unit: &str) -> String {
+    if n == 1 {
+        format!("for 1 {unit}")
+    } else {
+        format!("for {n} {unit}s")
+    }
 }
 
 /// Where a consent request stands.

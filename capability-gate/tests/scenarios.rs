@@ -949,3 +949,35 @@ fn issue12_an_unrelated_edit_keeps_the_other_memory() {
     );
     assert_eq!(world.gate.ledger(), &same);
 }
+
+/// The durations a consent card offers are the only ones a grant is made with: a value a script
+/// puts into the select is refused, never read as a default; the 2-second choice exists only
+/// where the page offers it.
+#[test]
+fn a_card_duration_is_one_the_card_offers() {
+    use capability_gate::Lifetime;
+    for short in [false, true] {
+        for (value, _) in Lifetime::choices(short) {
+            let lifetime = Lifetime::from_choice(value, short);
+            assert!(lifetime.is_some_and(|l| l.is_valid()), "{value}");
+        }
+    }
+    assert_eq!(Lifetime::from_choice("2000", false), None);
+    assert_eq!(
+        Lifetime::from_choice("2000", true),
+        Some(Lifetime::TWO_SECONDS)
+    );
+    for forged in ["", "86400001", "0", "600000 ", "ONCE", "-1", "999999999999"] {
+        assert_eq!(Lifetime::from_choice(forged, true), None, "{forged:?}");
+    }
+    assert!(
+        Lifetime::choices(false)
+            .iter()
+            .any(|(v, _)| *v == Lifetime::DEFAULT_CHOICE)
+    );
+    assert_eq!(Lifetime::ONE_USE.words(), "for one use");
+    assert_eq!(Lifetime::TEN_MINUTES.words(), "for 10 minutes");
+    assert_eq!(Lifetime::ONE_MINUTE.words(), "for 1 minute");
+    assert_eq!(Lifetime::ONE_HOUR.words(), "for 1 hour");
+    assert_eq!(Lifetime::TWO_SECONDS.words(), "for 2 seconds");
+}

@@ -4,7 +4,7 @@
 use capability_gate::{Acknowledgement, GateError, Lifetime, check_signed};
 use wallet_core::GrantId;
 
-use crate::actions::{download, msg, run};
+use crate::actions::{download, run};
 use crate::app::{App, now, with_app};
 use crate::person::{self, Act};
 use crate::signer::{self, SignError};
@@ -117,15 +117,13 @@ fn snapshot_release(proposal_id: &str, button: &web_sys::Element) -> Option<Act>
 }
 
 fn grant(app: &mut App, request_id: &str, chosen: &[usize], lifetime: &str) {
-    let lifetime = match lifetime {
-        "2000" if app.short_grants => Lifetime {
-            duration_ms: 2_000,
-            uses: None,
-        },
-        "60000" => Lifetime::ONE_MINUTE,
-        "3600000" => Lifetime::ONE_HOUR,
-        "once" => Lifetime::ONE_USE,
-        _ => Lifetime::TEN_MINUTES,
+    let Some(lifetime) = Lifetime::from_choice(lifetime, app.short_grants) else {
+        dom::set_msg(
+            &format!("req-msg-{request_id}"),
+            "That duration is not one this card offers. Nothing was granted.",
+            false,
+        );
+        return;
     };
     if let Err(e) = app.gate.grant(request_id, chosen, lifetime, now()) {
         dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
@@ -268,17 +266,19 @@ pub fn sign_later(proposal_id: String) {
 /// then the wallet locks.
 fn end_session(app: &mut App) {
     let receipts = app.gate.session_receipts(now());
-    app.gate.lock();
-    app.vault = None;
+    let count = receipts.len();
+    let why = match count {
+        0 => "Session ended and wallet locked. No site was answered, so there is no receipt."
+            .to_owned(),
+        1 => "Session ended and wallet locked; its receipt is below.".to_owned(),
+        n => format!("Session ended and wallet locked; its {n} receipts are below."),
+    };
+    // The one lock path of the wallet core.
+    app.step(|wallet, gate, vault, _, _| wallet.lock(gate, vault, &why, true));
     if receipts.is_empty() {
-        msg(
-            "Session ended and wallet locked. No site was answered, so there is no receipt.",
-            true,
-        );
         return;
     }
     let first = app.session_receipts.len();
-    let count = receipts.len();
     for payload in receipts {
         app.session_receipts.push(crate::app::SessionReceipt {
             payload,
@@ -286,10 +286,6 @@ fn end_session(app: &mut App) {
             note: "Asking the signer to sign…".into(),
         });
     }
-    msg(
-        &format!("Session ended and wallet locked; {count} receipt(s) below."),
-        true,
-    );
     for index in first..first + count {
         wasm_bindgen_futures::spawn_local(async move {
             let job = with_app(|app| {

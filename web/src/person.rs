@@ -102,13 +102,9 @@ fn describe(app: &App, act: &Act) -> String {
                 .request(request_id)
                 .map(|r| (r.origin.to_string(), r.claims.len()))
                 .unwrap_or_default();
-            let how_long = match lifetime.as_str() {
-                "once" => "for one use",
-                "2000" => "for 2 seconds",
-                "60000" => "for 1 minute",
-                "3600000" => "for 1 hour",
-                _ => "for 10 minutes",
-            };
+            let how_long = capability_gate::Lifetime::from_choice(lifetime, app.short_grants)
+                .map(|l| l.words())
+                .unwrap_or_else(|| "for a duration this card does not offer".to_owned());
             format!(
                 "Grant {} of the {total} questions {origin} asked, {how_long}: the agent may then \
                  ask the wallet for these yes/no answers.",

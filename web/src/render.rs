@@ -326,20 +326,11 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
         append(&card, &row);
     }
     let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
-    let mut choices = vec![
-        ("60000", "1 minute"),
-        ("600000", "10 minutes"),
-        ("3600000", "1 hour"),
-        ("once", "One use"),
-    ];
-    if app.short_grants {
-        choices.insert(0, ("2000", "2 seconds"));
-    }
-    for (value, label) in choices {
+    for (value, label) in capability_gate::Lifetime::choices(app.short_grants) {
         append(&duration, &attr(&el("option", "", label), "value", value));
     }
     let _ = attr(&duration, "aria-label", "Grant for");
-    dom::set_value_of(&duration, "600000");
+    dom::set_value_of(&duration, capability_gate::Lifetime::DEFAULT_CHOICE);
     let actions = el("div", "row", "");
     append(&actions, &duration);
     append(&actions, &button("Grant", "grant", &request.id, "primary"));
