@@ -600,7 +600,7 @@ impl Gate {
     /// evaluating). Judged on the request's arrival day ([`Gate::would_decline_at`] for
     /// another). Reads the memory only, never the profile, so it can be shown before the person
     /// decides. A question in another currency is not a memory decline: see
-    /// [`Gate::currency_differs`].
+    /// [`Gate::currency_note`].
     pub fn would_decline(&self, request_id: &str, claim_index: usize) -> Option<String> {
         let at = self.requests.get(request_id)?.received_at;
         self.would_decline_at(request_id, claim_index, at)
@@ -634,30 +634,6 @@ impl Gate {
              this claim.",
             asked = limit.currency.as_str(),
         ))
-    }
-
-    /// For the consent card: when claim `claim_index` of request `request_id` asks about income
-    /// in another currency than the unlocked profile's, a sentence saying so. Shown in the DOM
-    /// it tells a page agent that the profile's currency is not the question's before the
-    /// person decides; [`Gate::currency_note`] does not. `None` otherwise,
-    /// or while locked. The sentence names the question's currency only, never the profile's
-    /// (the card is in the DOM, which a page agent can read; the person knows their own). The
-    /// agent is told nothing of this through the tools before the person grants the claim; then
-    /// its tool declines, saying the currencies differ.
-    pub fn currency_differs(&self, request_id: &str, claim_index: usize) -> Option<String> {
-        let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
-        let profile = self.profile.as_ref()?;
-        let Claim::IncomeBelow { limit } = claim else {
-            return None;
-        };
-        (limit.currency != profile.income().currency).then(|| {
-            format!(
-                "This asks about your income in {asked}, which is not the currency of your \
-                 profile. Amounts are never converted: if you allow it, the agent is told only \
-                 that the currencies differ.",
-                asked = limit.currency.as_str(),
-            )
-        })
     }
 
     /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce

@@ -940,14 +940,12 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile(); // EUR
     let (eur_view, id) = agent_view_of_a_usd_question(&mut wallet);
-    // The card says it in words: asked in USD, not the profile's currency.
-    let card = wallet.text(&format!("#req-{id}"));
+    // The card says in words that the question is in USD, in words that are the same whatever
+    // the profile's currency (a page agent reading the card learns nothing from them).
+    let eur_card = wallet.text(&format!("#req-{id} .currency"));
     assert!(
-        card.contains("USD")
-            && card
-                .to_lowercase()
-                .contains("not the currency of your profile"),
-        "{card}"
+        eur_card.contains("USD") && eur_card.to_lowercase().contains("never converted"),
+        "{eur_card}"
     );
     // Only after the person grants does the claim tool say the currencies differ.
     let tools = wallet.grant(&id, "600000", 1);
@@ -982,13 +980,11 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     wallet.page.click("[data-action=create-profile]").unwrap();
     wallet.wait_text("#lock-pill", "Unlocked");
     let (usd_view, id) = agent_view_of_a_usd_question(&mut wallet);
-    // Asked in the profile's own currency, the card has no such warning.
-    let card = wallet.text(&format!("#req-{id}"));
-    assert!(
-        !card
-            .to_lowercase()
-            .contains("not the currency of your profile"),
-        "{card}"
+    // Asked in the profile's own currency, the card's words are the same.
+    let usd_card = wallet.text(&format!("#req-{id} .currency"));
+    assert_eq!(
+        eur_card, usd_card,
+        "the card tells a reader whether the currencies differ"
     );
     assert_eq!(
         eur_view, usd_view,

@@ -306,28 +306,50 @@ fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirm
     create_pregnant(&wallet);
     probe_wide(&mut wallet, "n-i-1");
     let before = stored(&wallet.page);
-    // The frozen v1 vault is another vault (another id). The person says no first.
+    // The frozen v1 vault is another vault (another id). A page script that answers every
+    // `window.confirm` with yes gets no say: replacing the profile needs the person's act.
     let other = tacit_e2e::workspace_root().join("wallet-core/tests/vectors/vault-v1.bin");
     wallet
         .page
-        .eval("window.__asked = []; window.confirm = (q) => { window.__asked.push(q); return false; }; true")
+        .eval("window.__asked = []; window.confirm = (q) => { window.__asked.push(q); return true; }; true")
         .unwrap();
     choose_file(&wallet.page, "#import-file", &other);
-    wallet.wait_text("#profile-msg", "Import cancelled");
-    assert_eq!(stored(&wallet.page), before, "nothing changed");
-    let asked = wallet.page.eval("window.__asked.join(' ')").unwrap();
-    assert!(
-        asked.as_str().unwrap().contains("DIFFERENT"),
-        "the person is told it is another profile: {asked}"
-    );
-    // Still declined here.
-    assert_narrow_declined(&mut wallet, "n-i-2", "different vault, import cancelled");
-    // Confirmed: the other vault opens with an empty memory of its own.
     wallet
         .page
-        .eval("window.confirm = () => true; true")
+        .wait_for(tacit_e2e::wallet::CONFIRM_OPEN, WAIT)
         .unwrap();
+    let asked = wallet.text("#confirm-text");
+    assert!(
+        asked.contains("DIFFERENT"),
+        "the person is told it is another profile: {asked}"
+    );
+    assert_eq!(
+        wallet.page.eval("window.__asked.length").unwrap(),
+        json!(0),
+        "window.confirm decided a replacement"
+    );
+    // The person cancels: nothing changes, and the memory still declines.
+    wallet.page.click("[data-action=confirm-cancel]").unwrap();
+    wallet
+        .page
+        .wait_for(&format!("!{}", tacit_e2e::wallet::CONFIRM_OPEN), WAIT)
+        .unwrap();
+    assert_eq!(stored(&wallet.page), before, "nothing changed");
+    assert_narrow_declined(&mut wallet, "n-i-2", "different vault, import cancelled");
+    // A wrong passphrase replaces nothing either.
     choose_file(&wallet.page, "#import-file", &other);
+    tacit_e2e::wallet::type_confirmation(&wallet.page, "not the passphrase at all").unwrap();
+    wallet.wait_text("#confirm-msg", "not right");
+    assert_eq!(
+        stored(&wallet.page),
+        before,
+        "a wrong passphrase replaced the profile"
+    );
+    wallet.page.click("[data-action=confirm-cancel]").unwrap();
+    // Confirmed with the stored profile's passphrase: the other vault opens with an empty
+    // memory of its own.
+    choose_file(&wallet.page, "#import-file", &other);
+    tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
     wallet.wait_text("#profile-msg", "Backup imported");
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");

@@ -2,7 +2,7 @@
 //! wallet core (`capability_gate::wallet`) under the cross-tab lock, and the app carries out its
 //! effects; nothing here decides about records, generations, floors, memory or locking.
 
-use capability_gate::wallet::Wallet;
+use capability_gate::wallet::{ImportKind, Wallet};
 use js_sys::{Array, Uint8Array};
 use wallet_core::KdfParams;
 use wasm_bindgen::JsCast;
@@ -245,6 +245,10 @@ fn export() {
 
 /// The import file input changed: read the file, check it is a vault, store it, lock.
 pub fn on_import(event: web_sys::Event) {
+    // Only the person's own choice of a file counts.
+    if !event.is_trusted() {
+        return;
+    }
     let Some(input) = event
         .target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
@@ -265,19 +269,34 @@ pub fn on_import(event: web_sys::Event) {
             Ok(kind) => kind,
             Err(e) => return msg(&e, false),
         };
-        let confirmed = match kind.question() {
-            None => None,
-            Some(question) => web_sys::window()
-                .and_then(|w| w.confirm_with_message(question).ok())
+        let confirmed = match kind {
+            // Replacing the person's profile with another one needs the person's act (the
+            // passphrase of the stored profile, or the registered device), not a dialog a
+            // page script can answer.
+            ImportKind::DifferentVault => {
+                return crate::person::ask(crate::person::Act::ReplaceProfile { backup: bytes });
+            }
+            ImportKind::Nothing => None,
+            ImportKind::SameVault => web_sys::window()
+                .and_then(|w| {
+                    w.confirm_with_message(kind.question().unwrap_or_default())
+                        .ok()
+                })
                 .unwrap_or(false)
                 .then_some(kind),
         };
-        // The core refuses a replacement the person did not say yes to, also if storage
-        // changed while the question was open.
+        finish_import(bytes, confirmed);
+    });
+}
+
+/// Imports `backup` as the person answered (`confirmed`: the kind they said yes to). The core
+/// refuses a replacement the person did not say yes to, also if storage changed meanwhile.
+pub fn finish_import(backup: Vec<u8>, confirmed: Option<ImportKind>) {
+    wasm_bindgen_futures::spawn_local(async move {
         let _ = storage::locked(move || {
             run(|app| {
                 app.step(|wallet, gate, vault, snap, rng| {
-                    wallet.import(gate, vault, snap, &bytes, confirmed, rng)
+                    wallet.import(gate, vault, snap, &backup, confirmed, rng)
                 });
             })
         })

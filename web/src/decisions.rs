@@ -63,6 +63,10 @@ pub fn carry_out(act: Act) {
         }
         Act::EndSession => run(end_session),
         Act::RegisterAuthenticator => {}
+        Act::ReplaceProfile { backup } => crate::actions::finish_import(
+            backup,
+            Some(capability_gate::wallet::ImportKind::DifferentVault),
+        ),
     }
 }
 

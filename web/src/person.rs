@@ -67,6 +67,10 @@ pub enum Act {
     },
     EndSession,
     RegisterAuthenticator,
+    /// Replace the stored profile with a backup of another vault (its memory starts empty).
+    ReplaceProfile {
+        backup: Vec<u8>,
+    },
 }
 
 thread_local! {
@@ -131,6 +135,10 @@ fn describe(app: &App, act: &Act) -> String {
         Act::RegisterAuthenticator => "Use this device's screen lock or biometrics to confirm \
                                        grants, releases and the end of a session from now on."
             .to_owned(),
+        Act::ReplaceProfile { .. } => capability_gate::wallet::ImportKind::DifferentVault
+            .question()
+            .unwrap_or_default()
+            .to_owned(),
     }
 }
 
@@ -147,6 +155,7 @@ fn note(act: &Act, text: &str, ok: bool) {
         }
         Act::EndSession => dom::set_msg("verify-result", text, ok),
         Act::RegisterAuthenticator => dom::set_msg("authenticator-msg", text, ok),
+        Act::ReplaceProfile { .. } => dom::set_msg("profile-msg", text, ok),
     }
 }
 

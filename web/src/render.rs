@@ -386,11 +386,11 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         };
         let reason = declined_reason(app, &request.id, index);
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
-            // The question's currency in words; when the unlocked profile's differs, the gate's
-            // sentence naming both (the agent is told nothing of it before a grant).
+            // The question's currency in words that are the same whatever the profile's
+            // currency: the card is in the DOM, which a page agent can read.
             let words = app
                 .gate
-                .currency_differs(&request.id, index)
+                .currency_note(&request.id, index)
                 .unwrap_or_else(|| {
                     format!(
                         "Asked in {}. Amounts are never converted.",
