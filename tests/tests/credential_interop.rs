@@ -74,7 +74,14 @@ fn require_tool(tool: &str) {
 }
 
 /// `npm ci` into `interop/node_modules` unless the pinned packages are already there.
+/// The tests of this binary run on parallel threads: one `npm ci` at a time (two race in
+/// `interop/node_modules` and fail with ENOTEMPTY / ENOENT).
+static NPM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn ensure_node_modules() {
+    let _one_at_a_time = NPM
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     require_tool("node");
     require_tool("npm");
     let dir = interop_dir();
