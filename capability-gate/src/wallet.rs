@@ -378,28 +378,11 @@ impl Wallet {
         if self.is_unlocked() {
             return (self, vec![msg("The wallet is already unlocked.", true)]);
         }
-        let record = match &snap.record {
-            Ok(Some(record)) => record.clone(),
-            Ok(None) => {
-                return (
-                    self,
-                    vec![msg("No profile is stored in this browser.", false)],
-                );
-            }
-            Err(e) => {
-                return (
-                    self,
-                    vec![msg(
-                        format!("The stored profile could not be read ({e})."),
-                        false,
-                    )],
-                );
-            }
+        let record = match stored_record(snap) {
+            Ok(record) => record,
+            Err(why) => return (self, vec![why]),
         };
-        let opened = Passphrase::new(passphrase.to_owned())
-            .ok()
-            .and_then(|pass| Vault::open(&record.envelope_bytes().ok()?, &pass).ok());
-        let Some((open, profile)) = opened else {
+        let Some((open, profile)) = open_with(&record, passphrase) else {
             return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
         };
         let (memory, origin) = match open_memory(&record, &open, snap) {
@@ -655,28 +638,11 @@ impl Wallet {
             Ok(p) => p,
             Err(e) => return (self, vec![msg(e.to_string(), false)]),
         };
-        let record = match &snap.record {
-            Ok(Some(r)) => r.clone(),
-            Ok(None) => {
-                return (
-                    self,
-                    vec![msg("No profile is stored in this browser.", false)],
-                );
-            }
-            Err(e) => {
-                return (
-                    self,
-                    vec![msg(
-                        format!("The stored profile could not be read ({e})."),
-                        false,
-                    )],
-                );
-            }
+        let record = match stored_record(snap) {
+            Ok(record) => record,
+            Err(why) => return (self, vec![why]),
         };
-        let opened = Passphrase::new(old.to_owned())
-            .ok()
-            .and_then(|pass| Vault::open(&record.envelope_bytes().ok()?, &pass).ok());
-        let Some((mut reopened, _)) = opened else {
+        let Some((mut reopened, _)) = open_with(&record, old) else {
             return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
         };
         let unlocked_on_it = match (&self, vault.as_ref()) {
@@ -990,6 +956,25 @@ fn names(changed: &[Attribute]) -> String {
 }
 
 /// An empty profile input (what the closed editor holds).
+/// The stored record, or the message saying why there is none to open.
+fn stored_record(snap: &Snapshot) -> Result<StoredVault, Effect> {
+    match &snap.record {
+        Ok(Some(record)) => Ok(record.clone()),
+        Ok(None) => Err(msg("No profile is stored in this browser.", false)),
+        Err(e) => Err(msg(
+            format!("The stored profile could not be read ({e})."),
+            false,
+        )),
+    }
+}
+
+/// Opens `record`'s vault with `passphrase`; `None` for a wrong passphrase or a damaged
+/// envelope (the same answer for both).
+fn open_with(record: &StoredVault, passphrase: &str) -> Option<(Vault, Profile)> {
+    let pass = Passphrase::new(passphrase.to_owned()).ok()?;
+    Vault::open(&record.envelope_bytes().ok()?, &pass).ok()
+}
+
 pub fn empty_input() -> ProfileInput {
     ProfileInput {
         income_minor: 0,

@@ -15,9 +15,6 @@
 use p256::ecdsa::SigningKey;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use tacit_protocol::request_auth::{InstallKey, Jwk};
 use tacit_protocol::sd_jwt::*;
 use wallet_core::Timestamp;
@@ -29,7 +26,6 @@ const AUD: &str = "http://127.0.0.1:8081";
 const NONCE: &str = "0123456789abcdef0123456789abcdef";
 const IAT_MS: i64 = 1_777_627_800_000;
 const DAY_MS: i64 = 86_400_000;
-const INSTALL: &str = "apt-get install -y nodejs npm";
 
 fn key(label: &str) -> SigningKey {
     SigningKey::from_slice(&Sha256::digest(label.as_bytes())).unwrap()
@@ -48,81 +44,8 @@ fn now() -> Timestamp {
     Timestamp::from_millis(IAT_MS + DAY_MS)
 }
 
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("interop")
-}
-
-fn require_tool(tool: &str) {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "`{tool}` is needed for the SD-JWT interop test; install it with: {INSTALL}"
-    );
-}
-
-/// `npm ci` into `interop/node_modules` unless the pinned packages are already there.
-/// The tests of this binary run on parallel threads: one `npm ci` at a time (two race in
-/// `interop/node_modules` and fail with ENOTEMPTY / ENOENT).
-static NPM: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn ensure_node_modules() {
-    let _one_at_a_time = NPM
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    require_tool("node");
-    require_tool("npm");
-    let dir = interop_dir();
-    let marker = dir.join("node_modules/@sd-jwt/sd-jwt-vc/package.json");
-    if marker.exists() {
-        return;
-    }
-    let out = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-        .current_dir(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("running npm ci failed ({e}); install Node with: {INSTALL}"));
-    assert!(
-        out.status.success() && marker.exists(),
-        "`npm ci` in {} failed (run it by hand: cd interop && npm ci):\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Runs `interop/verify.mjs` on the cases; returns its verdicts in order.
-fn node_verify(cases: &[Value]) -> Vec<Value> {
-    ensure_node_modules();
-    let mut child = Command::new("node")
-        .arg("verify.mjs")
-        .current_dir(interop_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("running node failed ({e}); install it with: {INSTALL}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(cases).unwrap().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "verify.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(verdicts.len(), cases.len());
-    verdicts
-}
+#[path = "../../interop/node.rs"]
+mod node;
 
 struct Fixture {
     issuer: SigningKey,
@@ -302,7 +225,7 @@ fn node_sd_jwt_vc_agrees_with_our_presentations() {
         ),
     ];
 
-    let verdicts = node_verify(&cases.iter().map(Case::json).collect::<Vec<_>>());
+    let verdicts = node::verify(&cases.iter().map(Case::json).collect::<Vec<_>>());
     let mut failures = Vec::new();
     for (case, verdict) in cases.iter().zip(&verdicts) {
         assert_eq!(verdict["id"], case.id);
@@ -356,7 +279,7 @@ fn node_sd_jwt_vc_agrees_with_our_presentations() {
     single.as_object_mut().unwrap().remove("issuer_jwks");
     let mut impostor = single.clone();
     impostor["issuer_jwk"] = serde_json::to_value(jwk_of(&key("impostor"))).unwrap();
-    let v = node_verify(&[single, impostor]);
+    let v = node::verify(&[single, impostor]);
     assert_eq!(v[0]["verdict"], "accepted", "{}", v[0]);
     assert_eq!(v[1]["verdict"], "refused", "{}", v[1]);
     assert_eq!(
@@ -373,7 +296,6 @@ fn node_sd_jwt_vc_agrees_with_our_presentations() {
 fn our_verifier_accepts_node_sd_jwt_vc_presentations() {
     use base64::Engine;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    ensure_node_modules();
     let issuer = key("tacit/sd-jwt-interop/node-issuer");
     let holder = key("tacit/sd-jwt-interop/node-holder");
     let private = |k: &SigningKey| {
@@ -394,27 +316,7 @@ fn our_verifier_accepts_node_sd_jwt_vc_presentations() {
         "present": ["income_below_30000"],
         "aud": AUD, "nonce": NONCE, "kb_iat": now().millis() / 1000,
     });
-    let mut child = Command::new("node")
-        .arg("issue.mjs")
-        .current_dir(interop_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("running node failed ({e}); install it with: {INSTALL}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "issue.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let made: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let made = node::run("issue.mjs", &input);
     let credential_text = made["credential"].as_str().unwrap();
     let presentation = made["presentation"].as_str().unwrap();
 
@@ -549,7 +451,7 @@ fn both_signature_forms_verify_in_both_implementations() {
             "now": now().millis() / 1000,
         })
     };
-    let verdicts = node_verify(&[
+    let verdicts = node::verify(&[
         case("as produced", &good),
         case("KB-JWT with the other S", &kb_flipped),
         case("issuer JWT with the other S", &issuer_flipped),
@@ -574,7 +476,7 @@ fn both_signature_forms_verify_in_both_implementations() {
         ours(&grafted, "another"),
         Err(SdJwtError::BadKeyBindingSignature)
     );
-    let v = node_verify(&[json!({
+    let v = node::verify(&[json!({
         "id": "grafted", "presentation": grafted,
         "issuer_jwks": serde_json::from_str::<Value>(&jwks.to_json()).unwrap(),
         "iss": ISS, "aud": AUD, "nonce": "another", "now": now().millis() / 1000,

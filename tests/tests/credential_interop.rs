@@ -23,9 +23,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use base64::Engine;
@@ -44,7 +41,6 @@ use tacit_protocol::sd_jwt::{
 };
 use wallet_core::Timestamp;
 
-const INSTALL: &str = "apt-get install -y nodejs npm";
 const AUDIENCE: &str = "http://127.0.0.1:8081";
 const INCOME_VCT: &str = "https://tacit.example/vct/income";
 const AGE_VCT: &str = "https://tacit.example/vct/age";
@@ -54,81 +50,8 @@ const STEP: &str = "income_below_30000";
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("interop")
-}
-
-fn require_tool(tool: &str) {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "`{tool}` is needed for the SD-JWT interop test; install it with: {INSTALL}"
-    );
-}
-
-/// `npm ci` into `interop/node_modules` unless the pinned packages are already there.
-/// The tests of this binary run on parallel threads: one `npm ci` at a time (two race in
-/// `interop/node_modules` and fail with ENOTEMPTY / ENOENT).
-static NPM: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn ensure_node_modules() {
-    let _one_at_a_time = NPM
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    require_tool("node");
-    require_tool("npm");
-    let dir = interop_dir();
-    let marker = dir.join("node_modules/@sd-jwt/sd-jwt-vc/package.json");
-    if marker.exists() {
-        return;
-    }
-    let out = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-        .current_dir(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("running npm ci failed ({e}); install Node with: {INSTALL}"));
-    assert!(
-        out.status.success() && marker.exists(),
-        "`npm ci` in {} failed (run it by hand: cd interop && npm ci):\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Runs `interop/verify.mjs` on the cases; its verdicts in order.
-fn node_verify(cases: &[Value]) -> Vec<Value> {
-    ensure_node_modules();
-    let mut child = Command::new("node")
-        .arg("verify.mjs")
-        .current_dir(interop_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("running node failed ({e}); install it with: {INSTALL}"));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(cases).unwrap().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "verify.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let verdicts: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(verdicts.len(), cases.len());
-    verdicts
-}
+#[path = "../../interop/node.rs"]
+mod node;
 
 /// What a verifier is told: the presentation's issuer, its pinned keys, the audience and nonce
 /// the presentation was made for, and the time it was made.
@@ -305,7 +228,7 @@ fn cases(made: &Made) -> Vec<Case> {
 /// Runs every case through node and ours; panics with every disagreement.
 fn check_matrix(made: &Made) {
     let cases = cases(made);
-    let verdicts = node_verify(&cases.iter().map(|c| c.json(&made.iss)).collect::<Vec<_>>());
+    let verdicts = node::verify(&cases.iter().map(|c| c.json(&made.iss)).collect::<Vec<_>>());
     let mut failures = Vec::new();
     for (case, verdict) in cases.iter().zip(&verdicts) {
         assert_eq!(verdict["id"], case.id);
@@ -475,7 +398,7 @@ fn published_jwks(issuer: &TestIssuer) -> Jwks {
 #[test]
 fn wallet_presentations_pass_an_independent_verifier() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    ensure_node_modules();
+    node::ensure_node_modules();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
