@@ -180,3 +180,13 @@ pub fn set_text_of(element: &Element, text: &str) {
         element.set_text_content(Some(text));
     }
 }
+
+/// Tells the person, through the page's polite live region `#announce`, about a change they did
+/// not make (a request arriving, a grant ending). The text replaces the region's previous text,
+/// so a screen reader speaks it once.
+#[allow(dead_code)] // used by the redraw work of issue 13
+pub fn announce(text: &str) {
+    if let Some(region) = by_id("announce") {
+        region.set_text_content(Some(text));
+    }
+}
