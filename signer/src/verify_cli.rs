@@ -39,8 +39,8 @@ pub mod exit {
 pub struct VerifyArgs {
     /// The signed receipt (JSON, as the signer returned it).
     pub receipt: PathBuf,
-    /// The signer's key set: a file (the body of GET /v1/keys) or an http:// URL of a signer on
-    /// this machine.
+    /// The signer's key set: a file (the body of GET /v1/keys), an https:// URL, or an http://
+    /// URL of a signer on this machine (loopback only).
     #[arg(long)]
     pub keys: String,
     /// The site the receipt must be for; defaults to the receipt's own audience (said so).
