@@ -39,6 +39,8 @@ mod editor;
 #[cfg(target_arch = "wasm32")]
 pub mod host;
 #[cfg(target_arch = "wasm32")]
+mod intl;
+#[cfg(target_arch = "wasm32")]
 mod issuer;
 #[cfg(target_arch = "wasm32")]
 pub mod keystore;
@@ -52,6 +54,10 @@ mod render;
 mod signer;
 #[cfg(target_arch = "wasm32")]
 mod storage;
+#[cfg(any(target_arch = "wasm32", test))]
+mod strength;
+#[cfg(target_arch = "wasm32")]
+mod told;
 
 #[cfg(target_arch = "wasm32")]
 pub use host::{Detection, WebMcpHost, detect};
