@@ -54,10 +54,6 @@ mod render;
 mod signer;
 #[cfg(target_arch = "wasm32")]
 mod storage;
-#[cfg(any(target_arch = "wasm32", test))]
-mod strength;
-#[cfg(target_arch = "wasm32")]
-mod told;
 
 #[cfg(target_arch = "wasm32")]
 pub use host::{Detection, WebMcpHost, detect};
