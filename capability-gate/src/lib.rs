@@ -37,6 +37,7 @@ pub mod input;
 pub mod state;
 pub mod tool;
 pub mod wallet;
+pub mod words;
 
 pub use audit::{Audit, audit_registry};
 pub use credentials::{

@@ -158,9 +158,15 @@ impl ImportKind {
     }
 }
 
-/// Said when a passphrase does not open the vault (one message for every cause).
-pub const WRONG: &str =
-    "The passphrase is wrong or the stored profile is damaged. Nothing was changed.";
+/// Said when a passphrase does not open the vault. The vault cannot tell a wrong passphrase
+/// from a changed ciphertext (one uninformative error), and a wrong passphrase is by far the
+/// likelier: the person is not alarmed with "damaged". A record that cannot even be decoded
+/// is [`DAMAGED`].
+pub const WRONG: &str = "That passphrase is not right. Nothing was changed; try again.";
+
+/// Said when the stored profile itself cannot be decoded, whatever the passphrase.
+pub const DAMAGED: &str =
+    "The stored profile is damaged and cannot be opened. Nothing was changed.";
 
 fn msg(text: impl Into<String>, ok: bool) -> Effect {
     Effect::Message {
@@ -382,8 +388,9 @@ impl Wallet {
             Ok(record) => record,
             Err(why) => return (self, vec![why]),
         };
-        let Some((open, profile)) = open_with(&record, passphrase) else {
-            return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
+        let (open, profile) = match open_with(&record, passphrase) {
+            Ok(opened) => opened,
+            Err(text) => return (self, vec![Effect::ClearPassphrase, msg(text, false)]),
         };
         let (memory, origin) = match open_memory(&record, &open, snap) {
             Ok(found) => found,
@@ -486,7 +493,10 @@ impl Wallet {
                     vec![
                         Effect::ClearPassphrase,
                         Effect::ClearEditor,
-                        msg("The passphrase is wrong. The editor stays closed.", false),
+                        msg(
+                            "That passphrase is not right. The editor stays closed.",
+                            false,
+                        ),
                     ],
                 )
             }
@@ -642,8 +652,9 @@ impl Wallet {
             Ok(record) => record,
             Err(why) => return (self, vec![why]),
         };
-        let Some((mut reopened, _)) = open_with(&record, old) else {
-            return (self, vec![Effect::ClearPassphrase, msg(WRONG, false)]);
+        let (mut reopened, _) = match open_with(&record, old) {
+            Ok(opened) => opened,
+            Err(text) => return (self, vec![Effect::ClearPassphrase, msg(text, false)]),
         };
         let unlocked_on_it = match (&self, vault.as_ref()) {
             (Self::Unlocked(_), Some(open)) => {
@@ -968,11 +979,12 @@ fn stored_record(snap: &Snapshot) -> Result<StoredVault, Effect> {
     }
 }
 
-/// Opens `record`'s vault with `passphrase`; `None` for a wrong passphrase or a damaged
-/// envelope (the same answer for both).
-fn open_with(record: &StoredVault, passphrase: &str) -> Option<(Vault, Profile)> {
-    let pass = Passphrase::new(passphrase.to_owned()).ok()?;
-    Vault::open(&record.envelope_bytes().ok()?, &pass).ok()
+/// Opens `record`'s vault with `passphrase`; [`WRONG`] when the passphrase does not open it
+/// (the vault's one error), [`DAMAGED`] when the stored envelope cannot be decoded at all.
+fn open_with(record: &StoredVault, passphrase: &str) -> Result<(Vault, Profile), &'static str> {
+    let bytes = record.envelope_bytes().map_err(|_| DAMAGED)?;
+    let pass = Passphrase::new(passphrase.to_owned()).map_err(|_| WRONG)?;
+    Vault::open(&bytes, &pass).map_err(|_| WRONG)
 }
 
 pub fn empty_input() -> ProfileInput {

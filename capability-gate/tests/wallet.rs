@@ -407,7 +407,22 @@ fn unlock_takes_the_sealed_memory_and_a_wrong_passphrase_changes_nothing() {
         e,
         Effect::Store(_) | Effect::LoadCredentials
     )));
-    assert!(!tab.last_message().1);
+    let (said, ok) = tab.last_message();
+    assert!(!ok);
+    assert_eq!(said, capability_gate::wallet::WRONG);
+    assert!(
+        said.contains("not right") && !said.contains("damaged"),
+        "a wrong passphrase is not called damage: {said}"
+    );
+
+    // A record that cannot be decoded at all is damage, whatever the passphrase.
+    let mut broken = storage.clone();
+    if let Some(record) = broken.record.as_mut() {
+        record.envelope = "not hex".into();
+    }
+    tab.unlock(&mut broken, PASS);
+    assert!(!tab.wallet.is_unlocked());
+    assert_eq!(tab.last_message().0, capability_gate::wallet::DAMAGED);
 
     tab.unlock(&mut storage, PASS);
     assert!(tab.wallet.is_unlocked());

@@ -1,0 +1,360 @@
+//! What the page says to the person, in plain words and in the person's voice: each claim as a
+//! question ("Is your yearly income below 30,000 €?"), what answering would reveal, the consent
+//! card's heading and buttons, a grant that ended without the person's click, and the log's
+//! lines.
+//!
+//! Built from a claim's public parameters only (a limit, an age, catalogue names), never from
+//! the profile. Amounts come from a formatter the caller passes (the page uses the browser's
+//! `Intl.NumberFormat`; tests a plain one), so no minor-unit number ("3000000") and no catalogue
+//! code ("altstadt") reaches a person. No tool name, nonce, digest or epoch time is produced here.
+
+use wallet_core::catalogue::{self, CONDITIONS, DISTRICTS};
+use wallet_core::{Assessment, Attribute, Claim, Floors, LogEntry, Money, Outcome, Preview};
+
+use crate::state::{GrantState, Lifetime};
+
+/// Formats an amount for a person (the page passes one built on `Intl.NumberFormat`).
+pub type MoneyWords<'a> = &'a dyn Fn(&Money) -> String;
+
+/// A district's display name ("Altstadt"); an unknown code is shown as given.
+pub fn district_name(code: &str) -> &str {
+    label(DISTRICTS, code)
+}
+
+/// A condition's display name in lower case, for the middle of a sentence ("liver disease").
+pub fn condition_name(code: &str) -> String {
+    label(CONDITIONS, code).to_lowercase()
+}
+
+fn label<'a>(entries: &'a [catalogue::Entry], code: &'a str) -> &'a str {
+    entries
+        .iter()
+        .find(|e| e.code == code)
+        .map_or(code, |e| e.label)
+}
+
+/// "A", "A or B", "A, B or C".
+pub fn list_or<S: AsRef<str>>(items: &[S]) -> String {
+    list(items, "or")
+}
+
+/// "A", "A and B", "A, B and C".
+pub fn list_and<S: AsRef<str>>(items: &[S]) -> String {
+    list(items, "and")
+}
+
+fn list<S: AsRef<str>>(items: &[S], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [init @ .., last] => format!(
+            "{} {word} {}",
+            init.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
+}
+
+/// What a claim is about, in the person's words: "your income".
+pub fn topic(attribute: Attribute) -> &'static str {
+    match attribute {
+        Attribute::Income => "your income",
+        Attribute::Age => "your age",
+        Attribute::District => "where you live",
+        Attribute::Conditions => "your health conditions",
+    }
+}
+
+/// The claim as a question to the person: "Is your yearly income below 30,000 €?", "Are you
+/// at least 18?", "Do you live in Altstadt, Nordhafen or Westend?", "Do you have none of:
+/// anticoagulant therapy, liver disease, pregnancy?".
+pub fn question(claim: &Claim, money: MoneyWords<'_>) -> String {
+    match claim {
+        Claim::IncomeBelow { limit } => format!("Is your yearly income below {}?", money(limit)),
+        Claim::AgeAtLeast { years } => format!("Are you at least {years}?"),
+        Claim::ResidesIn { districts } => {
+            let names: Vec<&str> = districts
+                .iter()
+                .map(|d| district_name(d.as_str()))
+                .collect();
+            format!("Do you live in {}?", list_or(&names))
+        }
+        Claim::HasNoneOf { conditions } => {
+            let names: Vec<String> = conditions
+                .iter()
+                .map(|c| condition_name(c.as_str()))
+                .collect();
+            format!("Do you have none of: {}?", names.join(", "))
+        }
+    }
+}
+
+/// The claim after "whether": "your yearly income is below 30,000 €", "you are at least 18".
+pub fn whether(claim: &Claim, money: MoneyWords<'_>) -> String {
+    match claim {
+        Claim::IncomeBelow { limit } => format!("your yearly income is below {}", money(limit)),
+        Claim::AgeAtLeast { years } => format!("you are at least {years}"),
+        Claim::ResidesIn { districts } => {
+            let names: Vec<&str> = districts
+                .iter()
+                .map(|d| district_name(d.as_str()))
+                .collect();
+            format!("you live in {}", list_or(&names))
+        }
+        Claim::HasNoneOf { conditions } => {
+            let names: Vec<String> = conditions
+                .iter()
+                .map(|c| condition_name(c.as_str()))
+                .collect();
+            format!("you have none of: {}", names.join(", "))
+        }
+    }
+}
+
+/// What answering tells the site, in words: "Tells the site whether your yearly income is below
+/// 30,000 €. With every answer so far, your income stays in a band at least 5,000 € wide."
+/// An answer that follows from earlier ones says it tells nothing new.
+pub fn reveals(
+    claim: &Claim,
+    assessment: Assessment,
+    floors: &Floors,
+    money: MoneyWords<'_>,
+) -> String {
+    if let Assessment::Known(_) = assessment {
+        return "You have already told this, in effect: answering tells the site nothing new."
+            .to_owned();
+    }
+    let first = format!("Tells the site whether {}.", whether(claim, money));
+    let rest = match claim {
+        Claim::IncomeBelow { limit } => format!(
+            "With every answer so far, your income stays in a band at least {} wide.",
+            money(&Money {
+                amount_minor: floors.income_band_minor,
+                currency: limit.currency,
+            })
+        ),
+        Claim::AgeAtLeast { .. } => "Not your date of birth.".to_owned(),
+        Claim::ResidesIn { .. } => format!(
+            "Not which district: with every answer so far, at least {} remain possible.",
+            floors.district_candidates
+        ),
+        Claim::HasNoneOf { .. } => {
+            "If not, it does not tell which one: no answer singles out a condition.".to_owned()
+        }
+    };
+    format!("{first} {rest}")
+}
+
+/// The bits, for a details line only: "Up to 15.0 bits about your income (0.0 so far)."
+pub fn bits_detail(attribute: Attribute, preview: &Preview) -> String {
+    format!(
+        "Up to {:.1} bits about {} ({:.1} so far).",
+        preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
+        topic(attribute),
+        preview.bits_now
+    )
+}
+
+/// Why a claim stays unticked: the memory would decline it, said so the person knows it is
+/// not their choice to make.
+pub fn declined(attribute: Attribute) -> String {
+    format!(
+        "Can't be answered: after what you have already answered about {}, either answer would \
+         narrow it more than your privacy settings allow. It stays unticked.",
+        topic(attribute)
+    )
+}
+
+/// Who is asking, for the card's heading: a name the site signed (checked), else its address
+/// without the scheme ("127.0.0.1:8081").
+pub fn site_label(verified_name: Option<&str>, origin: &str) -> String {
+    match verified_name.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(name) => name.to_owned(),
+        None => host_of(origin).to_owned(),
+    }
+}
+
+/// An origin without its scheme and trailing slash.
+pub fn host_of(origin: &str) -> &str {
+    origin
+        .split_once("://")
+        .map_or(origin, |(_, rest)| rest)
+        .trim_end_matches('/')
+}
+
+/// The consent card's heading: "Housing Programme asks".
+pub fn heading(site: &str) -> String {
+    format!("{site} asks")
+}
+
+/// The grant button, following the duration choice: "Allow for 10 minutes", "Allow for one use".
+pub fn allow(lifetime: &Lifetime) -> String {
+    format!("Allow {}", lifetime.words())
+}
+
+/// The deny button.
+pub const DONT_ALLOW: &str = "Don't allow";
+
+/// The label of the duration choice.
+pub const DURATION_LABEL: &str = "Allow for how long";
+
+/// "yes" / "no" for an answer.
+pub fn yes_no(satisfied: bool) -> &'static str {
+    if satisfied { "yes" } else { "no" }
+}
+
+/// The sentence for a grant that ended without the person's click, for an announcement:
+/// "The access you gave Housing Programme to your income ended: its time ran out." / "…was
+/// used up." / "…was revoked." / "…ended because the wallet locked." `None` for a live grant.
+///
+/// `site` is [`site_label`]'s text.
+pub fn grant_ended(site: &str, attribute: Attribute, state: GrantState) -> Option<String> {
+    let access = format!("The access you gave {site} to {}", topic(attribute));
+    let how = match state {
+        GrantState::Live => return None,
+        GrantState::Expired => "ended: its time ran out",
+        GrantState::Spent => "was used up",
+        GrantState::Revoked => "was revoked",
+        GrantState::Locked => "ended because the wallet locked",
+    };
+    Some(format!("{access} {how}."))
+}
+
+/// A log entry in words, without its time: "127.0.0.1:8081 asked whether your yearly income is
+/// below 30,000 €: yes". The tool name, grant id and hashes are for developers.
+pub fn log_line(entry: &LogEntry, money: MoneyWords<'_>) -> String {
+    let answer = match entry.outcome {
+        Outcome::Satisfied => "yes",
+        Outcome::NotSatisfied => "no",
+        Outcome::Declined => "not answered (declined)",
+        Outcome::Invalid => "not answered (could not be asked of your facts)",
+    };
+    let by = match &entry.issuer {
+        Some(issuer) => format!(", proven by {}", host_of(issuer.as_str())),
+        None => String::new(),
+    };
+    format!(
+        "{} asked whether {}: {answer}{by}",
+        host_of(entry.origin.as_str()),
+        whether(&entry.claim, money)
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use wallet_core::{ConditionCode, Currency, DistrictId};
+
+    fn plain(m: &Money) -> String {
+        format!("{} {}", m.amount_minor / 100, m.currency.as_str())
+    }
+
+    fn income(minor: u64) -> Claim {
+        Claim::IncomeBelow {
+            limit: Money {
+                amount_minor: minor,
+                currency: Currency::parse("EUR").unwrap(),
+            },
+        }
+    }
+
+    #[test]
+    fn questions_in_the_persons_voice_with_names_not_codes() {
+        assert_eq!(
+            question(&income(3_000_000), &plain),
+            "Is your yearly income below 30000 EUR?"
+        );
+        assert_eq!(
+            question(&Claim::AgeAtLeast { years: 18 }, &plain),
+            "Are you at least 18?"
+        );
+        let districts = ["altstadt", "nordhafen", "westend"]
+            .iter()
+            .map(|d| DistrictId::parse(d).unwrap())
+            .collect();
+        assert_eq!(
+            question(&Claim::ResidesIn { districts }, &plain),
+            "Do you live in Altstadt, Nordhafen or Westend?"
+        );
+        let conditions = ["anticoagulant-therapy", "liver-disease", "pregnancy"]
+            .iter()
+            .map(|c| ConditionCode::parse(c).unwrap())
+            .collect();
+        assert_eq!(
+            question(&Claim::HasNoneOf { conditions }, &plain),
+            "Do you have none of: anticoagulant therapy, liver disease, pregnancy?"
+        );
+    }
+
+    #[test]
+    fn reveals_in_words_with_the_floor_in_the_questions_currency() {
+        let text = reveals(
+            &income(3_000_000),
+            Assessment::Evaluate,
+            &Floors::default(),
+            &plain,
+        );
+        assert!(text.contains("band at least 5000 EUR wide"), "{text}");
+        assert!(!text.contains("500000") && !text.contains("bits"), "{text}");
+        let known = reveals(
+            &income(3_000_000),
+            Assessment::Known(Outcome::Satisfied),
+            &Floors::default(),
+            &plain,
+        );
+        assert!(known.contains("nothing new"), "{known}");
+        let age = reveals(
+            &Claim::AgeAtLeast { years: 18 },
+            Assessment::Evaluate,
+            &Floors::default(),
+            &plain,
+        );
+        assert!(age.contains("at least 18") && age.contains("Not your date of birth"));
+    }
+
+    #[test]
+    fn allow_follows_the_duration_and_ended_grants_say_how() {
+        assert_eq!(allow(&Lifetime::TEN_MINUTES), "Allow for 10 minutes");
+        assert_eq!(allow(&Lifetime::ONE_USE), "Allow for one use");
+        assert_eq!(grant_ended("X", Attribute::Income, GrantState::Live), None);
+        assert_eq!(
+            grant_ended("Housing", Attribute::Income, GrantState::Spent).unwrap(),
+            "The access you gave Housing to your income was used up."
+        );
+        for state in [GrantState::Expired, GrantState::Revoked, GrantState::Locked] {
+            let text = grant_ended("Housing", Attribute::Age, state).unwrap();
+            assert!(text.starts_with("The access you gave Housing to your age "));
+        }
+        assert_eq!(site_label(None, "http://127.0.0.1:8081"), "127.0.0.1:8081");
+        assert_eq!(site_label(Some(" "), "https://a.example/"), "a.example");
+        assert_eq!(site_label(Some("Housing"), "https://a.example"), "Housing");
+    }
+
+    #[test]
+    fn every_claim_kind_has_a_question_without_codes() {
+        for d in DISTRICTS {
+            let claim = Claim::ResidesIn {
+                districts: [DistrictId::parse(d.code).unwrap()].into_iter().collect(),
+            };
+            let q = question(&claim, &plain);
+            assert!(q.contains(d.label), "{q}");
+        }
+        for c in CONDITIONS {
+            let claim = Claim::HasNoneOf {
+                conditions: [ConditionCode::parse(c.code).unwrap()]
+                    .into_iter()
+                    .collect(),
+            };
+            let q = question(&claim, &plain);
+            // Codes with a hyphen never appear; the name does.
+            assert!(
+                !q.contains('-') && q.contains(&c.label.to_lowercase()),
+                "{q}"
+            );
+        }
+    }
+}
