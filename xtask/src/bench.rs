@@ -102,7 +102,8 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
     };
 
     let step = Instant::now();
-    build_web::build_web(&[], false)?;
+    crate::ci::ensure_wasm_opt()?;
+    build_web::build_web(&[], false, build_web::WasmOpt::Required)?;
     timed("`cargo xtask build-web` (every site)".to_owned(), step);
 
     let step = Instant::now();
@@ -600,54 +601,80 @@ fn table_number(md: &str, row: &str, unit: &str) -> Option<f64> {
 }
 
 fn size_section(hash_wasm: &Path) -> Result<String, String> {
-    let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
-    let mut r = String::from(
+    let mut r = format!(
         "## 6. wasm size\n\nFrom `target/site/<site>/size.json`, written by `cargo xtask \
          build-web` in this run (`wasm-release` profile: `opt-level = \"s\"`, fat LTO, one \
-         codegen unit, `panic = \"abort\"`; gzip at level 9). The baseline is the wallet's \
-         wasm; hash-wasm's Argon2 build (JS with its wasm embedded as base64) is given for \
-         scale.\n\n\
-         | Site | wasm raw | wasm gzip | gzip / raw | raw / wallet's | JS glue raw / gzip | wasm-opt |\n\
-         |---|---|---|---|---|---|---|\n",
+         codegen unit, `panic = \"abort\"`; then wasm-bindgen without the name and producers \
+         sections, then binaryen's `wasm-opt {}`; gzip at level 9). The baseline is the \
+         wallet's wasm as shipped; hash-wasm's Argon2 build (JS with its wasm embedded as \
+         base64) is given for scale.\n\n",
+        build_web::WASM_OPT_LEVEL
     );
-    let mut wallet_raw = None;
-    for site in SITES {
-        let path = target_dir().join("site").join(site.name).join("size.json");
-        let json =
-            fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let n = |after: &str, key: &str| json_number(&json, after, key).unwrap_or(f64::NAN);
-        let (raw, gzip) = (n("\"wasm\"", "raw_bytes"), n("\"wasm\"", "gzip_bytes"));
-        let (js_raw, js_gzip) = (n("\"js\"", "raw_bytes"), n("\"js\"", "gzip_bytes"));
-        let base = *wallet_raw.get_or_insert(raw);
-        r.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {:.2} | {} / {} | {} |\n",
-            site.name,
-            kib(raw),
-            kib(gzip),
-            gzip / raw,
-            raw / base,
-            kib(js_raw),
-            kib(js_gzip),
-            if json.contains("\"wasm_opt\": true") {
-                "yes"
-            } else {
-                "no"
-            }
-        ));
-    }
+    let (table, wallet_raw) = size_table(&|site: &str| {
+        let path = target_dir().join("site").join(site).join("size.json");
+        fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))
+    })?;
+    r.push_str(&table);
+    let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
     let bytes = fs::read(hash_wasm).map_err(|e| format!("reading {}: {e}", hash_wasm.display()))?;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
     let gzip = gz.finish().map_err(|e| format!("gzip: {e}"))?.len() as f64;
     let raw = bytes.len() as f64;
     r.push_str(&format!(
-        "| *{HASH_WASM} `argon2.umd.min.js` (for scale)* | {} | {} | {:.2} | {:.2} | – | – |\n\n",
+        "| *{HASH_WASM} `argon2.umd.min.js` (for scale)* | – | – | {} | {} | {:.2} | {:.2} | – | – |\n\n",
         kib(raw),
         kib(gzip),
         gzip / raw,
-        raw / wallet_raw.unwrap_or(f64::NAN)
+        raw / wallet_raw
     ));
     Ok(r)
+}
+
+/// The size table of every site from its `size.json` (read by `read`), without the hash-wasm
+/// row; each row: before wasm-opt, after it (what ships), and the JS glue. Also returns the
+/// wallet's shipped raw size (the baseline of the ratios).
+fn size_table(read: &dyn Fn(&str) -> Result<String, String>) -> Result<(String, f64), String> {
+    let kib = |b: f64| format!("{:.1} KiB", b / 1024.0);
+    let mut r = String::from(
+        "| Site | wasm raw before wasm-opt | gzip before | wasm raw shipped | gzip shipped | \
+         gzip / raw | raw / wallet's | JS glue raw / gzip | wasm-opt |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
+    );
+    let mut wallet_raw = None;
+    for site in SITES {
+        let json = read(site.name)?;
+        let n = |after: &str, key: &str| json_number(&json, after, key).unwrap_or(f64::NAN);
+        let (raw, gzip) = (n("\"wasm\"", "raw_bytes"), n("\"wasm\"", "gzip_bytes"));
+        let (pre_raw, pre_gzip) = (
+            n("\"wasm_before_opt\"", "raw_bytes"),
+            n("\"wasm_before_opt\"", "gzip_bytes"),
+        );
+        let (js_raw, js_gzip) = (n("\"js\"", "raw_bytes"), n("\"js\"", "gzip_bytes"));
+        let base = *wallet_raw.get_or_insert(raw);
+        let optimised = json.contains("\"wasm_opt\": true");
+        r.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {} / {} | {} |\n",
+            site.name,
+            kib(pre_raw),
+            kib(pre_gzip),
+            kib(raw),
+            kib(gzip),
+            gzip / raw,
+            raw / base,
+            kib(js_raw),
+            kib(js_gzip),
+            if optimised {
+                format!(
+                    "`{}`",
+                    json_string(&json, "wasm_opt_level").unwrap_or_default()
+                )
+            } else {
+                "**no** (not optimised)".to_owned()
+            }
+        ));
+    }
+    Ok((r, wallet_raw.unwrap_or(f64::NAN)))
 }
 
 fn core_section(rows: &[(&str, Option<f64>)]) -> String {
@@ -689,6 +716,33 @@ mod tests {
         );
         let size = r#"{ "wasm": { "raw_bytes": 713960, "gzip_bytes": 233692 }, "js": { "raw_bytes": 35466, "gzip_bytes": 6338 } }"#;
         assert_eq!(json_number(size, "\"js\"", "raw_bytes"), Some(35466.0));
+    }
+
+    #[test]
+    fn the_size_table_shows_before_and_after_wasm_opt_and_flags_an_unoptimised_site() {
+        let optimised = r#"{ "site": "wallet", "wasm": { "file": "pkg/x_bg.wasm", "raw_bytes": 2048, "gzip_bytes": 1024 },
+  "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 },
+  "js": { "file": "pkg/x.js", "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": true, "wasm_opt_level": "-Oz" }"#;
+        let plain = r#"{ "wasm": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "js": { "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": false, "wasm_opt_level": null }"#;
+        let (table, wallet_raw) = size_table(&|site: &str| {
+            Ok(if site == "wallet" { optimised } else { plain }.to_owned())
+        })
+        .unwrap();
+        assert_eq!(wallet_raw, 2048.0);
+        let wallet = table.lines().find(|l| l.starts_with("| wallet |")).unwrap();
+        assert_eq!(
+            wallet,
+            "| wallet | 4.0 KiB | 1.5 KiB | 2.0 KiB | 1.0 KiB | 0.50 | 1.00 | 0.5 KiB / 0.2 KiB | `-Oz` |"
+        );
+        let other = table
+            .lines()
+            .find(|l| l.starts_with("| housing |"))
+            .unwrap();
+        assert!(
+            other.ends_with("| 2.00 | 0.5 KiB / 0.2 KiB | **no** (not optimised) |"),
+            "{other}"
+        );
+        assert!(size_table(&|_: &str| Err("missing".to_owned())).is_err());
     }
 
     #[test]

@@ -3,7 +3,12 @@
 //! For each [`Site`]: `cargo build --target wasm32-unknown-unknown --profile wasm-release`, then
 //! wasm-bindgen (the `wasm-bindgen-cli-support` library, at exactly the version of the
 //! `wasm-bindgen` crate in Cargo.lock) with `--target web` into `pkg/`, the site's static files
-//! next to it, `wasm-opt -Os` if a `wasm-opt` is on PATH, and the sizes in `size.json`.
+//! next to it, then binaryen's `wasm-opt` ([`WASM_OPT_LEVEL`], with the features the module
+//! uses) in place, and the sizes before and after in `size.json`.
+//!
+//! `ci`, `demo` and `bench` install binaryen first ([`ensure_wasm_opt`]) and build with
+//! [`WasmOpt::Required`]; a bare `cargo xtask build-web` without a `wasm-opt` on `PATH` still
+//! builds, unoptimised, and says so loudly (and `size.json` says `"wasm_opt": false`).
 
 use std::fs;
 use std::io::Write as _;
@@ -56,8 +61,38 @@ pub const SITES: &[Site] = &[
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";
 
+/// The `wasm-opt` level: `-Oz` came out smaller than `-Os` on every site (see README).
+pub const WASM_OPT_LEVEL: &str = "-Oz";
+/// The wasm features rustc and wasm-bindgen emit for `wasm32-unknown-unknown` (Rust's
+/// defaults); `wasm-opt` refuses or mis-optimises a module whose features it was not told of.
+const WASM_OPT_FEATURES: [&str; 6] = [
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+/// Debian's package with `wasm-opt`.
+pub const APT_BINARYEN: &str = "binaryen";
+
+/// Whether the build must run `wasm-opt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WasmOpt {
+    /// Fail when `wasm-opt` is missing (`ci`, `demo`, `bench`: they install it first).
+    Required,
+    /// Optimise when `wasm-opt` is on `PATH`, else build unoptimised with a loud warning (a
+    /// developer's `cargo xtask build-web`).
+    IfPresent,
+}
+
+/// `wasm-opt` on `PATH`.
+pub fn find_wasm_opt() -> Option<PathBuf> {
+    find_on_path("wasm-opt")
+}
+
 /// Builds the sites named in `only` (all if empty). `locked` adds `--locked` to cargo.
-pub fn build_web(only: &[String], locked: bool) -> Result<(), String> {
+pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(), String> {
     let sites: Vec<Site> = if only.is_empty() {
         SITES.to_vec()
     } else {
@@ -89,11 +124,45 @@ pub fn build_web(only: &[String], locked: bool) -> Result<(), String> {
     let env = [("CARGO_PROFILE_WASM_RELEASE_STRIP", "debuginfo")];
     run("cargo build (wasm)", &cargo(), &args, &env)?;
 
-    let opt = find_on_path("wasm-opt");
+    let opt = find_wasm_opt();
+    match (&opt, wasm_opt) {
+        (Some(tool), _) => println!(
+            "wasm-opt: {} ({})",
+            tool.display(),
+            tool_version(tool).unwrap_or_else(|| "version unknown".to_owned())
+        ),
+        (None, WasmOpt::Required) => {
+            return Err(format!(
+                "wasm-opt is not on PATH: install it with `apt-get install -y {APT_BINARYEN}` \
+                 (as root; `cargo xtask ci` and `cargo xtask demo` do it when run as root)"
+            ));
+        }
+        (None, WasmOpt::IfPresent) => eprintln!("{}", missing_wasm_opt_warning()),
+    }
     for site in &sites {
         lay_out(site, opt.as_deref())?;
     }
+    if opt.is_none() {
+        eprintln!("{}", missing_wasm_opt_warning());
+    }
     Ok(())
+}
+
+fn missing_wasm_opt_warning() -> String {
+    let line = "!".repeat(78);
+    format!(
+        "{line}\n!! WARNING: no `wasm-opt` on PATH: the wasm below is NOT optimised and is much \n!! \
+         larger than what ships. Install binaryen (`sudo apt-get install -y {APT_BINARYEN}`);\n!! \
+         `cargo xtask ci` and `cargo xtask demo` install it when run as root.\n{line}"
+    )
+}
+
+fn tool_version(tool: &Path) -> Option<String> {
+    let out = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
@@ -135,74 +204,95 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
 
     let wasm = pkg.join(format!("{}_bg.wasm", site.lib));
-    let optimised = match wasm_opt {
-        Some(tool) => optimise(tool, &wasm),
-        None => false,
-    };
+    let before = Size::of(&wasm)?;
+    if let Some(tool) = wasm_opt {
+        optimise(tool, &wasm)?;
+    }
     let wasm_size = Size::of(&wasm)?;
     let js_size = Size::of(&pkg.join(format!("{}.js", site.lib)))?;
+    match wasm_opt {
+        Some(_) => println!(
+            "{}: pkg/{}_bg.wasm {} raw, {} gzip before wasm-opt; {} raw, {} gzip after wasm-opt {}",
+            site.name,
+            site.lib,
+            kib(before.raw),
+            kib(before.gzip),
+            kib(wasm_size.raw),
+            kib(wasm_size.gzip),
+            WASM_OPT_LEVEL
+        ),
+        None => println!(
+            "{}: pkg/{}_bg.wasm {} raw, {} gzip (NOT optimised: no wasm-opt)",
+            site.name,
+            site.lib,
+            kib(wasm_size.raw),
+            kib(wasm_size.gzip)
+        ),
+    }
     println!(
-        "{}: pkg/{}_bg.wasm {} raw, {} gzip; glue js {} raw, {} gzip{}",
+        "{}: glue pkg/{}.js {} raw, {} gzip",
         site.name,
         site.lib,
-        kib(wasm_size.raw),
-        kib(wasm_size.gzip),
         kib(js_size.raw),
-        kib(js_size.gzip),
-        if optimised {
-            " (after wasm-opt -Os)"
-        } else {
-            ""
-        }
+        kib(js_size.gzip)
     );
-    let json = format!(
-        "{{\n  \"site\": \"{}\",\n  \"package\": \"{}\",\n  \"wasm\": {{ \"file\": \"pkg/{}_bg.wasm\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"js\": {{ \"file\": \"pkg/{}.js\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_opt\": {optimised}\n}}\n",
-        site.name,
-        site.package,
-        site.lib,
-        wasm_size.raw,
-        wasm_size.gzip,
-        site.lib,
-        js_size.raw,
-        js_size.gzip
-    );
+    let json = size_json(site, &before, &wasm_size, &js_size, wasm_opt.is_some());
     let size_path = out.join("size.json");
     fs::write(&size_path, json).map_err(|e| format!("writing {}: {e}", size_path.display()))?;
     println!("{}: {}", site.name, out.display());
     Ok(())
 }
 
-/// Runs `wasm-opt -Os` in place; on failure keeps the unoptimised file and says so.
-fn optimise(tool: &Path, wasm: &Path) -> bool {
-    let features = [
-        "--enable-bulk-memory",
-        "--enable-nontrapping-float-to-int",
-        "--enable-sign-ext",
-        "--enable-mutable-globals",
-        "--enable-reference-types",
-        "--enable-multivalue",
-    ];
-    let tmp = wasm.with_extension("opt.wasm");
-    let ok = std::process::Command::new(tool)
-        .arg("-Os")
-        .args(features)
-        .arg(wasm)
-        .arg("-o")
-        .arg(&tmp)
-        .status()
-        .is_ok_and(|s| s.success())
-        && fs::rename(&tmp, wasm).is_ok();
-    if !ok {
-        let _ = fs::remove_file(&tmp);
-        eprintln!(
-            "warning: {} failed; keeping the unoptimised {}",
-            tool.display(),
-            wasm.display()
-        );
-    }
-    ok
+/// `size.json`: `wasm` is the file that ships (after `wasm-opt` when `wasm_opt` is true),
+/// `wasm_before_opt` the wasm-bindgen output it came from.
+fn size_json(site: &Site, before: &Size, wasm: &Size, js: &Size, optimised: bool) -> String {
+    let level = if optimised {
+        format!("\"{WASM_OPT_LEVEL}\"")
+    } else {
+        "null".to_owned()
+    };
+    format!(
+        "{{\n  \"site\": \"{}\",\n  \"package\": \"{}\",\n  \"wasm\": {{ \"file\": \"pkg/{}_bg.wasm\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_before_opt\": {{ \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"js\": {{ \"file\": \"pkg/{}.js\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_opt\": {optimised},\n  \"wasm_opt_level\": {level}\n}}\n",
+        site.name,
+        site.package,
+        site.lib,
+        wasm.raw,
+        wasm.gzip,
+        before.raw,
+        before.gzip,
+        site.lib,
+        js.raw,
+        js.gzip,
+    )
 }
 
+/// Runs `wasm-opt` in place. A failure is an error: a `wasm-opt` too old for the module's
+/// features must be replaced, not silently skipped.
+fn optimise(tool: &Path, wasm: &Path) -> Result<(), String> {
+    let tmp = wasm.with_extension("opt.wasm");
+    let mut command = std::process::Command::new(tool);
+    command
+        .arg(WASM_OPT_LEVEL)
+        .args(WASM_OPT_FEATURES)
+        .arg(wasm)
+        .arg("-o")
+        .arg(&tmp);
+    let status = command
+        .status()
+        .map_err(|e| format!("could not start {}: {e}", tool.display()))?;
+    if !status.success() {
+        let _ = fs::remove_file(&tmp);
+        return Err(format!(
+            "{} {WASM_OPT_LEVEL} {} on {} failed ({status})",
+            tool.display(),
+            WASM_OPT_FEATURES.join(" "),
+            wasm.display()
+        ));
+    }
+    fs::rename(&tmp, wasm).map_err(|e| format!("replacing {}: {e}", wasm.display()))
+}
+
+#[derive(Debug)]
 struct Size {
     raw: u64,
     gzip: u64,
@@ -370,6 +460,45 @@ version = "0.2.130"
             .try_into()
             .unwrap();
         assert!(manifest.contains(&format!("wasm-bindgen-cli-support = \"={locked}\"")));
+    }
+
+    #[test]
+    fn size_json_keeps_the_shipped_size_under_wasm_and_the_one_before_opt_beside_it() {
+        let site = SITES[0];
+        let size = |raw, gzip| Size { raw, gzip };
+        let json = size_json(&site, &size(900, 300), &size(500, 200), &size(40, 9), true);
+        assert!(
+            json.contains(
+                "\"wasm\": { \"file\": \"pkg/tacit_web_bg.wasm\", \"raw_bytes\": 500, \"gzip_bytes\": 200 }"
+            ),
+            "{json}"
+        );
+        assert!(json.contains("\"wasm_before_opt\": { \"raw_bytes\": 900, \"gzip_bytes\": 300 }"));
+        assert!(json.contains("\"js\": { \"file\": \"pkg/tacit_web.js\", \"raw_bytes\": 40"));
+        assert!(json.contains("\"wasm_opt\": true,\n  \"wasm_opt_level\": \"-Oz\""));
+        let plain = size_json(&site, &size(900, 300), &size(900, 300), &size(40, 9), false);
+        assert!(
+            plain.contains("\"wasm_opt\": false,\n  \"wasm_opt_level\": null"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn a_failing_wasm_opt_is_an_error_and_leaves_the_input_alone() {
+        let dir = std::env::temp_dir().join(format!("xtask-opt-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let wasm = dir.join("x_bg.wasm");
+        fs::write(&wasm, b"\0asm\x01\0\0\0").unwrap();
+        // `false` fails; `true` succeeds without writing the output file.
+        for tool in ["/bin/false", "/bin/true"] {
+            let err = optimise(Path::new(tool), &wasm).unwrap_err();
+            assert!(err.contains(tool) || err.contains("replacing"), "{err}");
+            assert_eq!(fs::read(&wasm).unwrap(), b"\0asm\x01\0\0\0");
+            assert!(!dir.join("x_bg.opt.wasm").exists());
+        }
+        let err = optimise(&dir.join("no-such-wasm-opt"), &wasm).unwrap_err();
+        assert!(err.contains("could not start"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `wasm32-unknown-unknown` target through rustup; Chromium and chromedriver through apt when
 //! running as root (otherwise it stops with the `sudo` command to run); PostgreSQL (`initdb`,
 //! `pg_ctl`) the same way, for the tests that start a throw-away cluster; Node and npm the same
-//! way, for the SD-JWT interop tests (`interop/`); and, for the web crate's
+//! way, for the SD-JWT interop tests (`interop/`); binaryen (`wasm-opt`) the same way, for
+//! `build-web`'s optimisation pass; and, for the web crate's
 //! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
 //! `target/tools/` (about 100 s once, then cached). The last step, `fuzz --smoke`, installs
 //! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`).
@@ -13,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::build_web::{SITES, Site, build_web, wasm_bindgen_version};
+use crate::build_web::{
+    APT_BINARYEN, SITES, Site, WasmOpt, build_web, find_wasm_opt, wasm_bindgen_version,
+};
 use crate::{cargo, run, target_dir, workspace_root};
 
 pub(crate) const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -147,7 +150,7 @@ fn steps(t: &mut Timings) -> Result<(), String> {
         args.extend(["--", "-D", "warnings"]);
         run("clippy (wasm)", &cargo, &args, &[])
     })?;
-    t.time("build-web", || build_web(&[], true))?;
+    t.time("build-web", || build_web(&[], true, WasmOpt::Required))?;
     t.time("test", || {
         run("test", &cargo, &["test", "--workspace", "--locked"], &[])
     })?;
@@ -206,9 +209,37 @@ fn install() -> Result<(), String> {
     } else {
         packages.extend(APT_NODE);
     }
+    match find_wasm_opt() {
+        Some(tool) => println!("wasm-opt: {}", tool.display()),
+        None => packages.push(APT_BINARYEN),
+    }
     if packages.is_empty() {
         return Ok(());
     }
+    let apt_install = apt_get_install(&packages)?;
+    if let Some(still) = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .find(|p| !Path::new(p).exists())
+    {
+        return Err(format!("{still} is still missing after `{apt_install}`"));
+    }
+    if !has_initdb() {
+        return Err(format!("initdb is still missing after `{apt_install}`"));
+    }
+    if !has_node() {
+        return Err(format!(
+            "node or npm is still missing after `{apt_install}`"
+        ));
+    }
+    if find_wasm_opt().is_none() {
+        return Err(format!("wasm-opt is still missing after `{apt_install}`"));
+    }
+    Ok(())
+}
+
+/// `apt-get update` and `apt-get install -y <packages>` as root; otherwise an error with the
+/// `sudo` command to run. Returns the install command line (for later messages).
+fn apt_get_install(packages: &[&str]) -> Result<String, String> {
     let apt_install = format!("apt-get install -y {}", packages.join(" "));
     if output("id", &["-u"]).map(|uid| uid.trim() == "0") != Ok(true) {
         return Err(format!(
@@ -224,19 +255,20 @@ fn install() -> Result<(), String> {
         &args,
         &[("DEBIAN_FRONTEND", "noninteractive")],
     )?;
-    if let Some(still) = [CHROMIUM, CHROMEDRIVER]
-        .into_iter()
-        .find(|p| !Path::new(p).exists())
-    {
-        return Err(format!("{still} is still missing after `{apt_install}`"));
+    Ok(apt_install)
+}
+
+/// Binaryen's `wasm-opt` on `PATH`, installed through apt when missing (as root; otherwise an
+/// error with the command). For `demo` and `bench`, which build the sites without `ci`'s
+/// install step.
+pub(crate) fn ensure_wasm_opt() -> Result<(), String> {
+    if let Some(tool) = find_wasm_opt() {
+        println!("wasm-opt: {}", tool.display());
+        return Ok(());
     }
-    if !has_initdb() {
-        return Err(format!("initdb is still missing after `{apt_install}`"));
-    }
-    if !has_node() {
-        return Err(format!(
-            "node or npm is still missing after `{apt_install}`"
-        ));
+    let apt_install = apt_get_install(&[APT_BINARYEN])?;
+    if find_wasm_opt().is_none() {
+        return Err(format!("wasm-opt is still missing after `{apt_install}`"));
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::ci(&args[1..]),
-        Some("build-web") => build_web::build_web(&args[1..], false),
+        Some("build-web") => build_web::build_web(&args[1..], false, build_web::WasmOpt::IfPresent),
         Some("demo") => demo::demo(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
