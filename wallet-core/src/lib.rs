@@ -17,6 +17,7 @@
 pub mod catalogue;
 pub mod claim;
 pub mod error;
+pub mod form;
 pub mod ledger;
 pub mod log;
 pub mod profile;

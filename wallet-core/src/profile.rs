@@ -313,43 +313,7 @@ mod iso_date {
     }
 }
 
-/// Parses an amount typed in major units (`28400`, `28,400.5`, `28400.00`) into minor units.
-/// Two decimals at most; grouping commas allowed only between groups of three digits.
-pub fn parse_amount(text: &str) -> Result<i64, Error> {
-    let bad = |reason| Error::InvalidProfile {
-        field: Field::Income,
-        reason,
-    };
-    let text = text.trim();
-    let (negative, text) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
-    let groups: Vec<&str> = whole.split(',').collect();
-    let grouped_ok = groups.len() == 1
-        || (groups.first().is_some_and(|g| (1..=3).contains(&g.len()))
-            && groups.iter().skip(1).all(|g| g.len() == 3));
-    let digits: String = groups.concat();
-    if digits.is_empty()
-        || !grouped_ok
-        || !digits.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 2
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-        || (text.contains('.') && frac.is_empty())
-    {
-        return Err(bad("must be an amount like 28400 or 28,400.00"));
-    }
-    let major: i64 = digits.parse().map_err(|_| bad("is too large"))?;
-    let cents: i64 = format!("{frac:0<2}")
-        .parse()
-        .map_err(|_| bad("is not an amount"))?;
-    let minor = major
-        .checked_mul(100)
-        .and_then(|m| m.checked_add(cents))
-        .ok_or(bad("is too large"))?;
-    Ok(if negative { -minor } else { minor })
-}
+pub use crate::form::parse_amount;
 
 /// `3000000` → `30,000.00`: minor units shown as major units with grouping and two decimals.
 pub fn format_minor(amount_minor: u64) -> String {

@@ -132,33 +132,69 @@ fn profile_serde_round_trip_and_strictness() {
 
 #[test]
 fn profile_amounts_typed_in_major_units() {
+    use wallet_core::form::AmountError;
     use wallet_core::profile::{format_minor, parse_amount};
     for (text, minor) in [
         ("28400", 2_840_000),
         ("28,400", 2_840_000),
+        ("28.400", 2_840_000),
+        ("28.400,00", 2_840_000),
+        ("28 400", 2_840_000),
+        ("28\u{a0}400,00", 2_840_000),
+        ("28\u{202f}400", 2_840_000),
+        ("28'400.50", 2_840_050),
+        ("28400 €", 2_840_000),
+        ("€28,400", 2_840_000),
+        ("€ 28.400,5", 2_840_050),
+        ("28400 EUR", 2_840_000),
+        ("eur 28400", 2_840_000),
+        ("28,400.00", 2_840_000),
         ("28,400.5", 2_840_050),
         ("28400.05", 2_840_005),
+        ("28400,05", 2_840_005),
         (" 0 ", 0),
+        ("0,05", 5),
         ("1,234,567.89", 123_456_789),
-        ("-5", -500),
+        ("1.234.567,89", 123_456_789),
+        ("1 234 567", 123_456_700),
     ] {
-        assert_eq!(parse_amount(text), Ok(minor), "{text}");
+        assert_eq!(parse_amount(text, "EUR"), Ok(minor), "{text}");
     }
-    for text in [
-        "",
-        "abc",
-        "28.400,00",
-        "1,23",
-        "12,3456",
-        "1.234",
-        "1.",
-        "+5",
-        "1e5",
-        "١٢",
+    for (text, error) in [
+        ("", AmountError::Empty),
+        ("  ", AmountError::Empty),
+        ("abc", AmountError::NotANumber),
+        ("1,23,456", AmountError::Grouping),
+        ("12,3456", AmountError::Grouping),
+        ("0,500", AmountError::Grouping),
+        ("1.234,567", AmountError::Decimals),
+        ("1 234,567", AmountError::Decimals),
+        ("1.234.56", AmountError::Grouping),
+        ("1,234.567.8", AmountError::Grouping),
+        ("1.234 567", AmountError::Grouping),
+        ("1.", AmountError::NotANumber),
+        (",5", AmountError::NotANumber),
+        ("+5", AmountError::NotANumber),
+        ("1e5", AmountError::NotANumber),
+        ("١٢", AmountError::NotANumber),
+        ("-5", AmountError::Negative),
+        ("−28.400", AmountError::Negative),
+        ("$28,400", AmountError::OtherCurrency),
+        ("28400 USD", AmountError::OtherCurrency),
+        ("£1", AmountError::OtherCurrency),
+        ("1000000000", AmountError::TooLarge),
+        ("99999999999999999999999", AmountError::TooLarge),
     ] {
-        let err = parse_amount(text).unwrap_err();
-        assert!(err.to_string().starts_with("income"), "{text}: {err}");
+        assert_eq!(parse_amount(text, "EUR"), Err(error), "{text}");
+        let sentence = error.to_string();
+        assert!(
+            sentence.ends_with('.') && !sentence.contains("income:"),
+            "{sentence}"
+        );
     }
+    assert_eq!(parse_amount("$28,400", "USD"), Ok(2_840_000));
+    assert_eq!(parse_amount("28.400 kr", "SEK"), Ok(2_840_000));
+    assert_eq!(parse_amount("CHF 28'400.50", "CHF"), Ok(2_840_050));
     assert_eq!(format_minor(3_000_000), "30,000.00");
     assert_eq!(format_minor(5), "0.05");
     assert_eq!(format_minor(123_456_789), "1,234,567.89");
