@@ -4,12 +4,13 @@
 
 use capability_gate::wallet::Editor;
 use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
-use wallet_core::{Attribute, ProfileInput};
+use wallet_core::form::{FormText, read_form};
+use wallet_core::{Attribute, Field, ProfileInput};
+use wasm_bindgen::JsCast;
 
 use crate::app::{App, now};
 use crate::credentials::proofs_left;
 use crate::dom::{self, append, attr, el};
-use crate::render::day;
 
 /// Draws what the editor shows besides the raw facts (where each fact's answers come from).
 pub fn render(app: &App) {
@@ -72,6 +73,7 @@ pub fn clear() {
     for id in ["f-income", "f-currency", "f-dob", "f-district"] {
         dom::set_value(id, "");
     }
+    show_problems(&[]);
     set_conditions(&[]);
     set_state("closed");
 }
@@ -82,7 +84,7 @@ fn set_conditions(on: &[String]) {
             let checked = check
                 .get_attribute("value")
                 .is_some_and(|v| on.contains(&v));
-            if let Some(i) = wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlInputElement>(&check) {
+            if let Some(i) = check.dyn_ref::<web_sys::HtmlInputElement>() {
                 i.set_checked(checked);
             }
         }
@@ -95,24 +97,123 @@ fn set_state(state: &str) {
     }
 }
 
-/// What the person typed into the editor (validated by wallet-core when saved).
+/// The form's fields, in the order the person meets them, with the element each error
+/// message goes beside (the field's own box).
+const FIELDS: [(Field, &str); 5] = [
+    (Field::Income, "f-income"),
+    (Field::Currency, "f-currency"),
+    (Field::DateOfBirth, "f-dob"),
+    (Field::District, "f-district"),
+    (Field::Conditions, "f-conditions"),
+];
+
+/// What the person typed into the editor, read by wallet-core's form rules (local amount
+/// notations; one plain sentence per field in error). On errors each field says its own next
+/// to it (an element referenced by the field's `aria-describedby`, the field marked
+/// `aria-invalid`), focus moves to the first one, and the returned text is for the form's
+/// message line. Passphrase fields are not touched.
 pub fn read_input() -> Result<ProfileInput, String> {
-    let income_minor =
-        wallet_core::profile::parse_amount(&dom::value("f-income")).map_err(|e| e.to_string())?;
-    let conditions = dom::by_id("f-conditions")
+    let conditions: Vec<String> = dom::by_id("f-conditions")
         .map(|root| dom::query_all(&root, "input[type=checkbox]"))
         .unwrap_or_default()
         .into_iter()
         .filter(dom::checked)
         .filter_map(|c| c.get_attribute("value"))
         .collect();
-    Ok(ProfileInput {
-        income_minor,
-        currency: dom::value("f-currency"),
-        date_of_birth: dom::value("f-dob"),
-        district: dom::value("f-district"),
-        conditions,
-    })
+    let (income, currency, dob, district) = (
+        dom::value("f-income"),
+        dom::value("f-currency"),
+        dom::value("f-dob"),
+        dom::value("f-district"),
+    );
+    let form = FormText {
+        income: &income,
+        currency: &currency,
+        date_of_birth: &dob,
+        district: &district,
+        conditions: &conditions,
+    };
+    match read_form(form, now().date_utc()) {
+        Ok(input) => {
+            show_problems(&[]);
+            Ok(input)
+        }
+        Err(problems) => {
+            show_problems(&problems);
+            Err(match problems.as_slice() {
+                [(_, one)] => format!("Please check the field marked below. {one}"),
+                many => format!("Please check the {} fields marked below.", many.len()),
+            })
+        }
+    }
+}
+
+/// Shows each field's problem beside it and clears the others'; focuses the first field in
+/// error.
+fn show_problems(problems: &[(Field, String)]) {
+    let mut first = None;
+    for (field, id) in FIELDS {
+        let Some(input) = dom::by_id(id) else {
+            continue;
+        };
+        // The conditions are a group: its fieldset carries the description.
+        let target = if field == Field::Conditions {
+            input.closest("fieldset").ok().flatten().unwrap_or(input)
+        } else {
+            input
+        };
+        let err_id = format!("{id}-error");
+        let problem = problems.iter().find(|(f, _)| *f == field).map(|(_, t)| t);
+        let described: Vec<String> = target
+            .get_attribute("aria-describedby")
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter(|t| *t != err_id)
+            .map(str::to_owned)
+            .collect();
+        match problem {
+            Some(text) => {
+                let line = dom::by_id(&err_id).unwrap_or_else(|| {
+                    let line = attr(&el("p", "field-error", ""), "id", &err_id);
+                    if let Some(parent) = target.parent_element()
+                        && field != Field::Conditions
+                    {
+                        append(&parent, &line);
+                    } else {
+                        append(&target, &line);
+                    }
+                    line
+                });
+                dom::set_text_of(&line, text);
+                let mut ids = vec![err_id.clone()];
+                ids.extend(described);
+                attr(&target, "aria-describedby", &ids.join(" "));
+                attr(&target, "aria-invalid", "true");
+                first.get_or_insert(target);
+            }
+            None => {
+                if let Some(line) = dom::by_id(&err_id) {
+                    line.remove();
+                }
+                if described.is_empty() {
+                    let _ = target.remove_attribute("aria-describedby");
+                } else {
+                    attr(&target, "aria-describedby", &described.join(" "));
+                }
+                let _ = target.remove_attribute("aria-invalid");
+            }
+        }
+    }
+    if let Some(target) = first {
+        let focus = if target.tag_name().eq_ignore_ascii_case("fieldset") {
+            dom::query_all(&target, "input").into_iter().next()
+        } else {
+            Some(target)
+        };
+        if let Some(e) = focus.and_then(|f| f.dyn_into::<web_sys::HtmlElement>().ok()) {
+            let _ = e.focus();
+        }
+    }
 }
 
 /// The editor's controls: with a profile stored, its fields are usable only while it is open;
@@ -159,7 +260,9 @@ fn sources(app: &App) {
                 format!(
                     "from {}, valid until {}, {} (other thresholds: typed by you)",
                     s.name,
-                    s.valid_until.map(day).unwrap_or_default(),
+                    s.valid_until
+                        .map(|t| crate::intl::date(t.millis()))
+                        .unwrap_or_default(),
                     proofs_left(s.left)
                 ),
                 "issuer",

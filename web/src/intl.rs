@@ -29,11 +29,6 @@ pub fn money(amount_minor: i64, currency: &str) -> String {
         .unwrap_or_else(|| format!("{} {currency}", plain(major, whole)))
 }
 
-/// A number in the browser's locale with grouping ("30,000" / "30.000"), no currency.
-pub fn number(value: f64) -> String {
-    plain(value, value.fract() == 0.0)
-}
-
 /// A day in the browser's locale and time zone: "1 Dec 2026" / "Dec 1, 2026".
 pub fn date(ms: i64) -> String {
     date_with(ms, &[("dateStyle", "medium")])
@@ -42,11 +37,6 @@ pub fn date(ms: i64) -> String {
 /// A day and time of day in the browser's locale and time zone: "Dec 1, 2026, 2:30 PM".
 pub fn date_time(ms: i64) -> String {
     date_with(ms, &[("dateStyle", "medium"), ("timeStyle", "short")])
-}
-
-/// A time of day only ("2:30:05 PM"), for the log's lines of today's session.
-pub fn time(ms: i64) -> String {
-    date_with(ms, &[("timeStyle", "medium")])
 }
 
 fn date_with(ms: i64, style: &[(&str, &str)]) -> String {

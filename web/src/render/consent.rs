@@ -1,6 +1,7 @@
 //! The consent cards: one per held request, in arrival order.
 
 use super::*;
+use capability_gate::words;
 
 /// The held requests in arrival order: the gate's `received_at`, then its arrival sequence
 /// (never the string order of their ids).
@@ -12,17 +13,6 @@ fn held_in_arrival_order(app: &App) -> Vec<&capability_gate::Request> {
         .collect();
     held.sort_by_key(|r| (r.received_at, r.arrival));
     held
-}
-
-/// Why the memory would decline a claim, in words, or `None` if it would answer.
-fn declined_reason(app: &App, request_id: &str, index: usize) -> Option<String> {
-    app.gate.would_decline(request_id, index).map(|why| {
-        if why.to_lowercase().contains("declin") {
-            why
-        } else {
-            format!("Would be declined: {why}")
-        }
-    })
 }
 
 /// A currency code in words, for the person.
@@ -76,75 +66,175 @@ pub(super) fn requests(app: &App) {
     }
     if cards.is_empty() {
         let (e, _) = dom::keep_or_build(&container, "requests-empty", "empty", || {
-            empty("No request is waiting. When an agent calls request_claims, it appears here.")
+            empty(
+                "No site is waiting for an answer. When an agent asks on a site's behalf, it appears here.",
+            )
         });
         cards.push(e);
     }
     dom::sync_children(&container, &cards);
 }
 
+/// Amounts for people: the browser's `Intl.NumberFormat` in the amount's currency.
+pub(crate) fn money_words(m: &wallet_core::Money) -> String {
+    crate::intl::money(
+        i64::try_from(m.amount_minor).unwrap_or(i64::MAX),
+        m.currency.as_str(),
+    )
+}
+
+/// Who asks, for the heading: the name the site signed if its signature checked, otherwise
+/// its address (a name only the agent gave is shown apart, as the site's own words).
+fn site_of(request: &capability_gate::Request) -> String {
+    let verified = match &request.asker {
+        capability_gate::AskerStatus::Verified { site_name } => Some(site_name.as_str()),
+        capability_gate::AskerStatus::Unconfirmed => None,
+    };
+    words::site_label(verified, request.origin.as_str())
+}
+
+/// The Allow button's words for the duration chosen in `select` ("Allow for 10 minutes").
+fn allow_words(choice: &str, short: bool) -> String {
+    capability_gate::Lifetime::from_choice(choice, short)
+        .map(|l| words::allow(&l))
+        .unwrap_or_else(|| "Allow".to_owned())
+}
+
 /// Builds a consent card (the parts that follow from the request alone).
 fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Element {
     let card = el("div", "item request", "");
+    let heading_id = format!("req-title-{}", request.id);
+    attr(&card, "role", "group");
+    attr(&card, "aria-labelledby", &heading_id);
     append(
         &card,
-        &el(
-            "div",
-            "origin",
-            &format!("{} asks (request {})", request.origin, request.id),
+        &attr(
+            &el("h3", "origin asks", &words::heading(&site_of(request))),
+            "id",
+            &heading_id,
         ),
     );
     append(&card, &asker_line(false, ""));
     if let Some(name) = &request.site_name {
         append(
             &card,
-            &el("div", "site-text", &format!("Site calls itself: {name}")),
+            &el("p", "site-text", &format!("The site calls itself: {name}")),
         );
     }
-    if let Some(purpose) = &request.purpose {
-        append(
+    match &request.purpose {
+        Some(purpose) => append(
             &card,
-            &el("div", "site-text", &format!("Site says: {purpose}")),
-        );
+            &el(
+                "p",
+                "site-text purpose",
+                &format!("What for, in the site's words: {purpose}"),
+            ),
+        ),
+        None => append(
+            &card,
+            &el(
+                "p",
+                "site-text purpose",
+                "The site did not say what this is for.",
+            ),
+        ),
     }
+    append(
+        &card,
+        &el(
+            "p",
+            "hint",
+            "Tick the questions you allow it to ask. Its agent gets a yes or a no, never your facts.",
+        ),
+    );
+    let list = el("ul", "claims", "");
     for (i, claim) in request.claims.iter().enumerate() {
+        let item = el("li", "claim-item", "");
         let row = el("label", "claim", "");
         let check = el("input", "", "");
+        let check_id = format!("req-{}-claim-{i}", request.id);
         attr(&check, "type", "checkbox");
+        attr(&check, "id", &check_id);
         attr(&check, "data-claim-index", &i.to_string());
-        if let Some(c) = check.dyn_ref::<web_sys::HtmlInputElement>() {
-            c.set_checked(true);
-        }
+        let described = format!("{check_id}-reveal {check_id}-declined");
+        attr(&check, "aria-describedby", &described);
+        // Nothing is pre-ticked until the memory said it would answer (update_request_card
+        // ticks it then, once; a claim it would decline is never ticked).
         append(&row, &check);
-        let text = el("span", "", &describe(claim).1);
+        let text = el("span", "question", &words::question(claim, &money_words));
+        append(&row, &text);
+        append(&item, &row);
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
             attr(&row, "data-currency", limit.currency.as_str());
-            append(&text, &el("div", "currency", ""));
+            append(&item, &el("p", "currency", ""));
         }
-        append(&text, &el("div", "reveal", ""));
-        append(&text, &el("div", "declined", ""));
-        append(&row, &text);
-        append(&card, &row);
+        append(
+            &item,
+            &attr(&el("p", "reveal", ""), "id", &format!("{check_id}-reveal")),
+        );
+        let bits = el("details", "bits", "");
+        append(&bits, &el("summary", "", "In numbers"));
+        append(&bits, &el("p", "bits-line", ""));
+        append(&item, &bits);
+        append(
+            &item,
+            &attr(
+                &el("p", "declined", ""),
+                "id",
+                &format!("{check_id}-declined"),
+            ),
+        );
+        append(&list, &item);
     }
-    let duration = attr(&el("select", "", ""), "id", &format!("dur-{}", request.id));
+    append(&card, &list);
+    let dur_id = format!("dur-{}", request.id);
+    let choose = el("div", "field duration", "");
+    append(
+        &choose,
+        &attr(&el("label", "", words::DURATION_LABEL), "for", &dur_id),
+    );
+    let duration = attr(&el("select", "", ""), "id", &dur_id);
     for (value, label) in capability_gate::Lifetime::choices(app.short_grants) {
         append(&duration, &attr(&el("option", "", label), "value", value));
     }
-    let _ = attr(&duration, "aria-label", "Grant for");
     dom::set_value_of(&duration, capability_gate::Lifetime::DEFAULT_CHOICE);
-    let actions = el("div", "row", "");
-    append(&actions, &duration);
-    append(&actions, &button("Grant", "grant", &request.id, "primary"));
+    append(&choose, &duration);
+    append(&card, &choose);
+    let actions = el("div", "row actions", "");
+    let allow = button(
+        &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, app.short_grants),
+        "grant",
+        &request.id,
+        "primary",
+    );
+    append(&actions, &allow);
     append(
         &actions,
+        &button(words::DONT_ALLOW, "deny", &request.id, "danger"),
+    );
+    append(&card, &actions);
+    // The button follows the duration choice.
+    if let Some(select) = duration.dyn_ref::<web_sys::HtmlSelectElement>() {
+        let (select_c, short) = (select.clone(), app.short_grants);
+        let follow = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
+            dom::set_text_of(&allow, &allow_words(&select_c.value(), short));
+        });
+        select.set_onchange(Some(wasm_bindgen::JsCast::unchecked_ref(
+            &follow.into_js_value(),
+        )));
+    }
+    let reason_id = format!("deny-{}", request.id);
+    let reason = el("div", "field reason", "");
+    append(
+        &reason,
         &attr(
-            &attr(&el("input", "", ""), "id", &format!("deny-{}", request.id)),
-            "placeholder",
-            "Reason to deny (optional)",
+            &el("label", "", "Why not? (optional, the agent reads it)"),
+            "for",
+            &reason_id,
         ),
     );
-    append(&actions, &button("Deny", "deny", &request.id, "danger"));
-    append(&card, &actions);
+    append(&reason, &attr(&el("input", "", ""), "id", &reason_id));
+    append(&card, &reason);
     append(
         &card,
         &attr(
@@ -165,6 +255,9 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
 fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_gate::Request) {
     let today = now().date_utc();
     let (verified, who) = crate::asker::describe(app, request);
+    if let Some(heading) = dom::query_all(card, "h3.asks").into_iter().next() {
+        dom::set_text_of(&heading, &words::heading(&site_of(request)));
+    }
     if let Some(line) = dom::query_all(card, "[data-asker]").into_iter().next() {
         let (class, state) = if verified {
             ("asker verified", "verified")
@@ -177,7 +270,8 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         attr(&line, "data-asker", state);
         dom::set_text_of(&line, &who);
     }
-    let rows = dom::query_all(card, "label.claim");
+    let floors = app.gate.ledger().floors();
+    let rows = dom::query_all(card, "li.claim-item");
     for ((index, claim), row) in request.claims.iter().enumerate().zip(rows) {
         let Some(check) = dom::query_all(&row, "input[data-claim-index]")
             .into_iter()
@@ -185,7 +279,10 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         else {
             continue;
         };
-        let reason = declined_reason(app, &request.id, index);
+        let reason = app
+            .gate
+            .would_decline(&request.id, index)
+            .map(|_| words::declined(claim.attribute()));
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
             // The question's currency in words that are the same whatever the profile's
             // currency: the card is in the DOM, which a page agent can read.
@@ -203,20 +300,30 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
             }
         }
         let preview = app.gate.ledger().preview(claim, today);
-        let reveal = match (&reason, preview.assessment) {
-            (Some(_), _) => String::new(),
-            (None, Assessment::Known(_)) => {
-                "already follows from earlier answers: reveals nothing new".to_owned()
-            }
-            (None, _) => format!(
-                "reveals up to {:.1} bits about your {} (now {:.1})",
-                preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
-                claim.attribute().name(),
-                preview.bits_now
+        let (reveal, bits) = match &reason {
+            Some(_) => (String::new(), String::new()),
+            None => (
+                words::reveals(claim, preview.assessment, &floors, &money_words),
+                words::bits_detail(claim.attribute(), &preview),
             ),
         };
         if let Some(e) = dom::query_all(&row, ".reveal").into_iter().next() {
             dom::set_text_of(&e, &reveal);
+        }
+        if let Some(e) = dom::query_all(&row, ".bits-line").into_iter().next() {
+            dom::set_text_of(&e, &bits);
+        }
+        if let Some(bits) = dom::query_all(&row, "details.bits").into_iter().next() {
+            let hidden = bits.has_attribute("hidden");
+            match (&reason, hidden) {
+                (Some(_), false) => {
+                    attr(&bits, "hidden", "");
+                }
+                (None, true) => {
+                    let _ = bits.remove_attribute("hidden");
+                }
+                _ => {}
+            }
         }
         if let Some(e) = dom::query_all(&row, ".declined").into_iter().next() {
             dom::set_text_of(&e, reason.as_deref().unwrap_or(""));
@@ -232,6 +339,7 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
                 }
                 attr(&check, "data-declined", reason);
                 attr(&row, "data-declined", reason);
+                attr(&check, "data-ticked", "");
             }
             None if check.has_attribute("data-declined") => {
                 // No longer declined (the fact was edited): the person ticks it themselves.
@@ -239,7 +347,16 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
                 let _ = check.remove_attribute("data-declined");
                 let _ = row.remove_attribute("data-declined");
             }
-            None => {}
+            None => {
+                // The first time the memory says it would answer, the box starts ticked; after
+                // that it is the person's.
+                if !check.has_attribute("data-ticked") {
+                    attr(&check, "data-ticked", "");
+                    if let Some(i) = input {
+                        i.set_checked(true);
+                    }
+                }
+            }
         }
     }
 }

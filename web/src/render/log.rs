@@ -1,6 +1,12 @@
-//! The comparison log and the session receipts.
+//! The comparison log and the session receipts, in words: each line says who asked what and
+//! the answer, with the time in the browser's locale and amounts in the question's currency
+//! (never minor units, tool names or hashes: those are in the exported log and the developer
+//! section).
 
 use super::*;
+use capability_gate::words;
+
+use super::consent::money_words;
 
 pub(super) fn log(app: &App) {
     let rows: Vec<_> = app
@@ -16,26 +22,25 @@ pub(super) fn log(app: &App) {
                 Outcome::NotSatisfied => "no",
                 _ => "reveal",
             };
-            let li = el(
-                "li",
-                "",
-                &format!(
-                    "#{} {} {} {} — {} ",
-                    e.seq,
-                    clock(e.at.millis()),
-                    e.origin,
-                    e.tool,
-                    e.claim.canonical()
+            let li = el("li", outcome_class, "");
+            attr(&li, "data-outcome", e.outcome.as_str());
+            let when = el("time", "when", &crate::intl::date_time(e.at.millis()));
+            append(&li, &when);
+            append(
+                &li,
+                &el(
+                    "span",
+                    "",
+                    &format!(" {}", words::log_line(e, &money_words)),
                 ),
             );
-            append(&li, &el("span", outcome_class, e.outcome.as_str()));
             li
         })
         .collect();
     fill(
         "log",
         if rows.is_empty() {
-            vec![el("li", "empty", "No comparison yet.")]
+            vec![el("li", "empty", "No site has been told anything yet.")]
         } else {
             rows
         },
@@ -49,29 +54,42 @@ pub(super) fn session_receipts(app: &App) {
         .enumerate()
         .map(|(i, r)| {
             let item = el("div", "item", "");
+            let site = words::host_of(r.payload.audience.as_str()).to_owned();
+            let count = r.payload.entries.len();
             append(
                 &item,
                 &el(
-                    "div",
+                    "h3",
                     "origin",
                     &format!(
-                        "Receipt for {} ({} comparisons)",
-                        r.payload.audience,
-                        r.payload.entries.len()
+                        "What {site} was told this session: {count} {}",
+                        if count == 1 { "answer" } else { "answers" }
                     ),
                 ),
             );
+            let note = match &r.signed {
+                Some(signed) => format!(
+                    "Signed by your signer on {}.",
+                    crate::intl::date_time(signed.signed_at.millis())
+                ),
+                None => r.note.clone(),
+            };
             append(
                 &item,
                 &el(
                     "p",
                     if r.signed.is_some() { "msg ok" } else { "msg" },
-                    &r.note,
+                    &note,
                 ),
             );
             append(
                 &item,
-                &button("Download", "download-session", &i.to_string(), ""),
+                &button(
+                    &format!("Download the log for {site}"),
+                    "download-session",
+                    &i.to_string(),
+                    "",
+                ),
             );
             item
         })

@@ -1,14 +1,49 @@
-//! The approval cards: applications waiting for the person, and released ones.
+//! The approval cards: applications waiting for the person, then the ones already sent (or
+//! refused) in a "Sent" list below them, inside `#proposals`.
 
 use super::*;
+use capability_gate::words;
 
-/// The approval cards, newest first, one `#prop-<id>` each. A card is rebuilt only when what it
+use super::consent::money_words;
+
+/// Who an application goes to, for the person: the site's signed name if a request from it was
+/// verified, otherwise its address.
+fn site_of(app: &App, p: &capability_gate::Proposal) -> (bool, String) {
+    match app.gate.proposal_asker(&p.id) {
+        Some(capability_gate::AskerStatus::Verified { site_name }) => (
+            true,
+            words::site_label(Some(&site_name), p.audience.as_str()),
+        ),
+        _ => (false, words::site_label(None, p.audience.as_str())),
+    }
+}
+
+/// The approval cards, newest first, one `#prop-<id>` each: waiting ones directly in
+/// `#proposals`, sent and refused ones in its "Sent" list. A card is rebuilt only when what it
 /// shows changed; an application waiting for the person keeps what they unticked.
 pub(super) fn proposals(app: &App) {
     let Some(container) = dom::by_id("proposals") else {
         return;
     };
-    let mut cards = Vec::new();
+    let (sent_box, _) = dom::keep_or_build(&container, "proposals-sent", "sent", || {
+        let section = el("section", "sent", "");
+        attr(&section, "aria-labelledby", "proposals-sent-title");
+        append(
+            &section,
+            &attr(&el("h3", "", "Sent"), "id", "proposals-sent-title"),
+        );
+        append(
+            &section,
+            &attr(&el("div", "", ""), "id", "proposals-sent-list"),
+        );
+        section
+    });
+    let sent_list = dom::query_all(&sent_box, "#proposals-sent-list")
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| sent_box.clone());
+    let mut waiting = Vec::new();
+    let mut sent = Vec::new();
     let mut all: Vec<_> = app.gate.proposals().collect();
     all.reverse();
     for p in all {
@@ -28,34 +63,56 @@ pub(super) fn proposals(app: &App) {
             // A held card shows its note in place; others are drawn with it.
             if state == "held" { None } else { note },
         ));
-        let (card, _) = dom::keep_or_build(&container, &format!("prop-{}", p.id), &key, || {
+        let parent = if state == "held" {
+            &container
+        } else {
+            &sent_list
+        };
+        let (card, _) = dom::keep_or_build(parent, &format!("prop-{}", p.id), &key, || {
             proposal_card(app, p)
         });
         if let Some(line) = dom::by_id(&format!("prop-note-{}", p.id)) {
             dom::set_text_of(&line, note.map_or("", String::as_str));
         }
-        cards.push(card);
+        if state == "held" {
+            waiting.push(card);
+        } else {
+            sent.push(card);
+        }
     }
-    if cards.is_empty() {
+    if waiting.is_empty() {
         let (e, _) = dom::keep_or_build(&container, "proposals-empty", "empty", || {
-            empty("Nothing to approve. Drafts from draft_application appear here.")
+            empty("No application is waiting for you.")
         });
-        cards.push(e);
+        waiting.push(e);
     }
-    dom::sync_children(&container, &cards);
+    match (sent.is_empty(), sent_box.has_attribute("hidden")) {
+        (true, false) => {
+            attr(&sent_box, "hidden", "");
+        }
+        (false, true) => {
+            let _ = sent_box.remove_attribute("hidden");
+        }
+        _ => {}
+    }
+    dom::sync_children(&sent_list, &sent);
+    waiting.push(sent_box);
+    dom::sync_children(&container, &waiting);
 }
 
 fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
-    let card = el("div", "item", "");
-    append(
-        &card,
-        &el(
-            "div",
-            "origin",
-            &format!("Application to {} (nonce {})", p.audience, p.nonce),
-        ),
-    );
-    let list = el("ul", "", "");
+    let card = el("div", "item approval", "");
+    let (verified, site) = site_of(app, p);
+    let title_id = format!("prop-title-{}", p.id);
+    attr(&card, "role", "group");
+    attr(&card, "aria-labelledby", &title_id);
+    let title = match &p.state {
+        ProposalState::Held => format!("Send these answers to {site}?"),
+        ProposalState::Released { .. } => format!("Sent to {site}"),
+        ProposalState::Refused { .. } => format!("Not sent to {site}"),
+    };
+    append(&card, &attr(&el("h3", "origin", &title), "id", &title_id));
+    let list = el("ul", "answers", "");
     let mut proofs = 0;
     for (index, item) in p.items.iter().enumerate() {
         let li = el("li", "proposal-item", "");
@@ -63,7 +120,6 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
         let keep = el("input", "", "");
         attr(&keep, "type", "checkbox");
         attr(&keep, "data-item-index", &index.to_string());
-        attr(&keep, "aria-label", "Keep this answer");
         if let Some(k) = keep.dyn_ref::<web_sys::HtmlInputElement>() {
             k.set_checked(true);
         }
@@ -73,10 +129,14 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
         }
         append(
             &label,
-            &el("span", "", &format!("{}: ", describe(&item.claim).1)),
+            &el(
+                "span",
+                "question",
+                &words::question(&item.claim, &money_words),
+            ),
         );
         append(&li, &label);
-        let answer = if item.satisfied { "yes" } else { "no" };
+        let answer = words::yes_no(item.satisfied);
         append(&li, &el("span", answer, answer));
         match &item.issuer {
             Some(issuer) => {
@@ -86,92 +146,88 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                     .issuer_name
                     .clone()
                     .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
-                    .unwrap_or_else(|| issuer.to_string());
+                    .unwrap_or_else(|| words::host_of(issuer.as_str()).to_owned());
                 attr(&li, "data-proof", "issuer");
-                // The origin beside the name: an issuer elsewhere can take any name.
-                let proof = if name == issuer.as_str() {
-                    format!("proven by {name}")
+                // The address beside the name: an issuer elsewhere can take any name.
+                let host = words::host_of(issuer.as_str());
+                let proof = if name == host || name == issuer.as_str() {
+                    format!("proven by {host}")
                 } else {
-                    format!("proven by {name} ({issuer})")
+                    format!("proven by {name} ({host})")
                 };
                 append(&li, &el("span", "proof", &proof));
-                let currency = credentials.issuer(issuer).and_then(|i| i.currency());
-                let shows = tacit_protocol::predicates::disclosure_for(&item.claim, currency)
-                    .map(|d| format!("only {d} = {}", item.satisfied))
-                    .unwrap_or_else(|| "only this answer".to_owned());
                 append(
                     &li,
                     &el(
-                        "div",
+                        "p",
                         "leaves",
                         &format!(
-                            "Leaves with it: one single-use proof from {name} showing \
-                             {shows}, for {} only.",
-                            p.audience
+                            "Goes with it: a proof from {name} that this answer is {answer}, \
+                             usable once and by {site} only."
                         ),
                     ),
                 );
             }
             None => {
                 attr(&li, "data-proof", "self");
-                append(&li, &el("span", "proof", "your word"));
+                append(&li, &el("span", "proof", "your own word"));
             }
         }
         append(&list, &li);
     }
     append(&card, &list);
-    let leaves = match proofs {
-        0 => format!(
-            "What leaves: the answers you keep ticked (of these {}), in a receipt your signer \
-             signs; no value. Untick an answer to leave it out.",
-            p.items.len()
-        ),
-        n => format!(
-            "What leaves: the answers you keep ticked (of these {}), in a receipt your signer \
-             signs, and for each kept proven answer a single-use proof from the issuer named \
-             ({n} at most); no value, no credential beyond that.",
-            p.items.len()
-        ),
-    };
-    append(&card, &el("p", "leaves", &leaves));
+    if p.state == ProposalState::Held {
+        let leaves = match proofs {
+            0 => "What is sent: the answers you keep ticked, in a receipt your signer signs. \
+                  None of your facts. Untick an answer to leave it out."
+                .to_owned(),
+            _ => "What is sent: the answers you keep ticked, in a receipt your signer signs, \
+                  and for each proven answer you keep, its proof. None of your facts. Untick \
+                  an answer to leave it out."
+                .to_owned(),
+        };
+        append(&card, &el("p", "leaves", &leaves));
+    }
+    let developer = el("details", "for-developers", "");
+    append(&developer, &el("summary", "", "Details for developers"));
+    append(
+        &developer,
+        &el("p", "mono", &format!("Audience {}", p.audience)),
+    );
+    append(&developer, &el("p", "mono", &format!("Nonce {}", p.nonce)));
+    append(
+        &developer,
+        &el("p", "mono", &format!("Digest {}", p.digest())),
+    );
     match &p.state {
         ProposalState::Held => {
-            append(
-                &card,
-                &el(
-                    "div",
-                    "mono",
-                    &format!("digest {}", p.digest().get(..16).unwrap_or("")),
-                ),
-            );
-            match app.gate.proposal_asker(&p.id) {
-                Some(capability_gate::AskerStatus::Verified { site_name }) => append(
+            if verified {
+                append(
                     &card,
-                    &asker_line(true, &format!("Verified: {site_name} at {}", p.audience)),
-                ),
-                _ => {
-                    append(
-                        &card,
-                        &asker_line(
-                            false,
-                            &format!(
-                                "An agent says this is for {}; this is not confirmed.",
-                                p.audience
-                            ),
+                    &asker_line(true, &format!("Verified: {site} at {}", p.audience)),
+                );
+            } else {
+                append(
+                    &card,
+                    &asker_line(
+                        false,
+                        &format!(
+                            "An agent says this is for {}; this is not confirmed.",
+                            p.audience
                         ),
-                    );
-                    let label = el("label", "ack", "");
-                    let check = el("input", "", "");
-                    attr(&check, "type", "checkbox");
-                    attr(&check, "id", &format!("ack-{}", p.id));
-                    attr(&check, "data-ack-unconfirmed", &p.id);
-                    append(&label, &check);
-                    append(
-                        &label,
-                        &el("span", "", "I understand this site is not confirmed"),
-                    );
-                    append(&card, &label);
-                }
+                    ),
+                );
+                let label = el("label", "ack", "");
+                let check = el("input", "", "");
+                attr(&check, "type", "checkbox");
+                attr(&check, "id", &format!("ack-{}", p.id));
+                attr(&check, "data-ack-unconfirmed", &p.id);
+                append(&label, &check);
+                append(
+                    &label,
+                    &el("span", "", "I understand this site is not confirmed"),
+                );
+                append(&card, &label);
             }
             append(
                 &card,
@@ -185,58 +241,81 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                     "status",
                 ),
             );
-            let b = button("Release", "release", &p.id, "primary");
+            let actions = el("div", "row actions", "");
+            let b = button(&format!("Send to {site}"), "release", &p.id, "primary");
             attr(&b, "data-digest", p.digest());
-            append(&card, &b);
+            append(&actions, &b);
+            append(&actions, &button("Don't send", "refuse", &p.id, "danger"));
+            append(&card, &actions);
+            let reason_id = format!("refuse-{}", p.id);
+            let reason = el("div", "field reason", "");
             append(
-                &card,
+                &reason,
                 &attr(
-                    &attr(&el("input", "", ""), "id", &format!("refuse-{}", p.id)),
-                    "placeholder",
-                    "Reason to refuse",
+                    &el("label", "", "Why not? (optional, the agent reads it)"),
+                    "for",
+                    &reason_id,
                 ),
             );
-            append(&card, &button("Refuse", "refuse", &p.id, "danger"));
+            append(&reason, &attr(&el("input", "", ""), "id", &reason_id));
+            append(&card, &reason);
         }
         ProposalState::Refused { reason } => {
-            append(&card, &el("p", "msg error", &format!("Refused: {reason}")))
+            let text = if reason.trim().is_empty() {
+                "You chose not to send this.".to_owned()
+            } else {
+                format!("You chose not to send this: {reason}")
+            };
+            append(&card, &el("p", "msg error", &text));
         }
         ProposalState::Released { signed, .. } => {
-            let state = if signed.is_some() {
-                "Released and signed."
-            } else {
-                "Released, not signed yet."
-            };
-            append(&card, &el("p", "msg ok", state));
-            if let Some(done) = app.gate.presentations(&p.id) {
-                append(
-                    &card,
-                    &el(
-                        "p",
-                        "msg ok",
-                        &format!(
-                            "{} {} attached for {}.",
-                            done.len(),
-                            if done.len() == 1 { "proof" } else { "proofs" },
-                            p.audience
+            match signed {
+                Some(signed) => {
+                    append(
+                        &card,
+                        &el(
+                            "p",
+                            "msg ok",
+                            &format!(
+                                "Signed by your signer on {}.",
+                                crate::intl::date_time(signed.signed_at.millis())
+                            ),
                         ),
-                    ),
-                );
+                    );
+                    append(
+                        &developer,
+                        &el("p", "mono", &format!("Signer key {}", signed.key_id)),
+                    );
+                }
+                None => append(&card, &el("p", "msg", "Sent, not signed yet.")),
             }
-            if let Some(note) = app.signer_notes.get(&p.id) {
+            if let Some(done) = app.gate.presentations(&p.id) {
+                let text = match done.len() {
+                    1 => format!("1 proof goes with it, for {site} only."),
+                    n => format!("{n} proofs go with it, for {site} only."),
+                };
+                append(&card, &el("p", "msg ok", &text));
+            }
+            // The signer's own note, unless the sentence above already says it is signed.
+            if let Some(note) = app.signer_notes.get(&p.id)
+                && signed.is_none()
+            {
                 append(&card, &el("p", "msg", note));
             }
+            let actions = el("div", "row actions", "");
             if signed.is_none() {
                 append(
-                    &card,
+                    &actions,
                     &button("Ask the signer again", "sign-again", &p.id, ""),
                 );
             }
             append(
-                &card,
-                &button("Download receipt", "download-receipt", &p.id, ""),
+                &actions,
+                &button("Download this receipt", "download-receipt", &p.id, ""),
             );
+            append(&card, &actions);
         }
     }
+    append(&card, &developer);
     card
 }
