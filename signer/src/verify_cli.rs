@@ -52,6 +52,11 @@ pub struct VerifyArgs {
     /// Verify as of this time, in Unix milliseconds, instead of now.
     #[arg(long, allow_negative_numbers = true)]
     pub now: Option<i64>,
+    /// Print one JSON object on stdout instead of the text report, on success
+    /// (`"verified": true`) and on failure (`"verified": false`, `reason`, `message`); the exit
+    /// codes are the same.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The short name of a verification failure and its exit code.
@@ -71,6 +76,28 @@ pub fn reason(error: &wallet_core::Error) -> (&'static str, u8) {
 
 /// Runs the verifier, writing the report to `out` and failures to `err`. Returns the exit code.
 pub fn run(args: &VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    if args.json {
+        let (value, code) = match check(args) {
+            Ok((verified, notes)) => (report_json(&verified, &notes), exit::OK),
+            Err(error) => {
+                let (reason, code) = match &error {
+                    Error::Verify(e) => reason(e),
+                    Error::Keys(_) => ("keys unavailable", exit::KEYS_UNAVAILABLE),
+                    _ => ("usage", exit::USAGE),
+                };
+                let message = match &error {
+                    Error::Verify(e) => e.to_string(),
+                    other => other.to_string(),
+                };
+                let failed = serde_json::json!({
+                    "verified": false, "reason": reason, "message": message,
+                });
+                (failed, code)
+            }
+        };
+        let _ = writeln!(out, "{value}");
+        return code;
+    }
     match check(args) {
         Ok((verified, notes)) => {
             let _ = report(out, &verified, &notes, args.now);
@@ -207,6 +234,38 @@ fn report(
         writeln!(out, "note:    {note}")?;
     }
     Ok(())
+}
+
+/// The `--json` report: the same facts as the text report, as one object.
+fn report_json(v: &VerifiedReceipt, notes: &[String]) -> serde_json::Value {
+    let time = |at: Timestamp| serde_json::json!({ "ms": at.millis(), "utc": iso(at) });
+    let answers: Vec<serde_json::Value> = v
+        .answers()
+        .iter()
+        .zip(v.issuers())
+        .map(|((claim, outcome), issuer)| {
+            serde_json::json!({
+                "claim": serde_json::to_value(claim).unwrap_or(serde_json::Value::Null),
+                "canonical": claim.canonical(),
+                "outcome": outcome.as_str(),
+                "issuer": issuer.as_ref().map(ToString::to_string),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "verified": true,
+        "key_id": v.key_id().to_string(),
+        "provenance": v.provenance().as_str(),
+        "session_id": v.session_id().to_string(),
+        "log_head": v.log_head().to_string(),
+        "answers": answers,
+        "audience": v.audience().to_string(),
+        "nonce": v.nonce().to_string(),
+        "issued_at": time(v.issued_at()),
+        "expires_at": time(v.expires_at()),
+        "signed_at": time(v.signed_at()),
+        "notes": notes,
+    })
 }
 
 /// RFC 3339 in UTC, or the raw milliseconds if out of range.

@@ -315,3 +315,68 @@ fn verifies_against_keys_fetched_from_a_running_signer() {
     assert!(stdout(&out).contains("receipt verified"));
     server.stop().unwrap();
 }
+
+#[test]
+fn json_reports_success_and_each_failure_with_the_same_exit_codes() {
+    let files = Files::new();
+    let keys = files.keys(&test_key());
+    let out = verify_cmd(
+        &files.receipt(&good_receipt()),
+        path(&keys),
+        &[
+            "--json",
+            "--audience",
+            "https://housing.example",
+            "--nonce",
+            "n-4f1c2a9e7b3d",
+            "--now",
+            CHECK_AT,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["verified"], true);
+    assert_eq!(report["key_id"], good_receipt().key_id.to_string());
+    assert_eq!(report["provenance"], "self_asserted");
+    assert_eq!(report["session_id"], "s-20260501-1");
+    assert_eq!(report["audience"], "https://housing.example");
+    assert_eq!(report["nonce"], "n-4f1c2a9e7b3d");
+    assert_eq!(report["issued_at"]["utc"], "2026-05-01T09:30:00Z");
+    assert_eq!(report["expires_at"]["utc"], "2026-05-01T09:40:00Z");
+    let answers = report["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["canonical"], "income_below 3000000 EUR");
+    assert_eq!(answers[0]["outcome"], "satisfied");
+    assert_eq!(answers[0]["claim"]["kind"], "income_below");
+    assert_eq!(answers[0]["issuer"], serde_json::Value::Null);
+    assert_eq!(report["notes"], serde_json::json!([]));
+
+    // A failure is one JSON object too, with the reason and the same exit code as the text mode.
+    let out = verify_cmd(
+        &files.receipt(&good_receipt()),
+        path(&keys),
+        &[
+            "--json",
+            "--audience",
+            "https://other.example",
+            "--now",
+            CHECK_AT,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(i32::from(exit::AUDIENCE_MISMATCH)));
+    let failed: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(failed["verified"], false);
+    assert_eq!(failed["reason"], "audience mismatch");
+    let out = verify_cmd(
+        &files.receipt(&good_receipt()),
+        "http://192.0.2.1:8787/v1/keys",
+        &["--json", "--now", CHECK_AT],
+    );
+    assert_eq!(out.status.code(), Some(i32::from(exit::KEYS_UNAVAILABLE)));
+    let failed: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(failed["reason"], "keys unavailable");
+    assert!(
+        failed["message"].as_str().unwrap().contains("loopback"),
+        "{failed}"
+    );
+}
