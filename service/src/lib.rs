@@ -6,9 +6,11 @@
 //! Native only and framework-free: time comes in as an argument, and each service turns a
 //! refusal into its own HTTP answer (429 with `Retry-After`).
 //!
-//! [`http1`] is the response-head parser the services' load generators share.
+//! [`http1`] is the response-head parser the services' load generators share; [`logging`] the
+//! one logging set-up (`RUST_LOG`, else `--log-level`).
 
 pub mod http1;
 mod limit;
+pub mod logging;
 
 pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};

@@ -1,7 +1,6 @@
 //! `tacit-signer [serve] | keygen [--force] | rotate | enroll [--label L] [--valid-for 24h] |
 //! installs | revoke-install ID` — see `signer::Cli` for flags.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,12 +13,7 @@ use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_max_level(cli.config.log_level)
-        .with_target(false)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+    tacit_service::logging::init(cli.config.log_level);
     let config = &cli.config;
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),

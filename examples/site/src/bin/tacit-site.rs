@@ -14,7 +14,6 @@ fn main() {}
 
 #[cfg(not(target_arch = "wasm32"))]
 mod cli {
-    use std::io::IsTerminal;
     use std::net::SocketAddr;
     use std::path::PathBuf;
     use std::process::ExitCode;
@@ -55,12 +54,7 @@ mod cli {
 
     pub fn main() -> ExitCode {
         let cli = Cli::parse();
-        tracing_subscriber::fmt()
-            .with_max_level(cli.log_level)
-            .with_target(false)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(std::io::stderr)
-            .init();
+        tacit_service::logging::init(cli.log_level);
         match execute(cli) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
