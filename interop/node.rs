@@ -1,6 +1,7 @@
 //! Running the Node scripts of `interop/` from Rust tests: one copy, included by
-//! `protocol/tests/sd_jwt_interop.rs` and `tests/tests/credential_interop.rs` with
-//! `#[path = "../../interop/node.rs"] mod node;` (both crates sit one level below the root).
+//! `protocol/tests/sd_jwt_interop.rs`, `tests/tests/credential_interop.rs` and
+//! `signer/tests/openapi.rs` with
+//! `#[path = "../../interop/node.rs"] mod node;` (the crates sit one level below the root).
 //! A missing `node` or `npm` fails the test with the install command; nothing skips.
 
 use std::io::Write;
@@ -32,7 +33,7 @@ fn require_tool(tool: &str) {
         .is_ok_and(|s| s.success());
     assert!(
         ok,
-        "`{tool}` is needed for the SD-JWT interop test; install it with: {INSTALL}"
+        "`{tool}` is needed for the interop tests; install it with: {INSTALL}"
     );
 }
 
@@ -42,8 +43,23 @@ pub fn ensure_node_modules() {
     require_tool("node");
     require_tool("npm");
     let dir = interop_dir();
-    let marker = dir.join("node_modules/@sd-jwt/sd-jwt-vc/package.json");
-    if marker.exists() {
+    // Installed means: every dependency package.json names is in node_modules (a checkout
+    // whose node_modules predates a new dependency installs again).
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap_or_default())
+            .unwrap_or(Value::Null);
+    let wanted: Vec<PathBuf> = manifest["dependencies"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| dir.join("node_modules").join(name).join("package.json"))
+        .collect();
+    assert!(
+        !wanted.is_empty(),
+        "interop/package.json lists no dependencies"
+    );
+    let installed = || wanted.iter().all(|p| p.exists());
+    if installed() {
         return;
     }
     let out = Command::new("npm")
@@ -52,7 +68,7 @@ pub fn ensure_node_modules() {
         .output()
         .unwrap_or_else(|e| panic!("running npm ci failed ({e}); install Node with: {INSTALL}"));
     assert!(
-        out.status.success() && marker.exists(),
+        out.status.success() && installed(),
         "`npm ci` in {} failed (run it by hand: cd interop && npm ci):\n{}",
         dir.display(),
         String::from_utf8_lossy(&out.stderr)

@@ -64,6 +64,7 @@ pub fn signing_input(method: &str, path: &str, timestamp_ms: i64, body: &[u8]) -
 
 /// A P-256 public key as a JWK. Members WebCrypto adds (`ext`, `key_ops`) are ignored on input;
 /// any other member is refused.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "JwkWire")]
 pub struct Jwk {
@@ -73,6 +74,7 @@ pub struct Jwk {
     pub y: String,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JwkWire {
@@ -261,5 +263,18 @@ impl RequestAuth {
     /// too) does not make a replay look new.
     pub fn replay_token(&self) -> [u8; 32] {
         Sha256::digest(self.signature.normalize_s().to_bytes()).into()
+    }
+}
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for InstallId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "InstallId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string", "pattern": "^[A-Za-z0-9_-]{43}$",
+            "description": "The install key's RFC 7638 JWK thumbprint (base64url)."
+        })
     }
 }

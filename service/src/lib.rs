@@ -12,5 +12,6 @@
 pub mod http1;
 mod limit;
 pub mod logging;
+pub mod openapi;
 
 pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};

@@ -37,6 +37,7 @@ mod error;
 pub mod http1;
 mod keyfile;
 mod keys;
+pub mod openapi;
 mod routes;
 mod state;
 pub mod verify_cli;

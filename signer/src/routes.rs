@@ -1,10 +1,11 @@
-//! The HTTP surface: four routes, and the layers that bound them.
+//! The HTTP surface: five routes, and the layers that bound them.
 //!
 //! | route               | who may call it                                                  |
 //! |---------------------|------------------------------------------------------------------|
 //! | `POST /v1/receipts` | an enrolled, unrevoked wallet install, its request signed (below) |
 //! | `POST /v1/installs` | a wallet holding a one-time enrolment code, signed by the new key |
 //! | `GET /v1/keys`      | anyone, from any origin: verifiers on relying sites fetch it from their own pages, and public keys are public |
+//! | `GET /v1/openapi.json` | anyone, from any origin: the OpenAPI 3.1 document of these routes |
 //! | `GET /healthz`      | anyone, same-origin only                                         |
 //!
 //! Both POST routes require `tacit-install`, `tacit-timestamp` and `tacit-signature`
@@ -59,6 +60,11 @@ pub fn app(state: AppState) -> Router {
             .allow_origin(Any)
             .allow_methods([Method::GET]),
     );
+    let openapi = get(get_openapi).layer(
+        CorsLayer::new()
+            .allow_origin(Any)
+            .allow_methods([Method::GET]),
+    );
     let trace = TraceLayer::new_for_http()
         .make_span_with(|request: &Request| {
             let route = request
@@ -73,6 +79,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/receipts", receipts)
         .route("/v1/installs", installs)
         .route("/v1/keys", keys)
+        .route("/v1/openapi.json", openapi)
         .route("/healthz", get(healthz))
         .layer(map_response(json_for_bare_errors))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -98,6 +105,11 @@ fn wallet_cors(state: &AppState) -> CorsLayer {
         ])
         .expose_headers([header::RETRY_AFTER])
         .max_age(Duration::from_secs(600))
+}
+
+/// `GET /v1/openapi.json`: the OpenAPI 3.1 document of these routes ([`crate::openapi`]).
+async fn get_openapi() -> Response {
+    axum::Json(crate::openapi::document()).into_response()
 }
 
 /// `POST /v1/receipts`: authenticate the install, check, then sign wallet-core's canonical

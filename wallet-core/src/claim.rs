@@ -41,6 +41,7 @@ impl Attribute {
 }
 
 /// A question a site may ask. Every parameter is public: it comes from the site's policy.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", try_from = "ClaimRepr")]
 pub enum Claim {
@@ -54,6 +55,7 @@ pub enum Claim {
     HasNoneOf { conditions: BTreeSet<ConditionCode> },
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum ClaimRepr {
@@ -238,6 +240,7 @@ fn parse_canonical_u64(text: &str) -> Option<u64> {
 }
 
 /// What happened to a question.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {

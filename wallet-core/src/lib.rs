@@ -22,6 +22,8 @@ pub mod ledger;
 pub mod log;
 pub mod profile;
 pub mod receipt;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod store;
 pub mod types;
 pub mod vault;

@@ -165,6 +165,7 @@ pub(crate) fn put_field(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// One comparison. Holds public parameters and the outcome only.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogEntry {

@@ -66,6 +66,7 @@ impl core::fmt::Debug for Currency {
 }
 
 /// An amount in integer minor units (cents) of a currency. Public when it is a claim's limit.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Money {

@@ -55,6 +55,7 @@ pub const MAX_RECEIPT_BYTES: usize = 1 << 20;
 
 /// Where the answers come from, for the receipt as a whole; each entry says its own
 /// ([`LogEntry::issuer`]).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Provenance {
@@ -90,6 +91,7 @@ pub const ISSUE_SKEW_MS: i64 = 2 * 60 * 1000;
 pub const MAX_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// What the signer signs: the session's comparisons for one audience, bound to its nonce.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReceiptPayload {
@@ -222,6 +224,7 @@ impl ReceiptPayload {
 }
 
 /// A payload with the signer's Ed25519 signature (128 lowercase hex digits).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignedReceipt {
@@ -245,6 +248,7 @@ impl SignedReceipt {
 
 /// Whether the signer still signs with a key. Verification ignores it: a retired key keeps
 /// verifying what it signed inside its window.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyStatus {
@@ -253,6 +257,7 @@ pub enum KeyStatus {
 }
 
 /// One of the signer's public keys, valid for signatures made in `[not_before, not_after)`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublicKeyEntry {
@@ -298,6 +303,7 @@ impl PublicKeyEntry {
 }
 
 /// The signer's published keys (the body of its `GET /v1/keys`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySet {

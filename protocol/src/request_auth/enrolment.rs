@@ -73,6 +73,7 @@ pub fn derive_code_hash(code: &EnrolmentCode) -> [u8; 32] {
 }
 
 /// The body of `POST /v1/installs`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnrolmentRequest {
@@ -81,6 +82,7 @@ pub struct EnrolmentRequest {
 }
 
 /// The answer to a successful enrolment (`201`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnrolmentResponse {
     pub install_id: InstallId,
