@@ -32,6 +32,7 @@ pub mod credential;
 mod db;
 mod error;
 mod keys;
+pub mod openapi;
 pub mod pop;
 pub mod predicates;
 pub mod routes;

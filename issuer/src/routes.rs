@@ -6,6 +6,7 @@
 //! | `GET /v1/issuer`                  | name, attribute, `vct`, batch limits (for the wallet)  |
 //! | `GET /v1/nonce`                   | a fresh single-use nonce, valid five minutes           |
 //! | `POST /v1/credentials`            | a batch of SD-JWT VCs, one per holder key              |
+//! | `GET /v1/openapi.json`            | the OpenAPI 3.1 document of these routes               |
 //! | `GET /healthz`                    | liveness                                               |
 //!
 //! Every route answers any origin (CORS `*`, no credentials): nothing here rides on cookies or
@@ -47,7 +48,7 @@ pub const MAX_BATCH: usize = 20;
 pub const DEFAULT_BATCH: usize = 10;
 
 /// The body of `POST /v1/credentials`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialRequest {
     /// The one-time enrolment code (first batch); exactly one of this and `refresh_token`.
@@ -63,7 +64,7 @@ pub struct CredentialRequest {
 }
 
 /// One holder key and its proof (see [`crate::pop`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HolderKey {
     pub jwk: Jwk,
@@ -71,7 +72,7 @@ pub struct HolderKey {
 }
 
 /// The answer to `POST /v1/credentials`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CredentialResponse {
     /// One SD-JWT VC per holder key, in request order.
@@ -89,12 +90,32 @@ pub struct CredentialResponse {
 }
 
 /// The answer to `GET /v1/nonce`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NonceResponse {
     pub nonce: String,
     /// Milliseconds since the Unix epoch.
     pub expires_at: i64,
+}
+
+/// The answer to `GET /v1/issuer`: what the wallet shows and checks before it asks for a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerInfo {
+    /// The issuer (`iss`), this service's origin.
+    pub issuer: String,
+    /// Its name for people.
+    pub name: String,
+    /// The one attribute it vouches for (`income` or `birth_date`).
+    pub attribute: String,
+    /// The credential type.
+    pub vct: String,
+    /// Where its SD-JWT VC issuer metadata is (a path on this origin).
+    pub metadata_url: String,
+    /// Most holder keys in one batch.
+    pub max_batch: usize,
+    /// The batch size wallets ask for by default.
+    pub default_batch: usize,
 }
 
 /// The service. Serve it with `ConnectInfo<SocketAddr>` (as [`crate::serve`] does) so the rate
@@ -122,6 +143,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/issuer", get(info))
         .route("/v1/nonce", get(nonce).route_layer(limited.clone()))
         .route("/v1/credentials", post(credentials).route_layer(limited))
+        .route("/v1/openapi.json", get(openapi))
         .route("/healthz", get(healthz))
         .layer(cors)
         .layer(map_response(json_for_bare_errors))
@@ -143,17 +165,22 @@ async fn metadata(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
+/// `GET /v1/openapi.json`: the OpenAPI 3.1 document of these routes ([`crate::openapi`]).
+async fn openapi(State(state): State<AppState>) -> Response {
+    axum::Json(crate::openapi::document(&state)).into_response()
+}
+
 /// `GET /v1/issuer`.
 async fn info(State(state): State<AppState>) -> Response {
-    axum::Json(serde_json::json!({
-        "issuer": state.issuer(),
-        "name": state.name(),
-        "attribute": state.attribute().as_str(),
-        "vct": state.vct(),
-        "metadata_url": WELL_KNOWN_PATH,
-        "max_batch": MAX_BATCH,
-        "default_batch": DEFAULT_BATCH,
-    }))
+    axum::Json(IssuerInfo {
+        issuer: state.issuer().to_owned(),
+        name: state.name().to_owned(),
+        attribute: state.attribute().as_str().to_owned(),
+        vct: state.vct().to_owned(),
+        metadata_url: WELL_KNOWN_PATH.to_owned(),
+        max_batch: MAX_BATCH,
+        default_batch: DEFAULT_BATCH,
+    })
     .into_response()
 }
 

@@ -33,18 +33,21 @@ impl IssuerKey {
 /// Strict on input: every key is `kty` `EC`, `crv` `P-256`, a point on the curve, with a `kid` of
 /// 1 to [`MAX_KID_LEN`] printable ASCII characters; `alg` (if present) is `ES256` and `use` (if
 /// present) is `sig`; no other members; at most [`MAX_JWKS_KEYS`] keys; no `kid` twice.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "JwksWire", into = "JwksWire")]
 pub struct Jwks {
     keys: Vec<IssuerKey>,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JwksWire {
     keys: Vec<JwkWire>,
 }
 
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct JwkWire {
@@ -179,6 +182,7 @@ impl From<Jwks> for JwksWire {
 ///
 /// A verifier pins this document (or the [`Jwks`] in it) per issuer; it never fetches a key from a
 /// URL named inside a token.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IssuerMetadata {
