@@ -214,7 +214,7 @@ impl Browser {
 
     /// Sends a browser-level command (no session).
     pub fn send(&self, method: &str, params: Value) -> Result<Value> {
-        self.cdp.borrow_mut().send(None, method, params)
+        Ok(self.cdp.borrow_mut().send(None, method, params)?)
     }
 
     /// Opens a new tab on `about:blank`, attaches to it and enables `Page` and `Runtime`.
@@ -339,6 +339,7 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .send(Some(&self.session_id), method, params)
+            .map_err(Error::from)
     }
 
     /// Waits for this page's event `method` satisfying `accept`.
@@ -352,6 +353,7 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .wait_event(Some(&self.session_id), method, accept, timeout)
+            .map_err(Error::from)
     }
 
     /// Removes and returns this page's queued events named `method` (a domain if it ends in `.`).
@@ -360,10 +362,11 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .take_events(Some(&self.session_id), method)
+            .map_err(Error::from)
     }
 
     pub(crate) fn pump(&self, wait: Duration) -> Result<bool> {
-        self.browser.cdp.borrow_mut().pump(wait)
+        Ok(self.browser.cdp.borrow_mut().pump(wait)?)
     }
 
     /// The DevTools target id of this tab.
@@ -468,37 +471,5 @@ fn truthy(value: &Value) -> bool {
 
 /// A plain HTTP/1.1 GET to `127.0.0.1:<port><path>`; the body.
 fn http_get_local(port: u16, path: &str) -> Result<String> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| {
-        Error::Launch(format!(
-            "no browser listens for DevTools on 127.0.0.1:{port} ({e}); start Chromium with \
-             --remote-debugging-port={port}"
-        ))
-    })?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )?;
-    // Read the head, then exactly Content-Length bytes: DevTools keeps the connection open.
-    let mut data = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if data.len() >= end + 4 + length {
-                return Ok(String::from_utf8_lossy(&data[end + 4..end + 4 + length]).into_owned());
-            }
-        }
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            return Err(Error::Protocol(format!("{path}: connection closed early")));
-        }
-        data.extend_from_slice(&chunk[..n]);
-    }
+    Ok(crate::cdp::http_get_local(port, path)?)
 }

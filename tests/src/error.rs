@@ -55,3 +55,17 @@ impl From<tungstenite::Error> for Error {
         Error::WebSocket(Box::new(e))
     }
 }
+
+impl From<tacit_devtools::Error> for Error {
+    fn from(e: tacit_devtools::Error) -> Self {
+        use tacit_devtools::Error as D;
+        match e {
+            D::Launch(m) => Error::Launch(m),
+            D::Cdp { method, message } => Error::Cdp { method, message },
+            D::Timeout { what, after } => Error::Timeout { what, after },
+            D::Protocol(m) => Error::Protocol(m),
+            D::WebSocket(e) => Error::WebSocket(e),
+            D::Io(e) => Error::Io(e),
+        }
+    }
+}

@@ -59,6 +59,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
         audience: Some(audience.into()),
         nonce: Some("n-signed".into()),
         now: None,
+        json: false,
     };
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let code = run(&args, &mut stdout, &mut stderr);
