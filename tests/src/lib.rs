@@ -55,6 +55,7 @@ use std::path::PathBuf;
 
 pub use browser::{Browser, LaunchOptions, Page};
 pub use error::{Error, Result};
+pub use page::{DESKTOP, PHONE, Viewport};
 pub use server::StaticServer;
 pub use webmcp::{ToolInfo, ToolResponse, ToolStatus};
 

@@ -11,6 +11,29 @@ use serde_json::{Value, json};
 use crate::browser::Page;
 use crate::error::{Error, Result};
 
+/// A window size a test looks at the page in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewport {
+    pub width: u32,
+    pub height: u32,
+    /// Emulate a phone (touch, the page's viewport meta tag applies).
+    pub mobile: bool,
+}
+
+/// A desktop browser window.
+pub const DESKTOP: Viewport = Viewport {
+    width: 1280,
+    height: 900,
+    mobile: false,
+};
+
+/// A phone held upright (390×844 CSS pixels, as an iPhone 12–15).
+pub const PHONE: Viewport = Viewport {
+    width: 390,
+    height: 844,
+    mobile: true,
+};
+
 impl Page<'_> {
     /// Clicks the centre of the first element matching `selector` with real mouse events
     /// (`Input.dispatchMouseEvent` moved/pressed/released), after scrolling it into view.
@@ -139,25 +162,48 @@ impl Page<'_> {
         }
     }
 
-    /// Saves a PNG of the viewport to `target/screenshots/<name>.png` and returns its path.
+    /// Saves a PNG of the whole page at the desktop size ([`DESKTOP`], 1280×900) to
+    /// `target/screenshots/<name>.png` and returns its path. The desktop size stays set.
     pub fn screenshot(&self, name: &str) -> Result<PathBuf> {
-        // The whole page at a desktop width, not just the visible part.
+        self.screenshot_at(name, DESKTOP)
+    }
+
+    /// Emulates `viewport` (`Emulation.setDeviceMetricsOverride`; a phone is emulated as a
+    /// mobile device, so the page's `<meta name="viewport">` applies) and waits for the page to
+    /// lay itself out at that size.
+    pub fn set_viewport(&self, viewport: Viewport) -> Result<()> {
         self.send(
             "Emulation.setDeviceMetricsOverride",
-            json!({ "width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false }),
+            json!({
+                "width": viewport.width,
+                "height": viewport.height,
+                "deviceScaleFactor": 1,
+                "mobile": viewport.mobile,
+            }),
         )?;
+        // Two animation frames: the resize and the layout after it have happened.
+        self.eval(
+            "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
+        )?;
+        Ok(())
+    }
+
+    /// Saves a PNG of the whole page (not just the visible part) at `viewport`'s width to
+    /// `target/screenshots/<name>.png` and returns its path. The viewport stays set.
+    pub fn screenshot_at(&self, name: &str, viewport: Viewport) -> Result<PathBuf> {
+        self.set_viewport(viewport)?;
         let metrics = self.send("Page.getLayoutMetrics", json!({}))?;
         let height = metrics
             .pointer("/cssContentSize/height")
             .and_then(Value::as_f64)
-            .unwrap_or(900.0)
-            .clamp(300.0, 6000.0);
+            .unwrap_or(f64::from(viewport.height))
+            .clamp(300.0, 8000.0);
         let shot = self.send(
             "Page.captureScreenshot",
             json!({
                 "format": "png",
                 "captureBeyondViewport": true,
-                "clip": { "x": 0, "y": 0, "width": 1280, "height": height, "scale": 1 },
+                "clip": { "x": 0, "y": 0, "width": viewport.width, "height": height, "scale": 1 },
             }),
         )?;
         let data = shot

@@ -78,6 +78,9 @@ fn content_type_for(path: &str) -> Option<&'static str> {
     match extension {
         "wasm" => Some("application/wasm"),
         "js" | "mjs" => Some("text/javascript"),
+        "webmanifest" => Some("application/manifest+json"),
+        "svg" => Some("image/svg+xml"),
+        "ico" => Some("image/x-icon"),
         _ => None,
     }
 }

@@ -262,7 +262,7 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     }
     // A wrong passphrase: a clear message, nothing changed.
     wallet.unlock("not the passphrase at all");
-    wallet.wait_text("#profile-msg", "wrong");
+    wallet.wait_text("#profile-msg", "not right");
     wallet
         .page
         .screenshot("wallet-07-wrong-passphrase")
@@ -376,7 +376,7 @@ fn wallet_draft_release_and_refuse() {
         std::thread::sleep(Duration::from_millis(50));
     }
     wallet.page.click("[data-action=verify-log]").unwrap();
-    wallet.wait_text("#verify-result", "Chain intact");
+    wallet.wait_text("#verify-result", "The log is intact");
 }
 
 /// Sets the files of a file input through DevTools, as a person choosing a file would.
@@ -442,7 +442,7 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
         .page
         .click("[data-action=change-passphrase]")
         .unwrap();
-    wallet.wait_text("#profile-msg", "wrong");
+    wallet.wait_text("#profile-msg", "not right");
     wallet.page.fill("#old-pass", PASS).unwrap();
     wallet
         .page
@@ -459,7 +459,7 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
     wallet.wait_text("#profile-msg", "Passphrase changed");
     wallet.page.click("[data-action=lock]").unwrap();
     wallet.unlock(PASS);
-    wallet.wait_text("#profile-msg", "wrong");
+    wallet.wait_text("#profile-msg", "not right");
     wallet.unlock("a brand new passphrase");
     wallet.wait_text("#lock-pill", "Unlocked");
 }

@@ -2,7 +2,7 @@
 //! wallet core (`capability_gate::wallet`) under the cross-tab lock, and the app carries out its
 //! effects; nothing here decides about records, generations, floors, memory or locking.
 
-use capability_gate::wallet::{ImportKind, Wallet};
+use capability_gate::wallet::{Effect, ImportKind, Wallet};
 use js_sys::{Array, Uint8Array};
 use wallet_core::KdfParams;
 use wasm_bindgen::JsCast;
@@ -27,6 +27,11 @@ pub fn on_click(event: web_sys::Event) {
     let Ok(Some(button)) = target.closest("[data-action]") else {
         return;
     };
+    dispatch(&button);
+}
+
+/// Runs the action of `button` (a `[data-action]` element the person activated).
+fn dispatch(button: &web_sys::Element) {
     let action = button.get_attribute("data-action").unwrap_or_default();
     let id = button.get_attribute("data-id").unwrap_or_default();
     match action.as_str() {
@@ -52,13 +57,105 @@ pub fn on_click(event: web_sys::Event) {
             with_app(|app| match app.gate.log().verify() {
                 Ok(()) => dom::set_msg(
                     "verify-result",
-                    &format!("Chain intact: {} entries verified.", app.gate.log().len()),
+                    &format!(
+                        "The log is intact: its {} entries are unchanged since they were written.",
+                        app.gate.log().len()
+                    ),
                     true,
                 ),
-                Err(e) => dom::set_msg("verify-result", &format!("Chain broken: {e}"), false),
+                Err(e) => {
+                    dom::set_msg("verify-result", &format!("The log was altered: {e}"), false)
+                }
             });
         }
-        other => decisions::on_action(other, &id, &button),
+        other => decisions::on_action(other, &id, button),
+    }
+}
+
+/// The page's forms never submit themselves (no reload, no navigation): a click on a submit
+/// button acts through [`on_click`], Enter in a field through [`on_keydown`]. A script's
+/// `requestSubmit()` (whose `submit` event the browser marks trusted) therefore does nothing.
+pub fn on_submit(event: web_sys::Event) {
+    event.prevent_default();
+}
+
+/// Enter in a text field of one of the page's forms: a trusted key press runs the action of the
+/// form's visible submit button, as a click on it would. The confirmation dialog handles its own
+/// field (`person`).
+pub fn on_keydown(event: web_sys::Event) {
+    let Some(key) = event.dyn_ref::<web_sys::KeyboardEvent>() else {
+        return;
+    };
+    if key.key() != "Enter"
+        || key.is_composing()
+        || key.alt_key()
+        || key.ctrl_key()
+        || key.meta_key()
+        || event.default_prevented()
+    {
+        return;
+    }
+    let Some(field) = event
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+    else {
+        return;
+    };
+    if matches!(
+        field.type_().as_str(),
+        "checkbox" | "radio" | "button" | "submit" | "reset" | "file" | "image"
+    ) {
+        return;
+    }
+    let Some(form) = field.form() else {
+        return;
+    };
+    if form.id() == "confirm-form" {
+        return;
+    }
+    event.prevent_default();
+    if !event.is_trusted() {
+        return;
+    }
+    let submit = dom::query_all(&form, "button[type=submit][data-action]")
+        .into_iter()
+        .find(|b| !b.has_attribute("disabled") && matches!(b.closest("[hidden]"), Ok(None)));
+    if let Some(button) = submit {
+        dispatch(&button);
+    }
+}
+
+/// The new passphrase changed: its strength hint follows it.
+pub fn on_new_passphrase(_: web_sys::Event) {
+    let strength = crate::strength::estimate(&dom::value("new-pass"));
+    if let Some(hint) = dom::by_id("pass-strength") {
+        dom::set_text_of(&hint, strength.words());
+        dom::attr(&hint, "data-strength", strength.code());
+    }
+}
+
+thread_local! {
+    static LISTENING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs the forms' listeners once (the first draw calls it).
+pub fn listen_once() {
+    if LISTENING.replace(true) {
+        return;
+    }
+    let Some(document) = dom::document() else {
+        return;
+    };
+    let on = |target: &web_sys::EventTarget, event: &str, f: fn(web_sys::Event)| {
+        let closure = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(f);
+        let _ = target.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+        // Page-lifetime listeners, installed once.
+        closure.forget();
+    };
+    on(&document, "submit", on_submit);
+    on(&document, "keydown", on_keydown);
+    if let Some(field) = dom::by_id("new-pass") {
+        on(&field, "input", on_new_passphrase);
     }
 }
 
@@ -124,6 +221,7 @@ fn create_profile(app: &mut App) {
         Err(e) => return msg(&e, false),
     };
     let (pass, repeat) = (dom::value("new-pass"), dom::value("new-pass2"));
+    let had_profile = app.stored.is_some();
     let cleared = app.step(|wallet, gate, vault, snap, rng| {
         wallet.create(
             gate,
@@ -137,14 +235,94 @@ fn create_profile(app: &mut App) {
             rng,
         )
     });
+    // The passphrases are emptied only once the profile is made; on any other error they stay.
     clear_if(cleared, &["new-pass", "new-pass2"]);
+    if !had_profile && app.stored.is_some() {
+        keep_storage();
+    } else if pass != repeat {
+        select_field("new-pass2");
+    } else if pass.chars().count() < crate::strength::MIN_CHARS {
+        select_field("new-pass");
+    }
+}
+
+/// Asks the browser not to evict the wallet's storage (`navigator.storage.persist()`) and says
+/// on the page whether it agreed.
+fn keep_storage() {
+    let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) else {
+        return;
+    };
+    wasm_bindgen_futures::spawn_local(async move {
+        let granted = match storage.persist() {
+            Ok(promise) => JsFuture::from(promise)
+                .await
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            Err(_) => false,
+        };
+        let text = if granted {
+            "This browser agreed to keep the wallet's data even when space runs low."
+        } else {
+            "This browser did not promise to keep the wallet's data: it may delete it when space \
+             runs low. Keep your encrypted backup up to date."
+        };
+        if let Some(note) = dom::by_id("persist-msg") {
+            dom::set_text_of(&note, text);
+            dom::attr(
+                &note,
+                "data-persisted",
+                if granted { "true" } else { "false" },
+            );
+        }
+        dom::show("persist-msg", true);
+    });
+}
+
+/// Puts the caret back into `id` with its text selected (to type over it), e.g. after a wrong
+/// passphrase.
+fn select_field(id: &str) {
+    if let Some(field) = dom::input(id) {
+        let _ = field.focus();
+        field.select();
+    }
+}
+
+/// The wallet core's "wrong passphrase" message, in the page's words, and whether it was said.
+/// The field keeps what was typed (selected, to type over it), so the core's
+/// `ClearPassphrase` is dropped with it.
+fn wrong_in_words(effects: Vec<Effect>, what: &str, wrong: &mut bool) -> Vec<Effect> {
+    *wrong = effects.iter().any(|e| {
+        matches!(e, Effect::Message { text, ok: false }
+            if text == capability_gate::wallet::WRONG || text.starts_with("The passphrase is wrong"))
+    });
+    if !*wrong {
+        return effects;
+    }
+    effects
+        .into_iter()
+        .filter(|e| !matches!(e, Effect::ClearPassphrase))
+        .map(|e| match e {
+            Effect::Message { ok: false, .. } => Effect::Message {
+                text: format!("That {what} is not right. Nothing was changed; try again."),
+                ok: false,
+            },
+            other => other,
+        })
+        .collect()
 }
 
 fn unlock(app: &mut App) {
     let pass = dom::value("unlock-pass");
-    let cleared =
-        app.step(|wallet, gate, vault, snap, rng| wallet.unlock(gate, vault, snap, &pass, rng));
+    let mut wrong = false;
+    let cleared = app.step(|wallet, gate, vault, snap, rng| {
+        let (wallet, effects) = wallet.unlock(gate, vault, snap, &pass, rng);
+        (wallet, wrong_in_words(effects, "passphrase", &mut wrong))
+    });
     clear_if(cleared, &["unlock-pass"]);
+    if wrong {
+        select_field("unlock-pass");
+    }
 }
 
 fn lock(app: &mut App) {
@@ -160,8 +338,15 @@ fn lock(app: &mut App) {
 
 fn open_editor(app: &mut App) {
     let pass = dom::value("editor-pass");
-    let cleared = app.step(|wallet, _, vault, _, _| wallet.open_editor(vault, &pass));
+    let mut wrong = false;
+    let cleared = app.step(|wallet, _, vault, _, _| {
+        let (wallet, effects) = wallet.open_editor(vault, &pass);
+        (wallet, wrong_in_words(effects, "passphrase", &mut wrong))
+    });
     clear_if(cleared, &["editor-pass"]);
+    if wrong {
+        select_field("editor-pass");
+    }
 }
 
 fn close_editor(app: &mut App) {
@@ -187,8 +372,9 @@ fn change_passphrase(app: &mut App) {
         dom::value("chg-pass"),
         dom::value("chg-pass2"),
     );
+    let mut wrong = false;
     let cleared = app.step(|wallet, gate, vault, snap, rng| {
-        wallet.change_passphrase(
+        let (wallet, effects) = wallet.change_passphrase(
             gate,
             vault,
             snap,
@@ -197,9 +383,18 @@ fn change_passphrase(app: &mut App) {
             &repeat,
             KdfParams::DEFAULT,
             rng,
+        );
+        (
+            wallet,
+            wrong_in_words(effects, "current passphrase", &mut wrong),
         )
     });
     clear_if(cleared, &["old-pass", "chg-pass", "chg-pass2"]);
+    if wrong {
+        select_field("old-pass");
+    } else if new != repeat {
+        select_field("chg-pass2");
+    }
 }
 
 pub(crate) fn download(bytes: &[u8], name: &str, mime: &str) {

@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::asker::AskerCheck;
-use crate::dom;
+use crate::dom::{self, attr};
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
 use crate::{actions, asker, credentials, editor, render, signer, storage};
@@ -71,6 +71,8 @@ pub struct App {
     editor_idle_ms: u32,
     deadline: Option<Timeout>,
     _countdown: Option<Interval>,
+    /// What the person has been told of, for announcing changes they did not make.
+    pub told: crate::told::Told,
 }
 
 thread_local! {
@@ -81,6 +83,85 @@ thread_local! {
 /// re-schedule themselves instead of being lost.
 pub fn with_app<R>(f: impl FnOnce(&mut App) -> R) -> Option<R> {
     APP.with(|cell| cell.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
+thread_local! {
+    /// A redraw is queued (one per task at most).
+    static REDRAW_QUEUED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tool calls being answered: the redraw waits until their promises have resolved.
+    static ANSWERING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Redraws done so far (`#app[data-redraws]`, for tests).
+    static REDRAWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Run once after the next redraw (focus moves that need the drawn page).
+    static AFTER_REDRAW: RefCell<Vec<Box<dyn FnOnce()>>> = RefCell::new(Vec::new());
+}
+
+/// Queues one redraw of the page for a later task. Everything a change must do at once (the
+/// gate, the registry, the answer to a tool call) is done by then; drawing waits, so that an
+/// agent's answer and a tool's withdrawal are not held up by the page's DOM work, and several
+/// changes in one task make one redraw.
+pub fn redraw_later() {
+    if REDRAW_QUEUED.with(|q| q.replace(true)) {
+        return;
+    }
+    if ANSWERING.with(std::cell::Cell::get) > 0 {
+        // [`Answering`]'s drop queues it once the answer has gone out.
+        return;
+    }
+    queue_redraw_task();
+}
+
+fn queue_redraw_task() {
+    Timeout::new(0, || {
+        if ANSWERING.with(std::cell::Cell::get) > 0 {
+            return; // [`Answering`]'s drop queues it again
+        }
+        let drew = with_app(|app| {
+            REDRAW_QUEUED.with(|q| q.set(false));
+            app.redraw();
+        });
+        if drew.is_none() {
+            if APP.with(|cell| cell.try_borrow().is_err()) {
+                // The app is busy in this very task (not expected from a timer): try again.
+                queue_redraw_task();
+            }
+            return;
+        }
+        for f in AFTER_REDRAW.with(|a| std::mem::take(&mut *a.borrow_mut())) {
+            f();
+        }
+    })
+    .forget();
+}
+
+/// Runs `f` once the next redraw has drawn the page (to move focus to something it draws).
+#[allow(dead_code)] // for the page's focus moves (issue 13: focus to the first error)
+pub fn after_redraw(f: impl FnOnce() + 'static) {
+    AFTER_REDRAW.with(|a| a.borrow_mut().push(Box::new(f)));
+    redraw_later();
+}
+
+/// Held while a tool call is being answered: a redraw queued meanwhile runs only after the
+/// call's promise has resolved (in a later task).
+struct Answering;
+
+impl Answering {
+    fn new() -> Self {
+        ANSWERING.with(|a| a.set(a.get() + 1));
+        Answering
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let left = ANSWERING.with(|a| {
+            a.set(a.get().saturating_sub(1));
+            a.get()
+        });
+        if left == 0 && REDRAW_QUEUED.with(std::cell::Cell::get) {
+            queue_redraw_task();
+        }
+    }
 }
 
 /// The browser's CSPRNG.
@@ -134,7 +215,20 @@ impl App {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
         }
         self.arm_deadline();
+        redraw_later();
+    }
+
+    /// Draws what changed, then tells the person in words of changes they did not make.
+    fn redraw(&mut self) {
         render::all(self);
+        self.told.update(&self.gate);
+        let count = REDRAWS.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        if let Some(app) = dom::by_id("app") {
+            attr(&app, "data-redraws", &count.to_string());
+        }
     }
 
     /// Runs one transition of the wallet core on what storage holds now and carries out its
@@ -304,6 +398,7 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
         }
         // Under the cross-tab lock: what other tabs revealed is merged in before answering,
         // and the answer's memory is sealed before the agent reads it.
+        let answering = Answering::new();
         let out = storage::locked(move || {
             with_app(|app| {
                 app.step(|wallet, gate, vault, snap, _| wallet.merge_stored(gate, vault, snap));
@@ -320,7 +415,10 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
         .await
         .flatten()
         .unwrap_or(Value::Null);
-        Ok(to_js(&out))
+        let out = to_js(&out);
+        // The redraw this call queued runs in a later task, after this promise has resolved.
+        drop(answering);
+        Ok(out)
     })
 }
 
@@ -405,8 +503,8 @@ pub fn start() {
     let on_refused: crate::host::OnRefused = Rc::new(|error: String| {
         with_app(|app| {
             app.detection = Detection::RegistrationRefused(error);
-            render::all(app);
         });
+        redraw_later();
     });
     let host = WebMcpHost::new(executor, on_refused);
     let context = host.context().cloned();
@@ -445,8 +543,10 @@ pub fn start() {
             .min(10_000),
         deadline: None,
         _countdown: Some(Interval::new(1_000, || {
+            // The countdown's text only: no row, button or section is redrawn by the clock.
             with_app(|app| render::grants(app));
         })),
+        told: crate::told::Told::default(),
     };
     APP.with(|cell| *cell.borrow_mut() = Some(app));
 

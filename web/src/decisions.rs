@@ -146,9 +146,13 @@ fn deny(app: &mut App, request_id: &str) {
     }
 }
 
+/// The person's own Revoke: the tool goes at once (the redraw follows in a later task), and
+/// the page does not announce back to the person what they just did.
 fn revoke(app: &mut App, grant_id: &str) {
-    if let Ok(id) = GrantId::parse(grant_id) {
-        let _ = app.gate.revoke(&id);
+    if let Ok(id) = GrantId::parse(grant_id)
+        && app.gate.revoke(&id).is_ok()
+    {
+        app.told.own_revoke(grant_id);
     }
 }
 

@@ -54,6 +54,8 @@ mod render;
 mod signer;
 #[cfg(target_arch = "wasm32")]
 mod storage;
+#[cfg(target_arch = "wasm32")]
+mod told;
 
 #[cfg(target_arch = "wasm32")]
 pub use host::{Detection, WebMcpHost, detect};

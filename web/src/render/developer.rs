@@ -1,8 +1,62 @@
-//! "What the agent sees": the live registry, the absence proof and the calls.
+//! "What the agent sees", for developers: the live registry with tool names and annotations,
+//! the absence proof and the calls. Each list is redrawn only when what it shows changed.
 
 use super::*;
 
 pub fn agent(app: &App) {
+    // What each live claim tool answers, and for which site (from the gate's live grants).
+    let grant_origin: std::collections::BTreeMap<String, String> = app
+        .gate
+        .grants()
+        .filter(|g| g.state == GrantState::Live)
+        .filter_map(|g| {
+            let what = format!("{} for {}", describe(&g.claim).1, g.origin);
+            Some((tool_name_of(g)?.as_str().to_owned(), what))
+        })
+        .collect();
+    let registry_key = content_key(&(
+        &grant_origin,
+        app.live_tools
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>(),
+        app.registry.host().uses_webmcp(),
+    ));
+    if changed("registry", registry_key) {
+        registry(app, &grant_origin);
+    }
+    let names: Vec<String> = if app.registry.host().uses_webmcp() {
+        app.live_tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect()
+    } else {
+        capability_gate::Host::list(app.registry.host())
+    };
+    let audit = audit_registry(&app.gate, &names);
+    let absence_key = content_key(&(
+        audit
+            .fields
+            .iter()
+            .map(|f| (f.field.to_string(), f.getter.to_string(), f.absent))
+            .collect::<Vec<_>>(),
+        &audit.unexpected,
+    ));
+    if changed("absence", absence_key) {
+        absence(&audit);
+    }
+    let calls_key = content_key(
+        &app.calls
+            .iter()
+            .map(|c| (c.at.millis(), c.tool.as_str(), c.outcome.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    if changed("calls", calls_key) {
+        calls(app);
+    }
+}
+
+fn registry(app: &App, grant_origin: &std::collections::BTreeMap<String, String>) {
     let mut items = Vec::new();
     for tool in &app.live_tools {
         let name = tool["name"].as_str().unwrap_or("?");
@@ -13,6 +67,9 @@ pub fn agent(app: &App) {
         let li = el("li", "", "");
         append(&li, &el("code", "", name));
         append(&li, &el("span", "reveal", &format!(" {}", hints.join(" "))));
+        if let Some(origin) = grant_origin.get(name) {
+            append(&li, &el("span", "", &format!(" — {origin}")));
+        }
         items.push(li);
     }
     if items.is_empty() {
@@ -24,15 +81,9 @@ pub fn agent(app: &App) {
         items.push(el("li", "empty", note));
     }
     fill("registry", items);
-    let names: Vec<String> = if app.registry.host().uses_webmcp() {
-        app.live_tools
-            .iter()
-            .filter_map(|t| t["name"].as_str().map(str::to_owned))
-            .collect()
-    } else {
-        capability_gate::Host::list(app.registry.host())
-    };
-    let audit = audit_registry(&app.gate, &names);
+}
+
+fn absence(audit: &capability_gate::Audit) {
     let mut rows: Vec<_> = audit
         .fields
         .iter()
@@ -53,6 +104,9 @@ pub fn agent(app: &App) {
         rows.push(el("li", "error", &format!("{name} — not issued by Tacit")));
     }
     fill("absence", rows);
+}
+
+fn calls(app: &App) {
     let calls: Vec<_> = app
         .calls
         .iter()

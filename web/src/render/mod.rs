@@ -4,7 +4,7 @@
 use capability_gate::gate::tool_name_of;
 use capability_gate::tool::describe;
 use capability_gate::{GrantState, ProposalState, RequestState, audit_registry};
-use wallet_core::{Assessment, Outcome, Timestamp};
+use wallet_core::{Outcome, Timestamp};
 
 use crate::app::{App, now};
 use crate::credentials::proofs_left;
@@ -28,6 +28,7 @@ use proposals::proposals;
 use settings::{credentials, settings};
 
 pub fn all(app: &App) {
+    crate::actions::listen_once();
     session_receipts(app);
     status(app);
     settings(app);
@@ -62,12 +63,51 @@ fn status(app: &App) {
         attr(&p, "title", &app.detection.describe());
     }
     let stored = app.stored.is_some();
+    let editing = app.wallet.editor() == capability_gate::wallet::Editor::Open;
     dom::show("setup", !stored);
     dom::show("setup-actions", !stored);
-    dom::show("facts", !stored || unlocked);
+    // The person's facts are on the page only while a new profile is made or the editor is
+    // open ("Edit my facts"); otherwise not even the empty, disabled fields show.
+    dom::show("facts", !stored || (unlocked && editing));
     dom::show("unlock", stored && !unlocked);
     dom::show("editor-actions", unlocked);
+    dom::show("end-session-btn", unlocked);
     dom::show("backup", true);
+    title(app);
+}
+
+/// How many requests and applications wait for the person's answer.
+pub(crate) fn waiting_count(app: &App) -> usize {
+    let requests = app
+        .gate
+        .requests()
+        .filter(|r| r.state == RequestState::Held)
+        .count();
+    let proposals = app
+        .gate
+        .proposals()
+        .filter(|p| p.state == ProposalState::Held)
+        .count();
+    requests + proposals
+}
+
+/// The tab's title: `(<n>) Tacit — a site is waiting` while n ≥ 1 requests or applications
+/// wait for the person, else `Tacit wallet` (seen from another tab).
+fn title(app: &App) {
+    let text = title_for(waiting_count(app));
+    if let Some(document) = dom::document()
+        && document.title() != text
+    {
+        document.set_title(&text);
+    }
+}
+
+pub(crate) fn title_for(waiting: usize) -> String {
+    if waiting == 0 {
+        "Tacit wallet".to_owned()
+    } else {
+        format!("({waiting}) Tacit \u{2014} a site is waiting")
+    }
 }
 
 pub(crate) fn day(at: Timestamp) -> String {

@@ -169,11 +169,11 @@ pub fn markdown(plain: &[(Variant, Trio)], expiry: &Expiry, revoke: &GrantRevoke
         &revoke.revoke,
     );
     out.push_str(
-        "\nThe wallet withdraws a tool in the middle of a task that goes on to redraw the page. \
-         Chromium sends both notifications from later tasks; the controls show how much of the \
-         wallet's figure a plain tool gets too when its task also changes the DOM, or comes \
-         from a click. The withdrawal itself does not wait: `getTools()` no longer lists a \
-         tool once `abort()` has returned.\n\n",
+        "\nThe wallet withdraws a tool and ends its task; it redraws what changed in a later \
+         task. Chromium sends both notifications from later tasks; the controls show how much \
+         a plain tool's figure grows when its task also changes the DOM, or comes from a \
+         click. The withdrawal itself does not wait: `getTools()` no longer lists a tool once \
+         `abort()` has returned.\n\n",
     );
     out
 }

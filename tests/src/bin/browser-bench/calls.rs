@@ -285,16 +285,14 @@ impl Calls {
         let (claim, dom) = (&self.tools[0], &self.tools[3]);
         out.push_str(&format!(
             "\nA claim call goes page → wasm (`Gate::begin`/`finish`: grant check, ledger, log \
-             append) and then redraws the wallet page (`after_change`: requests, grants, the \
-             last 50 calls and up to 200 log rows) before answering; the no-op returns a \
-             constant. The claim's own `execute` takes {} (median, in the page); most of the rest \
-             of its {} in-page call comes after `execute` has settled. The DOM-rewriting control \
-             shows the same: its `execute` takes {}, its call {}, against {} for the no-op. So \
-             Chromium appears to resolve a call only after the rendering work that the tool's DOM \
-             changes scheduled — a cost of any tool that updates its page, not of the wallet's \
-             code. Over DevTools a response also waits for a floor of about 7 ms after \
-             `execute` settles and arrives in steps of about 4 ms, which hides most of the \
-             difference between the tools there.\n\n",
+             append, the memory sealed under the cross-tab lock) and answers; the page redraws \
+             what changed (the calls list, the log) in a later task, after the call's promise has \
+             resolved. The claim's own `execute` takes {} (median, in the page), its in-page \
+             call {}. The DOM-rewriting control, whose `execute` rewrites 250 rows before \
+             answering, shows what answering after a redraw costs: its `execute` takes {}, its \
+             call {}, against {} for the no-op. Over DevTools a response also waits for a floor \
+             of about 7 ms after `execute` settles and arrives in steps of about 4 ms, which \
+             hides most of the difference between the tools there.\n\n",
             ms(claim.in_page_execute.median()),
             ms(claim.in_page.median()),
             ms(dom.in_page_execute.median()),

@@ -16,7 +16,7 @@
 //! Argon2 implementations run in the same page under the wallet's own CSP
 //! (`script-src 'self' 'wasm-unsafe-eval'`). Writes one markdown fragment per section
 //! (`1-unlock.md`, `2-roundtrip.md`, `3-expiry.md`, `4-revoke.md`, `7-ready.md`,
-//! `11-proofs.md`),
+//! `11-proofs.md`, `13-targets.md`: issue 13's ratios),
 //! `chromium.txt` and every raw sample in `samples.json`. Nothing here asserts a time.
 
 mod baseline;
@@ -25,6 +25,7 @@ mod calls;
 mod proofs;
 mod registry;
 mod stats;
+mod targets;
 mod unlock;
 
 use std::fs;
@@ -187,6 +188,10 @@ fn run(args: &Args) -> Res<()> {
     write(&args.out, "4-revoke.md", &section4)?;
     samples["grant_revoke"] = revoke.json();
     samples["plain_tool_withdrawal"] = baseline::json(&plain);
+
+    let targets = targets::Targets::new(&unlock, &calls, &expiry, &revoke, &plain);
+    write(&args.out, "13-targets.md", &targets.markdown())?;
+    samples["issue13_targets"] = targets.json();
 
     if args.proofs > 0 {
         let proofs = proofs::run(&mut wallet, &server, args.proofs)?;

@@ -8,7 +8,7 @@
 //!   start and settlement (item 2).
 //!   Withdrawal is synchronous: `getTools()` no longer lists the tool after `abort()`.
 //! - **`toolchange`**: when page scripts are told. Chromium dispatches it from a later task, so
-//!   it also waits for the rest of the wallet's task (its redraw) and, after a click, for more
+//!   it also waits for the rest of the wallet's task and, after a click, for more
 //!   (see the `baseline` module, which measures the same for plain JS tools).
 //! - **agent**: this process stamps `WebMCP.toolsAdded`/`toolsRemoved` when it has the event in
 //!   hand (it is blocked reading the socket, so this is an upper bound on arrival), converted to
@@ -136,7 +136,8 @@ pub struct Trio {
     pub event: Samples,
     /// `toolsAdded`/`toolsRemoved` in the agent process.
     pub agent: Samples,
-    /// The wallet's click handler returned (clicks only): gate, registry and redraw done.
+    /// The wallet's click handler returned (clicks only): gate and registry done (the redraw
+    /// follows in a later task).
     pub handler: Samples,
     /// From the registry change itself to the agent's event …
     pub call_to_agent: Samples,
@@ -176,7 +177,8 @@ impl Trio {
 
     fn rows(&self, call: &str, event: &str, agent: &str) -> String {
         let mut out = String::new();
-        let handler = "the wallet's click handler returns (gate, registry, redraw: one task)";
+        let handler =
+            "the wallet's click handler returns (gate, registry; the redraw is a later task)";
         for (name, s) in [
             (call, &self.registry),
             (handler, &self.handler),
