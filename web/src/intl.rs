@@ -29,6 +29,15 @@ pub fn money(amount_minor: i64, currency: &str) -> String {
         .unwrap_or_else(|| format!("{} {currency}", plain(major, whole)))
 }
 
+/// [`money`] for wallet-core's `Money` (what `capability_gate::words` takes as its amount
+/// formatter: `words::question(claim, &intl::money_of)`).
+pub fn money_of(m: &wallet_core::Money) -> String {
+    money(
+        i64::try_from(m.amount_minor).unwrap_or(i64::MAX),
+        m.currency.as_str(),
+    )
+}
+
 /// A day in the browser's locale and time zone: "1 Dec 2026" / "Dec 1, 2026".
 pub fn date(ms: i64) -> String {
     date_with(ms, &[("dateStyle", "medium")])

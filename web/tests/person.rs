@@ -235,3 +235,86 @@ async fn cards_keep_the_persons_choices_and_arrival_order() {
            && /USD/.test({card}.innerText) && /never converted/.test({card}.innerText)"
     )));
 }
+
+#[wasm_bindgen_test]
+async fn the_consent_card_speaks_plain_words() {
+    page().await;
+    let out = call(
+        "request_claims",
+        json!({
+            "origin": ORIGIN, "nonce": "n-words",
+            "purpose": "Checking eligibility for subsidised housing",
+            "claims": [
+                { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "USD" } },
+                { "kind": "age_at_least", "years": 18 },
+                { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] },
+                { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
+            ]
+        }),
+    )
+    .await;
+    assert_eq!(out["ok"], true, "{out}");
+    let id = out["result"]["request_id"].as_str().unwrap().to_owned();
+    sleep(50).await;
+    let card = format!("document.getElementById('req-{id}')");
+    let text = js(&format!("return {card}.innerText")).as_string().unwrap();
+    // The amount as this browser's Intl writes 30,000 US dollars (whatever its locale).
+    let amount = js(
+        "return new Intl.NumberFormat(undefined, { style: 'currency', currency: 'USD', \
+         minimumFractionDigits: 0, maximumFractionDigits: 0 }).format(30000)",
+    )
+    .as_string()
+    .unwrap();
+    for want in [
+        "127.0.0.1:8081 asks".to_owned(),
+        format!("Is your yearly income below {amount}?"),
+        "Are you at least 18?".to_owned(),
+        "Do you live in Altstadt, Nordhafen or Westend?".to_owned(),
+        "Do you have none of: anticoagulant therapy, liver disease, pregnancy?".to_owned(),
+        "Checking eligibility for subsidised housing".to_owned(),
+        "Allow for 10 minutes".to_owned(),
+        "Don't allow".to_owned(),
+    ] {
+        assert!(text.contains(&want), "{want:?} not on the card: {text}");
+    }
+    for never in [
+        "3000000",
+        "30000 ",
+        "altstadt",
+        "liver-disease",
+        "bits",
+        "the person",
+        "request ",
+    ] {
+        assert!(!text.contains(never), "{never:?} on the card: {text}");
+    }
+    assert!(!text.contains(&id), "the request id is on the card: {text}");
+    // What answering reveals, in words (bits only inside the closed details line).
+    assert!(
+        text.contains("Tells the site whether you are at least 18"),
+        "{text}"
+    );
+    assert!(js_bool(&format!(
+        "return [...{card}.querySelectorAll('details.bits')].every(d => !d.open && /bits/.test(d.textContent))"
+    )));
+    // The duration has a visible label, and the Allow button follows the choice.
+    let label = js(&format!(
+        "const l = document.querySelector('label[for=\"dur-{id}\"]'); return l ? l.innerText : ''"
+    ))
+    .as_string()
+    .unwrap();
+    assert!(
+        !label.trim().is_empty(),
+        "the duration has no visible label"
+    );
+    js(&format!(
+        "const s = document.getElementById('dur-{id}'); s.value = 'once'; \
+         s.dispatchEvent(new Event('change'));"
+    ));
+    let allow = js(&format!(
+        "return {card}.querySelector('[data-action=grant]').textContent"
+    ))
+    .as_string()
+    .unwrap();
+    assert_eq!(allow, "Allow for one use");
+}

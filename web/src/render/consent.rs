@@ -76,12 +76,7 @@ pub(super) fn requests(app: &App) {
 }
 
 /// Amounts for people: the browser's `Intl.NumberFormat` in the amount's currency.
-pub(crate) fn money_words(m: &wallet_core::Money) -> String {
-    crate::intl::money(
-        i64::try_from(m.amount_minor).unwrap_or(i64::MAX),
-        m.currency.as_str(),
-    )
-}
+pub(super) use crate::intl::money_of as money_words;
 
 /// Who asks, for the heading: the name the site signed if its signature checked, otherwise
 /// its address (a name only the agent gave is shown apart, as the site's own words).
@@ -269,6 +264,19 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         }
         attr(&line, "data-asker", state);
         dom::set_text_of(&line, &who);
+    }
+    // The Allow button says the duration the select holds now (also after a redraw).
+    if let Some(allow) = dom::query_all(card, "[data-action=grant]")
+        .into_iter()
+        .next()
+    {
+        let choice = dom::query_all(card, "select")
+            .into_iter()
+            .next()
+            .and_then(|s| s.dyn_into::<web_sys::HtmlSelectElement>().ok())
+            .map(|s| s.value())
+            .unwrap_or_default();
+        dom::set_text_of(&allow, &allow_words(&choice, app.short_grants));
     }
     let floors = app.gate.ledger().floors();
     let rows = dom::query_all(card, "li.claim-item");

@@ -137,7 +137,9 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
         );
         append(&li, &label);
         let answer = words::yes_no(item.satisfied);
-        append(&li, &el("span", answer, answer));
+        let said = el("span", "answer", "Your answer: ");
+        append(&said, &el("strong", answer, answer));
+        append(&li, &said);
         match &item.issuer {
             Some(issuer) => {
                 proofs += 1;
@@ -170,7 +172,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
             }
             None => {
                 attr(&li, "data-proof", "self");
-                append(&li, &el("span", "proof", "your own word"));
+                append(&li, &el("span", "proof", "your word"));
             }
         }
         append(&list, &li);
