@@ -603,9 +603,10 @@ fn table_number(md: &str, row: &str, unit: &str) -> Option<f64> {
 fn size_section(hash_wasm: &Path) -> Result<String, String> {
     let mut r = format!(
         "## 6. wasm size\n\nFrom `target/site/<site>/size.json`, written by `cargo xtask \
-         build-web` in this run (`wasm-release` profile: `opt-level = \"s\"`, fat LTO, one \
-         codegen unit, `panic = \"abort\"`; then wasm-bindgen without the name and producers \
-         sections, then binaryen's `wasm-opt {}`; gzip at level 9). The baseline is the \
+         build-web` in this run (`wasm-release` profile: `opt-level = \"z\"` (argon2 and blake2 \
+         at 3), fat LTO, one codegen unit, `panic = \"abort\"`; then wasm-bindgen without the \
+         name and producers sections, then binaryen's `wasm-opt {} \
+         --one-caller-inline-max-function-size=0`; gzip at level 9). The baseline is the \
          wallet's wasm as shipped; hash-wasm's Argon2 build (JS with its wasm embedded as \
          base64) is given for scale.\n\n",
         build_web::WASM_OPT_LEVEL
