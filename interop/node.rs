@@ -1,7 +1,7 @@
 //! Running the Node scripts of `interop/` from Rust tests: one copy, included by
-//! `protocol/tests/sd_jwt_interop.rs`, `tests/tests/credential_interop.rs` and
-//! `signer/tests/openapi.rs` with
-//! `#[path = "../../interop/node.rs"] mod node;` (the crates sit one level below the root).
+//! `protocol/tests/sd_jwt_interop.rs`, `tests/tests/credential_interop.rs` and the OpenAPI tests
+//! of the signer, the issuer and the site with
+//! `#[path = "…/interop/node.rs"] mod node;`; it finds `interop/` above the including crate.
 //! A missing `node` or `npm` fails the test with the install command; nothing skips.
 
 use std::io::Write;
@@ -18,10 +18,14 @@ pub const INSTALL: &str = "apt-get install -y nodejs npm";
 /// `interop/node_modules` and fail with ENOTEMPTY / ENOENT).
 static NPM: Mutex<()> = Mutex::new(());
 
+/// `interop/` of the workspace: the nearest ancestor of the including crate that holds one.
 pub fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("interop")
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    crate_dir
+        .ancestors()
+        .map(|dir| dir.join("interop"))
+        .find(|dir| dir.join("package.json").is_file())
+        .unwrap_or_else(|| panic!("no interop/package.json above {}", crate_dir.display()))
 }
 
 fn require_tool(tool: &str) {

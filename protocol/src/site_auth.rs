@@ -66,6 +66,7 @@ pub enum SiteAuthError {
 }
 
 /// One published site key, as a JWK (RFC 8037 OKP).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SiteKey {
@@ -113,6 +114,7 @@ pub fn derive_site_kid(key: &VerifyingKey) -> String {
 }
 
 /// The body of `GET <origin>/.well-known/tacit-site.json`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SiteKeys {
@@ -186,6 +188,7 @@ fn check_kid(kid: &str) -> Result<(), SiteAuthError> {
 }
 
 /// What a site asks for: exactly the wallet's `request_claims` input, less the attestation.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Requirements {
@@ -197,6 +200,7 @@ pub struct Requirements {
 }
 
 /// The site's signature over a set of requirements.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Attestation {

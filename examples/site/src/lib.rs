@@ -25,6 +25,7 @@
 //! keys, the site key, the routes. The `web` module (wasm32 only) is the thin page: it registers
 //! the two WebMCP tools, calls the server's API and shows the outcome; it decides nothing.
 
+pub mod api;
 pub mod nonce;
 pub mod policy;
 pub mod proof;

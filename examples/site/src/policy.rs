@@ -125,14 +125,19 @@ impl Policy {
     /// What the page needs to start: the words it shows and the two tools it registers. Public,
     /// like everything in a policy.
     pub fn site_json(&self) -> Value {
-        let needs: Vec<String> = self.claims.iter().map(|c| self.need(c)).collect();
-        json!({
-            "site_name": self.site_name,
-            "submission": self.submission,
-            "accepted_text": self.accepted_text,
-            "needs": needs,
-            "tools": [self.requirements_tool_json(), self.submit_tool_json()],
-        })
+        json!(self.site_info())
+    }
+
+    /// The page's words and tools (`GET /api/site` adds the trusted issuers).
+    pub fn site_info(&self) -> crate::api::SiteInfo {
+        crate::api::SiteInfo {
+            site_name: self.site_name.clone(),
+            submission: self.submission.clone(),
+            accepted_text: self.accepted_text.clone(),
+            needs: self.claims.iter().map(|c| self.need(c)).collect(),
+            tools: vec![self.requirements_tool_json(), self.submit_tool_json()],
+            trusted_issuers: Vec::new(),
+        }
     }
 
     /// The requirements tool, as `registerTool` takes it (without `execute`).

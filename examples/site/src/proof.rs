@@ -113,7 +113,8 @@ pub fn items(receipt: &VerifiedReceipt) -> Vec<Item> {
 }
 
 /// An item proven by an issuer's credential, as the accepted envelope lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Proven {
     pub claim: Claim,
     pub issuer: Origin,

@@ -161,11 +161,14 @@ impl Refusal {
 
     /// `{ok: false, error: {code, message[, claim]}}`.
     pub fn envelope(&self) -> Value {
-        let mut error = json!({ "code": self.code.as_str(), "message": self.message });
-        if let (Some(claim), Value::Object(map)) = (&self.claim, &mut error) {
-            map.insert("claim".into(), json!(claim));
-        }
-        json!({ "ok": false, "error": error })
+        json!(crate::api::RefusalEnvelope {
+            ok: false,
+            error: crate::api::RefusalError {
+                code: self.code.as_str().to_owned(),
+                message: self.message.clone(),
+                claim: self.claim.clone(),
+            },
+        })
     }
 }
 
@@ -347,26 +350,25 @@ impl Accepted {
 
     /// `{ok: true, result: {accepted: true, ...}}`.
     pub fn envelope(&self, policy: &Policy) -> Value {
-        json!({
-            "ok": true,
-            "result": {
-                "accepted": true,
-                "site_name": policy.site_name,
-                "audience": self.audience,
-                "nonce": self.nonce,
-                "session_id": self.session_id,
-                "key_id": self.key_id,
-                "issued_at_ms": self.issued_at.millis(),
-                "expires_at_ms": self.expires_at.millis(),
-                "claims": self.claims,
-                "proven": self.proven,
-                "message": format!(
-                    "Accepted: {} received your {} and every requirement is met ({}). Tell the \
-                     person; nothing else is needed. The nonce is now spent.",
-                    policy.site_name, policy.submission, self.provenance_text()
-                ),
-            }
-        })
+        json!(crate::api::Answer::new(crate::api::AcceptedResult {
+            accepted: true,
+            site_name: policy.site_name.clone(),
+            audience: self.audience.clone(),
+            nonce: self.nonce.clone(),
+            session_id: self.session_id.clone(),
+            key_id: self.key_id.clone(),
+            issued_at_ms: self.issued_at.millis(),
+            expires_at_ms: self.expires_at.millis(),
+            claims: self.claims.clone(),
+            proven: self.proven.clone(),
+            message: format!(
+                "Accepted: {} received your {} and every requirement is met ({}). Tell the \
+                 person; nothing else is needed. The nonce is now spent.",
+                policy.site_name,
+                policy.submission,
+                self.provenance_text()
+            ),
+        }))
     }
 }
 

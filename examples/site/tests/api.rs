@@ -5,6 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
+#[path = "../../../interop/node.rs"]
+#[allow(dead_code)] // the SD-JWT helpers are for the other includers
+mod node;
 
 use std::sync::Arc;
 
@@ -606,4 +609,79 @@ async fn the_wallets_kept_answers_are_accepted_and_a_dropped_requirement_is_refu
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["ok"], true, "{body}");
     assert_eq!(body["result"]["session_id"], "s-3fa91c07be55d2e04a");
+}
+
+/// The served OpenAPI document is valid OpenAPI 3.1 (@seriousme/openapi-schema-validator), and
+/// real answers of the real router over SQLite — the site, requirements, an acceptance, a
+/// refused verdict, a bad submission, the keys — validate against the components it names (Ajv,
+/// JSON Schema 2020-12); bodies the site never sends are refused.
+#[tokio::test]
+async fn the_served_openapi_is_valid_and_describes_real_answers() {
+    let f = Fixture::new().await;
+    let (status, document, _) = get(&f.router, "/api/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    for path in [
+        "/api/site",
+        "/api/requirements",
+        "/api/applications",
+        "/api/openapi.json",
+        "/.well-known/tacit-site.json",
+    ] {
+        assert!(document["paths"][path].is_object(), "{path} undocumented");
+    }
+    let (_, site, _) = get(&f.router, "/api/site").await;
+    let (_, requirements_answer, _) = get(&f.router, "/api/requirements").await;
+    let (_, keys, _) = get(&f.router, "/.well-known/tacit-site.json").await;
+    let (_, receipt) = f.good_receipt().await;
+    let (status, accepted) = f.submit(&receipt).await;
+    assert_eq!(
+        (status, accepted["ok"].clone()),
+        (StatusCode::OK, json!(true)),
+        "{accepted}"
+    );
+    let (status, replayed) = f.submit(&receipt).await;
+    assert_eq!(
+        (status, code(&replayed)),
+        (StatusCode::OK, "replayed_nonce")
+    );
+    let (status, bad, _) = post(&f.router, "/api/applications", &json!({ "receipt": 3 })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    let mut extra = accepted.clone();
+    extra["result"]["income"] = json!(28_400);
+    let mut unsigned = requirements_answer.clone();
+    unsigned["result"]
+        .as_object_mut()
+        .unwrap()
+        .remove("attestation");
+    let sample = |id: &str, schema: &str, value: &Value| json!({ "id": id, "schema": schema, "value": value });
+    let verdict = node::run(
+        "openapi.mjs",
+        &json!({
+            "document": document,
+            "samples": [
+                sample("site", "SiteInfo", &site),
+                sample("requirements", "Answer_AttestedRequirements", &requirements_answer),
+                sample("keys", "SiteKeys", &keys),
+                sample("accepted", "Answer_AcceptedResult", &accepted),
+                sample("replayed", "RefusalEnvelope", &replayed),
+                sample("bad submission", "RefusalEnvelope", &bad),
+                sample("submission", "SubmissionBody", &submission(&receipt)),
+                sample("a raw value", "Answer_AcceptedResult", &extra),
+                sample("no attestation", "Answer_AttestedRequirements", &unsigned),
+            ],
+        }),
+    );
+    assert_eq!(
+        verdict["document"]["valid"], true,
+        "{}",
+        verdict["document"]
+    );
+    let samples = verdict["samples"].as_array().unwrap();
+    for sample in &samples[..7] {
+        assert_eq!(sample["valid"], true, "{sample}");
+    }
+    for sample in &samples[7..] {
+        assert_eq!(sample["valid"], false, "accepted: {sample}");
+    }
 }

@@ -13,6 +13,7 @@ mod error;
 pub mod issuer_keys;
 pub mod limit;
 pub mod nonces;
+pub mod openapi;
 pub mod routes;
 pub mod signer_keys;
 pub mod site_key;

@@ -5,6 +5,7 @@
 //! | `GET /api/site`                    | the page's words, the two tools' definitions (public policy) and the trusted issuers' names |
 //! | `GET /api/requirements`            | envelope: the requirements with a fresh nonce and the site's attestation (the wallet's `request_claims` input) |
 //! | `POST /api/applications`           | envelope: the verdict, decided here |
+//! | `GET /api/openapi.json`            | the OpenAPI 3.1 document of this API |
 //! | `GET /.well-known/tacit-site.json` | the site's public keys (CORS `*`) |
 //! | anything else                      | the built page (static files) |
 //!
@@ -43,7 +44,6 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use super::SiteState;
-use crate::policy::attested_json;
 use crate::proof::check_presentations;
 use crate::submit::{
     Accepted, Code, Refusal, Verdict, check_receipt, decide, nonce_refusal, parse_submission,
@@ -93,6 +93,7 @@ pub fn app(state: SiteState) -> Router {
             "/api/applications",
             axum::routing::post(applications).layer(limited),
         )
+        .route("/api/openapi.json", get(openapi))
         .route("/api/{*rest}", any(api_not_found))
         .route(SITE_KEYS_PATH, well_known)
         .fallback_service(static_files)
@@ -124,20 +125,29 @@ fn busy() -> Response {
     )
 }
 
+/// `GET /api/openapi.json`: the OpenAPI 3.1 document of the API ([`super::openapi`]).
+async fn openapi(State(state): State<SiteState>) -> Response {
+    axum::Json(super::openapi::document(state.policy(), SITE_KEYS_PATH)).into_response()
+}
+
 /// `GET /api/site`: the policy's words and tools, and the issuers whose proof counts here.
 async fn site(State(state): State<SiteState>) -> Response {
-    let mut site = state.policy().site_json();
-    let issuers: Vec<Value> = state
+    let policy = state.policy();
+    let trusted_issuers = state
         .issuers()
         .trust()
         .issuers
         .iter()
-        .map(|i| json!({ "issuer": i.issuer, "name": i.name }))
+        .map(|i| crate::api::IssuerName {
+            issuer: i.issuer.to_string(),
+            name: i.name.clone(),
+        })
         .collect();
-    if let Value::Object(map) = &mut site {
-        map.insert("trusted_issuers".into(), Value::Array(issuers));
-    }
-    axum::Json(site).into_response()
+    axum::Json(crate::api::SiteInfo {
+        trusted_issuers,
+        ..policy.site_info()
+    })
+    .into_response()
 }
 
 /// `GET /api/requirements`: a fresh nonce stored in the database, the requirements, the
@@ -160,8 +170,11 @@ async fn requirements(State(state): State<SiteState>) -> Response {
         record.expires_at,
     );
     tracing::info!("issued requirements");
-    axum::Json(json!({ "ok": true, "result": attested_json(&requirements, &attestation) }))
-        .into_response()
+    axum::Json(crate::api::Answer::new(crate::api::AttestedRequirements {
+        requirements,
+        attestation,
+    }))
+    .into_response()
 }
 
 /// `GET /.well-known/tacit-site.json`.
