@@ -108,11 +108,16 @@ pub fn redraw_later() {
         // [`Answering`]'s drop queues it once the answer has gone out.
         return;
     }
-    queue_redraw_task();
+    queue_redraw_task(0);
 }
 
-fn queue_redraw_task() {
-    Timeout::new(0, || {
+/// How long a redraw queued by a tool call waits after the call's promise resolved: Chromium's
+/// `executeTool` settles a few tasks after the tool's own promise (0.5–3 ms here), and a burst
+/// of calls makes one redraw. A frame, so the person does not see the difference.
+const AFTER_ANSWER_MS: u32 = 16;
+
+fn queue_redraw_task(delay_ms: u32) {
+    Timeout::new(delay_ms, || {
         if ANSWERING.with(std::cell::Cell::get) > 0 {
             return; // [`Answering`]'s drop queues it again
         }
@@ -123,7 +128,7 @@ fn queue_redraw_task() {
         if drew.is_none() {
             if APP.with(|cell| cell.try_borrow().is_err()) {
                 // The app is busy in this very task (not expected from a timer): try again.
-                queue_redraw_task();
+                queue_redraw_task(0);
             }
             return;
         }
@@ -159,7 +164,7 @@ impl Drop for Answering {
             a.get()
         });
         if left == 0 && REDRAW_QUEUED.with(std::cell::Cell::get) {
-            queue_redraw_task();
+            queue_redraw_task(AFTER_ANSWER_MS);
         }
     }
 }
