@@ -162,8 +162,8 @@ pub fn bits_detail(attribute: Attribute, preview: &Preview) -> String {
 /// not their choice to make.
 pub fn declined(attribute: Attribute) -> String {
     format!(
-        "Can't be answered: after what you have already answered about {}, either answer would \
-         narrow it more than your privacy settings allow. It stays unticked.",
+        "Declined by the wallet: after what you have already answered about {}, either answer \
+         would narrow it more than your privacy settings allow. It stays unticked.",
         topic(attribute)
     )
 }
@@ -314,6 +314,10 @@ mod tests {
             &plain,
         );
         assert!(age.contains("at least 18") && age.contains("Not your date of birth"));
+        assert!(
+            declined(Attribute::Income).contains("Declined")
+                && declined(Attribute::Income).contains("your income")
+        );
     }
 
     #[test]

@@ -158,6 +158,15 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
         append(&row, &check);
         let text = el("span", "question", &words::question(claim, &money_words));
         append(&row, &text);
+        // Why it stays unticked, inside the label: read with the box itself.
+        append(
+            &row,
+            &attr(
+                &el("span", "declined", ""),
+                "id",
+                &format!("{check_id}-declined"),
+            ),
+        );
         append(&item, &row);
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
             attr(&row, "data-currency", limit.currency.as_str());
@@ -171,14 +180,7 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
         append(&bits, &el("summary", "", "In numbers"));
         append(&bits, &el("p", "bits-line", ""));
         append(&item, &bits);
-        append(
-            &item,
-            &attr(
-                &el("p", "declined", ""),
-                "id",
-                &format!("{check_id}-declined"),
-            ),
-        );
+
         append(&list, &item);
     }
     append(&card, &list);
