@@ -79,7 +79,7 @@ fn wallet_request_grant_answer_revoke() {
     wallet.create_profile();
     let id = wallet.request(housing_policy("n-1"));
     wallet.wait_text(&format!("#req-{id}"), "http://127.0.0.1:8081");
-    wallet.wait_text(&format!("#req-{id}"), "below 30,000.00 EUR");
+    wallet.wait_text(&format!("#req-{id}"), "below €30,000");
     wallet.page.screenshot("wallet-03-request").unwrap();
     let tools = wallet.grant(&id, "600000", 2);
     let income = tools
@@ -323,7 +323,7 @@ fn wallet_draft_release_and_refuse() {
     );
     assert_eq!(out["result"]["status"], "held", "{out}");
     let proposal = out["result"]["proposal_id"].as_str().unwrap().to_owned();
-    wallet.wait_text("#proposals", "Application to http://127.0.0.1:8081");
+    wallet.wait_text("#proposals", "Send these answers to 127.0.0.1:8081");
     wallet.page.screenshot("wallet-08-proposal").unwrap();
     assert_eq!(
         wallet.call("check_proposal", json!({ "proposal_id": proposal }))["result"]["status"],
@@ -564,7 +564,7 @@ fn wallet_remembers_what_it_revealed_across_a_reload() {
         { "kind": "income_below", "limit": { "amount_minor": 2_900_000, "currency": "EUR" } } ] });
     let id = wallet.request(probe);
     // The consent screen already says so, before anything is granted.
-    wallet.wait_text(&format!("#req-{id}"), "ould be declined");
+    wallet.wait_text(&format!("#req-{id}"), "Can't be answered");
     // And offers nothing to grant: the claim is disabled and unticked.
     let card = wallet
         .page
