@@ -54,6 +54,8 @@ mod render;
 mod signer;
 #[cfg(target_arch = "wasm32")]
 mod storage;
+#[cfg(any(target_arch = "wasm32", test))]
+mod strength;
 #[cfg(target_arch = "wasm32")]
 mod told;
 
