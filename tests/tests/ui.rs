@@ -87,6 +87,29 @@ fn axe_violations(page: &Page<'_>, source: &str) -> Vec<String> {
         .collect()
 }
 
+/// What the person reads (closed `<details>`, "For developers" among them, are not rendered, so
+/// not in `innerText`) that is for machines: epoch milliseconds, a minor-unit amount, a tool
+/// name, a nonce or a digest.
+fn technical_text(page: &Page<'_>) -> Vec<String> {
+    let technical = page
+        .eval(
+            "(() => { const t = document.body.innerText; const found = []; \
+               for (const [what, re] of [['epoch milliseconds', /\\b1[0-9]{12}\\b/], \
+                   ['a minor-unit amount', /\\b(3000000|2900000)\\b/], \
+                   ['a tool name', /\\bclaim\\.[a-z_]+\\.|request_claims|draft_application|readOnlyHint/], \
+                   ['a nonce or digest', /\\b(nonce|digest)\\b|\\b[0-9a-f]{32,}\\b/i]]) { \
+                 const m = t.match(re); if (m) found.push(what + ': ' + JSON.stringify(m[0])); } \
+               return found; })()",
+        )
+        .unwrap();
+    technical
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().unwrap_or("?").to_owned())
+        .collect()
+}
+
 /// What a state is checked for: axe at the desktop size and on a phone, the phone's width, and
 /// two screenshots. Problems are collected (every state is looked at and photographed before
 /// the test fails).
@@ -105,6 +128,10 @@ impl Checker {
 
     fn state(&mut self, page: &Page<'_>, state: &str) {
         page.set_viewport(DESKTOP).unwrap();
+        for found in technical_text(page) {
+            self.problems
+                .push(format!("{state}: the page shows {found}"));
+        }
         for v in axe_violations(page, &self.axe) {
             self.problems.push(format!("{state} (desktop): axe {v}"));
         }
@@ -152,6 +179,21 @@ impl Checker {
                 .iter()
                 .any(|v| v.starts_with("label ") && v.contains("#axe-probe")),
             "axe did not report an unlabelled field: {found:?}"
+        );
+        // The same for machine text: a probe paragraph with an epoch time and a nonce is found.
+        page.eval(
+            "(() => { const p = document.createElement('p'); p.id = 'text-probe'; \
+               p.textContent = 'Signed at 1796093662586, nonce a3f8'; \
+               document.querySelector('main').prepend(p); return true; })()",
+        )
+        .unwrap();
+        let found = technical_text(page);
+        page.eval("(() => { document.getElementById('text-probe').remove(); return true; })()")
+            .unwrap();
+        assert_eq!(
+            found.len(),
+            2,
+            "the machine-text check missed the probe: {found:?}"
         );
     }
 
