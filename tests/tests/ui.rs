@@ -597,6 +597,15 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
 
     // "Edit my facts" by keyboard: the passphrase and Enter open the editor; "28.400,00" and
     // Enter save it as the same 28,400.00 (nothing changed).
+    wallet.page.fill("#editor-pass", wrong).unwrap();
+    wallet.page.press("Enter").unwrap();
+    wait_msg(&wallet, "not right");
+    assert_eq!(
+        focused(&wallet),
+        json!(["editor-pass", wrong, 0, wrong.len()]),
+        "after a wrong passphrase for the editor"
+    );
+    assert_eq!(wallet.editor_state(), "closed");
     wallet.page.fill("#editor-pass", PASS).unwrap();
     wallet.page.press("Enter").unwrap();
     wallet
@@ -626,6 +635,21 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
 
     let left = failures(&wallet.page);
     checks.check(left.is_empty(), format!("during the walk: {left:?}"));
+    // Enter in the settings' forms acts too (no signer or office listens: each says why; a
+    // failed request here is expected).
+    for (field, code, msg) in [
+        ("#enrol-code", "AAAA-BBBB-CCCC-DDDD", "#enrol-msg"),
+        ("#issuer-url", "http://127.0.0.1:9", "#credential-msg"),
+    ] {
+        wallet.page.fill(field, code).unwrap();
+        wallet.page.press("Enter").unwrap();
+        let said = wallet.page.wait_for(
+            &format!("(document.querySelector({msg:?}).textContent || '').length > 0"),
+            WAIT,
+        );
+        checks.check(said.is_ok(), format!("Enter in {field} did nothing"));
+    }
+
     wallet.assert_no_csp_violation();
     checks.finish();
 }

@@ -294,7 +294,9 @@ fn select_field(id: &str) {
 fn wrong_in_words(effects: Vec<Effect>, what: &str, wrong: &mut bool) -> Vec<Effect> {
     *wrong = effects.iter().any(|e| {
         matches!(e, Effect::Message { text, ok: false }
-            if text == capability_gate::wallet::WRONG || text.starts_with("The passphrase is wrong"))
+            if text == capability_gate::wallet::WRONG
+                || text.starts_with("The passphrase is wrong")
+                || text.starts_with("That passphrase is not right"))
     });
     if !*wrong {
         return effects;
