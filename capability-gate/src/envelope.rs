@@ -74,13 +74,37 @@ impl Refusal {
 /// What a tool returns, before it is turned into JSON for the agent.
 pub type Reply = Result<Value, Refusal>;
 
-/// The JSON envelope the agent reads.
+/// The JSON envelope the agent reads: `{ok: true, result}`, or for a refusal
+/// `{ok: false, isError: true, error: {code, message}}` — `isError` so that generic clients
+/// (which look for `isError: true`, as MCP tool results carry it) tell a refusal from an answer.
 pub fn envelope(reply: &Reply) -> Value {
     match reply {
         Ok(result) => json!({ "ok": true, "result": result }),
         Err(refusal) => json!({
             "ok": false,
+            "isError": true,
             "error": { "code": refusal.code.as_str(), "message": refusal.message },
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_carries_is_error_and_an_answer_does_not() {
+        let refused = envelope(&Err(Refusal::new(Code::GrantRevoked, "gone")));
+        assert_eq!(
+            refused,
+            json!({ "ok": false, "isError": true,
+                    "error": { "code": "grant_revoked", "message": "gone" } })
+        );
+        let answered = envelope(&Ok(json!({ "satisfied": true })));
+        assert_eq!(
+            answered,
+            json!({ "ok": true, "result": { "satisfied": true } })
+        );
+        assert!(answered.get("isError").is_none());
     }
 }

@@ -8,6 +8,44 @@ use crate::envelope::{Code, Refusal};
 /// Longest string any tool accepts in any field.
 pub const MAX_STRING: usize = 512;
 
+/// Deepest nesting of arrays and objects any tool input may have. No tool needs more than 3;
+/// past this an input is refused with that reason instead of failing to parse.
+pub const MAX_DEPTH: usize = 32;
+
+/// Reads a tool input given as JSON text (what a host gets from `JSON.stringify` of the agent's
+/// argument): refuses text nested deeper than [`MAX_DEPTH`] levels with that reason, and text
+/// that is not JSON as such, before any tool looks at it.
+pub fn from_text(text: &str) -> Result<Value, Refusal> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for byte in text.bytes() {
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(invalid(format!(
+                        "The input is nested deeper than {MAX_DEPTH} levels; no tool takes that."
+                    )));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    serde_json::from_str(text).map_err(|_| invalid("The input is not valid JSON.".to_owned()))
+}
+
 /// A validated JSON object whose properties are all known to the tool.
 #[derive(Debug)]
 pub struct Fields<'a> {
@@ -85,4 +123,45 @@ pub fn parse_with<T, E: core::fmt::Display>(
     parse: impl FnOnce(&str) -> Result<T, E>,
 ) -> Result<T, Refusal> {
     parse(text).map_err(|e| invalid(format!("Field \"{field}\" is not acceptable: {e}.")))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn deep_input_is_refused_for_its_depth_and_strings_do_not_count() {
+        let ok = format!("{}1{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert!(from_text(&ok).is_ok());
+        let deep = format!(
+            "{}1{}",
+            "[".repeat(MAX_DEPTH + 1),
+            "]".repeat(MAX_DEPTH + 1)
+        );
+        let refusal = from_text(&deep).unwrap_err();
+        assert_eq!(refusal.code, Code::InvalidInput);
+        assert!(
+            refusal.message.contains("nested deeper than 32 levels"),
+            "{}",
+            refusal.message
+        );
+        // Far past serde_json's own recursion limit: still this reason, not a parse failure.
+        let very = "{\"a\":".repeat(10_000);
+        assert!(
+            from_text(&very)
+                .unwrap_err()
+                .message
+                .contains("nested deeper")
+        );
+        // Brackets inside strings, and escaped quotes, are text.
+        let text = format!("{{\"s\": \"{}\\\"{}\"}}", "[".repeat(100), "{".repeat(100));
+        assert_eq!(from_text(&text).unwrap()["s"].as_str().unwrap().len(), 201);
+        assert!(
+            from_text("{nope")
+                .unwrap_err()
+                .message
+                .contains("not valid JSON")
+        );
+    }
 }

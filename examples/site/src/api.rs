@@ -28,13 +28,16 @@ impl<T> Answer<T> {
     }
 }
 
-/// `{ok: false, error: {code, message[, claim]}}`: a refusal, on any status.
+/// `{ok: false, isError: true, error: {code, message[, claim]}}`: a refusal, on any status.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RefusalEnvelope {
     /// Always `false`.
     pub ok: bool,
+    /// Always `true`: generic clients look for `isError` to tell a refusal from an answer.
+    #[serde(rename = "isError")]
+    pub is_error: bool,
     pub error: RefusalError,
 }
 

@@ -159,10 +159,11 @@ impl Refusal {
         }
     }
 
-    /// `{ok: false, error: {code, message[, claim]}}`.
+    /// `{ok: false, isError: true, error: {code, message[, claim]}}`.
     pub fn envelope(&self) -> Value {
         json!(crate::api::RefusalEnvelope {
             ok: false,
+            is_error: true,
             error: crate::api::RefusalError {
                 code: self.code.as_str().to_owned(),
                 message: self.message.clone(),

@@ -20,7 +20,6 @@ use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 use wallet_core::Timestamp;
 
 use super::SiteState;
@@ -76,16 +75,18 @@ pub async fn rate_limit(State(state): State<SiteState>, request: Request, next: 
 
 /// 429 with `Retry-After` and the envelope.
 fn too_many(retry_after_secs: u64) -> Response {
-    let body = json!({
-        "ok": false,
-        "error": {
-            "code": "rate_limited",
-            "message": format!(
+    let body = crate::api::RefusalEnvelope {
+        ok: false,
+        is_error: true,
+        error: crate::api::RefusalError {
+            code: "rate_limited".to_owned(),
+            message: format!(
                 "Too many requests from this address; nothing was issued or decided. Try again \
                  in {retry_after_secs} seconds."
             ),
-        }
-    });
+            claim: None,
+        },
+    };
     let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(body)).into_response();
     response
         .headers_mut()

@@ -247,9 +247,14 @@ async fn call(method: &str, path: &str, body: Option<&Value>) -> Result<Value, R
         value.get("error").and_then(Value::as_str),
         value.get("message").and_then(Value::as_str),
     ) {
-        (Some(code), Some(message)) => Ok(json!({
-            "ok": false,
-            "error": { "code": code, "message": message },
+        (Some(code), Some(message)) => Ok(json!(crate::api::RefusalEnvelope {
+            ok: false,
+            is_error: true,
+            error: crate::api::RefusalError {
+                code: code.to_owned(),
+                message: message.to_owned(),
+                claim: None,
+            },
         })),
         _ => Err(unreachable("its answer was not an envelope".to_owned())),
     }
