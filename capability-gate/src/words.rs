@@ -162,8 +162,9 @@ pub fn bits_detail(attribute: Attribute, preview: &Preview) -> String {
 /// not their choice to make.
 pub fn declined(attribute: Attribute) -> String {
     format!(
-        "Declined by the wallet: after what you have already answered about {}, either answer \
-         would narrow it more than your privacy settings allow. It stays unticked.",
+        "Can't be answered: the wallet would decline it, because after what you have already \
+         answered about {}, either answer would narrow it more than your privacy settings \
+         allow. It stays unticked.",
         topic(attribute)
     )
 }
@@ -315,7 +316,7 @@ mod tests {
         );
         assert!(age.contains("at least 18") && age.contains("Not your date of birth"));
         assert!(
-            declined(Attribute::Income).contains("Declined")
+            declined(Attribute::Income).contains("Can't be answered")
                 && declined(Attribute::Income).contains("your income")
         );
     }
