@@ -196,6 +196,14 @@ fn run(options: Options) -> Result<(), String> {
     println!(
         "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}'\n"
     );
+    let manifest = tacit_e2e::workspace_root().join("Cargo.toml");
+    println!(
+        "A desktop agent (MCP over stdio) reaches the same tools through the MCP door; add to its \
+         MCP configuration:\n\n    {{ \"mcpServers\": {{ \"tacit\": {{ \"command\": \"cargo\", \"args\": \
+         [\"run\", \"-q\", \"--manifest-path\", \"{}\", \"-p\", \"tacit-mcp\", \"--\", \
+         \"--devtools-port\", \"{DEBUG_PORT}\"] }} }} }}\n",
+        manifest.display()
+    );
 
     let outcome = if options.agent {
         // The stand-in adds Ana's credential from the issuer the chosen site trusts.
