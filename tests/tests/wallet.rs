@@ -564,7 +564,7 @@ fn wallet_remembers_what_it_revealed_across_a_reload() {
         { "kind": "income_below", "limit": { "amount_minor": 2_900_000, "currency": "EUR" } } ] });
     let id = wallet.request(probe);
     // The consent screen already says so, before anything is granted.
-    wallet.wait_text(&format!("#req-{id}"), "Can't be answered");
+    wallet.wait_text(&format!("#req-{id}"), "Declined by the wallet");
     // And offers nothing to grant: the claim is disabled and unticked.
     let card = wallet
         .page
