@@ -370,17 +370,20 @@ impl App {
     }
 }
 
-/// The agent's input as JSON. Anything that does not survive `JSON.stringify` arrives as a
-/// string the gate will refuse as `invalid_input`.
+/// The agent's input as JSON. Anything that does not survive `JSON.stringify`, or is nested
+/// deeper than `capability_gate::input::MAX_DEPTH`, arrives as a string the gate will refuse as
+/// `invalid_input`.
 fn input_json(input: &JsValue) -> Value {
     if input.is_undefined() || input.is_null() {
         return Value::Null;
     }
+    // Read through the gate's reader: text nested deeper than it allows is refused before any
+    // tool looks at it (and never reaches serde_json's recursion).
     js_sys::JSON::stringify(input)
         .ok()
         .and_then(|s| s.as_string())
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_else(|| Value::String("unserializable input".into()))
+        .and_then(|s| capability_gate::input::from_text(&s).ok())
+        .unwrap_or_else(|| Value::String("unserializable or too deeply nested input".into()))
 }
 
 fn to_js(value: &Value) -> JsValue {
