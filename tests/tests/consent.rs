@@ -509,6 +509,29 @@ const DOB_NEEDLES: [&str; 5] = [
 /// What a DOM-reading agent can see of the person's facts: every needle found in
 /// `document.documentElement.outerHTML`, in any input's value, or in the accessibility tree,
 /// and the district or condition if any control shows it chosen.
+/// Every string an accessibility-tree dump carries under a `value` key (AX values of names,
+/// descriptions, values and properties), one per line; ids and roles' internal names are left out.
+fn ax_text(tree: &Value) -> String {
+    fn walk(value: &Value, key: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if !k.ends_with("Id") && !k.ends_with("Ids") {
+                        walk(v, k, out);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, key, out)),
+            Value::String(text) if key == "value" => out.push(text.clone()),
+            Value::Number(n) if key == "value" => out.push(n.to_string()),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(tree, "", &mut out);
+    out.join("\n")
+}
+
 fn exposed(wallet: &Wallet<'_>) -> Vec<String> {
     let html = wallet
         .page
@@ -538,7 +561,9 @@ fn exposed(wallet: &Wallet<'_>) -> Vec<String> {
         .map(|c| c["value"].as_str().unwrap_or_default().to_owned())
         .collect::<Vec<_>>()
         .join("\n");
-    let ax = tree.to_string();
+    // What the AX tree says (names, values, descriptions, properties), never its node ids: a
+    // backendDOMNodeId such as 1990 is no birth year.
+    let ax = ax_text(&tree);
     let mut found = Vec::new();
     for (name, text) in [
         ("outerHTML", &html),

@@ -46,7 +46,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
     });
     let receipt = &out["result"]["receipt"];
     assert_eq!(receipt["payload"]["audience"], audience);
-    wallet.wait_text("#proposals", "Signed by key");
+    wallet.wait_text("#proposals", "Signed by your signer");
     wallet.page.screenshot("wallet-10-released-signed").unwrap();
 
     // tacit-verify, as a user runs it, with the keys fetched from the running signer.
@@ -78,7 +78,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
 
     // Ending the session locks the wallet and yields a signed receipt for the audience.
     wallet.end_session();
-    wallet.wait_text("#session-receipts", "Signed by key");
+    wallet.wait_text("#session-receipts", "Signed by your signer");
     wallet.wait_text("#lock-pill", "Locked");
     wallet.page.screenshot("wallet-11-session-ended").unwrap();
 }

@@ -249,10 +249,9 @@ pub fn sign_later(proposal_id: String) {
             let note = match outcome {
                 Ok((signed, keys)) => {
                     let who = format!(
-                        "Signed by key {} at {}; the signature verified against the signer's \
-                         published keys.",
-                        signed.key_id,
-                        signed.signed_at.millis()
+                        "Signed by your signer on {}; the signature verified against the \
+                         signer's published keys.",
+                        crate::intl::date_time(signed.signed_at.millis())
                     );
                     match app.gate.attach_signed(&proposal_id, signed, &keys, now()) {
                         Ok(()) => who,
@@ -313,7 +312,10 @@ fn end_session(app: &mut App) {
                     });
                     match checked {
                         Ok(signed) => {
-                            receipt.note = format!("Signed by key {}.", signed.key_id);
+                            receipt.note = format!(
+                                "Signed by your signer on {}.",
+                                crate::intl::date_time(signed.signed_at.millis())
+                            );
                             receipt.signed = Some(signed);
                         }
                         Err(e) => receipt.note = e.note(),

@@ -540,6 +540,7 @@ fn assemble(
     r.push_str(&site_section(site_md));
     r.push_str(credentials_md);
     r.push_str(&fragment(out, "11-proofs.md")?);
+    r.push_str(&fragment(out, "13-targets.md")?);
     r.push_str(&core_section(core_rows));
     Ok(r)
 }
