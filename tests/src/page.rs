@@ -181,9 +181,13 @@ impl Page<'_> {
                 "mobile": viewport.mobile,
             }),
         )?;
-        // Two animation frames: the resize and the layout after it have happened.
+        // Two animation frames: the resize and the layout after it have happened. A tab in the
+        // background gets no animation frames, so a timer ends the wait there (its layout is
+        // brought up to date by the screenshot itself).
         self.eval(
-            "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))",
+            "new Promise((done) => { \
+               requestAnimationFrame(() => requestAnimationFrame(() => done(true))); \
+               setTimeout(() => done(false), 250); })",
         )?;
         Ok(())
     }
