@@ -111,6 +111,18 @@ fn text_of(result: &CallToolResult) -> String {
         .collect()
 }
 
+/// The page draws a request's card in a task after answering the agent: wait for it before the
+/// person acts on it.
+fn wait_card(wallet: &Wallet<'_>, request_id: &str) {
+    wallet
+        .page
+        .wait_for(
+            &format!("!!document.getElementById('dur-{request_id}')"),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+}
+
 fn devtools_port(browser: &Browser) -> u16 {
     let file = browser
         .profile_dir()
@@ -146,6 +158,7 @@ fn a_desktop_agent_lists_follows_calls_and_is_refused_after_revoke() {
         .as_str()
         .unwrap()
         .to_owned();
+    wait_card(&wallet, &request_id);
     let before = door.changes.load(Ordering::SeqCst);
     let granted = wallet.grant(&request_id, "600000", 1);
     let claim = granted[0].clone();
@@ -185,6 +198,7 @@ fn a_desktop_agent_lists_follows_calls_and_is_refused_after_revoke() {
         .as_str()
         .unwrap()
         .to_owned();
+    wait_card(&wallet, &request_id);
     let before = door.changes.load(Ordering::SeqCst);
     let short = wallet.grant(&request_id, "2000", 1)[0].clone();
     door.wait_list(before, |names| names.contains(&short));
