@@ -44,7 +44,8 @@ async fn page() {
         return;
     }
     let html = include_str!("../static/index.html");
-    let start = html.find("<main").unwrap();
+    // From the header (End session lives there) to the confirmation dialog.
+    let start = html.find("<header").unwrap();
     let end = html.find("</dialog>").unwrap() + "</dialog>".len();
     let body = web_sys::window()
         .unwrap()
@@ -121,6 +122,13 @@ async fn a_script_cannot_act_for_the_person() {
     let id = request("n-script").await;
     let before = status(&id).await;
     let grant = format!("document.querySelector('#req-{id} [data-action=grant]')");
+    // The page draws the card in a task after answering the agent.
+    for _ in 0..100 {
+        if js_bool(&format!("return !!{grant}")) {
+            break;
+        }
+        sleep(20).await;
+    }
     // The script click, a dispatched click event, and a keyboard "activation".
     js(&format!("{grant}.click()"));
     js(&format!(
