@@ -228,7 +228,16 @@ fn check_envelope(out: &Value, input_text: &str) {
     let Some(Value::Bool(ok)) = map.get("ok") else {
         panic!("no boolean ok: {out}");
     };
-    assert_eq!(map.len(), 2, "extra fields: {out}");
+    // An answer is {ok, result}; a refusal is {ok, isError: true, error}.
+    let members = if *ok { 2 } else { 3 };
+    assert_eq!(map.len(), members, "extra fields: {out}");
+    if !*ok {
+        assert_eq!(
+            map.get("isError"),
+            Some(&Value::Bool(true)),
+            "refusal without isError: {out}"
+        );
+    }
     if *ok {
         assert!(map.contains_key("result"), "ok without result: {out}");
     } else {
