@@ -193,8 +193,12 @@ impl Page<'_> {
     }
 
     /// Saves a PNG of the whole page (not just the visible part) at `viewport`'s width to
-    /// `target/screenshots/<name>.png` and returns its path. The viewport stays set.
+    /// `target/screenshots/<name>.png` and returns its path. The viewport stays set and the tab
+    /// stays in front.
     pub fn screenshot_at(&self, name: &str, viewport: Viewport) -> Result<PathBuf> {
+        // A tab in the background makes no frames, so `Page.captureScreenshot` never answers
+        // there (CI waited 30 s on a site tab behind the wallet). The person looks at this tab.
+        self.send("Page.bringToFront", json!({}))?;
         self.set_viewport(viewport)?;
         let metrics = self.send("Page.getLayoutMetrics", json!({}))?;
         let height = metrics
