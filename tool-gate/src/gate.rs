@@ -14,6 +14,10 @@ pub enum Change {
     Removed(String, Ended),
 }
 
+/// What [`ToolGate::begin_use`] returns: the tool and the change its use caused, or the
+/// refusal and the change the check found.
+pub type Use<'a, T> = Result<(&'a T, Option<Change>), (Refusal, Option<Change>)>;
+
 #[derive(Debug, Clone)]
 struct Gated<T> {
     tool: T,
@@ -84,11 +88,7 @@ impl<T> ToolGate<T> {
     /// unexpired lease with a use left. Takes the use. On success, returns the tool and the
     /// change the use caused (its last use withdraws it); on refusal, the refusal and the change
     /// the check found (an expiry nobody had ticked yet).
-    pub fn begin_use(
-        &mut self,
-        name: &str,
-        now: i64,
-    ) -> Result<(&T, Option<Change>), (Refusal, Option<Change>)> {
+    pub fn begin_use(&mut self, name: &str, now: i64) -> Use<'_, T> {
         let Some(gated) = self.tools.get_mut(name) else {
             return Err((Refusal::unknown_tool(name), None));
         };

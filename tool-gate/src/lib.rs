@@ -26,6 +26,6 @@ pub mod lease;
 
 pub use audit::{Audit, audit};
 pub use envelope::{Refusal, Reply, envelope};
-pub use gate::{Change, ToolGate};
+pub use gate::{Change, ToolGate, Use};
 pub use host::{Host, HostError, Named, Registry};
 pub use lease::{Ended, Lease, LeaseError, MAX_LEASE_MS, MIN_LEASE_MS};
