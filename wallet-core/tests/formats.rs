@@ -1,0 +1,148 @@
+//! Issue 15, upgradable formats: the profile record sealed in a vault and the disclosure memory
+//! sealed in a stored record carry a format version. Frozen vectors written by earlier builds
+//! open forever and migrate; a record from a newer build is refused, never read as garbage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::path::PathBuf;
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng;
+use serde::{Deserialize, Serialize};
+use time::{Date, macros::date};
+use wallet_core::store::StoredVault;
+use wallet_core::{
+    Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, KdfParams, Money,
+    Passphrase, Profile, ProfileInput, Vault,
+};
+
+const PASSPHRASE: &str = "correct horse battery staple";
+const TODAY: Date = date!(2026 - 12 - 01);
+
+fn vectors() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
+}
+
+fn pass() -> Passphrase {
+    Passphrase::new(PASSPHRASE.to_owned()).unwrap()
+}
+
+fn rng(seed: u64) -> ChaCha20Rng {
+    ChaCha20Rng::seed_from_u64(seed)
+}
+
+fn district(code: &str) -> DistrictId {
+    DistrictId::parse(code).unwrap()
+}
+
+fn condition(code: &str) -> ConditionCode {
+    ConditionCode::parse(code).unwrap()
+}
+
+/// The profile in the frozen record vector: several conditions, another currency than vault-v1.
+fn record_input() -> ProfileInput {
+    ProfileInput {
+        income_minor: 4_150_000,
+        currency: "SEK".to_owned(),
+        date_of_birth: "1968-10-31".to_owned(),
+        district: "westend".to_owned(),
+        conditions: vec!["diabetes".to_owned(), "epilepsy".to_owned()],
+    }
+}
+
+/// A memory that knows something about every attribute, with one attribute reset (epoch 1).
+/// Deterministic: the frozen vector's memory must equal it in every future build.
+fn rich_ledger(profile: &Profile) -> DisclosureLedger {
+    let mut ledger = DisclosureLedger::default();
+    let sek = Currency::parse("SEK").unwrap();
+    let claims = [
+        Claim::income_below(Money {
+            amount_minor: 6_000_000,
+            currency: sek,
+        })
+        .unwrap(),
+        Claim::age_at_least(18).unwrap(),
+        Claim::age_at_least(50).unwrap(),
+        Claim::resides_in(
+            ["altstadt", "nordhafen", "westend", "ostkreuz", "lindenau"].map(district),
+        )
+        .unwrap(),
+        Claim::has_none_of(["asthma", "pregnancy"].map(condition)).unwrap(),
+    ];
+    for claim in &claims {
+        ledger.answer(profile, claim, TODAY);
+    }
+    ledger.reset(Attribute::District);
+    let again =
+        Claim::resides_in(["westend", "suedpark", "bergfeld", "altstadt"].map(district)).unwrap();
+    ledger.answer(profile, &again, TODAY);
+    ledger
+}
+
+/// A stored record (record format 2, memory sealed in it) frozen as today's build writes it.
+#[derive(Serialize, Deserialize)]
+struct RecordVector {
+    comment: String,
+    passphrase: String,
+    today: String,
+    /// The profile sealed in the record's vault.
+    profile: ProfileInput,
+    /// The highest memory generation the browser had seen when the record was written.
+    floor: u64,
+    /// `localStorage` text of the record.
+    record: String,
+}
+
+/// Writes `store-v2.json` once, with the build of 1 December 2026 (profile record format 1,
+/// memory format 1). `cargo test -p wallet-core --test formats -- --ignored`. Never regenerate.
+#[test]
+#[ignore = "writes a frozen vector; never regenerate"]
+fn write_frozen_record_vector() {
+    let profile = Profile::new(&record_input(), TODAY).unwrap();
+    let mut rng = rng(20_261_201);
+    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng).unwrap();
+    let record = StoredVault::sealed(7, &vault, &rich_ledger(&profile), &mut rng).unwrap();
+    let vector = RecordVector {
+        comment: "Stored record (record format 2) as written before issue 15: an unversioned \
+                  profile record (profile format 1) in the vault and an unversioned disclosure \
+                  memory (memory format 1) sealed in the record. Must open and migrate in every \
+                  future version. Never regenerate."
+            .to_owned(),
+        passphrase: PASSPHRASE.to_owned(),
+        today: wallet_core::profile::format_date(TODAY),
+        profile: record_input(),
+        floor: 7,
+        record: record.encode(),
+    };
+    std::fs::write(
+        vectors().join("store-v2.json"),
+        serde_json::to_string_pretty(&vector).unwrap() + "\n",
+    )
+    .unwrap();
+}
+
+fn read_record_vector() -> RecordVector {
+    serde_json::from_str(&std::fs::read_to_string(vectors().join("store-v2.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn frozen_record_from_before_versions_opens_and_migrates() {
+    let vector = read_record_vector();
+    let today = wallet_core::profile::parse_date(&vector.today).unwrap();
+    let expected = Profile::new(&vector.profile, today).unwrap();
+    let record = StoredVault::decode(&vector.record).unwrap();
+    let pass = Passphrase::new(vector.passphrase.clone()).unwrap();
+    let (vault, profile) = Vault::open(&record.envelope_bytes().unwrap(), &pass).unwrap();
+    assert_eq!(profile, expected);
+    let (ledger, origin) = record
+        .open_memory(&vault, Some(vector.floor), None)
+        .unwrap();
+    assert_eq!(origin, wallet_core::store::MemoryOrigin::Sealed(7));
+    assert_eq!(ledger, rich_ledger(&expected));
+    assert_eq!(
+        ledger.epochs().district,
+        1,
+        "the vector's memory has a reset"
+    );
+}
