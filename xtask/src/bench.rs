@@ -345,7 +345,7 @@ fn fetch_hash_wasm(out: &Path) -> Result<HashWasm, String> {
         .map_err(|e| {
             format!("{e}: the in-page baseline needs {HASH_WASM} from the npm registry (is `npm` installed?)")
         })?;
-        let tarball = json_string(&json, "filename")
+        let tarball = json_string(&json, "/0/filename")
             .ok_or_else(|| format!("npm pack printed no filename: {json}"))?;
         run(
             "untar hash-wasm",
@@ -366,30 +366,20 @@ fn fetch_hash_wasm(out: &Path) -> Result<HashWasm, String> {
     let json = fs::read_to_string(&meta).map_err(|e| format!("reading {}: {e}", meta.display()))?;
     Ok(HashWasm {
         file,
-        integrity: json_string(&json, "integrity").unwrap_or_else(|| "unknown".to_owned()),
+        integrity: json_string(&json, "/0/integrity").unwrap_or_else(|| "unknown".to_owned()),
     })
 }
 
-/// The first string value of `"key"` in a JSON text (enough for npm's and criterion's flat
-/// fields; xtask carries no JSON parser).
-fn json_string(json: &str, key: &str) -> Option<String> {
-    let at = json.find(&format!("\"{key}\""))?;
-    let rest = json[at + key.len() + 2..].trim_start().strip_prefix(':')?;
-    let rest = rest.trim_start().strip_prefix('"')?;
-    Some(rest[..rest.find('"')?].to_owned())
+/// The string at `pointer` (RFC 6901) in a JSON text.
+fn json_string(json: &str, pointer: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value.pointer(pointer)?.as_str().map(str::to_owned)
 }
 
-/// The first number value of `"key"` after `after` in a JSON text.
-fn json_number(json: &str, after: &str, key: &str) -> Option<f64> {
-    let start = json.find(after)?;
-    let json = &json[start..];
-    let at = json.find(&format!("\"{key}\""))?;
-    let rest = json[at + key.len() + 2..].trim_start().strip_prefix(':')?;
-    let rest = rest.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
+/// The number at `pointer` (RFC 6901) in a JSON text.
+fn json_number(json: &str, pointer: &str) -> Option<f64> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value.pointer(pointer)?.as_f64()
 }
 
 /// Criterion's median estimate (ns) of each [`CORE`] bench, if written since `since`.
@@ -406,7 +396,7 @@ fn core_figures(since: SystemTime) -> Vec<(&'static str, Option<f64>)> {
             let median = fresh
                 .then(|| fs::read_to_string(&path).ok())
                 .flatten()
-                .and_then(|json| json_number(&json, "\"median\"", "point_estimate"));
+                .and_then(|json| json_number(&json, "/median/point_estimate"));
             (*label, median)
         })
         .collect()
@@ -646,15 +636,18 @@ fn size_table(read: &dyn Fn(&str) -> Result<String, String>) -> Result<(String, 
     let mut wallet_raw = None;
     for site in SITES {
         let json = read(site.name)?;
-        let n = |after: &str, key: &str| json_number(&json, after, key).unwrap_or(f64::NAN);
-        let (raw, gzip) = (n("\"wasm\"", "raw_bytes"), n("\"wasm\"", "gzip_bytes"));
+        let n = |pointer: &str| json_number(&json, pointer).unwrap_or(f64::NAN);
+        let (raw, gzip) = (n("/wasm/raw_bytes"), n("/wasm/gzip_bytes"));
         let (pre_raw, pre_gzip) = (
-            n("\"wasm_before_opt\"", "raw_bytes"),
-            n("\"wasm_before_opt\"", "gzip_bytes"),
+            n("/wasm_before_opt/raw_bytes"),
+            n("/wasm_before_opt/gzip_bytes"),
         );
-        let (js_raw, js_gzip) = (n("\"js\"", "raw_bytes"), n("\"js\"", "gzip_bytes"));
+        let (js_raw, js_gzip) = (n("/js/raw_bytes"), n("/js/gzip_bytes"));
         let base = *wallet_raw.get_or_insert(raw);
-        let optimised = json.contains("\"wasm_opt\": true");
+        let optimised = serde_json::from_str::<serde_json::Value>(&json)
+            .ok()
+            .and_then(|v| v.get("wasm_opt").and_then(serde_json::Value::as_bool))
+            .unwrap_or(false);
         r.push_str(&format!(
             "| {} | {} | {} | {} | {} | {:.2} | {:.2} | {} / {} | {} |\n",
             site.name,
@@ -669,7 +662,7 @@ fn size_table(read: &dyn Fn(&str) -> Result<String, String>) -> Result<(String, 
             if optimised {
                 format!(
                     "`{}`",
-                    json_string(&json, "wasm_opt_level").unwrap_or_default()
+                    json_string(&json, "/wasm_opt_level").unwrap_or_default()
                 )
             } else {
                 "**no** (not optimised)".to_owned()
@@ -707,17 +700,17 @@ mod tests {
     fn reads_npm_and_criterion_fields() {
         let npm = r#"[{"id": "hash-wasm@4.13.0", "integrity": "sha512-abc==", "filename": "hash-wasm-4.13.0.tgz"}]"#;
         assert_eq!(
-            json_string(npm, "filename").unwrap(),
+            json_string(npm, "/0/filename").unwrap(),
             "hash-wasm-4.13.0.tgz"
         );
-        assert_eq!(json_string(npm, "integrity").unwrap(), "sha512-abc==");
+        assert_eq!(json_string(npm, "/0/integrity").unwrap(), "sha512-abc==");
         let est = r#"{"mean":{"point_estimate":5.0},"median":{"confidence_interval":{"lower_bound":1.0},"point_estimate":123456789.5,"standard_error":2.0}}"#;
         assert_eq!(
-            json_number(est, "\"median\"", "point_estimate"),
+            json_number(est, "/median/point_estimate"),
             Some(123_456_789.5)
         );
         let size = r#"{ "wasm": { "raw_bytes": 713960, "gzip_bytes": 233692 }, "js": { "raw_bytes": 35466, "gzip_bytes": 6338 } }"#;
-        assert_eq!(json_number(size, "\"js\"", "raw_bytes"), Some(35466.0));
+        assert_eq!(json_number(size, "/js/raw_bytes"), Some(35466.0));
     }
 
     #[test]
