@@ -135,4 +135,9 @@ pub enum Error {
         "the disclosure memory stored with this profile is missing, damaged or older than the last one saved here; the wallet will not answer from a fresh memory"
     )]
     MemoryUnreadable,
+
+    /// A record (the sealed profile or the disclosure memory) was written by a newer Tacit.
+    /// Reported only once the vault's key authenticated it; the record is left unchanged.
+    #[error(transparent)]
+    NewerFormat(#[from] crate::format::NewerFormat),
 }

@@ -135,6 +135,79 @@ pub struct DisclosureLedger {
     epochs: Epochs,
 }
 
+/// Format 1 of the ledger's fields (the disclosure memory of memory formats 1 and 2, and the
+/// companion blob of record format 1). Frozen, with its own copies of [`Floors`] and [`Epochs`]:
+/// a change to the ledger's fields is a new memory format (see [`crate::format`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LedgerV1 {
+    floors: FloorsV1,
+    income_currency: Option<Currency>,
+    income_not_currency: BTreeSet<Currency>,
+    income_lo: u64,
+    income_hi: u64,
+    dob_lo: Option<Date>,
+    dob_hi: Option<Date>,
+    dob_first_asked: Option<Date>,
+    districts: BTreeSet<DistrictId>,
+    conditions_absent: BTreeSet<ConditionCode>,
+    conditions_some_of: BTreeSet<BTreeSet<ConditionCode>>,
+    /// Ledgers stored before epochs existed read as all zero.
+    #[serde(default)]
+    epochs: EpochsV1,
+}
+
+/// [`Floors`] as format 1 wrote them. Frozen.
+#[derive(Deserialize)]
+struct FloorsV1 {
+    income_band_minor: u64,
+    age_band_days: i64,
+    district_candidates: usize,
+    condition_candidates: usize,
+}
+
+/// [`Epochs`] as format 1 wrote them. Frozen.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpochsV1 {
+    income: u64,
+    age: u64,
+    district: u64,
+    conditions: u64,
+}
+
+impl From<LedgerV1> for DisclosureLedger {
+    /// Format 1 to the current ledger: the same memory.
+    fn from(v1: LedgerV1) -> Self {
+        let f = v1.floors;
+        let e = v1.epochs;
+        Self {
+            floors: Floors {
+                income_band_minor: f.income_band_minor,
+                age_band_days: f.age_band_days,
+                district_candidates: f.district_candidates,
+                condition_candidates: f.condition_candidates,
+            },
+            income_currency: v1.income_currency,
+            income_not_currency: v1.income_not_currency,
+            income_lo: v1.income_lo,
+            income_hi: v1.income_hi,
+            dob_lo: v1.dob_lo,
+            dob_hi: v1.dob_hi,
+            dob_first_asked: v1.dob_first_asked,
+            districts: v1.districts,
+            conditions_absent: v1.conditions_absent,
+            conditions_some_of: v1.conditions_some_of,
+            epochs: Epochs {
+                income: e.income,
+                age: e.age,
+                district: e.district,
+                conditions: e.conditions,
+            },
+        }
+    }
+}
+
 /// Per-attribute version of the fact the memory describes (see [`DisclosureLedger::reset`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

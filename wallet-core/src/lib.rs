@@ -18,6 +18,7 @@ pub mod catalogue;
 pub mod claim;
 pub mod error;
 pub mod form;
+pub mod format;
 pub mod ledger;
 pub mod log;
 pub mod profile;
@@ -30,6 +31,7 @@ pub mod vault;
 
 pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
 pub use error::{Error, Field};
+pub use format::{NewerFormat, ReadError};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};
 pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
 pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};
@@ -38,4 +40,4 @@ pub use receipt::{
     derive_key_id,
 };
 pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
-pub use vault::{Envelope, KdfParams, Passphrase, Vault};
+pub use vault::{Envelope, KdfParams, OpenError, Passphrase, Vault};

@@ -8,6 +8,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::catalogue;
 use crate::error::{Error, Field};
+use crate::format::{self, ReadError, Record};
 
 /// Largest income accepted, in minor units (one billion major units). Also the top of the
 /// disclosure ledger's income domain.
@@ -152,12 +153,17 @@ impl core::fmt::Debug for ProfileInput {
     }
 }
 
+/// The profile record format this build writes and the newest it reads (see [`crate::format`]).
+/// Format 1: the fields, no `format` member. Format 2: the same fields and `format: 2`.
+pub const PROFILE_FORMAT: u32 = 2;
+
 /// The validated profile. Its `Debug` prints no value; its memory is wiped on drop.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+///
+/// Its serde form is the current profile record (format [`PROFILE_FORMAT`], strict): what the
+/// vault seals. To read a record of any format, use [`Profile::from_record`].
+#[derive(Clone, PartialEq, Eq)]
 pub struct Profile {
     income: Money,
-    #[serde(with = "iso_date")]
     date_of_birth: Date,
     district: DistrictId,
     conditions: BTreeSet<ConditionCode>,
@@ -246,6 +252,111 @@ impl Profile {
                 .iter()
                 .map(|c| c.as_str().to_owned())
                 .collect(),
+        }
+    }
+}
+
+impl Profile {
+    /// Reads a profile record of any format this build knows, strictly, and migrates it to
+    /// the current one. A record from a newer Tacit is [`ReadError::Newer`], never read in part.
+    pub fn from_record(bytes: &[u8]) -> Result<Self, ReadError> {
+        use records::{V1, V2};
+        let record = Record::Profile;
+        match format::version_of(bytes, record, PROFILE_FORMAT)? {
+            1 => format::parse::<V1>(bytes, record).map(|v1| v1.migrate().into_profile()),
+            2 => format::parse::<V2>(bytes, record).map(V2::into_profile),
+            // `version_of` returns no other format for `PROFILE_FORMAT`.
+            _ => Err(ReadError::Malformed(record)),
+        }
+    }
+}
+
+impl Serialize for Profile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        records::Current {
+            format: format::Tag,
+            income: self.income,
+            date_of_birth: self.date_of_birth,
+            district: &self.district,
+            conditions: &self.conditions,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        records::V2::deserialize(d).map(records::V2::into_profile)
+    }
+}
+
+/// The wire structs of each profile record format. Frozen: a format, once released, is never
+/// edited; a new field means a new format (see [`crate::format`]).
+mod records {
+    use std::collections::BTreeSet;
+
+    use serde::{Deserialize, Serialize};
+    use time::Date;
+
+    use super::{ConditionCode, DistrictId, Money, Profile, iso_date};
+    use crate::format::Tag;
+
+    /// What this build writes: format 2, borrowed from the profile (no copy to wipe).
+    #[derive(Serialize)]
+    pub(super) struct Current<'a> {
+        pub format: Tag<2>,
+        pub income: Money,
+        #[serde(with = "iso_date")]
+        pub date_of_birth: Date,
+        pub district: &'a DistrictId,
+        pub conditions: &'a BTreeSet<ConditionCode>,
+    }
+
+    /// Format 1 (before issue 15): the fields, no `format` member. Frozen.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct V1 {
+        income: Money,
+        #[serde(with = "iso_date")]
+        date_of_birth: Date,
+        district: DistrictId,
+        conditions: BTreeSet<ConditionCode>,
+    }
+
+    impl V1 {
+        /// Format 1 to format 2: the same facts.
+        pub(super) fn migrate(self) -> V2 {
+            V2 {
+                format: Tag,
+                income: self.income,
+                date_of_birth: self.date_of_birth,
+                district: self.district,
+                conditions: self.conditions,
+            }
+        }
+    }
+
+    /// Format 2: format 1 and `format: 2`. Frozen.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct V2 {
+        #[allow(dead_code)] // checked by its type when parsed
+        format: Tag<2>,
+        income: Money,
+        #[serde(with = "iso_date")]
+        date_of_birth: Date,
+        district: DistrictId,
+        conditions: BTreeSet<ConditionCode>,
+    }
+
+    impl V2 {
+        pub(super) fn into_profile(self) -> Profile {
+            Profile {
+                income: self.income,
+                date_of_birth: self.date_of_birth,
+                district: self.district,
+                conditions: self.conditions,
+            }
         }
     }
 }

@@ -15,6 +15,10 @@
 //! A record whose memory is missing, will not open or is older is refused
 //! ([`Error::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
 //!
+//! The memory's plaintext is a versioned record ([`MEMORY_FORMAT`], see [`crate::format`]):
+//! older formats are migrated on reading; a memory from a newer Tacit is
+//! [`Error::NewerFormat`], and the page must not overwrite it.
+//!
 //! Records of format 1 (`{generation, envelope}`, the memory sealed beside them under the
 //! label `"ledger"`) still open: their memory is read from that companion blob, and the page
 //! writes a format-2 record at once.
@@ -25,7 +29,8 @@ use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::ledger::DisclosureLedger;
+use crate::format::{self, ReadError, Record, Tag};
+use crate::ledger::{DisclosureLedger, LedgerV1};
 use crate::vault::{Envelope, Vault};
 
 /// The seal label of the memory inside a record.
@@ -47,12 +52,56 @@ pub struct StoredVault {
     pub memory: Option<String>,
 }
 
-/// The plaintext of a sealed memory.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The memory record format this build writes and the newest it reads (see
+/// [`crate::format`]). Format 1: `{generation, ledger}`. Format 2: the same and `format: 2`.
+pub const MEMORY_FORMAT: u32 = 2;
+
+/// The plaintext of a sealed memory, as this build writes it (format 2).
+#[derive(Serialize)]
+struct SealedMemoryOut<'a> {
+    format: Tag<2>,
+    generation: u64,
+    ledger: &'a DisclosureLedger,
+}
+
+/// A sealed memory of any known format, migrated to the current one.
 struct SealedMemory {
     generation: u64,
     ledger: DisclosureLedger,
+}
+
+/// Memory format 1 (before issue 15). Frozen.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryV1 {
+    generation: u64,
+    ledger: LedgerV1,
+}
+
+/// Memory format 2: format 1 and `format: 2`. Frozen (its ledger is [`LedgerV1`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryV2 {
+    #[allow(dead_code)] // checked by its type when parsed
+    format: Tag<2>,
+    generation: u64,
+    ledger: LedgerV1,
+}
+
+impl SealedMemory {
+    /// Reads a memory record of any format this build knows and migrates it.
+    fn read(bytes: &[u8]) -> Result<Self, ReadError> {
+        let record = Record::Memory;
+        let (generation, ledger) = match format::version_of(bytes, record, MEMORY_FORMAT)? {
+            1 => format::parse::<MemoryV1>(bytes, record).map(|m| (m.generation, m.ledger))?,
+            2 => format::parse::<MemoryV2>(bytes, record).map(|m| (m.generation, m.ledger))?,
+            _ => return Err(ReadError::Malformed(record)),
+        };
+        Ok(Self {
+            generation,
+            ledger: ledger.into(),
+        })
+    }
 }
 
 /// How a record's memory was read.
@@ -98,9 +147,10 @@ impl StoredVault {
         if Envelope::parse(envelope)?.vault_id() != vault.envelope().vault_id() {
             return Err(Error::StoreFormat("the envelope belongs to another vault"));
         }
-        let plaintext = serde_json::to_vec(&SealedMemory {
+        let plaintext = serde_json::to_vec(&SealedMemoryOut {
+            format: Tag,
             generation,
-            ledger: ledger.clone(),
+            ledger,
         })
         .map_err(|_| Error::Seal("the disclosure memory could not be serialised"))?;
         let sealed = vault.seal_aux(MEMORY_LABEL, &plaintext, rng)?;
@@ -164,8 +214,12 @@ impl StoredVault {
                 let plaintext = vault
                     .open_aux(MEMORY_LABEL, &sealed)
                     .map_err(|_| Error::MemoryUnreadable)?;
-                let memory: SealedMemory =
-                    serde_json::from_slice(&plaintext).map_err(|_| Error::MemoryUnreadable)?;
+                // A newer memory is refused as such (and must not be overwritten); anything
+                // else unreadable is the one fail-closed error.
+                let memory = SealedMemory::read(&plaintext).map_err(|e| match e {
+                    ReadError::Newer(newer) => Error::NewerFormat(newer),
+                    ReadError::Malformed(_) => Error::MemoryUnreadable,
+                })?;
                 if floor.is_some_and(|f| memory.generation < f) {
                     return Err(Error::MemoryUnreadable);
                 }
@@ -177,9 +231,9 @@ impl StoredVault {
                 let plaintext = vault
                     .open_aux(LEGACY_LEDGER_LABEL, blob)
                     .map_err(|_| Error::MemoryUnreadable)?;
-                let ledger =
-                    serde_json::from_slice(&plaintext).map_err(|_| Error::MemoryUnreadable)?;
-                Ok((ledger, MemoryOrigin::Migrated))
+                let ledger = format::parse::<LedgerV1>(&plaintext, Record::Memory)
+                    .map_err(|_| Error::MemoryUnreadable)?;
+                Ok((ledger.into(), MemoryOrigin::Migrated))
             }
             (None, None, None) => Ok((DisclosureLedger::default(), MemoryOrigin::Fresh)),
         }

@@ -41,9 +41,16 @@
 //!   [`Error::KdfParamsTooCostly`], since no vault could open it.
 //! - Opening a header that asks for more than m = 1 GiB, t = 10 or p = 16 is refused before
 //!   Argon2 runs, so a hostile file cannot hang the page or exhaust its memory.
-//! - [`Vault::open`] reports every failure — bad magic, truncation, unknown version, hostile
+//! - [`Vault::unlock`] reports every failure — bad magic, truncation, unknown version, hostile
 //!   parameters, wrong passphrase, any tampered byte, undecodable profile — as the one
-//!   [`Error::CannotOpen`]. [`Envelope::parse`] (no secret involved) says what is malformed.
+//!   [`OpenError::CannotOpen`]. [`Envelope::parse`] (no secret involved) says what is malformed.
+//!   The one exception comes after the passphrase authenticated the vault: a profile record
+//!   from a newer Tacit ([`crate::format`]) is [`OpenError::NewerFormat`], never read in part.
+//!
+//! # The sealed profile
+//! The plaintext is the profile record: JSON with a `format` member (see
+//! [`crate::profile::PROFILE_FORMAT`]); records without one are format 1 and are migrated on
+//! opening. Resealing writes the current format.
 //!
 //! # Randomness
 //! [`Vault::create`] draws, in this order: salt, vault id, data key, wrap nonce, seal nonce.
@@ -59,7 +66,29 @@ use rand_core::CryptoRng;
 use zeroize::Zeroizing;
 
 use crate::error::Error;
+use crate::format::{NewerFormat, ReadError};
 use crate::profile::Profile;
+
+/// Why [`Vault::unlock`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// Wrong passphrase, tampering, truncation, a hostile header, an undecodable profile:
+    /// deliberately one uninformative variant.
+    #[error("the passphrase is wrong or the vault is damaged")]
+    CannotOpen,
+    /// The passphrase opened the vault, but its profile record was written by a newer Tacit.
+    #[error(transparent)]
+    NewerFormat(NewerFormat),
+}
+
+impl From<OpenError> for Error {
+    fn from(error: OpenError) -> Self {
+        match error {
+            OpenError::CannotOpen => Error::CannotOpen,
+            OpenError::NewerFormat(newer) => Error::NewerFormat(newer),
+        }
+    }
+}
 
 /// The first eight bytes of every vault.
 pub const MAGIC: [u8; 8] = *b"TACITVLT";
@@ -399,15 +428,46 @@ impl Vault {
         Ok(vault)
     }
 
-    /// Opens a vault's bytes. Every failure is [`Error::CannotOpen`], whatever its cause.
+    /// Opens a vault's bytes: [`Vault::unlock`] with its error in the crate's [`Error`]
+    /// ([`Error::CannotOpen`], or [`Error::NewerFormat`]).
     pub fn open(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), Error> {
-        Self::try_open(bytes, passphrase)
-            .or_else(|| Self::try_open(bytes, &passphrase.as_given()?))
-            .ok_or(Error::CannotOpen)
+        Self::unlock(bytes, passphrase).map_err(Error::from)
     }
 
-    fn try_open(bytes: &[u8], passphrase: &Passphrase) -> Option<(Self, Profile)> {
-        let envelope = Envelope::parse(bytes).ok()?;
+    /// Opens a vault's bytes and reads its profile record, migrating an older format.
+    ///
+    /// Every failure is [`OpenError::CannotOpen`], whatever its cause, with one exception
+    /// reported only after the passphrase has authenticated the vault: a profile record from a
+    /// newer Tacit is [`OpenError::NewerFormat`] (the caller must leave the vault as it is).
+    pub fn unlock(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), OpenError> {
+        let envelope = Envelope::parse(bytes).map_err(|_| OpenError::CannotOpen)?;
+        let data_key = match Self::unwrap_key(&envelope, passphrase) {
+            Some(key) => key,
+            None => passphrase
+                .as_given()
+                .and_then(|given| Self::unwrap_key(&envelope, &given))
+                .ok_or(OpenError::CannotOpen)?,
+        };
+        let mut plaintext = Zeroizing::new(envelope.sealed.clone());
+        cipher(&data_key)
+            .decrypt_in_place(
+                &Nonce::from(envelope.seal_nonce),
+                &envelope.seal_aad(),
+                &mut *plaintext,
+            )
+            .map_err(|_| OpenError::CannotOpen)?;
+        let profile = Profile::from_record(&plaintext).map_err(|e| match e {
+            ReadError::Newer(newer) => OpenError::NewerFormat(newer),
+            ReadError::Malformed(_) => OpenError::CannotOpen,
+        })?;
+        Ok((Self { envelope, data_key }, profile))
+    }
+
+    /// The data key, if `passphrase` unwraps it (which authenticates every header byte).
+    fn unwrap_key(
+        envelope: &Envelope,
+        passphrase: &Passphrase,
+    ) -> Option<Zeroizing<[u8; KEY_LEN]>> {
         let data_key = {
             let kek = derive_kek(passphrase, &envelope.salt, envelope.params).ok()?;
             let (ciphertext, tag) = envelope.wrapped_key.split_at_checked(KEY_LEN)?;
@@ -424,16 +484,7 @@ impl Vault {
                 .ok()?;
             data_key
         };
-        let mut plaintext = Zeroizing::new(envelope.sealed.clone());
-        cipher(&data_key)
-            .decrypt_in_place(
-                &Nonce::from(envelope.seal_nonce),
-                &envelope.seal_aad(),
-                &mut *plaintext,
-            )
-            .ok()?;
-        let profile = serde_json::from_slice(&plaintext).ok()?;
-        Some((Self { envelope, data_key }, profile))
+        Some(data_key)
     }
 
     /// The envelope's bytes, to be stored by the caller.
@@ -636,5 +687,148 @@ impl std::io::Write for ByteCounter {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    use super::*;
+    use crate::format::Record;
+    use crate::profile::{PROFILE_FORMAT, ProfileInput};
+
+    const PASS: &str = "correct horse battery staple";
+
+    fn profile() -> Profile {
+        let input = ProfileInput {
+            income_minor: 2_840_000,
+            currency: "EUR".to_owned(),
+            date_of_birth: "1990-02-28".to_owned(),
+            district: "nordhafen".to_owned(),
+            conditions: vec!["asthma".to_owned()],
+        };
+        Profile::new(&input, time::macros::date!(2026 - 12 - 01)).unwrap()
+    }
+
+    /// A vault whose sealed plaintext is `plaintext`, as any build (or a hostile one holding
+    /// the key) could seal it.
+    fn vault_sealing(plaintext: &[u8]) -> Vec<u8> {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        let pass = Passphrase::new(PASS.to_owned()).unwrap();
+        let mut vault = Vault::create(&profile(), &pass, KdfParams::MINIMUM, &mut rng).unwrap();
+        vault.envelope.sealed = cipher(&vault.data_key)
+            .encrypt(
+                &Nonce::from(vault.envelope.seal_nonce),
+                Payload {
+                    msg: plaintext,
+                    aad: &vault.envelope.seal_aad(),
+                },
+            )
+            .unwrap();
+        vault.to_bytes()
+    }
+
+    fn current_json() -> String {
+        serde_json::to_string(&profile()).unwrap()
+    }
+
+    #[test]
+    fn vault_profile_record_from_a_newer_tacit_is_refused_as_such() {
+        let newer = current_json().replacen(
+            &format!("\"format\":{PROFILE_FORMAT}"),
+            &format!("\"format\":{},\"hobby\":\"chess\"", PROFILE_FORMAT + 1),
+            1,
+        );
+        assert!(newer.contains("hobby"), "{newer}");
+        let bytes = vault_sealing(newer.as_bytes());
+        let pass = Passphrase::new(PASS.to_owned()).unwrap();
+        let expected = NewerFormat {
+            record: Record::Profile,
+            found: PROFILE_FORMAT + 1,
+            known: PROFILE_FORMAT,
+        };
+        assert_eq!(
+            Vault::unlock(&bytes, &pass).unwrap_err(),
+            OpenError::NewerFormat(expected)
+        );
+        assert_eq!(
+            Vault::open(&bytes, &pass).unwrap_err(),
+            Error::NewerFormat(expected)
+        );
+        assert!(
+            Error::NewerFormat(expected)
+                .to_string()
+                .contains("made by a newer Tacit")
+        );
+        // Without the passphrase nothing is revealed, not even that the record is newer.
+        let wrong = Passphrase::new("not the passphrase".to_owned()).unwrap();
+        assert_eq!(
+            Vault::unlock(&bytes, &wrong).unwrap_err(),
+            OpenError::CannotOpen
+        );
+    }
+
+    #[test]
+    fn vault_opens_every_known_profile_format_and_refuses_malformed_ones() {
+        let pass = Passphrase::new(PASS.to_owned()).unwrap();
+        let current = current_json();
+        let v1 = current.replacen(&format!("\"format\":{PROFILE_FORMAT},"), "", 1);
+        assert!(!v1.contains("format"), "{v1}");
+        for (text, opens) in [
+            (current.clone(), true),
+            (v1.clone(), true),
+            // An unknown field in a known format, or a field in the wrong format, is refused.
+            (current.replacen('{', "{\"ssn\":\"123\",", 1), false),
+            (v1.replacen('{', "{\"ssn\":\"123\",", 1), false),
+            (v1.replacen('{', "{\"format\":1,", 1), false),
+            (v1.replacen('{', "{\"format\":0,", 1), false),
+            (current.replacen("\"format\"", "\"Format\"", 1), false),
+            ("{}".to_owned(), false),
+            ("not json".to_owned(), false),
+        ] {
+            let result = Vault::unlock(&vault_sealing(text.as_bytes()), &pass);
+            match result {
+                Ok((_, opened)) => {
+                    assert!(opens, "{text} opened");
+                    assert_eq!(opened, profile());
+                }
+                Err(e) => {
+                    assert!(!opens, "{text}: {e:?}");
+                    assert_eq!(e, OpenError::CannotOpen, "{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vault_reseal_writes_the_current_format() {
+        let bytes = vault_sealing(
+            current_json()
+                .replacen(&format!("\"format\":{PROFILE_FORMAT},"), "", 1)
+                .as_bytes(),
+        );
+        let pass = Passphrase::new(PASS.to_owned()).unwrap();
+        let (mut vault, migrated) = Vault::unlock(&bytes, &pass).unwrap();
+        vault
+            .reseal(&migrated, &mut ChaCha20Rng::seed_from_u64(6))
+            .unwrap();
+        let plaintext = cipher(&vault.data_key)
+            .decrypt(
+                &Nonce::from(vault.envelope.seal_nonce),
+                Payload {
+                    msg: &vault.envelope.sealed,
+                    aad: &vault.envelope.seal_aad(),
+                },
+            )
+            .unwrap();
+        assert!(
+            String::from_utf8(plaintext)
+                .unwrap()
+                .starts_with(&format!("{{\"format\":{PROFILE_FORMAT},"))
+        );
     }
 }

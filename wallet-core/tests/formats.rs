@@ -10,10 +10,11 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 use time::{Date, macros::date};
-use wallet_core::store::StoredVault;
+use wallet_core::format::Record;
+use wallet_core::store::{MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
 use wallet_core::{
-    Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, KdfParams, Money,
-    Passphrase, Profile, ProfileInput, Vault,
+    Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, Error, KdfParams,
+    Money, NewerFormat, Passphrase, Profile, ProfileInput, Vault,
 };
 
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -144,5 +145,138 @@ fn frozen_record_from_before_versions_opens_and_migrates() {
         ledger.epochs().district,
         1,
         "the vector's memory has a reset"
+    );
+}
+
+// ----- the memory record: every known format reads, a newer one is refused ------------------
+
+fn record_vault() -> (Vault, Profile) {
+    let profile = Profile::new(&record_input(), TODAY).unwrap();
+    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng(11)).unwrap();
+    (vault, profile)
+}
+
+/// A record whose memory plaintext is `plaintext`, sealed under `vault`'s key as any build
+/// (or a hostile page holding the key) could seal it.
+fn record_with_memory(vault: &Vault, plaintext: &str) -> StoredVault {
+    let sealed = vault
+        .seal_aux(MEMORY_LABEL, plaintext.as_bytes(), &mut rng(12))
+        .unwrap();
+    StoredVault {
+        generation: 9,
+        envelope: hex::encode(vault.to_bytes()),
+        memory: Some(hex::encode(sealed)),
+    }
+}
+
+fn ledger_json(ledger: &DisclosureLedger) -> String {
+    serde_json::to_string(ledger).unwrap()
+}
+
+#[test]
+fn memory_of_every_known_format_reads_and_migrates() {
+    let (vault, profile) = record_vault();
+    let ledger = rich_ledger(&profile);
+    let body = format!(r#""generation":9,"ledger":{}"#, ledger_json(&ledger));
+    for text in [
+        format!("{{{body}}}"),
+        format!(r#"{{"format":2,{body}}}"#),
+        format!(r#"{{{body},"format":2}}"#),
+    ] {
+        let record = record_with_memory(&vault, &text);
+        assert_eq!(
+            record.open_memory(&vault, Some(9), None),
+            Ok((ledger.clone(), MemoryOrigin::Sealed(9))),
+            "{text}"
+        );
+    }
+    // What this build writes reads back as itself.
+    let written = StoredVault::sealed(10, &vault, &ledger, &mut rng(13)).unwrap();
+    assert_eq!(
+        written.open_memory(&vault, Some(10), None),
+        Ok((ledger, MemoryOrigin::Sealed(10)))
+    );
+}
+
+#[test]
+fn memory_from_a_newer_tacit_is_refused_as_such_and_malformed_memory_fails_closed() {
+    let (vault, profile) = record_vault();
+    let ledger = ledger_json(&rich_ledger(&profile));
+    let newer = MEMORY_FORMAT + 1;
+    let record = record_with_memory(
+        &vault,
+        &format!(r#"{{"format":{newer},"generation":9,"ledger":{ledger},"trust":[1]}}"#),
+    );
+    let refused = record.open_memory(&vault, Some(9), None).unwrap_err();
+    assert_eq!(
+        refused,
+        Error::NewerFormat(NewerFormat {
+            record: Record::Memory,
+            found: newer,
+            known: MEMORY_FORMAT,
+        })
+    );
+    assert!(refused.to_string().contains("made by a newer Tacit"));
+    assert!(refused.to_string().contains("disclosure memory"));
+
+    // Unknown members inside a known format, anywhere, stay refused: strictness is kept.
+    let extra_ledger = ledger.replacen('{', r#"{"income_exact":2840000,"#, 1);
+    for text in [
+        format!(r#"{{"format":2,"generation":9,"ledger":{ledger},"x":1}}"#),
+        format!(r#"{{"generation":9,"ledger":{ledger},"x":1}}"#),
+        format!(r#"{{"format":2,"generation":9,"ledger":{extra_ledger}}}"#),
+        format!(r#"{{"generation":9,"ledger":{extra_ledger}}}"#),
+        format!(r#"{{"format":1,"generation":9,"ledger":{ledger}}}"#),
+        format!(r#"{{"format":"2","generation":9,"ledger":{ledger}}}"#),
+        r#"{"format":2,"generation":9}"#.to_owned(),
+        format!(r#"[2,9,{ledger}]"#),
+    ] {
+        let record = record_with_memory(&vault, &text);
+        assert_eq!(
+            record.open_memory(&vault, Some(9), None),
+            Err(Error::MemoryUnreadable),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn profile_record_of_every_known_format_reads_and_unknown_fields_are_refused() {
+    let profile = Profile::new(&record_input(), TODAY).unwrap();
+    let current = serde_json::to_string(&profile).unwrap();
+    let format = wallet_core::profile::PROFILE_FORMAT;
+    assert!(
+        current.starts_with(&format!(r#"{{"format":{format},"#)),
+        "{current}"
+    );
+    let v1 = current.replacen(&format!(r#""format":{format},"#), "", 1);
+    assert_eq!(Profile::from_record(v1.as_bytes()), Ok(profile.clone()));
+    assert_eq!(
+        Profile::from_record(current.as_bytes()),
+        Ok(profile.clone())
+    );
+    assert_eq!(serde_json::from_str::<Profile>(&current).unwrap(), profile);
+    // serde reads the current format only; `from_record` reads them all.
+    assert!(serde_json::from_str::<Profile>(&v1).is_err());
+    for bad in [
+        current.replacen('{', r#"{"ssn":"123","#, 1),
+        v1.replacen('{', r#"{"ssn":"123","#, 1),
+        current.replace("westend", "atlantis"),
+    ] {
+        assert!(Profile::from_record(bad.as_bytes()).is_err(), "{bad}");
+        assert!(serde_json::from_str::<Profile>(&bad).is_err(), "{bad}");
+    }
+    let newer = current.replacen(
+        &format!(r#""format":{format}"#),
+        &format!(r#""format":{}"#, format + 1),
+        1,
+    );
+    assert_eq!(
+        Profile::from_record(newer.as_bytes()),
+        Err(wallet_core::ReadError::Newer(NewerFormat {
+            record: Record::Profile,
+            found: format + 1,
+            known: format,
+        }))
     );
 }
