@@ -207,7 +207,9 @@ impl JsToolGate {
     /// A gate over `modelContext` (default: `document.modelContext`). Throws a `TypeError` when
     /// there is none (no WebMCP in this browser and no polyfill loaded).
     #[wasm_bindgen(constructor)]
-    pub fn new(model_context: Option<ModelContextLike>) -> Result<JsToolGate, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(js_name = "modelContext")] model_context: Option<ModelContextLike>,
+    ) -> Result<JsToolGate, JsValue> {
         let ctx = match model_context {
             Some(ctx) => JsValue::from(ctx),
             None => default_context(),

@@ -1,4 +1,4 @@
-//! Project tasks: `cargo xtask build-web | ci | demo | bench | fuzz`.
+//! Project tasks: `cargo xtask build-web | build-gate-js | ci | demo | bench | fuzz`.
 //!
 //! `ci` is what `.ci/run` calls: it installs what is missing and can be installed, then runs every
 //! check. `build-web` builds the wasm sites into `target/site/<name>/`.
@@ -8,6 +8,7 @@ mod build_web;
 mod ci;
 mod demo;
 mod fuzz;
+mod gate_js;
 
 use std::env;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::ci(&args[1..]),
         Some("build-web") => build_web::build_web(&args[1..], false, build_web::WasmOpt::IfPresent),
+        Some("build-gate-js") => gate_js::build_gate_js(&args[1..]),
         Some("demo") => demo::demo(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
@@ -42,6 +44,9 @@ fn print_help() {
     println!(
         "cargo xtask <task>\n\n\
          build-web [site..]  build the wasm sites into target/site/<site>/ ({})\n\
+         build-gate-js [--locked]\n\
+                             build the tool-gate-js package (wasm-bindgen --target web, with\n\
+                             its .d.ts) and its example page into target/site/gate-example/\n\
          ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests,\n\
                              fuzz smoke (30 s per target)\n\
          demo [--agent [--auto-approve]] [--pharmacy]\n\

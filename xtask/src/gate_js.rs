@@ -1,0 +1,145 @@
+//! `cargo xtask build-gate-js`: the `tool-gate-js` package and its example page.
+//!
+//! Builds `tool-gate-js` for `wasm32-unknown-unknown` with the wallet's profile
+//! (`wasm-release`), runs wasm-bindgen (the `wasm-bindgen-cli-support` library at exactly the
+//! locked `wasm-bindgen` version, as `build-web` does) with `--target web --typescript` into
+//! `target/site/gate-example/pkg/`, copies `examples/gate-page/*` next to it, and prints the
+//! package's size, raw and gzip.
+//!
+//! `wasm-opt` is not run: `build_web`'s `optimise` (with its binaryen 108 externref fix) is
+//! private to that module; the sizes printed are wasm-bindgen's output.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::Path;
+
+use crate::build_web::wasm_bindgen_version;
+use crate::{cargo, run, target_dir, workspace_root};
+
+/// The site directory under `target/site/`.
+pub const SITE: &str = "gate-example";
+const PACKAGE: &str = "tool-gate-js";
+const LIB: &str = "tool_gate_js";
+const PAGE_DIR: &str = "examples/gate-page";
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+const PROFILE: &str = "wasm-release";
+
+/// `cargo xtask build-gate-js [--locked]`.
+pub fn build_gate_js(args: &[String]) -> Result<(), String> {
+    let locked = match args {
+        [] => false,
+        [flag] if flag == "--locked" => true,
+        other => {
+            return Err(format!(
+                "build-gate-js takes no arguments but `--locked`, not {other:?}"
+            ));
+        }
+    };
+    let version = wasm_bindgen_version()?;
+    println!("wasm-bindgen {version} (Cargo.lock and wasm-bindgen-cli-support agree)");
+    let mut cargo_args = vec![
+        "build",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        PROFILE,
+        "--package",
+        PACKAGE,
+    ];
+    if locked {
+        cargo_args.push("--locked");
+    }
+    // As `build-web`: strip only debug info, so wasm-bindgen still reads `target_features`.
+    let env = [("CARGO_PROFILE_WASM_RELEASE_STRIP", "debuginfo")];
+    run("cargo build (tool-gate-js)", &cargo(), &cargo_args, &env)?;
+    lay_out()
+}
+
+fn lay_out() -> Result<(), String> {
+    let input = target_dir()
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{LIB}.wasm"));
+    let out = target_dir().join("site").join(SITE);
+    let pkg = out.join("pkg");
+    let page = workspace_root().join(PAGE_DIR);
+    if !page.join("index.html").is_file() {
+        return Err(format!("{} has no index.html", page.display()));
+    }
+    if out.exists() {
+        fs::remove_dir_all(&out).map_err(|e| format!("clearing {}: {e}", out.display()))?;
+    }
+    copy_dir(&page, &out)?;
+
+    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
+    bindgen
+        .input_path(&input)
+        .out_name(LIB)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?
+        .typescript(true)
+        .omit_default_module_path(false)
+        .remove_name_section(true)
+        .remove_producers_section(true);
+    bindgen
+        .generate(&pkg)
+        .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
+
+    let dts = pkg.join(format!("{LIB}.d.ts"));
+    let typings = fs::read_to_string(&dts).map_err(|e| format!("{}: {e}", dts.display()))?;
+    if !typings.contains("export interface GrantOptions") {
+        return Err(format!(
+            "{} lacks the package's typings (GrantOptions)",
+            dts.display()
+        ));
+    }
+    let mut total = (0, 0);
+    for file in [format!("{LIB}_bg.wasm"), format!("{LIB}.js")] {
+        let (raw, gzip) = size(&pkg.join(&file))?;
+        println!(
+            "{SITE}: pkg/{file} {} raw, {} gzip (not run through wasm-opt)",
+            kib(raw),
+            kib(gzip)
+        );
+        total = (total.0 + raw, total.1 + gzip);
+    }
+    println!(
+        "{SITE}: the package (wasm + glue) is {} raw, {} gzip; typings pkg/{LIB}.d.ts",
+        kib(total.0),
+        kib(total.1)
+    );
+    println!("{SITE}: {}", out.display());
+    Ok(())
+}
+
+/// Raw and gzip (best) size of a file.
+fn size(path: &Path) -> Result<(u64, u64), String> {
+    let bytes = fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
+    let gzip = gz.finish().map_err(|e| format!("gzip: {e}"))?.len() as u64;
+    Ok((bytes.len() as u64, gzip))
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
+    let entries = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("reading {}: {e}", from.display()))?;
+        let target = to.join(entry.file_name());
+        let kind = entry
+            .file_type()
+            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        if kind.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)
+                .map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
