@@ -122,9 +122,59 @@ fn write_frozen_record_vector() {
     .unwrap();
 }
 
+/// Writes `store-v2-f2.json` once, with the first versioned build (profile format 2, memory
+/// format 2). `cargo test -p wallet-core --test formats -- --ignored`. Never regenerate.
+#[test]
+#[ignore = "writes a frozen vector; never regenerate"]
+fn write_frozen_format2_vector() {
+    let profile = Profile::new(&record_input(), TODAY).unwrap();
+    let mut rng = rng(20_261_202);
+    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng).unwrap();
+    let record = StoredVault::sealed(7, &vault, &rich_ledger(&profile), &mut rng).unwrap();
+    let vector = RecordVector {
+        comment:
+            "Stored record (record format 2) written by the first versioned build (issue 15): \
+                  profile record format 2 in the vault, disclosure memory format 2 sealed in the \
+                  record. Must open and migrate in every future version. Never regenerate."
+                .to_owned(),
+        passphrase: PASSPHRASE.to_owned(),
+        today: wallet_core::profile::format_date(TODAY),
+        profile: record_input(),
+        floor: 7,
+        record: record.encode(),
+    };
+    std::fs::write(
+        vectors().join("store-v2-f2.json"),
+        serde_json::to_string_pretty(&vector).unwrap() + "\n",
+    )
+    .unwrap();
+}
+
+fn read_vector(name: &str) -> RecordVector {
+    serde_json::from_str(&std::fs::read_to_string(vectors().join(name)).unwrap()).unwrap()
+}
+
 fn read_record_vector() -> RecordVector {
-    serde_json::from_str(&std::fs::read_to_string(vectors().join("store-v2.json")).unwrap())
-        .unwrap()
+    read_vector("store-v2.json")
+}
+
+#[test]
+fn frozen_record_of_format2_opens() {
+    let vector = read_vector("store-v2-f2.json");
+    let today = wallet_core::profile::parse_date(&vector.today).unwrap();
+    let expected = Profile::new(&vector.profile, today).unwrap();
+    let record = StoredVault::decode(&vector.record).unwrap();
+    let pass = Passphrase::new(vector.passphrase.clone()).unwrap();
+    let (vault, profile) = Vault::unlock(&record.envelope_bytes().unwrap(), &pass).unwrap();
+    assert_eq!(profile, expected);
+    let (ledger, origin) = record
+        .open_memory(&vault, Some(vector.floor), None)
+        .unwrap();
+    assert_eq!(origin, MemoryOrigin::Sealed(7));
+    assert_eq!(ledger, rich_ledger(&expected));
+    assert!(memory_plaintext(&vault, &record).starts_with(r#"{"format":2,"#));
+    // A different vault from the format-1 vector, so the two vectors cover two vaults.
+    assert_ne!(vector.record, read_record_vector().record);
 }
 
 #[test]
@@ -146,6 +196,13 @@ fn frozen_record_from_before_versions_opens_and_migrates() {
         1,
         "the vector's memory has a reset"
     );
+    assert!(!memory_plaintext(&vault, &record).contains("format"));
+}
+
+/// The plaintext of a record's sealed memory.
+fn memory_plaintext(vault: &Vault, record: &StoredVault) -> String {
+    let sealed = hex::decode(record.memory.as_ref().unwrap()).unwrap();
+    String::from_utf8(vault.open_aux(MEMORY_LABEL, &sealed).unwrap().to_vec()).unwrap()
 }
 
 // ----- the memory record: every known format reads, a newer one is refused ------------------
