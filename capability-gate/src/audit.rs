@@ -1,5 +1,7 @@
 //! The absence proof: for each raw profile field, the tool that would read it, and whether any
-//! such tool is live. The page feeds this the browser's own `getTools()` list.
+//! such tool is live. The page feeds this the browser's own `getTools()` list. The comparison
+//! (unexpected, missing, forbidden live) is tool-gate's [`tool_gate::audit`]; the fields and
+//! their getters are the wallet's.
 
 use serde::Serialize;
 
@@ -38,17 +40,16 @@ impl Audit {
     }
 }
 
-/// Compares the live registry with what the gate issued.
+/// Compares the live registry with what the gate issued, with [`tool_gate::audit`] (the raw
+/// getters are its forbidden names), and gives the wallet's per-field view.
 pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
     let issued: Vec<String> = gate
         .tools()
         .into_iter()
         .map(|t| t.name.as_str().to_owned())
         .collect();
-    let unexpected: Vec<&String> = live_tool_names
-        .iter()
-        .filter(|n| !issued.contains(n))
-        .collect();
+    let getters: Vec<&str> = RAW_GETTERS.iter().map(|(_, getter)| *getter).collect();
+    let generic = tool_gate::audit(&issued, live_tool_names, &getters);
     // A field is exposed if its getter is live, or if a tool the gate did not issue names it.
     // The gate's own claim tools (`claim.income_below.g1`) answer booleans only.
     let fields = RAW_GETTERS
@@ -56,20 +57,13 @@ pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
         .map(|(field, getter)| FieldAudit {
             field,
             getter,
-            absent: !live_tool_names.iter().any(|n| n == getter)
-                && !unexpected.iter().any(|n| n.contains(field)),
+            absent: !generic.forbidden_live.iter().any(|n| n == getter)
+                && !generic.unexpected.iter().any(|n| n.contains(field)),
         })
         .collect();
     Audit {
         fields,
-        unexpected: live_tool_names
-            .iter()
-            .filter(|n| !issued.contains(n))
-            .cloned()
-            .collect(),
-        missing: issued
-            .into_iter()
-            .filter(|n| !live_tool_names.contains(n))
-            .collect(),
+        unexpected: generic.unexpected,
+        missing: generic.missing,
     }
 }

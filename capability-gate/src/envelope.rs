@@ -1,9 +1,15 @@
-//! Refusal is a value: every tool answers `{ok: true, result}` or `{ok: false, error: {code, message}}`.
+//! Refusal is a value: every tool answers `{ok: true, result}` or
+//! `{ok: false, isError: true, error: {code, message}}`.
+//!
+//! The shape is tool-gate's ([`tool_gate::envelope`], one place for it); what is the wallet's
+//! here is [`Code`], the closed list of every code an agent can get from the wallet. The grant
+//! codes are tool-gate's own ([`tool_gate::Ended::code`]).
 //!
 //! Chromium turns a throwing `execute` into a bare `UnknownError`, so nothing here throws.
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tool_gate::Ended;
 
 /// Why a tool refused. The code is for programs; the message is a sentence for a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,18 +45,29 @@ pub enum Code {
 impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
-            Code::InvalidInput => "invalid_input",
+            Code::InvalidInput => tool_gate::envelope::INVALID_INPUT,
             Code::WalletLocked => "wallet_locked",
             Code::UnknownRequest => "unknown_request",
             Code::UnknownProposal => "unknown_proposal",
-            Code::GrantRevoked => "grant_revoked",
-            Code::GrantExpired => "grant_expired",
-            Code::GrantSpent => "grant_spent",
+            Code::GrantRevoked => Ended::Revoked.code(),
+            Code::GrantExpired => Ended::Expired.code(),
+            Code::GrantSpent => Ended::Spent.code(),
             Code::DeclinedPrivacyFloor => "declined_privacy_floor",
             Code::InvalidClaim => "invalid_claim",
             Code::DeclinedCurrency => "declined_currency",
             Code::NothingToDraft => "nothing_to_draft",
             Code::TooManyPending => "too_many_pending",
+        }
+    }
+}
+
+impl From<Ended> for Code {
+    /// The code a call on a grant that ended this way gets.
+    fn from(ended: Ended) -> Self {
+        match ended {
+            Ended::Revoked => Code::GrantRevoked,
+            Ended::Expired => Code::GrantExpired,
+            Ended::Spent => Code::GrantSpent,
         }
     }
 }
@@ -71,26 +88,43 @@ impl Refusal {
     }
 }
 
-/// What a tool returns, before it is turned into JSON for the agent.
-pub type Reply = Result<Value, Refusal>;
-
-/// The JSON envelope the agent reads: `{ok: true, result}`, or for a refusal
-/// `{ok: false, isError: true, error: {code, message}}` — `isError` so that generic clients
-/// (which look for `isError: true`, as MCP tool results carry it) tell a refusal from an answer.
-pub fn envelope(reply: &Reply) -> Value {
-    match reply {
-        Ok(result) => json!({ "ok": true, "result": result }),
-        Err(refusal) => json!({
-            "ok": false,
-            "isError": true,
-            "error": { "code": refusal.code.as_str(), "message": refusal.message },
-        }),
+impl From<Refusal> for tool_gate::Refusal {
+    fn from(refusal: Refusal) -> Self {
+        tool_gate::Refusal::new(refusal.code.as_str(), refusal.message)
     }
 }
 
+/// What a tool returns, before it is turned into JSON for the agent.
+pub type Reply = Result<Value, Refusal>;
+
+/// The JSON envelope the agent reads, built by [`tool_gate::envelope`]: `{ok: true, result}`,
+/// or for a refusal `{ok: false, isError: true, error: {code, message}}` — `isError` so that
+/// generic clients (which look for `isError: true`, as MCP tool results carry it) tell a refusal
+/// from an answer.
+pub fn envelope(reply: &Reply) -> Value {
+    tool_gate::envelope(&reply.clone().map_err(tool_gate::Refusal::from))
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_grant_codes_are_tool_gates_and_its_envelope_is_the_shape() {
+        for ended in [Ended::Revoked, Ended::Expired, Ended::Spent] {
+            assert_eq!(Code::from(ended).as_str(), ended.code());
+        }
+        assert_eq!(
+            Code::InvalidInput.as_str(),
+            tool_gate::Refusal::invalid_input("x").code
+        );
+        // A refusal envelope is one tool-gate recognises as such.
+        let refused = envelope(&Err(Refusal::new(Code::TooManyPending, "later")));
+        assert!(tool_gate::envelope::is_refusal(&refused));
+        assert_eq!(refused["error"]["code"], "too_many_pending");
+    }
 
     #[test]
     fn a_refusal_carries_is_error_and_an_answer_does_not() {

@@ -2,6 +2,10 @@
 //!
 //! Time comes in as `now` on every call; the gate never reads a clock. The host asks
 //! [`Gate::next_deadline`] when to wake up and then calls [`Gate::tick`].
+//!
+//! Each grant's expiry, use count and end are a [`tool_gate::Lease`]: granting issues one
+//! ([`Lifetime::lease`]), revoke, lock and expiry end it, and a claim call is checked against it
+//! when it begins and checked again, taking a use, when it completes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +24,9 @@ use tacit_protocol::sd_jwt::{
 
 use crate::credentials::{Credentials, TakeError};
 use crate::envelope::{Code, Refusal, Reply, envelope};
+use crate::state::GrantOf;
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
+use tool_gate::Ended;
 
 pub use crate::state::{
     AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalItem, ProposalState, Request,
@@ -445,9 +451,7 @@ impl Gate {
         self.profile = None;
         self.credentials = Credentials::default();
         for grant in self.grants.values_mut() {
-            if grant.state == GrantState::Live {
-                grant.state = GrantState::Locked;
-            }
+            grant.lock();
         }
     }
 
@@ -462,9 +466,7 @@ impl Gate {
         if self.profile.is_none() {
             return Err(GateError::Locked);
         }
-        if !lifetime.is_valid() {
-            return Err(GateError::BadLifetime);
-        }
+        let lease = lifetime.lease(now).map_err(|_| GateError::BadLifetime)?;
         let request = self
             .requests
             .get(request_id)
@@ -491,22 +493,17 @@ impl Gate {
             let id = self.next_grant_id();
             let arrival = self.next_arrival();
             let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
-            self.grants.insert(
-                id.clone(),
-                Grant {
-                    id: id.clone(),
-                    request_id: request_id.to_owned(),
-                    origin: origin.clone(),
-                    nonce: nonce.clone(),
-                    claim,
-                    arrival,
-                    epoch: self.epoch,
-                    granted_at: now,
-                    expires_at: now.plus_millis(lifetime.duration_ms),
-                    uses_left: lifetime.uses,
-                    state: GrantState::Live,
-                },
-            );
+            let of = GrantOf {
+                id: id.clone(),
+                request_id: request_id.to_owned(),
+                origin: origin.clone(),
+                nonce: nonce.clone(),
+                claim,
+                epoch: self.epoch,
+                arrival,
+            };
+            self.grants
+                .insert(id.clone(), Grant::new(of, lease.clone()));
             ids.push(id);
         }
         if let Some(request) = self.requests.get_mut(request_id) {
@@ -536,10 +533,10 @@ impl Gate {
 
     /// Revokes a grant; its tool is withdrawn at the next sync and any handle is refused.
     pub fn revoke(&mut self, grant: &GrantId) -> Result<(), GateError> {
-        let grant = self.grants.get_mut(grant).ok_or(GateError::UnknownGrant)?;
-        if grant.state == GrantState::Live {
-            grant.state = GrantState::Revoked;
-        }
+        self.grants
+            .get_mut(grant)
+            .ok_or(GateError::UnknownGrant)?
+            .revoke();
         self.prune_dead_grants();
         Ok(())
     }
@@ -548,8 +545,9 @@ impl Gate {
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.grants
             .values()
-            .filter(|g| g.state == GrantState::Live)
-            .map(|g| g.expires_at)
+            .map(Grant::lease)
+            .filter(|lease| lease.is_live())
+            .map(|lease| Timestamp::from_millis(lease.expires_at))
             .min()
     }
 
@@ -557,10 +555,7 @@ impl Gate {
     pub fn tick(&mut self, now: Timestamp) -> bool {
         let mut changed = false;
         for grant in self.grants.values_mut() {
-            if grant.state == GrantState::Live && grant.expires_at <= now {
-                grant.state = GrantState::Expired;
-                changed = true;
-            }
+            changed |= grant.expire(now);
         }
         self.prune_dead_grants();
         changed
@@ -1108,7 +1103,7 @@ impl Gate {
     ) -> Result<Option<String>, Refusal> {
         let validated = crate::input::object(input, &["nonce"])
             .and_then(|fields| fields.opt_str("nonce", 128).map(|n| n.map(str::to_owned)));
-        let authority = self.check_grant(grant_id, epoch, now);
+        let authority = self.check_grant(grant_id, epoch, now, Use::Check);
         match (authority, validated) {
             (Err(refusal), _) => {
                 self.log_refusal(grant_id, Outcome::Declined, now);
@@ -1129,7 +1124,8 @@ impl Gate {
         nonce: Option<String>,
         now: Timestamp,
     ) -> Reply {
-        if let Err(refusal) = self.check_grant(grant_id, epoch, now) {
+        // Checked again now, taking a use (the last one ends the grant).
+        if let Err(refusal) = self.check_grant(grant_id, epoch, now, Use::Take) {
             self.log_refusal(grant_id, Outcome::Declined, now);
             return Err(refusal);
         }
@@ -1161,14 +1157,6 @@ impl Gate {
             outcome => outcome,
         };
         self.log_claim_with(grant_id, &claim, logged, now, issuer);
-        if let Some(grant) = self.grants.get_mut(grant_id)
-            && let Some(uses) = grant.uses_left.as_mut()
-        {
-            *uses = uses.saturating_sub(1);
-            if *uses == 0 {
-                grant.state = GrantState::Spent;
-            }
-        }
         match answer.outcome {
             Outcome::Satisfied | Outcome::NotSatisfied => {
                 let mut result = json!({
@@ -1192,37 +1180,28 @@ impl Gate {
         }
     }
 
-    /// Live, not expired, same epoch, uses left.
+    /// The grant's lease at `now` (live, not expired, a use left; `Use::Take` takes one) and
+    /// the lock epoch the handle was made in.
     fn check_grant(
         &mut self,
         grant_id: &GrantId,
         epoch: u64,
         now: Timestamp,
+        take: Use,
     ) -> Result<(), Refusal> {
+        let current = self.epoch;
         let Some(grant) = self.grants.get_mut(grant_id) else {
             return Err(Refusal::new(Code::GrantRevoked, REVOKED));
         };
-        if grant.state == GrantState::Live && grant.expires_at <= now {
-            grant.state = GrantState::Expired;
-        }
-        if grant.epoch != epoch || (grant.state == GrantState::Live && epoch != self.epoch) {
+        grant.expire(now);
+        if grant.epoch != epoch || (grant.state == GrantState::Live && epoch != current) {
             return Err(Refusal::new(Code::GrantRevoked, REVOKED));
         }
-        match grant.state {
-            GrantState::Live if grant.uses_left != Some(0) => Ok(()),
-            GrantState::Live | GrantState::Spent => Err(Refusal::new(
-                Code::GrantSpent,
-                "This one-time grant has been used. Ask the person again with request_claims.",
-            )),
-            GrantState::Expired => Err(Refusal::new(
-                Code::GrantExpired,
-                "The person's grant for this claim expired; the tool no longer exists. Ask again \
-                 with request_claims if you still need it.",
-            )),
-            GrantState::Revoked | GrantState::Locked => {
-                Err(Refusal::new(Code::GrantRevoked, REVOKED))
-            }
-        }
+        let checked = match take {
+            Use::Check => grant.check(now),
+            Use::Take => grant.take_use(now),
+        };
+        checked.map_err(|ended| ended_refusal(ended, grant.state))
     }
 
     fn log_refusal(&mut self, grant_id: &GrantId, outcome: Outcome, now: Timestamp) {
@@ -1326,6 +1305,34 @@ fn currency_decline(claim: &Claim) -> String {
          person's income is not recorded in {asked}; amounts are never converted. Ask the site \
          whether it takes a limit in another currency."
     )
+}
+
+/// Whether a check takes a use.
+#[derive(Debug, Clone, Copy)]
+enum Use {
+    Check,
+    Take,
+}
+
+/// What a call on a grant whose lease ended gets: tool-gate's code, the wallet's sentence (which
+/// tells the agent how to ask again).
+fn ended_refusal(ended: Ended, state: GrantState) -> Refusal {
+    let message = match (ended, state) {
+        (_, GrantState::Locked) | (Ended::Revoked, _) => REVOKED,
+        (Ended::Spent, _) => {
+            "This one-time grant has been used. Ask the person again with request_claims."
+        }
+        (Ended::Expired, _) => {
+            "The person's grant for this claim expired; the tool no longer exists. Ask again \
+             with request_claims if you still need it."
+        }
+    };
+    let code = if state == GrantState::Locked {
+        Code::GrantRevoked
+    } else {
+        Code::from(ended)
+    };
+    Refusal::new(code, message)
 }
 
 const REVOKED: &str = "The person's grant for this claim was revoked or the wallet was locked; \

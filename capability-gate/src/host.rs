@@ -2,6 +2,10 @@
 //!
 //! A host carries tools to an agent: the WebMCP page (`document.modelContext`), `MemoryHost` in
 //! tests, later an MCP server. Hosts decide nothing: the gate says which tools exist.
+//!
+//! The registry's bookkeeping is tool-gate's ([`tool_gate::Registry`]): [`Registry`] adapts a
+//! wallet [`Host`] (which registers [`ToolDef`]s) to [`tool_gate::Host`] and feeds it
+//! [`Gate::tools`]. [`HostError`] is tool-gate's.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -13,16 +17,7 @@ use wallet_core::{Timestamp, ToolName};
 use crate::gate::{Gate, Pending};
 use crate::tool::{Handler, ToolDef};
 
-/// Why a host refused a registration or an execution.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HostError {
-    #[error("a tool named {0} is already registered")]
-    Duplicate(String),
-    #[error("no tool named {0} is registered")]
-    UnknownTool(String),
-    #[error("the host refused the registration: {0}")]
-    Refused(String),
-}
+pub use tool_gate::HostError;
 
 /// A place tools can be registered. Dropping a `Registration` withdraws its tool, synchronously.
 pub trait Host {
@@ -35,67 +30,82 @@ pub trait Host {
     fn list(&self) -> Vec<String>;
 }
 
-/// Keeps a host's registrations equal to `gate.tools()`: one registration per live tool.
+impl tool_gate::Named for ToolDef {
+    fn name(&self) -> &str {
+        self.name.as_str()
+    }
+}
+
+/// A wallet [`Host`] as tool-gate's registry sees it.
 #[derive(Debug)]
+struct Adapter<H>(H);
+
+impl<H: Host> tool_gate::Host<ToolDef> for Adapter<H> {
+    type Registration = H::Registration;
+
+    fn register(&mut self, tool: &ToolDef) -> Result<H::Registration, HostError> {
+        self.0.register(tool)
+    }
+
+    fn list(&self) -> Vec<String> {
+        self.0.list()
+    }
+}
+
+/// Keeps a host's registrations equal to `gate.tools()`: one registration per live tool.
 pub struct Registry<H: Host> {
-    host: H,
-    live: BTreeMap<ToolName, (ToolDef, H::Registration)>,
+    inner: tool_gate::Registry<Adapter<H>, ToolDef>,
+}
+
+impl<H: Host + core::fmt::Debug> core::fmt::Debug for Registry<H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let registered: Vec<&str> = self.registered().map(|t| t.name.as_str()).collect();
+        f.debug_struct("Registry")
+            .field("host", self.host())
+            .field("registered", &registered)
+            .finish()
+    }
 }
 
 impl<H: Host> Registry<H> {
     pub fn new(host: H) -> Self {
         Self {
-            host,
-            live: BTreeMap::new(),
+            inner: tool_gate::Registry::new(Adapter(host)),
         }
     }
 
     pub fn host(&self) -> &H {
-        &self.host
+        &self.inner.host().0
     }
 
     /// Withdraws what the gate no longer issues, then registers what is missing. Returns the
     /// registrations the host refused (the rest are still applied).
     pub fn sync(&mut self, gate: &Gate) -> Vec<(ToolName, HostError)> {
-        let wanted: BTreeMap<ToolName, ToolDef> = gate
-            .tools()
-            .into_iter()
-            .map(|t| (t.name.clone(), t))
+        let wanted = gate.tools();
+        let names: BTreeMap<String, ToolName> = wanted
+            .iter()
+            .map(|t| (t.name.as_str().to_owned(), t.name.clone()))
             .collect();
-        // Dropping the registration withdraws the tool.
-        self.live
-            .retain(|name, (def, _)| wanted.get(name) == Some(def));
-        let mut refused = Vec::new();
-        for (name, def) in wanted {
-            if self.live.contains_key(&name) {
-                continue;
-            }
-            match self.host.register(&def) {
-                Ok(registration) => {
-                    self.live.insert(name, (def, registration));
-                }
-                Err(e) => refused.push((name, e)),
-            }
-        }
-        refused
+        self.inner
+            .sync(wanted)
+            .into_iter()
+            .filter_map(|(name, error)| Some((names.get(&name)?.clone(), error)))
+            .collect()
     }
 
     /// Withdraws every tool (the page is going away).
     pub fn clear(&mut self) {
-        self.live.clear();
+        self.inner.clear();
     }
 
     /// The handler registered under `name`, as a host would look it up on execution.
     pub fn handler(&self, name: &str) -> Option<&Handler> {
-        self.live
-            .iter()
-            .find(|(n, _)| n.as_str() == name)
-            .map(|(_, (def, _))| &def.handler)
+        self.inner.get(name).map(|def| &def.handler)
     }
 
     /// The definitions currently registered.
     pub fn registered(&self) -> impl Iterator<Item = &ToolDef> {
-        self.live.values().map(|(def, _)| def)
+        self.inner.registered()
     }
 }
 

@@ -1,5 +1,7 @@
 //! Strict input validation. WebMCP does not enforce `inputSchema`: missing, extra and mistyped
-//! fields all arrive, so every tool checks its own input here, whatever its schema says.
+//! fields all arrive, so every tool checks its own input here, whatever its schema says. Reading
+//! the text and its depth limit are tool-gate's ([`tool_gate::input`]); the fields are the
+//! wallet's.
 
 use serde_json::{Map, Value};
 
@@ -8,42 +10,16 @@ use crate::envelope::{Code, Refusal};
 /// Longest string any tool accepts in any field.
 pub const MAX_STRING: usize = 512;
 
-/// Deepest nesting of arrays and objects any tool input may have. No tool needs more than 3;
-/// past this an input is refused with that reason instead of failing to parse.
-pub const MAX_DEPTH: usize = 32;
+/// Deepest nesting of arrays and objects any tool input may have (tool-gate's). No tool needs
+/// more than 3; past this an input is refused with that reason instead of failing to parse.
+pub const MAX_DEPTH: usize = tool_gate::input::MAX_DEPTH;
 
 /// Reads a tool input given as JSON text (what a host gets from `JSON.stringify` of the agent's
-/// argument): refuses text nested deeper than [`MAX_DEPTH`] levels with that reason, and text
-/// that is not JSON as such, before any tool looks at it.
+/// argument) with [`tool_gate::input::from_text`]: text nested deeper than [`MAX_DEPTH`] levels
+/// is refused with that reason, and text that is not JSON as such, before any tool looks at it.
+/// Both are the wallet's `invalid_input`.
 pub fn from_text(text: &str) -> Result<Value, Refusal> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for byte in text.bytes() {
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return Err(invalid(format!(
-                        "The input is nested deeper than {MAX_DEPTH} levels; no tool takes that."
-                    )));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    serde_json::from_str(text).map_err(|_| invalid("The input is not valid JSON.".to_owned()))
+    tool_gate::input::from_text(text).map_err(|refusal| invalid(refusal.message))
 }
 
 /// A validated JSON object whose properties are all known to the tool.

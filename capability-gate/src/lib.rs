@@ -1,6 +1,20 @@
 //! # capability-gate
 //!
-//! Claim tools that exist only while consent holds. This crate promises:
+//! Claim tools that exist only while consent holds: the wallet's tools on top of
+//! [`tool_gate`], the generic gate.
+//!
+//! **What is where.** `tool-gate` holds what any gated tool needs and knows nothing of the
+//! wallet: the lease (expiry, use count, how it ended, the check at use), the refusal envelope's
+//! shape, reading input text with its depth limit, the host trait and the registry that keeps a
+//! host equal to what is granted, and the absence audit's comparison. This crate holds the
+//! wallet's part: consent requests, grants of claims (each grant's expiry and uses *are* a
+//! [`tool_gate::Lease`], issued from a [`Lifetime`]), the claim handlers and the disclosure
+//! ledger, proposals and receipts, the wallet's refusal [`Code`]s (the grant codes are
+//! tool-gate's), its [`Host`] trait over [`ToolDef`] (adapted to tool-gate's), and the
+//! per-field absence proof ([`audit::RAW_GETTERS`]). The relying sites and the `tool-gate-js`
+//! package use tool-gate directly for their own tools.
+//!
+//! This crate promises:
 //! - **one canonical tool definition** ([`ToolDef`]) that every host registers;
 //! - **a tool exists only while its grant lives**: grant → registered; revoke, expiry, lock or
 //!   the last use → withdrawn ([`Registry::sync`]); and every execution re-checks its grant
@@ -15,8 +29,9 @@
 //!   proposal for an unconfirmed asker is released only if the person acknowledges that;
 //! - **"signed" means verified**: a signer's answer is attached only if it verifies against the
 //!   pinned signer's published keys, for the payload sent ([`check_signed`]);
-//! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, error: {code,
-//!   message}}`, never panics, and validates its input whatever its schema says;
+//! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, isError: true,
+//!   error: {code, message}}` ([`tool_gate::envelope`]), never panics, and validates its input
+//!   whatever its schema says;
 //! - **everything is logged**: every claim execution, refusals included;
 //! - **issuer-backed where it can be**: a claim at an issuer's ladder step or age threshold is
 //!   answered from the person's credential ([`credentials`]), still through the ledger, and its

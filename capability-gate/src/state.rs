@@ -3,13 +3,15 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tacit_protocol::site_auth::{Attestation, Requirements};
+use tool_gate::{Ended, Lease, LeaseError};
 use wallet_core::{Claim, GrantId, LogEntry, Nonce, Origin, ReceiptPayload, SignedReceipt};
 use wallet_core::{Outcome, Timestamp};
 
-/// Longest grant: one day.
-pub const MAX_GRANT_MS: i64 = 24 * 60 * 60 * 1000;
+/// Longest grant: one day (tool-gate's longest lease).
+pub const MAX_GRANT_MS: i64 = tool_gate::MAX_LEASE_MS;
 
-/// How long a grant lives and how often it may be used.
+/// How long a grant lives and how often it may be used: the wallet's words for a
+/// [`tool_gate::Lease`] (see [`Lifetime::lease`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lifetime {
     pub duration_ms: i64,
@@ -36,8 +38,14 @@ impl Lifetime {
         uses: Some(1),
     };
 
+    /// Whether tool-gate would issue a lease for it (1 second to a day, at least one use).
     pub fn is_valid(&self) -> bool {
-        (1_000..=MAX_GRANT_MS).contains(&self.duration_ms) && self.uses != Some(0)
+        self.lease(Timestamp::from_millis(0)).is_ok()
+    }
+
+    /// The lease a grant made at `now` with this lifetime holds.
+    pub fn lease(&self, now: Timestamp) -> Result<Lease, LeaseError> {
+        Lease::new(now.millis(), self.duration_ms, self.uses)
     }
 
     /// A 2-second grant, offered only where the page was opened for demonstrations and tests of
@@ -183,6 +191,10 @@ pub enum GrantState {
 }
 
 /// The person's consent to answer one claim for one origin, for a while.
+///
+/// Its expiry, uses and end are decided by its [`Lease`] (tool-gate's, [`Grant::lease`]);
+/// `expires_at`, `uses_left` and `state` are the wallet's view of that lease, brought in step
+/// by every change the gate makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     pub id: GrantId,
@@ -199,6 +211,98 @@ pub struct Grant {
     /// The gate's sequence number at the grant (grants are listed in grant order).
     pub arrival: u64,
     pub state: GrantState,
+    lease: Lease,
+}
+
+/// What a grant is about, to make one with [`Grant::new`].
+#[derive(Debug, Clone)]
+pub(crate) struct GrantOf {
+    pub id: GrantId,
+    pub request_id: String,
+    pub origin: Origin,
+    pub nonce: Nonce,
+    pub claim: Claim,
+    pub epoch: u64,
+    pub arrival: u64,
+}
+
+impl Grant {
+    /// A live grant under `lease`.
+    pub(crate) fn new(of: GrantOf, lease: Lease) -> Self {
+        let mut grant = Self {
+            id: of.id,
+            request_id: of.request_id,
+            origin: of.origin,
+            nonce: of.nonce,
+            claim: of.claim,
+            epoch: of.epoch,
+            granted_at: Timestamp::from_millis(lease.granted_at),
+            expires_at: Timestamp::from_millis(lease.expires_at),
+            uses_left: lease.uses_left,
+            arrival: of.arrival,
+            state: GrantState::Live,
+            lease,
+        };
+        grant.follow_lease();
+        grant
+    }
+
+    /// The lease behind the grant's tool.
+    pub fn lease(&self) -> &Lease {
+        &self.lease
+    }
+
+    /// Brings the wallet's view in step with the lease. A revoked lease reads `Locked` if the
+    /// lock ended it.
+    fn follow_lease(&mut self) {
+        self.expires_at = Timestamp::from_millis(self.lease.expires_at);
+        self.uses_left = self.lease.uses_left;
+        self.state = match self.lease.ended {
+            None => GrantState::Live,
+            Some(Ended::Expired) => GrantState::Expired,
+            Some(Ended::Spent) => GrantState::Spent,
+            Some(Ended::Revoked) if self.state == GrantState::Locked => GrantState::Locked,
+            Some(Ended::Revoked) => GrantState::Revoked,
+        };
+    }
+
+    /// Revokes the grant; whether it was live.
+    pub(crate) fn revoke(&mut self) -> bool {
+        let was_live = self.lease.revoke();
+        self.follow_lease();
+        was_live
+    }
+
+    /// Ends the grant because the wallet locks; whether it was live.
+    pub(crate) fn lock(&mut self) -> bool {
+        let was_live = self.lease.revoke();
+        if was_live {
+            self.state = GrantState::Locked;
+        }
+        self.follow_lease();
+        was_live
+    }
+
+    /// Expires the grant if `now` is past its expiry; whether it ended now.
+    pub(crate) fn expire(&mut self, now: Timestamp) -> bool {
+        let ended = self.lease.expire(now.millis());
+        self.follow_lease();
+        ended
+    }
+
+    /// Whether the grant may be used at `now` (without taking a use); an expiry found here is
+    /// recorded.
+    pub(crate) fn check(&mut self, now: Timestamp) -> Result<(), Ended> {
+        self.expire(now);
+        self.lease.check(now.millis())
+    }
+
+    /// Checks the grant at `now` and takes one use (the last one spends it).
+    pub(crate) fn take_use(&mut self, now: Timestamp) -> Result<(), Ended> {
+        let taken = self.lease.take_use(now.millis());
+        self.follow_lease();
+        taken
+    }
 }
 
 /// Where a proposal stands.

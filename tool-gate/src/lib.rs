@@ -14,8 +14,13 @@
 //!
 //! It knows nothing of browsers, sockets or clocks: `now` (milliseconds since the epoch) is an
 //! argument everywhere, and the host schedules its wake-up from [`ToolGate::next_deadline`].
-//! `capability-gate` builds the wallet's claim tools on it; the relying sites and the
-//! `tool-gate-js` package gate their own tools with it.
+//!
+//! Who uses it: `capability-gate` builds the wallet's claim tools on it (each grant holds a
+//! [`Lease`]; its `Registry` is this [`Registry`] over an adapter of its host; its envelope,
+//! input reading and audit are these, with the wallet's codes, fields and raw-getter names on
+//! top). The relying sites (`tacit-site`'s `gate` module) gate their submit tool with a
+//! [`ToolGate`]: it exists only while a requirements nonce the page obtained is live. The
+//! `tool-gate-js` package offers it to any WebMCP page.
 
 pub mod audit;
 pub mod envelope;
