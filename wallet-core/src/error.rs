@@ -8,6 +8,7 @@ pub enum Field {
     DateOfBirth,
     District,
     Conditions,
+    PreferredLanguage,
 }
 
 impl Field {
@@ -19,6 +20,7 @@ impl Field {
             Field::DateOfBirth => "date_of_birth",
             Field::District => "district",
             Field::Conditions => "conditions",
+            Field::PreferredLanguage => "preferred_language",
         }
     }
 }

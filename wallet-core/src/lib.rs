@@ -34,7 +34,7 @@ pub use error::{Error, Field};
 pub use format::{NewerFormat, ReadError};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};
 pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
-pub use profile::{ConditionCode, Currency, DistrictId, Money, Profile, ProfileInput};
+pub use profile::{ConditionCode, Currency, DistrictId, LanguageTag, Money, Profile, ProfileInput};
 pub use receipt::{
     KeySet, KeyStatus, Provenance, PublicKeyEntry, ReceiptPayload, SignedReceipt, VerifiedReceipt,
     derive_key_id,

@@ -134,6 +134,64 @@ catalogue_code!(
     "unknown condition code; choose codes from the catalogue"
 );
 
+/// A language the person prefers, as a BCP 47 tag (`de`, `de-CH`, `sr-Latn-RS`): a primary
+/// subtag of 2 to 8 ASCII letters, then subtags of 1 to 8 ASCII letters or digits, joined by
+/// `-`, at most 35 characters. Only the shape is checked, not the IANA registry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct LanguageTag(String);
+
+impl LanguageTag {
+    /// Longest tag accepted.
+    pub const MAX_LEN: usize = 35;
+
+    /// Accepts a well-formed tag.
+    pub fn parse(tag: &str) -> Result<Self, Error> {
+        let refuse = |reason| Error::InvalidProfile {
+            field: Field::PreferredLanguage,
+            reason,
+        };
+        if tag.is_empty() || tag.len() > Self::MAX_LEN {
+            return Err(refuse("must be a language tag of 2 to 35 characters"));
+        }
+        let mut subtags = tag.split('-');
+        let primary = subtags.next().unwrap_or_default();
+        if !(2..=8).contains(&primary.len()) || !primary.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(refuse("must start with a language code of 2 to 8 letters"));
+        }
+        if !subtags
+            .all(|s| (1..=8).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric()))
+        {
+            return Err(refuse("subtags are 1 to 8 letters or digits joined by '-'"));
+        }
+        Ok(Self(tag.to_owned()))
+    }
+
+    /// The tag as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for LanguageTag {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self, Error> {
+        Self::parse(&value)
+    }
+}
+
+impl From<LanguageTag> for String {
+    fn from(value: LanguageTag) -> Self {
+        value.0.clone()
+    }
+}
+
+impl Zeroize for LanguageTag {
+    fn zeroize(&mut self) {
+        self.0.zeroize();
+    }
+}
+
 /// What the person types, before validation. Income is signed so that a negative entry can be
 /// refused with a message rather than fail to parse.
 #[derive(Clone, Serialize, Deserialize, Zeroize, ZeroizeOnDrop)]
@@ -155,7 +213,8 @@ impl core::fmt::Debug for ProfileInput {
 
 /// The profile record format this build writes and the newest it reads (see [`crate::format`]).
 /// Format 1: the fields, no `format` member. Format 2: the same fields and `format: 2`.
-pub const PROFILE_FORMAT: u32 = 2;
+/// Format 3: format 2 with `format: 3` and an optional `preferred_language`.
+pub const PROFILE_FORMAT: u32 = 3;
 
 /// The validated profile. Its `Debug` prints no value; its memory is wiped on drop.
 ///
@@ -167,6 +226,8 @@ pub struct Profile {
     date_of_birth: Date,
     district: DistrictId,
     conditions: BTreeSet<ConditionCode>,
+    /// Not a form field: kept across edits by [`Profile::edited`].
+    preferred_language: Option<LanguageTag>,
 }
 
 impl Profile {
@@ -217,7 +278,28 @@ impl Profile {
             date_of_birth,
             district,
             conditions,
+            preferred_language: None,
         })
+    }
+
+    /// The profile after the person edited the form: [`Profile::new`] of `input`, keeping
+    /// what the form does not show (the preferred language).
+    pub fn edited(&self, input: &ProfileInput, today: Date) -> Result<Self, Error> {
+        Ok(Self::new(input, today)?.with_preferred_language(self.preferred_language.clone()))
+    }
+
+    /// The language the person prefers, if they said.
+    pub fn preferred_language(&self) -> Option<&LanguageTag> {
+        self.preferred_language.as_ref()
+    }
+
+    /// The same profile with `language` as the preferred language.
+    pub fn with_preferred_language(mut self, language: Option<LanguageTag>) -> Self {
+        if let Some(old) = self.preferred_language.as_mut() {
+            old.zeroize();
+        }
+        self.preferred_language = language;
+        self
     }
 
     /// Annual income. Read only by claim evaluation and the profile editor.
@@ -260,11 +342,12 @@ impl Profile {
     /// Reads a profile record of any format this build knows, strictly, and migrates it to
     /// the current one. A record from a newer Tacit is [`ReadError::Newer`], never read in part.
     pub fn from_record(bytes: &[u8]) -> Result<Self, ReadError> {
-        use records::{V1, V2};
+        use records::{V1, V2, V3};
         let record = Record::Profile;
         match format::version_of(bytes, record, PROFILE_FORMAT)? {
-            1 => format::parse::<V1>(bytes, record).map(|v1| v1.migrate().into_profile()),
-            2 => format::parse::<V2>(bytes, record).map(V2::into_profile),
+            1 => format::parse::<V1>(bytes, record).map(|v| v.migrate().migrate().into_profile()),
+            2 => format::parse::<V2>(bytes, record).map(|v| v.migrate().into_profile()),
+            3 => format::parse::<V3>(bytes, record).map(V3::into_profile),
             // `version_of` returns no other format for `PROFILE_FORMAT`.
             _ => Err(ReadError::Malformed(record)),
         }
@@ -279,6 +362,7 @@ impl Serialize for Profile {
             date_of_birth: self.date_of_birth,
             district: &self.district,
             conditions: &self.conditions,
+            preferred_language: self.preferred_language.as_ref(),
         }
         .serialize(s)
     }
@@ -286,7 +370,7 @@ impl Serialize for Profile {
 
 impl<'de> Deserialize<'de> for Profile {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        records::V2::deserialize(d).map(records::V2::into_profile)
+        records::V3::deserialize(d).map(records::V3::into_profile)
     }
 }
 
@@ -298,18 +382,20 @@ mod records {
     use serde::{Deserialize, Serialize};
     use time::Date;
 
-    use super::{ConditionCode, DistrictId, Money, Profile, iso_date};
+    use super::{ConditionCode, DistrictId, LanguageTag, Money, Profile, iso_date};
     use crate::format::Tag;
 
-    /// What this build writes: format 2, borrowed from the profile (no copy to wipe).
+    /// What this build writes: format 3, borrowed from the profile (no copy to wipe).
     #[derive(Serialize)]
     pub(super) struct Current<'a> {
-        pub format: Tag<2>,
+        pub format: Tag<3>,
         pub income: Money,
         #[serde(with = "iso_date")]
         pub date_of_birth: Date,
         pub district: &'a DistrictId,
         pub conditions: &'a BTreeSet<ConditionCode>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub preferred_language: Option<&'a LanguageTag>,
     }
 
     /// Format 1 (before issue 15): the fields, no `format` member. Frozen.
@@ -350,12 +436,42 @@ mod records {
     }
 
     impl V2 {
+        /// Format 2 to format 3: the same facts, no preferred language.
+        pub(super) fn migrate(self) -> V3 {
+            V3 {
+                format: Tag,
+                income: self.income,
+                date_of_birth: self.date_of_birth,
+                district: self.district,
+                conditions: self.conditions,
+                preferred_language: None,
+            }
+        }
+    }
+
+    /// Format 3: format 2 with `format: 3` and an optional `preferred_language`. Frozen.
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct V3 {
+        #[allow(dead_code)] // checked by its type when parsed
+        format: Tag<3>,
+        income: Money,
+        #[serde(with = "iso_date")]
+        date_of_birth: Date,
+        district: DistrictId,
+        conditions: BTreeSet<ConditionCode>,
+        #[serde(default)]
+        preferred_language: Option<LanguageTag>,
+    }
+
+    impl V3 {
         pub(super) fn into_profile(self) -> Profile {
             Profile {
                 income: self.income,
                 date_of_birth: self.date_of_birth,
                 district: self.district,
                 conditions: self.conditions,
+                preferred_language: self.preferred_language,
             }
         }
     }
@@ -375,6 +491,9 @@ impl Drop for Profile {
         // BTreeSet cannot be wiped in place; take the codes out and wipe each.
         for mut code in core::mem::take(&mut self.conditions) {
             code.zeroize();
+        }
+        if let Some(language) = self.preferred_language.as_mut() {
+            language.zeroize();
         }
     }
 }

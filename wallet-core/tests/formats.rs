@@ -14,7 +14,7 @@ use wallet_core::format::Record;
 use wallet_core::store::{MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
 use wallet_core::{
     Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, Error, KdfParams,
-    Money, NewerFormat, Passphrase, Profile, ProfileInput, Vault,
+    LanguageTag, Money, NewerFormat, Passphrase, Profile, ProfileInput, Vault,
 };
 
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -336,4 +336,101 @@ fn profile_record_of_every_known_format_reads_and_unknown_fields_are_refused() {
             known: format,
         }))
     );
+}
+
+// ----- format 3: the field added after the vectors were frozen --------------------------------
+
+fn language(tag: &str) -> LanguageTag {
+    LanguageTag::parse(tag).unwrap()
+}
+
+#[test]
+fn frozen_vectors_migrate_to_a_profile_without_a_preferred_language() {
+    for name in ["store-v2.json", "store-v2-f2.json"] {
+        let vector = read_vector(name);
+        let record = StoredVault::decode(&vector.record).unwrap();
+        let pass = Passphrase::new(vector.passphrase.clone()).unwrap();
+        let (mut vault, profile) = Vault::unlock(&record.envelope_bytes().unwrap(), &pass).unwrap();
+        assert_eq!(profile.preferred_language(), None, "{name}");
+        // Migrated, then saved by this build with the new field set: opens as format 3.
+        let profile = profile.with_preferred_language(Some(language("sv-SE")));
+        vault.reseal(&profile, &mut rng(14)).unwrap();
+        let (_, reopened) = Vault::unlock(&vault.to_bytes(), &pass).unwrap();
+        assert_eq!(reopened, profile, "{name}");
+        assert_eq!(reopened.preferred_language().unwrap().as_str(), "sv-SE");
+    }
+}
+
+#[test]
+fn profile_format3_round_trips_and_keeps_formats_apart() {
+    let profile = Profile::new(&record_input(), TODAY)
+        .unwrap()
+        .with_preferred_language(Some(language("de-CH")));
+    let json = serde_json::to_string(&profile).unwrap();
+    assert!(json.starts_with(r#"{"format":3,"#), "{json}");
+    assert!(
+        json.ends_with(r#","preferred_language":"de-CH"}"#),
+        "{json}"
+    );
+    assert_eq!(Profile::from_record(json.as_bytes()), Ok(profile.clone()));
+    assert_eq!(serde_json::from_str::<Profile>(&json).unwrap(), profile);
+    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng(15)).unwrap();
+    let (_, opened) = Vault::unlock(&vault.to_bytes(), &pass()).unwrap();
+    assert_eq!(opened, profile);
+
+    // The new field exists only in format 3: an older format carrying it is refused, as is a
+    // malformed value.
+    let as_v2 = json.replacen(r#""format":3"#, r#""format":2"#, 1);
+    let as_v1 = json.replacen(r#""format":3,"#, "", 1);
+    for bad in [
+        as_v2,
+        as_v1,
+        json.replace("de-CH", "de_CH"),
+        json.replace("de-CH", "x"),
+        json.replace("de-CH", "deutsch-schweiz-123456789"),
+        json.replace(r#""de-CH""#, "7"),
+    ] {
+        assert!(Profile::from_record(bad.as_bytes()).is_err(), "{bad}");
+    }
+    // A format-3 record without the optional field reads as no preference.
+    let none = Profile::new(&record_input(), TODAY).unwrap();
+    let json = serde_json::to_string(&none).unwrap();
+    assert!(!json.contains("preferred_language"), "{json}");
+    assert_eq!(Profile::from_record(json.as_bytes()), Ok(none));
+}
+
+#[test]
+fn profile_edits_keep_the_preferred_language() {
+    let profile = Profile::new(&record_input(), TODAY)
+        .unwrap()
+        .with_preferred_language(Some(language("fr")));
+    let mut input = profile.to_input();
+    input.district = "altstadt".to_owned();
+    let edited = profile.edited(&input, TODAY).unwrap();
+    assert_eq!(edited.district().as_str(), "altstadt");
+    assert_eq!(edited.preferred_language(), Some(&language("fr")));
+    assert_ne!(edited, Profile::new(&input, TODAY).unwrap());
+}
+
+#[test]
+fn language_tags_are_checked_for_shape() {
+    for good in ["de", "de-CH", "sr-Latn-RS", "zh-Hant-TW", "es-419", "gsw"] {
+        assert_eq!(language(good).as_str(), good);
+    }
+    for bad in [
+        "",
+        "d",
+        "de-",
+        "-de",
+        "de--CH",
+        "d3",
+        "de_CH",
+        "de CH",
+        "dé",
+        "de-CHxxxxxxx",
+        "abcdefghi",
+        "de-CH-1-2-3-4-5-6-7-8-9-10-11-12-13-14",
+    ] {
+        assert!(LanguageTag::parse(bad).is_err(), "{bad:?}");
+    }
 }
