@@ -20,7 +20,14 @@
 //! assertion, or the passphrase typed again). All site-supplied text is inert (`textContent`,
 //! never HTML).
 //!
-//! On targets other than `wasm32` the crate is empty, so the workspace builds natively.
+//! Without native WebMCP the page's `webmcp.js` loads the vendored `@mcp-b/webmcp-polyfill`
+//! (`vendor/webmcp-polyfill/`) before the wasm starts, and the page says "WebMCP: polyfilled";
+//! `window.tacit` is offered only when there is no `document.modelContext` at all. Its
+//! TypeScript typings are `web/types/tacit.d.ts`.
+//!
+//! On targets other than `wasm32` the crate holds only what is pure ([`host::Detection`]), so the
+//! workspace builds natively; its native tests check the vendored polyfill against its recorded
+//! sums and the typings against `capability_gate::Code`.
 
 #[cfg(target_arch = "wasm32")]
 mod actions;
@@ -36,7 +43,6 @@ mod decisions;
 mod dom;
 #[cfg(target_arch = "wasm32")]
 mod editor;
-#[cfg(target_arch = "wasm32")]
 pub mod host;
 #[cfg(target_arch = "wasm32")]
 mod intl;
@@ -67,4 +73,258 @@ pub use host::{Detection, WebMcpHost, detect};
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     app::start();
+}
+
+/// Native checks of what ships beside the wasm: the vendored polyfill, the typings, detection.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+mod shipped {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+
+    use capability_gate::Code;
+
+    use crate::host::{Detection, MARKER, POLYFILL};
+
+    fn root() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    }
+
+    fn read(path: &str) -> String {
+        std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// `key: value` lines of `vendor/webmcp-polyfill/VERSION`.
+    fn recorded(key: &str) -> String {
+        read("vendor/webmcp-polyfill/VERSION")
+            .lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix(": "))
+            .unwrap_or_else(|| panic!("no `{key}:` in VERSION"))
+            .trim()
+            .to_owned()
+    }
+
+    fn sha256(path: &str) -> String {
+        let bytes = std::fs::read(root().join(path)).unwrap();
+        wallet_core::Hash::digest(&bytes).to_hex()
+    }
+
+    #[test]
+    fn the_vendored_polyfill_and_its_licence_are_the_recorded_ones() {
+        assert_eq!(
+            sha256("vendor/webmcp-polyfill/index.iife.js"),
+            recorded("file-sha256"),
+            "vendor/webmcp-polyfill/index.iife.js is not the file VERSION records"
+        );
+        assert_eq!(
+            sha256("vendor/webmcp-polyfill/LICENSE"),
+            recorded("license-sha256")
+        );
+        assert!(read("vendor/webmcp-polyfill/LICENSE").starts_with("MIT License"));
+        assert_eq!(recorded("license"), "MIT");
+        // The version the page names is the vendored one.
+        let (name, version) = (recorded("name"), recorded("version"));
+        assert_eq!(POLYFILL, format!("{name} {version}"));
+        assert_eq!(
+            recorded("tarball"),
+            format!(
+                "https://registry.npmjs.org/@mcp-b/webmcp-polyfill/-/webmcp-polyfill-{version}.tgz"
+            )
+        );
+        assert!(recorded("tarball-integrity").starts_with("sha512-"));
+    }
+
+    #[test]
+    fn a_changed_byte_in_the_polyfill_changes_the_sum_the_check_compares() {
+        // The check above would catch a one-byte edit: the sums of the file and of the file with
+        // one byte changed differ.
+        let mut bytes = std::fs::read(root().join("vendor/webmcp-polyfill/index.iife.js")).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert_ne!(
+            wallet_core::Hash::digest(&bytes).to_hex(),
+            recorded("file-sha256")
+        );
+    }
+
+    #[test]
+    fn the_loader_sets_the_marker_the_host_reads_and_loads_the_vendored_file() {
+        let loader = read("web/static/webmcp.js");
+        assert!(loader.contains(&format!("'{MARKER}'")), "{loader}");
+        assert!(loader.contains("'./vendor/webmcp-polyfill.js'"));
+        for outcome in [
+            "native",
+            "polyfilled",
+            "polyfill-failed",
+            "insecure-context",
+        ] {
+            assert!(loader.contains(&format!("'{outcome}'")), "{outcome}");
+        }
+        // Loaded only without a document.modelContext, before anything else is decided.
+        let first_check = loader.find("if (document.modelContext)").unwrap();
+        let load = loader.find("await loadClassic(POLYFILL)").unwrap();
+        assert!(first_check < load);
+    }
+
+    /// Every `Code`, by an exhaustive match: a new variant fails to compile here until it is
+    /// listed (and then until the typings carry it).
+    fn all_codes() -> Vec<Code> {
+        let next = |code: Option<Code>| match code {
+            None => Some(Code::InvalidInput),
+            Some(Code::InvalidInput) => Some(Code::WalletLocked),
+            Some(Code::WalletLocked) => Some(Code::UnknownRequest),
+            Some(Code::UnknownRequest) => Some(Code::UnknownProposal),
+            Some(Code::UnknownProposal) => Some(Code::GrantRevoked),
+            Some(Code::GrantRevoked) => Some(Code::GrantExpired),
+            Some(Code::GrantExpired) => Some(Code::GrantSpent),
+            Some(Code::GrantSpent) => Some(Code::DeclinedPrivacyFloor),
+            Some(Code::DeclinedPrivacyFloor) => Some(Code::InvalidClaim),
+            Some(Code::InvalidClaim) => Some(Code::DeclinedCurrency),
+            Some(Code::DeclinedCurrency) => Some(Code::NothingToDraft),
+            Some(Code::NothingToDraft) => Some(Code::TooManyPending),
+            Some(Code::TooManyPending) => None,
+        };
+        std::iter::successors(next(None), |c| next(Some(*c))).collect()
+    }
+
+    /// The string literals of `export type <name> = 'a' | 'b' ...;` in the typings.
+    fn union(name: &str) -> BTreeSet<String> {
+        let dts = read("web/types/tacit.d.ts");
+        let start = dts
+            .find(&format!("export type {name} ="))
+            .unwrap_or_else(|| panic!("no `export type {name}` in tacit.d.ts"));
+        let body = &dts[start..];
+        let body = &body[..body.find(';').unwrap()];
+        body.lines()
+            .filter_map(|line| {
+                let line = line.trim().strip_prefix("| '")?;
+                Some(line[..line.find('\'')?].to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_typings_carry_every_refusal_code_and_no_other() {
+        let codes: BTreeSet<String> = all_codes()
+            .into_iter()
+            .map(|c| c.as_str().to_owned())
+            .chain(["busy".to_owned(), "unknown_tool".to_owned()])
+            .collect();
+        assert_eq!(codes.len(), 14);
+        assert_eq!(union("TacitCode"), codes);
+    }
+
+    #[test]
+    fn the_typings_carry_every_status_and_no_other() {
+        let every = [
+            Detection::Available,
+            Detection::Polyfilled,
+            Detection::Scripted,
+            Detection::Absent,
+            Detection::PolyfillFailed,
+            Detection::InsecureContext,
+            Detection::SupersededApi,
+            Detection::RegistrationRefused(String::new()),
+        ];
+        // Exhaustive: a new variant must be added to `every` above.
+        for d in &every {
+            match d {
+                Detection::Available
+                | Detection::Polyfilled
+                | Detection::Scripted
+                | Detection::Absent
+                | Detection::PolyfillFailed
+                | Detection::InsecureContext
+                | Detection::SupersededApi
+                | Detection::RegistrationRefused(_) => {}
+            }
+        }
+        let codes: BTreeSet<String> = every.iter().map(|d| d.code().to_owned()).collect();
+        let listed: BTreeSet<String> = Detection::CODES.iter().map(|c| (*c).to_owned()).collect();
+        assert_eq!(codes, listed);
+        assert_eq!(union("TacitWebmcpStatus"), codes);
+    }
+
+    #[test]
+    fn the_typings_describe_the_envelope_the_gate_returns() {
+        let dts = read("web/types/tacit.d.ts");
+        for needle in [
+            "readonly ok: true;",
+            "readonly result: R;",
+            "readonly ok: false;",
+            "readonly isError: true;",
+            "readonly code: TacitCode;",
+            "readonly message: string;",
+            "readonly tacit?: TacitApi;",
+        ] {
+            assert!(dts.contains(needle), "{needle}");
+        }
+        let refused = capability_gate::envelope::envelope(&Err(capability_gate::Refusal::new(
+            Code::GrantRevoked,
+            "gone",
+        )));
+        let keys: Vec<&str> = refused
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["error", "isError", "ok"]);
+    }
+
+    #[test]
+    fn detection_trusts_the_browser_getter_over_any_marker() {
+        use Detection as D;
+        // (has document.modelContext, its getter is native code, marker, secure context)
+        let cases = [
+            ((true, true, None), D::Available),
+            ((true, true, Some("native")), D::Available),
+            // A page script that marks "polyfilled" over native WebMCP gains nothing.
+            ((true, true, Some("polyfilled")), D::Available),
+            ((true, false, Some("polyfilled")), D::Polyfilled),
+            // A script-made modelContext cannot pass for native by marking it so.
+            ((true, false, Some("native")), D::Scripted),
+            ((true, false, None), D::Scripted),
+            ((false, false, Some("polyfill-failed")), D::PolyfillFailed),
+            // A marker without a modelContext is not WebMCP.
+            ((false, false, Some("polyfilled")), D::Absent),
+            ((false, false, Some("native")), D::Absent),
+            ((false, false, None), D::Absent),
+        ];
+        for ((context, native, marker), expected) in cases {
+            assert_eq!(
+                Detection::decide(context, native, marker, true),
+                expected,
+                "{context} {native} {marker:?}"
+            );
+        }
+        assert_eq!(
+            Detection::decide(false, false, None, false),
+            D::InsecureContext
+        );
+        assert!(D::Available.has_registry() && D::Polyfilled.has_registry());
+        assert!(D::Scripted.has_registry());
+        assert!(!D::Absent.has_registry() && !D::PolyfillFailed.has_registry());
+    }
+
+    #[test]
+    fn the_pill_says_polyfilled_with_the_version_and_what_it_drops() {
+        assert_eq!(Detection::Polyfilled.code(), "polyfilled");
+        let text = Detection::Polyfilled.describe();
+        assert!(
+            text.starts_with("WebMCP: polyfilled (@mcp-b/webmcp-polyfill 5.1.0)"),
+            "{text}"
+        );
+        assert!(text.contains("consequentialHint"), "{text}");
+        assert_eq!(Detection::PolyfillFailed.code(), "absent");
+        assert!(
+            Detection::PolyfillFailed
+                .describe()
+                .contains("window.tacit")
+        );
+        assert_ne!(Detection::Available.code(), Detection::Polyfilled.code());
+    }
 }

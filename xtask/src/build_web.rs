@@ -58,6 +58,23 @@ pub const SITES: &[Site] = &[
     },
 ];
 
+/// Files every page gets next to its own static ones, as (source relative to the workspace root,
+/// destination relative to the site's output): the vendored `@mcp-b/webmcp-polyfill` (pinned, its
+/// sums in `vendor/webmcp-polyfill/VERSION`, checked by `cargo test -p tacit-web`) with its
+/// licence beside it, and the loader every `boot.js` imports, which loads the polyfill only when
+/// `document.modelContext` is absent.
+pub const WEBMCP_FILES: [(&str, &str); 3] = [
+    (
+        "vendor/webmcp-polyfill/index.iife.js",
+        "vendor/webmcp-polyfill.js",
+    ),
+    (
+        "vendor/webmcp-polyfill/LICENSE",
+        "vendor/webmcp-polyfill.LICENSE",
+    ),
+    ("web/static/webmcp.js", "webmcp.js"),
+];
+
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";
 
@@ -193,6 +210,7 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         copy_dir(&root.join(shared), &out)?;
     }
     copy_dir(&static_dir, &out)?;
+    copy_webmcp_files(&root, &out)?;
 
     let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
     bindgen
@@ -471,6 +489,25 @@ fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
+/// Copies [`WEBMCP_FILES`] into a site's output `out`.
+fn copy_webmcp_files(root: &Path, out: &Path) -> Result<(), String> {
+    for (from, to) in WEBMCP_FILES {
+        let (from, to) = (root.join(from), out.join(to));
+        if let Some(dir) = to.parent() {
+            fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        }
+        fs::copy(&from, &to).map_err(|e| {
+            format!(
+                "copying {} to {}: {e} (the vendored WebMCP polyfill and its loader ship with \
+                 every page)",
+                from.display(),
+                to.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
     let entries = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
@@ -702,6 +739,34 @@ version = "0.2.130"
         // A module without the export is fine as it is.
         let mut plain = b"\0asm\x01\0\0\0".to_vec();
         assert!(!fix_externref_export(&mut plain).unwrap());
+    }
+
+    #[test]
+    fn every_page_gets_the_polyfill_its_licence_and_the_loader() {
+        let root = workspace_root();
+        let dir = std::env::temp_dir().join(format!("xtask-webmcp-{}", std::process::id()));
+        copy_webmcp_files(&root, &dir).unwrap();
+        for (from, to) in WEBMCP_FILES {
+            assert_eq!(
+                fs::read(dir.join(to)).unwrap(),
+                fs::read(root.join(from)).unwrap(),
+                "{to}"
+            );
+        }
+        // The loader asks for the file where it is laid out.
+        let loader = fs::read_to_string(dir.join("webmcp.js")).unwrap();
+        assert!(loader.contains("'./vendor/webmcp-polyfill.js'"));
+        // Every page's boot.js goes through the loader before its wasm starts.
+        for site in SITES {
+            let boot = fs::read_to_string(root.join(site.dir).join("static/boot.js")).unwrap();
+            assert!(
+                boot.contains("import { ensureWebmcp } from './webmcp.js';")
+                    && boot.contains("ensureWebmcp()\n  .then(() => init())"),
+                "{}: {boot}",
+                site.name
+            );
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

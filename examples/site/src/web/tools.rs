@@ -2,6 +2,10 @@
 //! for the page's lifetime), an `execute` that converts the agent's input to JSON and returns
 //! a Promise of a plain object. It never throws: Chromium would hand the agent a bare
 //! `UnknownError`.
+//!
+//! `document.modelContext` is the browser's own or, without native WebMCP, the vendored
+//! `@mcp-b/webmcp-polyfill` that the page's `webmcp.js` loads before the wasm starts
+//! ([`detect`], [`webmcp_note`] for the page's pill).
 
 use js_sys::{Function, Object, Promise, Reflect};
 use serde_json::Value;
@@ -25,16 +29,106 @@ pub fn model_context() -> Option<JsValue> {
     (!ctx.is_undefined() && !ctx.is_null()).then_some(ctx)
 }
 
+/// The vendored polyfill the page loads without native WebMCP (`vendor/webmcp-polyfill/`).
+#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
+pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
+
+/// Where this page's `document.modelContext` comes from.
+#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detection {
+    /// The browser's own (its getter is native code).
+    Native,
+    /// The vendored polyfill, installed by the page's `webmcp.js` (which marks
+    /// `globalThis.__tacitWebmcp = 'polyfilled'` only after it loaded).
+    Polyfilled,
+    /// Some other script's: neither the browser's nor the page's loader's.
+    Scripted,
+    /// None: agents cannot reach this site's tools.
+    Absent,
+}
+
+/// Detects where `document.modelContext` comes from. A marker a page script set cannot make a
+/// script-made context pass for native: native means the browser's own getter.
+#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
+pub fn detect() -> Detection {
+    if model_context().is_none() {
+        return Detection::Absent;
+    }
+    if native_getter() {
+        return Detection::Native;
+    }
+    let marker = Reflect::get(&js_sys::global(), &"__tacitWebmcp".into())
+        .ok()
+        .and_then(|m| m.as_string());
+    if marker.as_deref() == Some("polyfilled") {
+        Detection::Polyfilled
+    } else {
+        Detection::Scripted
+    }
+}
+
+/// The WebMCP pill's text and whether it is good news, with `registered` tools in the registry
+/// `detection` found (for the page's `webmcp_note`).
+#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
+pub fn webmcp_note(detection: Detection, registered: usize) -> (String, bool) {
+    let tools = if registered == 1 { "tool" } else { "tools" };
+    match detection {
+        Detection::Native => (format!("WebMCP: {registered} {tools}"), true),
+        Detection::Polyfilled => (
+            format!("WebMCP: polyfilled ({POLYFILL}), {registered} {tools}"),
+            true,
+        ),
+        Detection::Scripted => (
+            format!("WebMCP from a page script (not the browser's): {registered} {tools}"),
+            false,
+        ),
+        Detection::Absent => (
+            "WebMCP absent: agents cannot reach this site's tools".to_owned(),
+            false,
+        ),
+    }
+}
+
+/// Whether `document.modelContext` is read through the browser's own getter (native code),
+/// found on the document's prototype chain.
+#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
+fn native_getter() -> bool {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return false;
+    };
+    let mut at: JsValue = document.into();
+    while at.is_object() {
+        if let Ok(descriptor) = Reflect::get_own_property_descriptor(
+            at.unchecked_ref::<Object>(),
+            &"modelContext".into(),
+        ) && !descriptor.is_undefined()
+        {
+            let getter = Reflect::get(&descriptor, &"get".into()).unwrap_or(JsValue::UNDEFINED);
+            return getter
+                .dyn_ref::<Function>()
+                .map(|f| String::from(f.to_string()))
+                .is_some_and(|text| text.contains("[native code]"));
+        }
+        at = Reflect::get_prototype_of(&at).map_or(JsValue::NULL, JsValue::from);
+    }
+    false
+}
+
 /// JSON to a plain JS object (never a `Map`, which would stringify to `{}`).
 pub fn to_js(value: &Value) -> JsValue {
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
 }
 
 /// The agent's input as JSON; what `JSON.stringify` cannot carry arrives as a string, which
-/// the tools refuse as `invalid_input`.
+/// the tools refuse as `invalid_input`. JSON text (the polyfill's `executeTool` takes its input
+/// as text; the tool's `execute` gets it parsed) is read as the JSON it holds.
 fn input_json(input: &JsValue) -> Value {
     if input.is_undefined() || input.is_null() {
         return Value::Null;
+    }
+    if let Some(text) = input.as_string() {
+        return serde_json::from_str(&text).unwrap_or(Value::String(text));
     }
     js_sys::JSON::stringify(input)
         .ok()
