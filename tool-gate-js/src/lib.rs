@@ -175,6 +175,9 @@ struct Inner {
     /// Bumped by every grant, so a late registration failure only ends the grant it belongs to.
     generation: Cell<u64>,
     generations: RefCell<BTreeMap<String, u64>>,
+    /// How each replaced or ended registration ended: a tool object an agent kept from it is
+    /// refused with that reason even after a new grant of the same name.
+    ended: RefCell<BTreeMap<u64, Ended>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -241,6 +244,7 @@ impl JsToolGate {
                 tick,
                 generation: Cell::new(0),
                 generations: RefCell::default(),
+                ended: RefCell::default(),
             }
         });
         Ok(JsToolGate { inner })
@@ -320,9 +324,15 @@ impl Inner {
         if let Some(old) = old {
             old.abort();
         }
+        let old_generation = self.generations.borrow_mut().remove(&name);
+        if let Some(old_generation) = old_generation {
+            self.ended
+                .borrow_mut()
+                .insert(old_generation, Ended::Revoked);
+        }
         let generation = self.generation.get().wrapping_add(1);
         self.generation.set(generation);
-        let registered = self.register(&name, &tool);
+        let registered = self.register(&name, generation, &tool);
         let (controller, pending) = match registered {
             Ok(ok) => ok,
             Err(error) => {
@@ -355,13 +365,16 @@ impl Inner {
     fn register(
         self: &Rc<Self>,
         name: &str,
+        generation: u64,
         tool: &JsValue,
     ) -> Result<(AbortController, Option<JsValue>), JsValue> {
         let wrapped = object_assign(&Object::new().into(), tool);
         let inner = Rc::clone(self);
         let tool_name = name.to_owned();
         let execute = Closure::<dyn FnMut(JsValue, JsValue) -> JsValue>::own_aborting(
-            move |input: JsValue, client: JsValue| inner.call(&tool_name, &input, &client),
+            move |input: JsValue, client: JsValue| {
+                inner.call(&tool_name, generation, &input, &client)
+            },
         )
         .into_js_value();
         Reflect::set(&wrapped, &"execute".into(), &execute)?;
@@ -396,6 +409,8 @@ impl Inner {
         if change.is_none() {
             return;
         }
+        self.generations.borrow_mut().remove(name);
+        self.ended.borrow_mut().insert(generation, Ended::Revoked);
         if let Some(controller) = self.registrations.borrow_mut().remove(name) {
             controller.abort();
         }
@@ -407,7 +422,19 @@ impl Inner {
 
     /// What `tool'.execute` does: check at use, read the input, call the page's `execute`.
     /// Always a promise that fulfils (an answer or a refusal envelope); never throws.
-    fn call(self: &Rc<Self>, name: &str, input: &JsValue, client: &JsValue) -> JsValue {
+    fn call(
+        self: &Rc<Self>,
+        name: &str,
+        generation: u64,
+        input: &JsValue,
+        client: &JsValue,
+    ) -> JsValue {
+        // A tool object from a replaced or ended registration never reaches a later grant.
+        if self.generations.borrow().get(name) != Some(&generation) {
+            let ended = self.ended.borrow().get(&generation).copied();
+            let ended = ended.unwrap_or(Ended::Revoked);
+            return resolved(&refusal_value(&Refusal::ended(ended)));
+        }
         let now = now();
         let live = self
             .gate
@@ -491,7 +518,10 @@ impl Inner {
                 }
                 Change::Removed(name, ended) => {
                     let controller = self.registrations.borrow_mut().remove(&name);
-                    self.generations.borrow_mut().remove(&name);
+                    let generation = self.generations.borrow_mut().remove(&name);
+                    if let Some(generation) = generation {
+                        self.ended.borrow_mut().insert(generation, ended);
+                    }
                     if let Some(controller) = controller {
                         controller.abort();
                     }
