@@ -411,7 +411,9 @@ impl Inner {
         }
         self.generations.borrow_mut().remove(name);
         self.ended.borrow_mut().insert(generation, Ended::Revoked);
-        if let Some(controller) = self.registrations.borrow_mut().remove(name) {
+        // No borrow is held while `abort` runs (a polyfill may call back into the gate).
+        let controller = self.registrations.borrow_mut().remove(name);
+        if let Some(controller) = controller {
             controller.abort();
         }
         self.reschedule();

@@ -26,15 +26,18 @@ const PROFILE: &str = "wasm-release";
 
 /// `cargo xtask build-gate-js [--locked]`.
 pub fn build_gate_js(args: &[String]) -> Result<(), String> {
-    let locked = match args {
-        [] => false,
-        [flag] if flag == "--locked" => true,
-        other => {
-            return Err(format!(
-                "build-gate-js takes no arguments but `--locked`, not {other:?}"
-            ));
-        }
-    };
+    match args {
+        [] => build(false),
+        [flag] if flag == "--locked" => build(true),
+        other => Err(format!(
+            "build-gate-js takes no arguments but `--locked`, not {other:?}"
+        )),
+    }
+}
+
+/// Builds the package and lays out `target/site/gate-example/`; `locked` adds `--locked` to
+/// cargo. (What `build-web` calls, so that `ci` and `demo` build it too.)
+pub fn build(locked: bool) -> Result<(), String> {
     let version = wasm_bindgen_version()?;
     println!("wasm-bindgen {version} (Cargo.lock and wasm-bindgen-cli-support agree)");
     let mut cargo_args = vec![
