@@ -20,12 +20,15 @@
 //!   or issuers count;
 //! - refusals are values (`{ok: false, error: {code, message}}`), never a throw.
 //!
-//! The pure modules ([`policy`], [`nonce`], [`proof`], [`submit`]) hold every rule and are tested natively.
-//! `server` (native only) carries them over HTTP: configuration, the nonce table, the signer's
-//! keys, the site key, the routes. The `web` module (wasm32 only) is the thin page: it registers
-//! the two WebMCP tools, calls the server's API and shows the outcome; it decides nothing.
+//! The pure modules ([`policy`], [`nonce`], [`proof`], [`submit`], [`gate`]) hold every rule and
+//! are tested natively. `server` (native only) carries them over HTTP: configuration, the nonce
+//! table, the signer's keys, the site key, the routes. The `web` module (wasm32 only) is the thin
+//! page: it registers the WebMCP tools as [`gate`] decides (the submit tool only while a nonce
+//! the page obtained is open, with `tool-gate`), calls the server's API and shows the outcome;
+//! the verdict stays the server's.
 
 pub mod api;
+pub mod gate;
 pub mod nonce;
 pub mod policy;
 pub mod proof;

@@ -73,9 +73,15 @@ impl NonceState {
 impl NonceRecord {
     /// The row for a nonce issued at `now`.
     pub const fn issue(now: Timestamp) -> Self {
+        Self::issue_for(now, NONCE_LIFETIME_MS)
+    }
+
+    /// The row for a nonce issued at `now` that stays open for `lifetime_ms` (the site's
+    /// configured lifetime).
+    pub const fn issue_for(now: Timestamp, lifetime_ms: i64) -> Self {
         Self {
             issued_at: now,
-            expires_at: now.plus_millis(NONCE_LIFETIME_MS),
+            expires_at: now.plus_millis(lifetime_ms),
             used_at: None,
         }
     }

@@ -152,7 +152,9 @@ impl Policy {
                  signed by the site (attestation). The result is exactly the input of the Tacit \
                  wallet's request_claims tool: pass it unchanged. Never asks for a personal value. \
                  Then, once the wallet has released a signed receipt for this origin and nonce, \
-                 call {}.",
+                 call {}: that tool exists only while a nonce this page handed out is open (it \
+                 appears after this call, and leaves once an application is accepted or the \
+                 nonce expires).",
                 self.site_name,
                 self.submission,
                 needs.join("; "),
@@ -191,7 +193,8 @@ impl Policy {
                  replayed_nonce, wrong_audience, nonce_mismatch, bad_signature, unknown_key, \
                  chain_broken, expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
                  site_unreachable, busy, proof_missing, proof_invalid, untrusted_issuer, \
-                 proof_mismatch, proof_required.",
+                 proof_mismatch, proof_required; grant_expired or grant_revoked when called \
+                 after the tool left (call {} again).",
                 self.submission,
                 self.site_name,
                 self.requirements_tool,
@@ -202,7 +205,8 @@ impl Policy {
                         " (and, for {}, proven by an issuer)",
                         self.require_proof.join(", ")
                     )
-                }
+                },
+                self.requirements_tool,
             ),
             "inputSchema": {
                 "type": "object",

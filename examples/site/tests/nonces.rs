@@ -81,6 +81,23 @@ async fn on_sqlite() {
     assert_eq!(again.state(&kept, T0).await.unwrap(), NonceState::Open);
 }
 
+/// A site configured with a short lifetime issues nonces that lapse after it.
+#[tokio::test]
+async fn a_configured_lifetime_is_the_nonces() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir.path().join("nonces.db"));
+    let nonces = Nonces::open(&url).await.unwrap().with_lifetime(4_000);
+    let (nonce, record) = nonces.issue(T0).await.unwrap();
+    assert_eq!(record.expires_at, T0.plus_millis(4_000));
+    assert_eq!(nonces.record(&nonce).await.unwrap(), Some(record));
+    let lapsed = T0.plus_millis(4_000);
+    assert_eq!(
+        nonces.state(&nonce, lapsed).await.unwrap(),
+        NonceState::Lapsed
+    );
+    assert!(!nonces.consume(&nonce, lapsed).await.unwrap());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_postgres() {
     let pg = PgCluster::start().unwrap_or_else(|e| panic!("{e}"));

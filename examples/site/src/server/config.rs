@@ -8,6 +8,7 @@
 //! data_dir = "../../target/site-data/housing" # nonces.db and site.key (0600, made on first start)
 //! # database_url = "postgres://…"         # optional; the DATABASE_URL variable wins
 //! # rate_limit_per_minute = 120           # per client on the API; 0 = off
+//! # nonce_lifetime_ms = 3600000           # how long an issued nonce stays open (2 s to 1 day)
 //! # Issuers whose SD-JWT credentials back answers (their presentations are checked here):
 //! trusted_issuers = [
 //!   { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt",
@@ -76,6 +77,20 @@ pub struct Config {
     /// off. Default [`super::DEFAULT_RATE_LIMIT_PER_MINUTE`].
     #[serde(default = "default_rate_limit_per_minute")]
     pub rate_limit_per_minute: u32,
+    /// How long an issued nonce stays open, in milliseconds, from [`MIN_NONCE_LIFETIME_MS`] to
+    /// [`MAX_NONCE_LIFETIME_MS`]. Default [`crate::nonce::NONCE_LIFETIME_MS`] (an hour); tests of
+    /// the page's submit tool (which leaves when the nonce lapses) set a few seconds.
+    #[serde(default = "default_nonce_lifetime_ms")]
+    pub nonce_lifetime_ms: i64,
+}
+
+/// Shortest configurable nonce lifetime: two seconds.
+pub const MIN_NONCE_LIFETIME_MS: i64 = 2_000;
+/// Longest configurable nonce lifetime: one day (a receipt lives at most that long).
+pub const MAX_NONCE_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
+
+fn default_nonce_lifetime_ms() -> i64 {
+    crate::nonce::NONCE_LIFETIME_MS
 }
 
 fn default_rate_limit_per_minute() -> u32 {
@@ -221,6 +236,12 @@ impl Config {
         {
             return Err("origin must not end with /".into());
         }
+        if !(MIN_NONCE_LIFETIME_MS..=MAX_NONCE_LIFETIME_MS).contains(&self.nonce_lifetime_ms) {
+            return Err(format!(
+                "nonce_lifetime_ms must be {MIN_NONCE_LIFETIME_MS} to {MAX_NONCE_LIFETIME_MS}, not {}",
+                self.nonce_lifetime_ms
+            ));
+        }
         for (i, issuer) in self.trusted_issuers.iter().enumerate() {
             issuer.check()?;
             if self.trusted_issuers[..i]
@@ -313,6 +334,14 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
         assert_eq!(c.data_dir, Path::new("/var/lib/housing"));
         assert_eq!(c.policy.claims.len(), 2);
         assert_eq!(c.rate_limit_per_minute, 120);
+        assert_eq!(c.nonce_lifetime_ms, crate::nonce::NONCE_LIFETIME_MS);
+        let short = format!("nonce_lifetime_ms = 4000\n{GOOD}");
+        assert_eq!(
+            Config::from_toml(&short, Path::new("/"))
+                .unwrap()
+                .nonce_lifetime_ms,
+            4_000
+        );
         let off = format!("rate_limit_per_minute = 0\n{GOOD}");
         assert_eq!(
             Config::from_toml(&off, Path::new("/"))
@@ -373,6 +402,14 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
                 "keys_url must be an http",
             ),
             (GOOD.replace("8792\"", "8791\""), "listed twice"),
+            (
+                format!("nonce_lifetime_ms = 1999\n{GOOD}"),
+                "nonce_lifetime_ms must be 2000 to 86400000",
+            ),
+            (
+                format!("nonce_lifetime_ms = 86400001\n{GOOD}"),
+                "nonce_lifetime_ms must be",
+            ),
             (
                 GOOD.replace("\"Civil Registry Nordstadt\"", "\" \""),
                 "name must be",

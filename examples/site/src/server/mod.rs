@@ -192,7 +192,9 @@ impl SiteState {
             reason,
         })?;
         let site_key = SiteKey::load_or_create(&config.site_key_path())?;
-        let nonces = Nonces::open(&config.database_url()).await?;
+        let nonces = Nonces::open(&config.database_url())
+            .await?
+            .with_lifetime(config.nonce_lifetime_ms);
         let signer = match config
             .signer_source()
             .map_err(|reason| ServerError::Config {

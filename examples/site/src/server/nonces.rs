@@ -10,7 +10,7 @@ use tacit_store::sqlx::{self, Row};
 use tacit_store::{Db, Migration, StoreError};
 use wallet_core::{Nonce, Timestamp};
 
-use crate::nonce::{NONCE_RETENTION_MS, NonceRecord, NonceState, make_nonce};
+use crate::nonce::{NONCE_LIFETIME_MS, NONCE_RETENTION_MS, NonceRecord, NonceState, make_nonce};
 
 /// The migration set's name in `tacit_migrations`.
 pub const MIGRATION_SET: &str = "tacit-site";
@@ -39,6 +39,8 @@ const FORGET: &str = "DELETE FROM nonces WHERE expires_at < $1";
 #[derive(Debug, Clone)]
 pub struct Nonces {
     db: Db,
+    /// How long a nonce issued here stays open.
+    lifetime_ms: i64,
 }
 
 impl Nonces {
@@ -51,7 +53,19 @@ impl Nonces {
     /// Uses an open database, bringing its schema up to date.
     pub async fn on(db: Db) -> Result<Self, StoreError> {
         db.migrate(MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self { db })
+        Ok(Self {
+            db,
+            lifetime_ms: NONCE_LIFETIME_MS,
+        })
+    }
+
+    /// The same table, issuing nonces that stay open for `lifetime_ms` (the configuration's
+    /// `nonce_lifetime_ms`; [`NONCE_LIFETIME_MS`] unless set).
+    pub fn with_lifetime(self, lifetime_ms: i64) -> Self {
+        Self {
+            lifetime_ms,
+            ..self
+        }
     }
 
     /// The database underneath.
@@ -77,7 +91,7 @@ impl Nonces {
 
     /// Stores `nonce` as issued at `now`. A nonce already stored is a unique violation.
     pub async fn insert(&self, nonce: &Nonce, now: Timestamp) -> Result<NonceRecord, StoreError> {
-        let record = NonceRecord::issue(now);
+        let record = NonceRecord::issue_for(now, self.lifetime_ms);
         sqlx::query(INSERT)
             .bind(nonce.as_str())
             .bind(record.issued_at.millis())

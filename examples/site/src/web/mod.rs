@@ -1,9 +1,13 @@
-//! The page (wasm32 only). It asks its own server what to show and which two tools to register
-//! (`GET /api/site`), registers them on `document.modelContext`, and forwards every call to the
-//! server's API (`GET /api/requirements`, `POST /api/applications`), returning the server's
-//! envelope unchanged. It keeps no nonces and no keys and decides nothing: the verdict is the
-//! server's. A network failure is a `site_unreachable` refusal with a sentence, never a throw.
+//! The page (wasm32 only). It asks its own server what to show and which two tools it has
+//! (`GET /api/site`), registers them on `document.modelContext` as the page's gate
+//! ([`crate::gate::PageGate`]) says — the requirements tool for good, the submit tool only while
+//! a nonce the page obtained is open — and forwards every call to the server's API
+//! (`GET /api/requirements`, `POST /api/applications`), returning the server's envelope
+//! unchanged. A submit call through a handle kept past the tool's withdrawal gets tool-gate's
+//! refusal without reaching the server. It keeps no keys and the verdict is the server's. A
+//! network failure is a `site_unreachable` refusal with a sentence, never a throw.
 
+mod host;
 mod page;
 mod tools;
 
@@ -14,6 +18,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+use crate::gate::{PageGate, SiteTool};
 use crate::submit::{Code, Refusal, parse_requirements_input};
 
 /// How long one call to the site's server may take.
@@ -33,7 +38,7 @@ pub struct SiteInfo {
 }
 
 impl SiteInfo {
-    fn from_json(site: &Value) -> Option<(Self, Value, Value)> {
+    fn from_json(site: &Value) -> Option<(Self, SiteTool, SiteTool)> {
         let text = |key: &str| site.get(key)?.as_str().map(str::to_owned);
         let tools = site.get("tools")?.as_array()?;
         let [requirements, submit] = tools.as_slice() else {
@@ -61,7 +66,11 @@ impl SiteInfo {
             requirements_tool: requirements.get("name")?.as_str()?.to_owned(),
             submit_tool: submit.get("name")?.as_str()?.to_owned(),
         };
-        Some((info, requirements.clone(), submit.clone()))
+        Some((
+            info,
+            SiteTool::from_def(requirements.clone())?,
+            SiteTool::from_def(submit.clone())?,
+        ))
     }
 }
 
@@ -74,7 +83,11 @@ struct Site {
     accepted: u32,
     last: page::Outcome,
     history: Vec<page::Entry>,
-    _tools: Vec<tools::Registration>,
+    gate: PageGate,
+    /// `None` without WebMCP.
+    registry: Option<tool_gate::Registry<host::PageHost, SiteTool>>,
+    /// The pending `setTimeout` for the gate's next deadline.
+    timer: Option<i32>,
 }
 
 thread_local! {
@@ -106,7 +119,11 @@ pub fn start() {
     });
 }
 
-fn boot(info: SiteInfo, requirements_def: Value, submit_def: Value) {
+fn boot(info: SiteInfo, requirements_def: SiteTool, submit_def: SiteTool) {
+    let runs = vec![
+        (requirements_def.name.clone(), requirements as tools::Run),
+        (submit_def.name.clone(), submit as tools::Run),
+    ];
     let mut site = Site {
         info,
         server_note: ("Site server: connected".to_owned(), true),
@@ -115,36 +132,66 @@ fn boot(info: SiteInfo, requirements_def: Value, submit_def: Value) {
         accepted: 0,
         last: page::Outcome::Waiting,
         history: Vec::new(),
-        _tools: Vec::new(),
+        gate: PageGate::new(requirements_def, submit_def),
+        registry: tools::model_context()
+            .map(|ctx| tool_gate::Registry::new(host::PageHost::new(ctx, runs, on_refused))),
+        timer: None,
     };
-    site.webmcp_note = match tools::model_context() {
-        None => (
-            "WebMCP absent: agents cannot reach this site's tools".to_owned(),
-            false,
-        ),
-        Some(ctx) => {
-            let defs = [
-                (requirements_def, requirements as tools::Run),
-                (submit_def, submit as tools::Run),
-            ];
-            let mut failed = None;
-            for (def, run) in defs {
-                match tools::register(&ctx, &def, run, on_refused) {
-                    Ok(registration) => site._tools.push(registration),
-                    Err(e) => failed = Some(e),
-                }
-            }
-            match failed {
-                None => ("WebMCP: 2 tools".to_owned(), true),
-                Some(e) => (format!("WebMCP refused a tool: {e}"), false),
-            }
-        }
-    };
+    sync_tools(&mut site);
     page::requirements(&site.info.needs);
     page::issuers(&site.info.issuers);
     SITE.with(|cell| *cell.borrow_mut() = Some(site));
     with_site(render);
     page::ready();
+}
+
+fn now_ms() -> i64 {
+    js_sys::Date::now() as i64
+}
+
+/// Brings the registered tools in step with the page's gate, says so in the pill, and sets the
+/// timer for the gate's next deadline.
+fn sync_tools(site: &mut Site) {
+    let Some(registry) = site.registry.as_mut() else {
+        site.webmcp_note = tools::webmcp_note(tools::Detection::Absent, 0);
+        return;
+    };
+    let refused = registry.sync(site.gate.wanted());
+    let registered = tool_gate::Host::list(registry.host()).len();
+    site.webmcp_note = match refused.into_iter().next() {
+        None => tools::webmcp_note(tools::detect(), registered),
+        Some((name, e)) => (format!("WebMCP refused a tool: {name}: {e}"), false),
+    };
+    arm_timer(site);
+}
+
+/// One `setTimeout` at a time, for the gate's next deadline.
+fn arm_timer(site: &mut Site) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    if let Some(id) = site.timer.take() {
+        window.clear_timeout_with_handle(id);
+    }
+    let Some(deadline) = site.gate.next_deadline() else {
+        return;
+    };
+    let delay = deadline
+        .saturating_sub(now_ms())
+        .clamp(0, i64::from(i32::MAX)) as i32;
+    let wake = wasm_bindgen::closure::Closure::once_into_js(on_deadline);
+    site.timer = window
+        .set_timeout_with_callback_and_timeout_and_arguments_0(wake.unchecked_ref(), delay)
+        .ok();
+}
+
+fn on_deadline() {
+    with_site(|site| {
+        site.timer = None;
+        site.gate.tick(now_ms());
+        sync_tools(site);
+        render(site);
+    });
 }
 
 fn on_refused(error: String) {
@@ -164,9 +211,16 @@ fn render(site: &mut Site) {
     page::history(&site.history);
 }
 
-/// Records what the server answered `tool` and shows it.
+/// Records what `tool` answered, tells the page's gate (a nonce obtained, a nonce spent) and
+/// shows it.
 fn record(tool_is_submit: bool, out: &Value) {
     with_site(|site| {
+        if tool_is_submit {
+            site.gate.on_submit_answer(out, now_ms());
+        } else {
+            site.gate.on_requirements(out, now_ms());
+        }
+        sync_tools(site);
         let outcome = page::Outcome::of(out, tool_is_submit);
         match &outcome {
             page::Outcome::Asked(_) => site.issued += 1,
@@ -198,7 +252,8 @@ fn record(tool_is_submit: bool, out: &Value) {
     });
 }
 
-/// The requirements tool: the server's requirements (fresh nonce, attestation), unchanged.
+/// The requirements tool: the server's requirements (fresh nonce, attestation), unchanged. A
+/// nonce in them brings the submit tool (until the nonce's expiry).
 fn requirements(input: Value) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let out = match parse_requirements_input(&input) {
@@ -210,11 +265,23 @@ fn requirements(input: Value) -> Promise {
     })
 }
 
-/// The submission tool: the agent's input goes to the server as it is; the server's verdict
-/// comes back unchanged.
+/// The submission tool: checked against the page's gate when it begins (a handle kept past the
+/// tool's withdrawal gets tool-gate's refusal here), then the agent's input goes to the server as
+/// it is and the server's verdict comes back unchanged. An accepted one withdraws the tool
+/// unless another nonce of this page is open.
 fn submit(input: Value) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
-        let out = envelope_of(call("POST", "/api/applications", Some(&input)).await);
+        let checked = with_site(|site| {
+            let checked = site.gate.begin_submit(now_ms());
+            if checked.is_err() {
+                sync_tools(site);
+            }
+            checked.map_err(|(refusal, _)| refusal)
+        });
+        let out = match checked {
+            Some(Err(refusal)) => refusal,
+            _ => envelope_of(call("POST", "/api/applications", Some(&input)).await),
+        };
         record(true, &out);
         Ok(tools::to_js(&out))
     })
