@@ -152,6 +152,10 @@ fn a_click_grants_the_tool_and_revoke_and_the_last_use_withdraw_it() {
         json!({ "item": "apples", "quantity": 2 })
     );
     assert_eq!(cart(&page), ["2 × apples"]);
+    let added = page
+        .eval("document.querySelectorAll('#events li[data-kind=added]').length")
+        .unwrap();
+    assert_eq!(added, 1, "the page did not show the added event");
     let grants = page.eval("document.querySelector('#grants li[data-tool]')?.textContent ?? ''");
     let grants = grants.unwrap();
     assert!(
@@ -284,6 +288,8 @@ fn a_bad_grant_throws_and_registers_nothing_and_a_throwing_execute_is_a_refusal(
                 try { gate.grant(t, { expiresIn: 60000 }); out[k] = "granted"; } catch (e) { out[k] = e.name; }
               }
               try { new ToolGate({}); out.badContext = "constructed"; } catch (e) { out.badContext = e.name; }
+              const throwing = { name: "bad_getter", description: "d", execute() {}, get inputSchema() { throw new Error("no schema"); } };
+              try { gate.grant(throwing, { expiresIn: 60000 }); out.badGetter = "granted"; } catch (e) { out.badGetter = e.message; }
               try { gate.on("changed", () => {}); out.badEvent = "added"; } catch (e) { out.badEvent = e.name; }
               out.live = gate.tools().length;
               return out;
@@ -310,9 +316,29 @@ fn a_bad_grant_throws_and_registers_nothing_and_a_throwing_execute_is_a_refusal(
     for case in ["noName", "noExecute", "badContext", "badEvent"] {
         assert_eq!(out[case], "TypeError", "{case}: {out}");
     }
+    assert_eq!(out["badGetter"], "no schema", "{out}");
     assert_eq!(out["live"], 0, "{out}");
     std::thread::sleep(Duration::from_millis(300));
     assert!(!listed(&mut page, "probe"), "{:?}", page.tools());
+    assert!(!listed(&mut page, "bad_getter"), "{:?}", page.tools());
+
+    // The name the gate checks is the name the browser lists, whatever a getter answers later.
+    let sly = page
+        .eval(
+            r#"(() => { let reads = 0;
+              const sly = { get name() { return reads++ === 0 ? "sly" : "other"; },
+                            description: "d", execute() { return "answered"; } };
+              return window.__gate.grant(sly, { expiresIn: 60000, uses: 1 }).name; })()"#,
+        )
+        .unwrap();
+    assert_eq!(sly, "sly");
+    page.wait_tool("sly", WAIT).unwrap();
+    assert!(!listed(&mut page, "other"), "{:?}", page.tools());
+    assert_eq!(
+        page.call_tool("sly", json!({})).unwrap().output,
+        json!("answered")
+    );
+    page.wait_tool_gone("sly", WAIT).unwrap();
 
     // A page execute that throws, or rejects, is a `tool_failed` refusal, not an UnknownError;
     // whatever else it returns is passed through.

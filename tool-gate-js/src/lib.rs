@@ -148,8 +148,8 @@ extern "C" {
     #[wasm_bindgen(js_name = clearTimeout)]
     fn clear_timeout(id: &JsValue);
 
-    #[wasm_bindgen(js_namespace = Object, js_name = assign)]
-    fn object_assign(target: &JsValue, source: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_namespace = Object, js_name = assign, catch)]
+    fn object_assign(target: &JsValue, source: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = Date, js_name = now)]
     fn date_now() -> f64;
     #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
@@ -368,7 +368,9 @@ impl Inner {
         generation: u64,
         tool: &JsValue,
     ) -> Result<(AbortController, Option<JsValue>), JsValue> {
-        let wrapped = object_assign(&Object::new().into(), tool);
+        let wrapped = object_assign(&Object::new().into(), tool)?;
+        // The name the gate checks is the name registered (a getter could answer otherwise).
+        Reflect::set(&wrapped, &"name".into(), &name.into())?;
         let inner = Rc::clone(self);
         let tool_name = name.to_owned();
         let execute = Closure::<dyn FnMut(JsValue, JsValue) -> JsValue>::own_aborting(
