@@ -373,7 +373,7 @@ fn a_bad_grant_throws_and_registers_nothing_and_a_throwing_execute_is_a_refusal(
 }
 
 /// Runs the pinned `tsc` on `file` in `dir`; returns (success, output).
-fn tsc(dir: &Path, file: &str) -> (bool, String) {
+fn tsc(dir: &Path, files: &[&str]) -> (bool, String) {
     let tsc = node::interop_dir().join("node_modules/.bin/tsc");
     let out = Command::new(&tsc)
         .args([
@@ -387,8 +387,8 @@ fn tsc(dir: &Path, file: &str) -> (bool, String) {
             "bundler",
             "--lib",
             "esnext,dom",
-            file,
         ])
+        .args(files)
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("running {}: {e}", tsc.display()));
@@ -410,9 +410,9 @@ fn the_typings_compile_and_a_wrong_call_does_not() {
         "{dts}"
     );
 
-    let (ok, out) = tsc(&site, "typecheck.ts");
+    let (ok, out) = tsc(&site, &["typecheck.ts"]);
     assert!(ok, "typecheck.ts does not compile:\n{out}");
-    let (ok, out) = tsc(&site, "typecheck-wrong.ts");
+    let (ok, out) = tsc(&site, &["typecheck-wrong.ts"]);
     assert!(!ok, "typecheck-wrong.ts compiled");
     assert!(
         out.contains("typecheck-wrong.ts(8,") && out.contains("expiresIn"),
@@ -446,13 +446,21 @@ fn the_typings_compile_and_a_wrong_call_does_not() {
         std::fs::write(dir.path().join(name), format!("{head}{body}export {{}};\n")).unwrap();
     };
     write("right.ts", right);
-    let (ok, out) = tsc(dir.path(), "right.ts");
+    let (ok, out) = tsc(dir.path(), &["right.ts"]);
     assert!(ok, "the right call does not compile:\n{out}");
-    for (i, body) in wrong.iter().enumerate() {
-        let name = format!("wrong{i}.ts");
-        write(&name, body);
-        let (ok, out) = tsc(dir.path(), &name);
-        assert!(!ok, "{body} compiled");
-        assert!(out.contains(&format!("{name}(4,")), "{body}: {out}");
+    // One tsc run over every wrong file (each is its own module: an error in one does not
+    // hide another's); each must have its own error on its one call (line 4).
+    let names: Vec<String> = (0..wrong.len()).map(|i| format!("wrong{i}.ts")).collect();
+    for (name, body) in names.iter().zip(wrong) {
+        write(name, body);
+    }
+    let files: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (ok, out) = tsc(dir.path(), &files);
+    assert!(!ok, "the wrong calls compiled");
+    for (name, body) in names.iter().zip(wrong) {
+        assert!(
+            out.contains(&format!("{name}(4,")),
+            "{body} compiled: {out}"
+        );
     }
 }
