@@ -365,9 +365,36 @@ fn a_bad_grant_throws_and_registers_nothing_and_a_throwing_execute_is_a_refusal(
     page.wait_tool("echo", WAIT).unwrap();
     let echoed = page.call_tool("echo", json!({ "a": [1, 2] })).unwrap();
     assert_eq!(echoed.output, json!({ "got": { "a": [1, 2] } }));
+    // A one-use grant renewed while its use is being answered: the end of that use does not
+    // withdraw the renewed tool.
+    page.eval(
+        r#"(() => { window.__gate.grant({ name: "slow", description: "waits", execute() {
+          return new Promise((resolve) => { window.__release = () => resolve("slow done"); }); } },
+          { expiresIn: 60000, uses: 1 }); return true; })()"#,
+    )
+    .unwrap();
+    let slow = page.wait_tool("slow", WAIT).unwrap();
+    let invocation = page
+        .begin_invoke(&slow.frame_id, "slow", json!({}))
+        .unwrap();
+    page.wait_for("typeof window.__release === 'function'", WAIT)
+        .unwrap();
+    page.eval(
+        r#"(() => { window.__gate.grant({ name: "slow", description: "answers",
+          execute() { return "renewed"; } }, { expiresIn: 60000, uses: 2 });
+          window.__release(); return true; })()"#,
+    )
+    .unwrap();
+    let first = page.await_response(&invocation, WAIT).unwrap();
+    assert_eq!(first.output, json!("slow done"), "{first:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(listed(&mut page, "slow"), "{:?}", page.tools());
+    let again = page.call_tool("slow", json!({})).unwrap();
+    assert_eq!(again.output, json!("renewed"), "{again:?}");
+
     // revokeAll withdraws every tool of that gate (not the page's own gate's).
-    assert_eq!(page.eval("window.__gate.revokeAll()").unwrap(), 3);
-    for name in ["boom", "boom_later", "echo"] {
+    assert_eq!(page.eval("window.__gate.revokeAll()").unwrap(), 4);
+    for name in ["boom", "boom_later", "echo", "slow"] {
         page.wait_tool_gone(name, WAIT).unwrap();
     }
 }

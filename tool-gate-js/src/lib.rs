@@ -343,10 +343,14 @@ impl Inner {
             }
         };
         let info = grant_info(&name, &lease);
-        let changes = self
-            .gate
-            .borrow_mut()
-            .grant(name.clone(), Entry { tool, execute }, lease);
+        let mut changes =
+            self.gate
+                .borrow_mut()
+                .grant(name.clone(), Entry { tool, execute }, lease);
+        if changes.is_empty() {
+            // A live grant renewed: tell the listeners of its new lease too.
+            changes.push(Change::Added(name.clone()));
+        }
         self.registrations
             .borrow_mut()
             .insert(name.clone(), controller);
@@ -477,9 +481,14 @@ impl Inner {
         let finish = {
             let inner = Rc::clone(self);
             let change = RefCell::new(change);
+            let name = name.to_owned();
             move || {
                 let change = change.borrow_mut().take();
-                inner.apply(change.into_iter().collect());
+                // Unless a new grant of the name replaced this one while the page answered.
+                let current = inner.generations.borrow().get(&name) == Some(&generation);
+                if current {
+                    inner.apply(change.into_iter().collect());
+                }
             }
         };
         match entry.execute.call2(&entry.tool, &parsed, client) {
