@@ -35,7 +35,8 @@ pub const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct LaunchOptions {
     /// The binary; defaults to `$TACIT_CHROMIUM` or [`CHROMIUM`].
     pub chromium: PathBuf,
-    /// Pass `--enable-blink-features=WebMCP` (default true; false only to prove detection).
+    /// Pass `--enable-blink-features=WebMCP` (default true; false for a browser without native
+    /// WebMCP: detection, the pages' polyfill; see [`LaunchOptions::without_webmcp`]).
     pub webmcp: bool,
     /// Extra command-line switches, appended last.
     pub extra_args: Vec<String>,
@@ -52,6 +53,26 @@ impl Default for LaunchOptions {
             webmcp: true,
             extra_args: Vec::new(),
             startup_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// How an in-page agent passes a tool's input to `document.modelContext.executeTool`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputAs {
+    /// A JS object (what native Chromium's `executeTool` takes).
+    Object,
+    /// JSON text (what `@mcp-b/webmcp-polyfill`'s `executeTool` takes).
+    Text,
+}
+
+impl LaunchOptions {
+    /// The defaults without `--enable-blink-features=WebMCP`: a Chromium with no
+    /// `document.modelContext` of its own, as most people's is.
+    pub fn without_webmcp() -> Self {
+        Self {
+            webmcp: false,
+            ..Self::default()
         }
     }
 }
@@ -425,6 +446,23 @@ impl Page<'_> {
             .pointer("/result/value")
             .cloned()
             .unwrap_or(Value::Null))
+    }
+
+    /// Blocks requests to URLs matching `patterns` (DevTools `Network.setBlockedURLs`, `*` as a
+    /// wildcard) from now on, for this tab: to see a page without a script it would load.
+    pub fn block_urls(&self, patterns: &[&str]) -> Result<()> {
+        self.send("Network.enable", json!({}))?;
+        self.send("Network.setBlockedURLs", json!({ "urls": patterns }))?;
+        Ok(())
+    }
+
+    /// Whether the page requested a resource whose URL ends with `suffix` (its
+    /// `performance.getEntriesByType('resource')`).
+    pub fn requested(&self, suffix: &str) -> Result<bool> {
+        let js = format!(
+            "performance.getEntriesByType('resource').some((e) => e.name.endsWith({suffix:?}))"
+        );
+        Ok(self.eval(&js)? == Value::Bool(true))
     }
 
     /// Polls `js_condition` every 50 ms until it is truthy; returns its value.

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::browser::Page;
+use crate::browser::{InputAs, Page};
 use crate::cdp::Event;
 use crate::error::{Error, Result};
 
@@ -329,5 +329,93 @@ fn tool_response(params: &Value) -> ToolResponse {
             .and_then(Value::as_str)
             .map(str::to_owned),
         raw: params.clone(),
+    }
+}
+
+/// The agent inside the page: `document.modelContext.getTools()` and `executeTool()`, whoever
+/// provides them (the browser, or a polyfill the page loaded). Unlike the DevTools `WebMCP`
+/// domain above, this sees a polyfill's registry.
+impl Page<'_> {
+    /// `getTools()` in the page: each tool's `{name, annotations}` (annotations `null` if none).
+    pub fn page_tools(&self) -> Result<Vec<Value>> {
+        let js = "(async () => (await document.modelContext.getTools()).map(t => \
+                  ({ name: t.name, annotations: t.annotations ?? null })))()";
+        match self.eval(js)? {
+            Value::Array(tools) => Ok(tools),
+            other => Err(Error::Protocol(format!("getTools() gave {other}"))),
+        }
+    }
+
+    /// The names `getTools()` lists in the page, sorted.
+    pub fn page_tool_names(&self) -> Result<Vec<String>> {
+        let mut names: Vec<String> = self
+            .page_tools()?
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Waits until `getTools()` in the page lists `name` (`present`) or no longer does.
+    pub fn wait_page_tool(&self, name: &str, present: bool, timeout: Duration) -> Result<()> {
+        let js = format!(
+            "(async () => (await document.modelContext.getTools()).some(t => t.name === {name:?}) \
+             === {present})()"
+        );
+        self.wait_for(&js, timeout).map(|_| ())
+    }
+
+    /// Keeps the tool object `getTools()` lists as `name` in the page as `window.__keptTools[slot]`
+    /// (an agent holding on to it).
+    pub fn keep_page_tool(&self, name: &str, slot: &str) -> Result<()> {
+        let js = format!(
+            "(async () => {{ const t = (await document.modelContext.getTools()).find(t => \
+             t.name === {name:?}); if (!t) return false; window.__keptTools = \
+             window.__keptTools || {{}}; window.__keptTools[{slot:?}] = t; return true; }})()"
+        );
+        match self.eval(&js)? {
+            Value::Bool(true) => Ok(()),
+            _ => Err(Error::Protocol(format!("getTools() does not list {name}"))),
+        }
+    }
+
+    /// `executeTool(tool, input)` in the page with the tool object `getTools()` lists as `name`
+    /// now. The answer (JSON text) parsed, or [`Error::Js`] with what the promise rejected with.
+    pub fn page_execute(&self, name: &str, input: &Value, how: InputAs) -> Result<Value> {
+        let find = format!(
+            "(await document.modelContext.getTools()).find(t => t.name === {name:?}) \
+             ?? {{ name: {name:?}, description: '', window, origin: location.origin }}"
+        );
+        self.execute_in_page(&find, input, how)
+    }
+
+    /// As [`Page::page_execute`], with the tool object kept by [`Page::keep_page_tool`].
+    pub fn execute_kept(&self, slot: &str, input: &Value, how: InputAs) -> Result<Value> {
+        self.execute_in_page(&format!("window.__keptTools[{slot:?}]"), input, how)
+    }
+
+    fn execute_in_page(&self, tool: &str, input: &Value, how: InputAs) -> Result<Value> {
+        let json = input.to_string();
+        let argument = match how {
+            InputAs::Object => json,
+            InputAs::Text => Value::String(json).to_string(),
+        };
+        let js = format!(
+            "(async () => {{ const tool = {tool}; try {{ return {{ resolved: await \
+             document.modelContext.executeTool(tool, {argument}) }}; }} catch (e) {{ \
+             return {{ threw: String(e && e.name) + ': ' + String(e && e.message) }}; }} }})()"
+        );
+        let out = self.eval(&js)?;
+        if let Some(threw) = out.get("threw").and_then(Value::as_str) {
+            return Err(Error::Js(threw.to_owned()));
+        }
+        match out.get("resolved") {
+            Some(Value::String(text)) => serde_json::from_str(text)
+                .map_err(|e| Error::Protocol(format!("executeTool gave {text:?}: {e}"))),
+            other => Err(Error::Protocol(format!(
+                "executeTool resolved to something other than JSON text: {other:?}"
+            ))),
+        }
     }
 }
