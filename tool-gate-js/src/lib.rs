@@ -639,7 +639,8 @@ fn check_options(expires_in: f64, uses: Option<f64>) -> Result<(i64, Option<u32>
     if !whole(expires_in) || expires_in < MIN_LEASE_MS as f64 || expires_in > MAX_LEASE_MS as f64 {
         return Err(format!(
             "grant(tool, options): options.expiresIn must be a whole number of milliseconds from \
-             {MIN_LEASE_MS} (one second) to {MAX_LEASE_MS} (one day), not {expires_in}"
+             {MIN_LEASE_MS} (one second) to {MAX_LEASE_MS} (one day), not {}",
+            show(expires_in)
         ));
     }
     let uses = match uses {
@@ -647,8 +648,9 @@ fn check_options(expires_in: f64, uses: Option<f64>) -> Result<(i64, Option<u32>
         Some(u) if whole(u) && u >= 1.0 && u <= f64::from(u32::MAX) => Some(u as u32),
         Some(u) => {
             return Err(format!(
-                "grant(tool, options): options.uses must be a whole number from 1 to {}, not {u}",
-                u32::MAX
+                "grant(tool, options): options.uses must be a whole number from 1 to {}, not {}",
+                u32::MAX,
+                show(u)
             ));
         }
     };
@@ -731,8 +733,41 @@ fn removed_event(name: &str, ended: Ended) -> JsValue {
 }
 
 fn refusal_value(refusal: &Refusal) -> JsValue {
-    let text = envelope(&Err(refusal.clone())).to_string();
-    json_parse(&text).unwrap_or(JsValue::NULL)
+    to_js(&envelope(&Err(refusal.clone())))
+}
+
+/// A JSON value as a JS value, without serde_json's writer (and its float formatting) in the
+/// package. An envelope holds only objects, strings and booleans; numbers are converted too.
+fn to_js(value: &serde_json::Value) -> JsValue {
+    use serde_json::Value;
+    match value {
+        Value::Null => JsValue::NULL,
+        Value::Bool(b) => JsValue::from_bool(*b),
+        Value::Number(n) => n.as_f64().map_or(JsValue::NULL, JsValue::from_f64),
+        Value::String(s) => JsValue::from_str(s),
+        Value::Array(items) => items.iter().map(to_js).collect::<Array>().into(),
+        Value::Object(members) => {
+            let object = Object::new();
+            for (key, member) in members {
+                let _ = Reflect::set(&object, &key.into(), &to_js(member));
+            }
+            object.into()
+        }
+    }
+}
+
+/// A number as a message shows it, without the float formatter: whole numbers exactly,
+/// others by kind.
+fn show(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".to_owned()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else if v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15 {
+        (v as i64).to_string()
+    } else {
+        "a fraction".to_owned()
+    }
 }
 
 fn tool_failed(error: &JsValue) -> JsValue {
@@ -833,6 +868,20 @@ mod tests {
         let value = envelope(&Err(failed_refusal("boom")));
         assert!(tool_gate::envelope::is_refusal(&value));
         assert_eq!(value["error"]["code"], "tool_failed");
+    }
+
+    #[test]
+    fn numbers_in_messages_are_shown_without_the_float_formatter() {
+        assert_eq!(show(86_400_001.0), "86400001");
+        assert_eq!(show(-1.0), "-1");
+        assert_eq!(show(1.5), "a fraction");
+        assert_eq!(show(f64::NAN), "NaN");
+        assert_eq!(show(f64::NEG_INFINITY), "-Infinity");
+        assert!(
+            check_options(86_400_001.0, None)
+                .unwrap_err()
+                .ends_with("not 86400001")
+        );
     }
 
     #[test]
