@@ -388,7 +388,7 @@ mod records {
     /// What this build writes: format 3, borrowed from the profile (no copy to wipe).
     #[derive(Serialize)]
     pub(super) struct Current<'a> {
-        pub format: Tag<3>,
+        pub format: Tag<{ super::PROFILE_FORMAT }>,
         pub income: Money,
         #[serde(with = "iso_date")]
         pub date_of_birth: Date,

@@ -59,7 +59,7 @@ pub const MEMORY_FORMAT: u32 = 2;
 /// The plaintext of a sealed memory, as this build writes it (format 2).
 #[derive(Serialize)]
 struct SealedMemoryOut<'a> {
-    format: Tag<2>,
+    format: Tag<MEMORY_FORMAT>,
     generation: u64,
     ledger: &'a DisclosureLedger,
 }
