@@ -392,6 +392,29 @@ fn a_bad_grant_throws_and_registers_nothing_and_a_throwing_execute_is_a_refusal(
     let again = page.call_tool("slow", json!({})).unwrap();
     assert_eq!(again.output, json!("renewed"), "{again:?}");
 
+    // Events: added, removed with the reason; `off` stops a listener; a throwing listener
+    // neither stops the others nor the grant.
+    let seen = page
+        .eval(
+            r#"(() => { const seen = [];
+              const gate = window.__gate;
+              const listener = (e) => seen.push(`${e.type}:${e.name}:${e.reason ?? e.usesLeft}`);
+              const broken = () => { throw new Error("a listener's own bug"); };
+              gate.on("added", broken); gate.on("added", listener); gate.on("removed", listener);
+              const tool = (name) => ({ name, description: "d", execute() { return 1; } });
+              gate.grant(tool("evt"), { expiresIn: 60000, uses: 3 });
+              gate.off("added", listener);
+              gate.grant(tool("evt2"), { expiresIn: 60000 });
+              gate.revoke("evt"); gate.revoke("evt2");
+              gate.off("added", broken); gate.off("removed", listener);
+              return seen; })()"#,
+        )
+        .unwrap();
+    assert_eq!(
+        seen,
+        json!(["added:evt:3", "removed:evt:revoked", "removed:evt2:revoked"])
+    );
+
     // revokeAll withdraws every tool of that gate (not the page's own gate's).
     assert_eq!(page.eval("window.__gate.revokeAll()").unwrap(), 4);
     for name in ["boom", "boom_later", "echo", "slow"] {
