@@ -30,6 +30,7 @@ const addToCart = {
     const quantity = Number.isInteger(input.quantity) ? Math.min(Math.max(input.quantity, 1), 10) : 1;
     cart.push({ item, quantity });
     renderCart();
+    logEvent("call", `The agent added ${quantity} × ${item} to your cart.`);
     return { ok: true, result: { added: { item, quantity }, cart: cart.map((c) => ({ ...c })) } };
   },
 };

@@ -156,6 +156,7 @@ fn a_click_grants_the_tool_and_revoke_and_the_last_use_withdraw_it() {
         .eval("document.querySelectorAll('#events li[data-kind=added]').length")
         .unwrap();
     assert_eq!(added, 1, "the page did not show the added event");
+    page.screenshot("gate-page-granted").unwrap();
     let grants = page.eval("document.querySelector('#grants li[data-tool]')?.textContent ?? ''");
     let grants = grants.unwrap();
     assert!(
