@@ -147,10 +147,14 @@ fn steps(t: &mut Timings) -> Result<(), String> {
         for site in SITES {
             args.extend(["--package", site.package]);
         }
+        args.extend(["--package", "tool-gate-js"]);
         args.extend(["--", "-D", "warnings"]);
         run("clippy (wasm)", &cargo, &args, &[])
     })?;
-    t.time("build-web", || build_web(&[], true, WasmOpt::Required))?;
+    t.time("build-web", || {
+        build_web(&[], true, WasmOpt::Required)?;
+        crate::gate_js::build(true)
+    })?;
     t.time("test", || {
         run("test", &cargo, &["test", "--workspace", "--locked"], &[])
     })?;
