@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Parser;
+
 use tacit_e2e::agent::{self, Person, SiteTools};
 use tacit_e2e::issuer_proc::{CIVIL_REGISTRY, IssuerSetup, TAX_OFFICE, TestIssuer};
 use tacit_e2e::{Browser, LaunchOptions, StaticServer};
@@ -21,39 +23,26 @@ const REGISTRY: &str = "127.0.0.1:8792";
 const WALLET: &str = "127.0.0.1:8080";
 const DEBUG_PORT: u16 = 9222;
 
+/// Runs the Tacit demo on loopback: the signer, two credential issuers, the wallet page, the
+/// housing site and the pharmacy, and prints the Chromium command line to open them. Stops
+/// everything on Ctrl-C.
+#[derive(Debug, Parser)]
+#[command(name = "tacit-demo", version)]
 struct Options {
+    /// Also run a scripted agent through the DevTools WebMCP domain.
+    #[arg(long)]
     agent: bool,
+    /// Run the agent in a headless Chromium of its own, with a scripted stand-in for the person
+    /// approving in the wallet, and stop when it is done (needs --agent).
+    #[arg(long, requires = "agent")]
     auto_approve: bool,
-    site: &'static str,
-}
-
-fn parse(args: &[String]) -> Result<Options, String> {
-    let mut options = Options {
-        agent: false,
-        auto_approve: false,
-        site: "housing",
-    };
-    for arg in args {
-        match arg.as_str() {
-            "--agent" => options.agent = true,
-            "--auto-approve" => options.auto_approve = true,
-            "--pharmacy" => options.site = "pharmacy",
-            other => {
-                return Err(format!(
-                    "unknown argument `{other}` (known: --agent, --auto-approve, --pharmacy)"
-                ));
-            }
-        }
-    }
-    if options.auto_approve && !options.agent {
-        return Err("--auto-approve only makes sense with --agent".into());
-    }
-    Ok(options)
+    /// The agent applies at the pharmacy instead of the housing site (with --agent).
+    #[arg(long)]
+    pharmacy: bool,
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match parse(&args).and_then(run) {
+    match run(Options::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("demo: {e}");
@@ -207,11 +196,7 @@ fn run(options: Options) -> Result<(), String> {
 
     let outcome = if options.agent {
         // The stand-in adds Ana's credential from the issuer the chosen site trusts.
-        let issuer = if options.site == "pharmacy" {
-            &registry
-        } else {
-            &tax
-        };
+        let issuer = if options.pharmacy { &registry } else { &tax };
         let ana = issuer.code_for("Ana").map_err(|e| e.to_string())?;
         run_agent(
             &options,
@@ -299,7 +284,7 @@ fn run_agent(
     (signer_url, code): (&str, &str),
     (issuer_url, issuer_code): (&str, &str),
 ) -> Result<(), String> {
-    let (site_url, tools): (&str, SiteTools) = if options.site == "pharmacy" {
+    let (site_url, tools): (&str, SiteTools) = if options.pharmacy {
         (pharmacy_url, agent::PHARMACY)
     } else {
         (housing_url, agent::HOUSING)

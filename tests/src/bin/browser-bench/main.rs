@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use clap::Parser;
 use serde_json::{Value, json};
 use tacit_e2e::wallet::Wallet;
 use tacit_e2e::{Browser, Page, StaticServer};
@@ -40,85 +41,62 @@ use tacit_e2e::{Browser, Page, StaticServer};
 pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// What to run, from the command line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "browser-bench",
+    version,
+    about = "Measures the wallet page in headless Chromium: unlock, tool round trips, expiry, \
+             revoke, page loads and presentations built in the page"
+)]
 struct Args {
-    out: PathBuf,
+    /// Write the markdown fragments here [default: <target>/bench/browser].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// hash-wasm's argon2.umd.min.js, the unlock comparison (`cargo xtask bench` fetches it).
+    #[arg(long, required_unless_present = "no_hash_wasm")]
     hash_wasm: Option<PathBuf>,
+    /// Skip the hash-wasm comparison.
+    #[arg(long, conflicts_with = "hash_wasm")]
+    no_hash_wasm: bool,
+    /// Unlock rounds.
+    #[arg(long, default_value_t = 9, value_parser = count)]
     unlocks: usize,
+    /// Calls per tool.
+    #[arg(long, default_value_t = 50, value_parser = count)]
     calls: usize,
+    /// Grant expiries.
+    #[arg(long, default_value_t = 50, value_parser = count)]
     expiries: usize,
+    /// Revokes.
+    #[arg(long, default_value_t = 30, value_parser = count)]
     revokes: usize,
+    /// Page loads.
+    #[arg(long, default_value_t = 7, value_parser = count)]
     loads: usize,
+    /// Presentations built in the page (0 skips them).
+    #[arg(long, default_value_t = 0)]
     proofs: usize,
 }
 
-const USAGE: &str = "browser-bench --hash-wasm <argon2.umd.min.js> [--out DIR] [--unlocks N] \
-                     [--calls N] [--expiries N] [--revokes N] [--loads N] [--proofs N]\n\
-                     (--no-hash-wasm skips the hash-wasm comparison)";
+/// A count of at least 1.
+fn count(text: &str) -> Result<usize, String> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| format!("takes a count ≥ 1, not `{text}`"))
+}
 
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        out: tacit_e2e::target_dir().join("bench").join("browser"),
-        hash_wasm: None,
-        unlocks: 9,
-        calls: 50,
-        expiries: 50,
-        revokes: 30,
-        loads: 7,
-        proofs: 0,
-    };
-    let mut skip_hash_wasm = false;
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        if flag == "--no-hash-wasm" {
-            skip_hash_wasm = true;
-            continue;
-        }
-        if flag == "--help" || flag == "-h" {
-            return Err(USAGE.to_owned());
-        }
-        let value = it
-            .next()
-            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
-        let count = || {
-            value
-                .parse::<usize>()
-                .ok()
-                .filter(|n| *n >= 1)
-                .ok_or_else(|| format!("{flag} takes a count ≥ 1, not `{value}`"))
-        };
-        match flag.as_str() {
-            "--out" => args.out = PathBuf::from(&value),
-            "--hash-wasm" => args.hash_wasm = Some(PathBuf::from(&value)),
-            "--unlocks" => args.unlocks = count()?,
-            "--calls" => args.calls = count()?,
-            "--expiries" => args.expiries = count()?,
-            "--revokes" => args.revokes = count()?,
-            "--loads" => args.loads = count()?,
-            "--proofs" => {
-                args.proofs = value
-                    .parse()
-                    .map_err(|_| format!("--proofs takes a count, not `{value}`"))?;
-            }
-            other => return Err(format!("unknown flag `{other}`\n{USAGE}")),
-        }
+impl Args {
+    /// Where the fragments go.
+    fn out_dir(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| tacit_e2e::target_dir().join("bench").join("browser"))
     }
-    if args.hash_wasm.is_none() && !skip_hash_wasm {
-        return Err(format!(
-            "--hash-wasm is required (or --no-hash-wasm): `cargo xtask bench` fetches it\n{USAGE}"
-        ));
-    }
-    Ok(args)
 }
 
 fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -132,14 +110,15 @@ fn main() -> ExitCode {
 const QUERY: &str = "?short_grants=1";
 
 fn run(args: &Args) -> Res<()> {
+    let out = args.out_dir();
     if cfg!(debug_assertions) {
         eprintln!(
             "browser-bench: WARNING: a debug build; the native baseline is meaningless. \
              Run with --release."
         );
     }
-    fs::create_dir_all(&args.out)?;
-    let site = stage_site(&args.out, args.hash_wasm.as_deref())?;
+    fs::create_dir_all(&out)?;
+    let site = stage_site(&out, args.hash_wasm.as_deref())?;
     let server = StaticServer::start(&site)?;
     let browser = Browser::launch()?;
     println!(
@@ -147,7 +126,7 @@ fn run(args: &Args) -> Res<()> {
         browser.version(),
         server.origin()
     );
-    fs::write(args.out.join("chromium.txt"), browser.version())?;
+    fs::write(out.join("chromium.txt"), browser.version())?;
     let mut samples = json!({ "chromium": browser.version() });
 
     let mut wallet = Wallet::open(&browser, &server, QUERY);
@@ -165,15 +144,15 @@ fn run(args: &Args) -> Res<()> {
         json!({ "offset_ms": clock.offset_ms, "uncertainty_ms": clock.uncertainty_ms });
 
     let unlock = unlock::run(&mut wallet, args.unlocks, args.hash_wasm.is_some())?;
-    write(&args.out, "1-unlock.md", &unlock.markdown())?;
+    write(&out, "1-unlock.md", &unlock.markdown())?;
     samples["unlock"] = unlock.json();
 
     let calls = calls::run(&mut wallet, args.calls, &clock)?;
-    write(&args.out, "2-roundtrip.md", &calls.markdown())?;
+    write(&out, "2-roundtrip.md", &calls.markdown())?;
     samples["roundtrip"] = calls.json();
 
     let expiry = registry::expiries(&mut wallet, args.expiries, &clock)?;
-    write(&args.out, "3-expiry.md", &expiry.markdown())?;
+    write(&out, "3-expiry.md", &expiry.markdown())?;
     samples["expiry"] = expiry.json();
 
     let revoke = registry::grants_and_revokes(&mut wallet, args.revokes, &clock)?;
@@ -185,17 +164,17 @@ fn run(args: &Args) -> Res<()> {
     baseline::clean_up(&wallet.page)?;
     let mut section4 = revoke.markdown_revoke();
     section4.push_str(&baseline::markdown(&plain, &expiry, &revoke));
-    write(&args.out, "4-revoke.md", &section4)?;
+    write(&out, "4-revoke.md", &section4)?;
     samples["grant_revoke"] = revoke.json();
     samples["plain_tool_withdrawal"] = baseline::json(&plain);
 
     let targets = targets::Targets::new(&unlock, &calls, &expiry, &revoke, &plain);
-    write(&args.out, "13-targets.md", &targets.markdown())?;
+    write(&out, "13-targets.md", &targets.markdown())?;
     samples["issue13_targets"] = targets.json();
 
     if args.proofs > 0 {
         let proofs = proofs::run(&mut wallet, &server, args.proofs)?;
-        write(&args.out, "11-proofs.md", &proofs.markdown())?;
+        write(&out, "11-proofs.md", &proofs.markdown())?;
         samples["presentation_in_page"] = proofs.json();
     }
     wallet.assert_no_csp_violation();
@@ -205,14 +184,14 @@ fn run(args: &Args) -> Res<()> {
     let mut section7 = ready.markdown();
     section7.push_str(&unlock.markdown_ready());
     section7.push_str(&revoke.markdown_grant());
-    write(&args.out, "7-ready.md", &section7)?;
+    write(&out, "7-ready.md", &section7)?;
     samples["ready"] = ready.json();
 
     fs::write(
-        args.out.join("samples.json"),
+        out.join("samples.json"),
         serde_json::to_string_pretty(&samples)?,
     )?;
-    println!("browser-bench: wrote {}", args.out.display());
+    println!("browser-bench: wrote {}", out.display());
     Ok(())
 }
 
