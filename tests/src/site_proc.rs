@@ -104,6 +104,28 @@ impl TestSite {
         database_url: Option<&str>,
         issuers: &[Trust],
     ) -> io::Result<Self> {
+        Self::start_configured(name, signer_keys_url, database_url, issuers, |_| {})
+    }
+
+    /// As [`TestSite::start`], issuing nonces that stay open `lifetime_ms` (the configuration's
+    /// `nonce_lifetime_ms`; at least 2 s), for tests of what happens when a nonce lapses.
+    pub fn start_with_nonce_lifetime(
+        name: &str,
+        signer_keys_url: &str,
+        lifetime_ms: i64,
+    ) -> io::Result<Self> {
+        Self::start_configured(name, signer_keys_url, None, &[], |config| {
+            config.nonce_lifetime_ms = lifetime_ms;
+        })
+    }
+
+    fn start_configured(
+        name: &str,
+        signer_keys_url: &str,
+        database_url: Option<&str>,
+        issuers: &[Trust],
+        configure: impl FnOnce(&mut Config),
+    ) -> io::Result<Self> {
         let path = workspace_root()
             .join("examples")
             .join(name)
@@ -137,6 +159,8 @@ impl TestSite {
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
+        configure(&mut config);
+        config.check().map_err(other)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()

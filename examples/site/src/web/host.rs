@@ -5,15 +5,20 @@
 //!
 //! `tools::register` hands the browser an `AbortSignal` of its own that nothing aborts, so the
 //! host gives it a context whose `registerTool` forwards to the real one with the host's signal
-//! instead. A withdrawn registration's `execute` is kept alive (the last [`RETIRED`] of them):
-//! an agent holding the tool object past its withdrawal reaches the page's gate and gets its
-//! refusal envelope, not a throw from a dropped closure.
+//! instead. A withdrawn registration's `execute` is kept alive (the last [`RETIRED`] of them).
+//!
+//! Chromium's `executeTool` rejects a tool object whose registration was withdrawn with a bare
+//! `UnknownError` (an invitation to retry). As the wallet's host does, the page wraps it: when
+//! the browser rejects a call to one of this page's tools that is not registered now, the call
+//! goes to that tool's behaviour, whose gate check answers with tool-gate's refusal envelope
+//! (`grant_revoked`, `grant_expired`). Other rejections pass through unchanged.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 
-use js_sys::{Function, Object, Reflect};
+use js_sys::{Function, Object, Promise, Reflect};
+use serde_json::Value;
 use tool_gate::HostError;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -39,13 +44,58 @@ pub struct PageHost {
 
 impl PageHost {
     pub fn new(ctx: JsValue, runs: Vec<(String, tools::Run)>, on_refused: fn(String)) -> Self {
-        Self {
+        let host = Self {
             ctx,
             runs,
             on_refused,
             listed: Rc::default(),
             retired: Rc::default(),
-        }
+        };
+        host.route_kept_handles();
+        host
+    }
+
+    /// See the module docs: `executeTool` rejected for a tool of this page that is not
+    /// registered now goes to that tool's behaviour (its gate refuses it).
+    fn route_kept_handles(&self) {
+        let Ok(original) =
+            Reflect::get(&self.ctx, &"executeTool".into()).and_then(|f| f.dyn_into::<Function>())
+        else {
+            return;
+        };
+        let (ctx, runs, listed) = (self.ctx.clone(), self.runs.clone(), self.listed.clone());
+        let wrapper = Closure::<dyn FnMut(JsValue, JsValue, JsValue) -> Promise>::new(
+            move |tool: JsValue, input: JsValue, options: JsValue| -> Promise {
+                let first = original
+                    .call3(&ctx, &tool, &input, &options)
+                    .map(|p| Promise::resolve(&p))
+                    .unwrap_or_else(|e| Promise::reject(&e));
+                let name = Reflect::get(&tool, &"name".into())
+                    .ok()
+                    .and_then(|n| n.as_string())
+                    .unwrap_or_default();
+                let run = runs.iter().find(|(n, _)| n == &name).map(|(_, run)| *run);
+                let listed = listed.clone();
+                wasm_bindgen_futures::future_to_promise(async move {
+                    let error = match wasm_bindgen_futures::JsFuture::from(first).await {
+                        Ok(text) => return Ok(text),
+                        Err(error) => error,
+                    };
+                    // Not this page's tool, or still registered (refused for its own reasons):
+                    // the browser's rejection stands.
+                    let Some(run) = run.filter(|_| !listed.borrow().contains(&name)) else {
+                        return Err(error);
+                    };
+                    let out =
+                        wasm_bindgen_futures::JsFuture::from(run(input_value(&input))).await?;
+                    Ok(js_sys::JSON::stringify(&out)
+                        .map(JsValue::from)
+                        .unwrap_or(JsValue::NULL))
+                })
+            },
+        )
+        .into_js_value();
+        let _ = Reflect::set(&self.ctx, &"executeTool".into(), &wrapper);
     }
 }
 
@@ -120,4 +170,21 @@ fn with_signal(ctx: &JsValue, signal: AbortSignal) -> Result<(JsValue, Forward),
     let proxy = Object::new();
     Reflect::set(&proxy, &"registerTool".into(), forward.as_ref())?;
     Ok((proxy.into(), forward))
+}
+
+/// An `executeTool` input as JSON: an object as it is, JSON text (the polyfill's form) as the
+/// JSON it holds. (The same reading as `tools.rs`'s private `input_json`, which registered
+/// tools get.)
+fn input_value(input: &JsValue) -> Value {
+    if input.is_undefined() || input.is_null() {
+        return Value::Null;
+    }
+    if let Some(text) = input.as_string() {
+        return serde_json::from_str(&text).unwrap_or(Value::String(text));
+    }
+    js_sys::JSON::stringify(input)
+        .ok()
+        .and_then(|s| s.as_string())
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_else(|| Value::String("unserializable input".into()))
 }
