@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
+
 use std::path::PathBuf;
 
 use rand_chacha::ChaCha20Rng;
@@ -432,5 +434,25 @@ fn language_tags_are_checked_for_shape() {
         "de-CH-1-2-3-4-5-6-7-8-9-10-11-12-13-14",
     ] {
         assert!(LanguageTag::parse(bad).is_err(), "{bad:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Every format reads any valid profile back to the same facts: the migrations lose
+    /// nothing, whatever the profile.
+    #[test]
+    fn every_format_reads_any_profile_to_the_same_facts(input in common::arb_input()) {
+        let profile = Profile::new(&input, common::today()).unwrap();
+        let v3 = serde_json::to_string(&profile).unwrap();
+        let v2 = v3.replacen(r#""format":3"#, r#""format":2"#, 1);
+        let v1 = v3.replacen(r#""format":3,"#, "", 1);
+        for text in [&v3, &v2, &v1] {
+            proptest::prop_assert_eq!(Profile::from_record(text.as_bytes()), Ok(profile.clone()));
+        }
+        let tagged = profile.clone().with_preferred_language(Some(language("nb-NO")));
+        let json = serde_json::to_string(&tagged).unwrap();
+        proptest::prop_assert_eq!(Profile::from_record(json.as_bytes()), Ok(tagged));
     }
 }
