@@ -258,6 +258,13 @@ fn a_site_under_the_polyfill_lists_and_answers_its_tools() {
         page.eval("globalThis.__tacitWebmcp").unwrap(),
         json!("polyfilled")
     );
+    // The site's pill says where its tools are (tools::webmcp_note).
+    let pill = format!(
+        "{PILL}.textContent.startsWith('WebMCP: polyfilled (@mcp-b/webmcp-polyfill 5.1.0), ')"
+    );
+    if let Err(e) = page.wait_for(&pill, WAIT) {
+        panic!("the site's pill: {:?}: {e}", self::pill(&page));
+    }
     assert!(
         page.page_tool_names()
             .unwrap()

@@ -30,11 +30,9 @@ pub fn model_context() -> Option<JsValue> {
 }
 
 /// The vendored polyfill the page loads without native WebMCP (`vendor/webmcp-polyfill/`).
-#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
 pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
 
 /// Where this page's `document.modelContext` comes from.
-#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Detection {
     /// The browser's own (its getter is native code).
@@ -50,7 +48,6 @@ pub enum Detection {
 
 /// Detects where `document.modelContext` comes from. A marker a page script set cannot make a
 /// script-made context pass for native: native means the browser's own getter.
-#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
 pub fn detect() -> Detection {
     if model_context().is_none() {
         return Detection::Absent;
@@ -70,7 +67,6 @@ pub fn detect() -> Detection {
 
 /// The WebMCP pill's text and whether it is good news, with `registered` tools in the registry
 /// `detection` found (for the page's `webmcp_note`).
-#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
 pub fn webmcp_note(detection: Detection, registered: usize) -> (String, bool) {
     let tools = if registered == 1 { "tool" } else { "tools" };
     match detection {
@@ -92,7 +88,6 @@ pub fn webmcp_note(detection: Detection, registered: usize) -> (String, bool) {
 
 /// Whether `document.modelContext` is read through the browser's own getter (native code),
 /// found on the document's prototype chain.
-#[allow(dead_code)] // for the page's pill: web/mod.rs is to call detect() and webmcp_note()
 fn native_getter() -> bool {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
         return false;
