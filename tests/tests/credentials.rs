@@ -141,7 +141,6 @@ impl<'b> Site<'b> {
         page.wait_for("!document.getElementById('app').hidden", WAIT)
             .unwrap();
         page.wait_tool(tools.0, WAIT).unwrap();
-        page.wait_tool(tools.1, WAIT).unwrap();
         Self {
             page,
             requirements_tool: tools.0,
@@ -172,14 +171,26 @@ impl<'b> Site<'b> {
         out["result"].clone()
     }
 
-    fn submit(&mut self, receipt: &Value, presentations: &[String]) -> Value {
+    /// The submit tool's name, once it is listed: the page offers it only while a nonce it
+    /// handed out is open (its tool-gate), so an agent that finds it absent asks for the
+    /// requirements first, as the requirements tool's description says.
+    fn submit_tool_now(&mut self) -> &'static str {
         let name = self.submit_tool;
+        if !self.page.tools().unwrap().iter().any(|t| t.name == name) {
+            self.requirements();
+            self.page.wait_tool(name, WAIT).unwrap();
+        }
+        name
+    }
+
+    fn submit(&mut self, receipt: &Value, presentations: &[String]) -> Value {
+        let name = self.submit_tool_now();
         let input = json!({ "receipt": receipt, "presentations": presentations });
         completed(name, self.page.call_tool(name, input).unwrap())
     }
 
     fn submit_receipt_only(&mut self, receipt: &Value) -> Value {
-        let name = self.submit_tool;
+        let name = self.submit_tool_now();
         let input = json!({ "receipt": receipt });
         completed(name, self.page.call_tool(name, input).unwrap())
     }

@@ -161,7 +161,6 @@ impl<'b> Site<'b> {
         page.wait_for("!document.getElementById('app').hidden", WAIT)
             .unwrap();
         page.wait_tool(tools.0, WAIT).unwrap();
-        page.wait_tool(tools.1, WAIT).unwrap();
         Self {
             page,
             origin: server.origin(),
@@ -186,8 +185,20 @@ impl<'b> Site<'b> {
         out["result"].clone()
     }
 
-    fn submit_input(&mut self, input: Value) -> Value {
+    /// The submit tool's name, once it is listed: the page offers it only while a nonce it
+    /// handed out is open (its tool-gate), so an agent that finds it absent asks for the
+    /// requirements first, as the requirements tool's description says.
+    fn submit_tool_now(&mut self) -> &'static str {
         let name = self.submit_tool;
+        if !self.page.tools().unwrap().iter().any(|t| t.name == name) {
+            self.requirements();
+            self.page.wait_tool(name, WAIT).unwrap();
+        }
+        name
+    }
+
+    fn submit_input(&mut self, input: Value) -> Value {
+        let name = self.submit_tool_now();
         completed(name, self.page.call_tool(name, input).unwrap())
     }
 
@@ -296,7 +307,21 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
         "housing-01-waiting",
     );
 
-    // The site's two tools, with their hints, as the agent sees them.
+    // On load only the requirements tool: the submit tool exists only while a nonce the page
+    // handed out is open.
+    let names: Vec<String> = housing
+        .page
+        .tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["housing_requirements"]);
+
+    // Requirements: exactly request_claims' input, a fresh nonce each time.
+    let first = housing.requirements();
+
+    // Now the site's two tools, with their hints, as the agent sees them.
     let tools = housing.page.tools().unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
@@ -311,8 +336,6 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
         assert_eq!(hints["consequential"], !read_only, "{}: {hints}", tool.name);
     }
 
-    // Requirements: exactly request_claims' input, a fresh nonce each time.
-    let first = housing.requirements();
     let mut keys: Vec<&str> = first
         .as_object()
         .unwrap()
@@ -395,7 +418,7 @@ fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_resta
 
     // A reload.
     housing.page.reload().unwrap();
-    housing.page.wait_tool(HOUSING_TOOLS.1, WAIT).unwrap();
+    housing.page.wait_tool(HOUSING_TOOLS.0, WAIT).unwrap();
     assert_eq!(error_code(&housing.submit(&receipt)), "replayed_nonce");
 
     // A second tab of the same site (what "Duplicate tab" gives: same origin, copied storage).
@@ -411,7 +434,7 @@ fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_resta
         )
         .unwrap();
     housing.page.reload().unwrap();
-    housing.page.wait_tool(HOUSING_TOOLS.1, WAIT).unwrap();
+    housing.page.wait_tool(HOUSING_TOOLS.0, WAIT).unwrap();
     assert_eq!(error_code(&housing.submit(&receipt)), "replayed_nonce");
 
     // The site's server restarts on the same port and database.
