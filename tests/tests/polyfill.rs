@@ -23,6 +23,8 @@ use tacit_e2e::{Browser, LaunchOptions, Page, StaticServer};
 const HOUSING: &str = "http://127.0.0.1:8081";
 const POLYFILL_URL: &str = "/vendor/webmcp-polyfill.js";
 const PILL: &str = "document.getElementById('webmcp-pill')";
+/// The page's redraw counter `#app[data-redraws]`.
+const REDRAWS: &str = "Number(document.getElementById('app').dataset.redraws || 0)";
 
 /// Opens the wallet at `/{query}` in `browser`, after `setup` (blocking URLs, scripts that run
 /// first), and waits until the app shows. No DevTools `WebMCP` domain: it sees no polyfill.
@@ -175,6 +177,27 @@ fn wallet_under_the_polyfill_lists_calls_and_withdraws_its_tools() {
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["result"]["satisfied"], true, "{out}");
     assert!(out.get("isError").is_none(), "{out}");
+    // The polyfill's executeTool resolves with the tool's own promise: the answer is out before
+    // the page redraws for the call (what ui_live.rs measured through window.tacit.call, which
+    // native WebMCP pages no longer offer).
+    let js = format!(
+        "(async () => {{ const ctx = document.modelContext; \
+         const t = (await ctx.getTools()).find((t) => t.name === {income:?}); const out = []; \
+         for (let i = 0; i < 5; i++) {{ await new Promise((r) => setTimeout(r, 30)); \
+         const before = {REDRAWS}; const text = await ctx.executeTool(t, '{{}}'); \
+         const at = {REDRAWS}; await new Promise((r) => setTimeout(r, 60)); \
+         out.push({{ before, at, later: {REDRAWS}, ok: JSON.parse(text).ok }}); }} \
+         return out; }})()"
+    );
+    let runs = wallet.page.eval(&js).unwrap();
+    for run in runs.as_array().unwrap() {
+        assert_eq!(run["ok"], true, "{run}");
+        assert_eq!(run["before"], run["at"], "redrawn before the answer: {run}");
+        assert!(
+            run["later"].as_f64() > run["before"].as_f64(),
+            "no redraw followed the call: {run}"
+        );
+    }
     // The nonce goes in and comes back out through the polyfill's text input.
     let out = call(&wallet.page, income, json!({ "nonce": "echo-me" }));
     assert_eq!(out["ok"], true, "{out}");
