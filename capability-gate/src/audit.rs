@@ -1,6 +1,6 @@
 //! The absence proof: for each raw profile field, the tool that would read it, and whether any
 //! such tool is live. The page feeds this the browser's own `getTools()` list. The comparison
-//! (unexpected, missing, forbidden live) is tool-gate's [`tool_gate::audit`]; the fields and
+//! (unexpected, missing, forbidden live) is tool-gate's [`tool_gate::audit()`]; the fields and
 //! their getters are the wallet's.
 
 use serde::Serialize;
@@ -40,7 +40,7 @@ impl Audit {
     }
 }
 
-/// Compares the live registry with what the gate issued, with [`tool_gate::audit`] (the raw
+/// Compares the live registry with what the gate issued, with [`tool_gate::audit()`] (the raw
 /// getters are its forbidden names), and gives the wallet's per-field view.
 pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
     let issued: Vec<String> = gate

@@ -1,7 +1,7 @@
 //! Refusal is a value: every tool answers `{ok: true, result}` or
 //! `{ok: false, isError: true, error: {code, message}}`.
 //!
-//! The shape is tool-gate's ([`tool_gate::envelope`], one place for it); what is the wallet's
+//! The shape is tool-gate's ([`tool_gate::envelope()`], one place for it); what is the wallet's
 //! here is [`Code`], the closed list of every code an agent can get from the wallet. The grant
 //! codes are tool-gate's own ([`tool_gate::Ended::code`]).
 //!
@@ -97,7 +97,7 @@ impl From<Refusal> for tool_gate::Refusal {
 /// What a tool returns, before it is turned into JSON for the agent.
 pub type Reply = Result<Value, Refusal>;
 
-/// The JSON envelope the agent reads, built by [`tool_gate::envelope`]: `{ok: true, result}`,
+/// The JSON envelope the agent reads, built by [`tool_gate::envelope()`]: `{ok: true, result}`,
 /// or for a refusal `{ok: false, isError: true, error: {code, message}}` — `isError` so that
 /// generic clients (which look for `isError: true`, as MCP tool results carry it) tell a refusal
 /// from an answer.

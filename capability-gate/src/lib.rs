@@ -30,7 +30,7 @@
 //! - **"signed" means verified**: a signer's answer is attached only if it verifies against the
 //!   pinned signer's published keys, for the payload sent ([`check_signed`]);
 //! - **refusal is a value**: every tool returns `{ok, result}` or `{ok: false, isError: true,
-//!   error: {code, message}}` ([`tool_gate::envelope`]), never panics, and validates its input
+//!   error: {code, message}}` ([`tool_gate::envelope()`]), never panics, and validates its input
 //!   whatever its schema says;
 //! - **everything is logged**: every claim execution, refusals included;
 //! - **issuer-backed where it can be**: a claim at an issuer's ladder step or age threshold is

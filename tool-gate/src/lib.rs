@@ -8,9 +8,9 @@
 //!   [`Change`] the host can tell the person about;
 //! - every call is **checked at use** ([`ToolGate::begin_use`]): a stale handle or a call that
 //!   raced a revoke gets a refusal, never an answer;
-//! - refusal is a value ([`envelope`]): `{ok: false, isError: true, error: {code, message}}`,
+//! - refusal is a value ([`envelope()`]): `{ok: false, isError: true, error: {code, message}}`,
 //!   which MCP clients and WebMCP evaluators read as an error;
-//! - the absence audit ([`audit`]) compares what the browser lists with what was granted.
+//! - the absence audit ([`audit()`]) compares what the browser lists with what was granted.
 //!
 //! It knows nothing of browsers, sockets or clocks: `now` (milliseconds since the epoch) is an
 //! argument everywhere, and the host schedules its wake-up from [`ToolGate::next_deadline`].
