@@ -253,7 +253,9 @@ fn a_claim_call_resolves_before_the_page_redraws() {
         .wait_for(&format!("{REDRAWS} > 0"), WAIT)
         .unwrap();
 
-    // In the page, through the browser's executeTool and through window.tacit.call.
+    // In the page, through the browser's executeTool. (window.tacit does not exist with native
+    // WebMCP; that the tool's own promise resolves before the redraw is measured through the
+    // polyfill's executeTool in polyfill.rs.)
     let js = format!(
         "(async () => {{ const tools = await document.modelContext.getTools(); \
          const t = tools.find(t => t.name === {name:?}); \
@@ -265,18 +267,13 @@ fn a_claim_call_resolves_before_the_page_redraws() {
            const at = {REDRAWS}; \
            await new Promise(r => setTimeout(r, 30)); \
            out.push({{ door: 'executeTool', before, at, later: {REDRAWS}, ok: JSON.parse(text).ok }}); \
-           const before2 = {REDRAWS}; \
-           const env = await window.tacit.call({name:?}, {{}}); \
-           const at2 = {REDRAWS}; \
-           await new Promise(r => setTimeout(r, 30)); \
-           out.push({{ door: 'tacit.call', before: before2, at: at2, later: {REDRAWS}, ok: env.ok }}); \
          }} \
          return out; }})()",
         name = tools[0]
     );
     let runs = wallet.page.eval(&js).unwrap();
     let runs = runs.as_array().unwrap();
-    assert_eq!(runs.len(), 10);
+    assert_eq!(runs.len(), 5);
     for run in runs {
         assert_eq!(run["ok"], true, "{run}");
         let (before, at, later) = (
@@ -285,16 +282,10 @@ fn a_claim_call_resolves_before_the_page_redraws() {
             run["later"].as_f64().unwrap(),
         );
         assert!(later > before, "no redraw followed the call: {run}");
-        // The tool's own promise (what `window.tacit.call` returns) resolves before any
-        // redraw. Chromium's executeTool resolves a few tasks later (0.5–3 ms); the page waits
-        // a frame after answering, but under load that is not a guarantee: its cost is the
-        // bench's figure, not asserted here.
-        if run["door"] == "tacit.call" {
-            assert_eq!(
-                before, at,
-                "the page redrew before the call resolved: {run}"
-            );
-        }
+        // Chromium's executeTool resolves a few tasks after the tool's own promise (0.5–3 ms);
+        // the page waits a frame after answering, but under load that is not a guarantee: its
+        // cost is the bench's figure, not asserted here.
+        let _ = at;
     }
 
     // The agent's call through DevTools: the answer is right and the calls list follows.

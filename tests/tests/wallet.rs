@@ -508,6 +508,8 @@ fn wallet_without_webmcp_offers_window_tacit() {
     };
     let browser = Browser::launch_with(options).unwrap();
     let mut page = browser.new_page().unwrap();
+    // Without native WebMCP the page loads the vendored polyfill: block it to see neither.
+    page.block_urls(&["*webmcp-polyfill.js"]).unwrap();
     page.navigate(&server.url("/")).unwrap();
     page.wait_for("!document.getElementById('app').hidden", WAIT)
         .unwrap();

@@ -396,7 +396,7 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let started = with_app(|app| (app.gate.begin(&handler, &input, now()), app.latency_ms));
         let Some((pending, latency)) = started else {
-            let busy = serde_json::json!({ "ok": false, "error": { "code": "busy",
+            let busy = serde_json::json!({ "ok": false, "isError": true, "error": { "code": "busy",
                 "message": "The wallet is busy; try again in a moment." } });
             return Ok(to_js(&busy));
         };
@@ -486,7 +486,7 @@ fn install_window_api() {
             match with_app(|app| app.registry.host().definition(&name)).flatten() {
                 Some(def) => execute(name, def.handler, input),
                 None => {
-                    let out = serde_json::json!({ "ok": false, "error": { "code": "unknown_tool",
+                    let out = serde_json::json!({ "ok": false, "isError": true, "error": { "code": "unknown_tool",
                     "message": "No tool with this name exists now. Call window.tacit.tools() to list them." } });
                     Promise::resolve(&to_js(&out))
                 }
@@ -604,7 +604,10 @@ pub fn start() {
             }
         });
     }
-    install_window_api();
+    // `window.tacit` only where no WebMCP registry (native or the polyfill) carries the tools.
+    if !with_app(|app| app.registry.host().uses_webmcp()).unwrap_or(false) {
+        install_window_api();
+    }
     editor::setup_form();
     wasm_bindgen_futures::spawn_local(async {
         let loaded = signer::load().await;

@@ -1,6 +1,7 @@
 //! The person's side of the page in real Chromium, without the end-to-end harness: the wallet's
 //! own markup (`static/index.html`) is put into the test page and the app started on it; an agent
-//! asks through `window.tacit`; a page script then tries to act for the person.
+//! asks through `document.modelContext` (native WebMCP: `getTools()` and `executeTool()`; the
+//! page offers no `window.tacit` then); a page script then tries to act for the person.
 //!
 //! What a trusted click or key press does (the confirmation dialog, the WebAuthn path) needs real
 //! input, which only the DevTools protocol gives: `tests/tests/consent.rs` tests that. Here:
@@ -13,7 +14,7 @@
 
 use std::time::Duration;
 
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Function, Promise};
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -62,28 +63,30 @@ async fn page() {
     holder.set_inner_html(&html[start..end]);
     body.append_child(&holder).unwrap();
     // The module's start function may already have run on the empty page; the app is built once.
-    if !js_bool("return !!window.tacit") {
+    // (Its host claims `window.tacit` either way: the door itself, or `undefined` with WebMCP.)
+    if !js_bool("return 'tacit' in window") {
         tacit_web::start();
     }
     sleep(50).await;
-    assert!(js_bool("return !!window.tacit"), "the app did not start");
+    assert!(js_bool("return 'tacit' in window"), "the app did not start");
+    assert!(
+        js_bool("return window.tacit === undefined"),
+        "window.tacit is offered although the browser has WebMCP"
+    );
 }
 
-/// Calls a tool as the agent does (`window.tacit.call`).
+/// Calls a tool as an in-page agent does: the tool object from `getTools()`, then
+/// `executeTool(tool, input)`, which resolves to the envelope's JSON text.
 async fn call(tool: &str, input: Value) -> Value {
-    let tacit = Reflect::get(&web_sys::window().unwrap(), &"tacit".into()).unwrap();
-    let call: Function = Reflect::get(&tacit, &"call".into())
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let input = js_sys::JSON::parse(&input.to_string()).unwrap();
-    let promise: Promise = call
-        .call2(&tacit, &tool.into(), &input)
-        .unwrap()
-        .dyn_into()
-        .unwrap();
+    let source = format!(
+        "return (async () => {{ const ctx = document.modelContext; \
+         const t = (await ctx.getTools()).find((t) => t.name === {tool:?}); \
+         if (!t) return JSON.stringify({{ ok: false, error: {{ code: 'unknown_tool' }} }}); \
+         return await ctx.executeTool(t, {input}); }})()"
+    );
+    let promise: Promise = js(&source).dyn_into().unwrap();
     let out = JsFuture::from(promise).await.unwrap();
-    serde_json::from_str(&js_sys::JSON::stringify(&out).unwrap().as_string().unwrap()).unwrap()
+    serde_json::from_str(&out.as_string().unwrap()).unwrap()
 }
 
 async fn request(nonce: &str) -> String {
@@ -187,9 +190,11 @@ async fn a_script_cannot_act_for_the_person() {
     js("document.getElementById('confirm').close()");
     assert_eq!(status(&id).await, before);
     // No claim tool exists.
-    let tools = js("return window.tacit.tools().map(t => t.name).join(',')")
-        .as_string()
-        .unwrap();
+    let tools: Promise =
+        js("return document.modelContext.getTools().then((l) => l.map((t) => t.name).join(','))")
+            .dyn_into()
+            .unwrap();
+    let tools = JsFuture::from(tools).await.unwrap().as_string().unwrap();
     assert!(!tools.contains("claim."), "{tools}");
 }
 

@@ -50,8 +50,8 @@ fn status(app: &App) {
         if unlocked { "ok" } else { "" },
     );
     let tone = match app.detection.code() {
-        "available" => "ok",
-        "absent" | "superseded-api" => "warn",
+        "available" | "polyfilled" => "ok",
+        "absent" | "superseded-api" | "scripted" => "warn",
         _ => "bad",
     };
     dom::set_pill(
