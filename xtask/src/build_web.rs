@@ -167,6 +167,10 @@ pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(),
     if opt.is_none() {
         eprintln!("{}", missing_wasm_opt_warning());
     }
+    // Every site built: the tool-gate JS package and its example page too.
+    if only.is_empty() {
+        crate::gate_js::build(locked)?;
+    }
     Ok(())
 }
 
@@ -291,7 +295,7 @@ fn size_json(site: &Site, before: &Size, wasm: &Size, js: &Size, optimised: bool
 
 /// Runs `wasm-opt` in place. A failure is an error: a `wasm-opt` too old for the module's
 /// features must be replaced, not silently skipped.
-fn optimise(tool: &Path, wasm: &Path) -> Result<(), String> {
+pub(crate) fn optimise(tool: &Path, wasm: &Path) -> Result<(), String> {
     let tmp = wasm.with_extension("opt.wasm");
     let mut command = std::process::Command::new(tool);
     command

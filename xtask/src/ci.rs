@@ -151,10 +151,7 @@ fn steps(t: &mut Timings) -> Result<(), String> {
         args.extend(["--", "-D", "warnings"]);
         run("clippy (wasm)", &cargo, &args, &[])
     })?;
-    t.time("build-web", || {
-        build_web(&[], true, WasmOpt::Required)?;
-        crate::gate_js::build(true)
-    })?;
+    t.time("build-web", || build_web(&[], true, WasmOpt::Required))?;
     t.time("test", || {
         run("test", &cargo, &["test", "--workspace", "--locked"], &[])
     })?;

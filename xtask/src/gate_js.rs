@@ -88,6 +88,13 @@ fn lay_out() -> Result<(), String> {
         .generate(&pkg)
         .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
 
+    let optimised = match crate::build_web::find_wasm_opt() {
+        Some(tool) => {
+            crate::build_web::optimise(&tool, &pkg.join(format!("{LIB}_bg.wasm")))?;
+            true
+        }
+        None => false,
+    };
     let dts = pkg.join(format!("{LIB}.d.ts"));
     let typings = fs::read_to_string(&dts).map_err(|e| format!("{}: {e}", dts.display()))?;
     if !typings.contains("export interface GrantOptions") {
@@ -100,9 +107,14 @@ fn lay_out() -> Result<(), String> {
     for file in [format!("{LIB}_bg.wasm"), format!("{LIB}.js")] {
         let (raw, gzip) = size(&pkg.join(&file))?;
         println!(
-            "{SITE}: pkg/{file} {} raw, {} gzip (not run through wasm-opt)",
+            "{SITE}: pkg/{file} {} raw, {} gzip{}",
             kib(raw),
-            kib(gzip)
+            kib(gzip),
+            if optimised || !file.ends_with(".wasm") {
+                ""
+            } else {
+                " (wasm-opt not found: not optimised)"
+            }
         );
         total = (total.0 + raw, total.1 + gzip);
     }
