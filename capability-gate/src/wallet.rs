@@ -164,6 +164,11 @@ impl ImportKind {
 /// is [`DAMAGED`].
 pub const WRONG: &str = "That passphrase is not right. Nothing was changed; try again.";
 
+/// Said when the passphrase opened the vault but its profile was written by a newer Tacit (it
+/// is never read in part, nor overwritten).
+pub const NEWER: &str = "This profile was saved by a newer version of Tacit, which this page cannot \
+     read. Open it with that version. Nothing was changed.";
+
 /// Said when the stored profile itself cannot be decoded, whatever the passphrase.
 pub const DAMAGED: &str =
     "The stored profile is damaged and cannot be opened. Nothing was changed.";
@@ -539,7 +544,13 @@ impl Wallet {
                 )],
             );
         }
-        let profile = match Profile::new(input, now.date_utc()) {
+        // Edited from the profile in use, so what the form does not show (a preferred language)
+        // is kept.
+        let edited = match &gate.profile {
+            Some(current) => current.edited(input, now.date_utc()),
+            None => Profile::new(input, now.date_utc()),
+        };
+        let profile = match edited {
             Ok(p) => p,
             Err(e) => return (Self::Unlocked(u), vec![msg(e.to_string(), false)]),
         };
@@ -984,7 +995,10 @@ fn stored_record(snap: &Snapshot) -> Result<StoredVault, Effect> {
 fn open_with(record: &StoredVault, passphrase: &str) -> Result<(Vault, Profile), &'static str> {
     let bytes = record.envelope_bytes().map_err(|_| DAMAGED)?;
     let pass = Passphrase::new(passphrase.to_owned()).map_err(|_| WRONG)?;
-    Vault::open(&bytes, &pass).map_err(|_| WRONG)
+    Vault::unlock(&bytes, &pass).map_err(|e| match e {
+        wallet_core::OpenError::NewerFormat(_) => NEWER,
+        wallet_core::OpenError::CannotOpen => WRONG,
+    })
 }
 
 pub fn empty_input() -> ProfileInput {
