@@ -147,6 +147,9 @@ fn run(options: Options) -> Result<(), String> {
     let housing = start_site("housing")?;
     let pharmacy = start_site("pharmacy")?;
     let signer_url = format!("http://{SIGNER}");
+    // The tool-gate JS package's example page (a corner shop), on any free loopback port.
+    let gate_example = tacit_e2e::serve_site("gate-example").map_err(|e| e.to_string())?;
+    let gate_example_url = format!("{}/", gate_example.origin());
     let wallet_url = format!("{}/", wallet.origin());
     let housing_url = format!("{}/", housing.origin());
     let pharmacy_url = format!("{}/", pharmacy.origin());
@@ -172,8 +175,11 @@ fn run(options: Options) -> Result<(), String> {
         housing.state().nonces().db().backend()
     );
     println!(
-        "  pharmacy  {pharmacy_url}   (nonces: {})\n",
+        "  pharmacy  {pharmacy_url}   (nonces: {})",
         pharmacy.state().nonces().db().backend()
+    );
+    println!(
+        "  gate      {gate_example_url}   (the tool-gate JS package on a tiny shop: examples/gate-page)\n"
     );
     println!(
         "Enrolment code for the wallet (Settings → Signer → Enrolment code), valid 24 hours, once:\n\n    {code}\n"
@@ -224,6 +230,7 @@ fn run(options: Options) -> Result<(), String> {
     let _ = runtime.block_on(housing.shutdown());
     let _ = runtime.block_on(pharmacy.shutdown());
     drop(wallet);
+    drop(gate_example);
     drop(tax);
     drop(registry);
     println!("stopped.");
