@@ -40,6 +40,10 @@ pub enum Code {
     NothingToDraft,
     /// Too many requests or proposals are waiting for the person.
     TooManyPending,
+    /// The wallet page is busy with another call in this very task: try again in a moment.
+    Busy,
+    /// No tool with that name exists now (a call through the page's own `window.tacit.call`).
+    UnknownTool,
 }
 
 impl Code {
@@ -57,6 +61,8 @@ impl Code {
             Code::DeclinedCurrency => "declined_currency",
             Code::NothingToDraft => "nothing_to_draft",
             Code::TooManyPending => "too_many_pending",
+            Code::Busy => "busy",
+            Code::UnknownTool => tool_gate::envelope::UNKNOWN_TOOL,
         }
     }
 }
@@ -140,5 +146,20 @@ mod tests {
             json!({ "ok": true, "result": { "satisfied": true } })
         );
         assert!(answered.get("isError").is_none());
+    }
+
+    #[test]
+    fn the_page_level_codes_are_spelled_as_the_agent_has_always_read_them() {
+        assert_eq!(Code::Busy.as_str(), "busy");
+        assert_eq!(Code::UnknownTool.as_str(), "unknown_tool");
+        // Serialized (as in an audit record) the same as `as_str`.
+        for code in [Code::Busy, Code::UnknownTool, Code::TooManyPending] {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+        }
+        assert_eq!(
+            envelope(&Err(Refusal::new(Code::Busy, "later"))),
+            json!({ "ok": false, "isError": true,
+                    "error": { "code": "busy", "message": "later" } })
+        );
     }
 }

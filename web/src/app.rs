@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::rc::Rc;
 
+use capability_gate::envelope::{Code, Refusal, envelope};
 use capability_gate::wallet::{Editor, Effect, Snapshot, Step, Wallet};
 use capability_gate::{Gate, Handler, Registry};
 use gloo_timers::callback::{Interval, Timeout};
@@ -396,8 +397,10 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let started = with_app(|app| (app.gate.begin(&handler, &input, now()), app.latency_ms));
         let Some((pending, latency)) = started else {
-            let busy = serde_json::json!({ "ok": false, "isError": true, "error": { "code": "busy",
-                "message": "The wallet is busy; try again in a moment." } });
+            let busy = envelope(&Err(Refusal::new(
+                Code::Busy,
+                "The wallet is busy; try again in a moment.",
+            )));
             return Ok(to_js(&busy));
         };
         if latency > 0 && matches!(handler, Handler::Claim { .. }) {
@@ -486,8 +489,10 @@ fn install_window_api() {
             match with_app(|app| app.registry.host().definition(&name)).flatten() {
                 Some(def) => execute(name, def.handler, input),
                 None => {
-                    let out = serde_json::json!({ "ok": false, "isError": true, "error": { "code": "unknown_tool",
-                    "message": "No tool with this name exists now. Call window.tacit.tools() to list them." } });
+                    let out = envelope(&Err(Refusal::new(
+                        Code::UnknownTool,
+                        "No tool with this name exists now. Call window.tacit.tools() to list them.",
+                    )));
                     Promise::resolve(&to_js(&out))
                 }
             }
