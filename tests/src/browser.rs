@@ -133,22 +133,13 @@ impl Browser {
         fs::create_dir_all(&user_data)?;
         let log_path = profile.path().join("chromium.log");
         let log = fs::File::create(&log_path)?;
-        let mut args: Vec<String> = [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut args: Vec<String> = tacit_devtools::chromium::HEADLESS_ARGS
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
         args.push(format!("--user-data-dir={}", user_data.display()));
         if options.webmcp {
-            args.push("--enable-blink-features=WebMCP".to_owned());
+            args.push(tacit_devtools::chromium::WEBMCP_ARG.to_owned());
         }
         args.push("--remote-debugging-port=0".to_owned());
         args.extend(options.extra_args.iter().cloned());

@@ -29,20 +29,6 @@ const APT_POSTGRESQL: &str = "postgresql";
 /// implementation (`@sd-jwt/sd-jwt-vc`, pinned in `interop/package-lock.json`).
 const APT_NODE: [&str; 2] = ["nodejs", "npm"];
 
-/// The switches the harness uses (tests/src/browser.rs), for the wasm-bindgen-test browser.
-const CHROMIUM_ARGS: &[&str] = &[
-    "--enable-blink-features=WebMCP",
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-];
-
 /// Step timings, printed as a table at the end (also when a step fails).
 #[derive(Debug, Default)]
 struct Timings {
@@ -329,11 +315,13 @@ pub(crate) fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
         return Ok(own);
     }
     let path = target_dir().join("tools").join("webdriver.json");
-    let args: Vec<String> = CHROMIUM_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
-    let json = format!(
-        "{{\n  \"goog:chromeOptions\": {{\n    \"binary\": \"{CHROMIUM}\",\n    \"args\": [{}]\n  }}\n}}\n",
-        args.join(", ")
-    );
+    let webdriver = serde_json::json!({
+        "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": tacit_devtools::chromium::headless_with_webmcp(),
+        }
+    });
+    let json = serde_json::to_string_pretty(&webdriver).map_err(|e| e.to_string())? + "\n";
     std::fs::create_dir_all(target_dir().join("tools"))
         .map_err(|e| format!("creating target/tools: {e}"))?;
     std::fs::write(&path, json).map_err(|e| format!("writing {}: {e}", path.display()))?;
