@@ -273,24 +273,26 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
 /// `size.json`: `wasm` is the file that ships (after `wasm-opt` when `wasm_opt` is true),
 /// `wasm_before_opt` the wasm-bindgen output it came from.
 fn size_json(site: &Site, before: &Size, wasm: &Size, js: &Size, optimised: bool) -> String {
-    let level = if optimised {
-        format!("\"{WASM_OPT_LEVEL}\"")
-    } else {
-        "null".to_owned()
-    };
-    format!(
-        "{{\n  \"site\": \"{}\",\n  \"package\": \"{}\",\n  \"wasm\": {{ \"file\": \"pkg/{}_bg.wasm\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_before_opt\": {{ \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"js\": {{ \"file\": \"pkg/{}.js\", \"raw_bytes\": {}, \"gzip_bytes\": {} }},\n  \"wasm_opt\": {optimised},\n  \"wasm_opt_level\": {level}\n}}\n",
-        site.name,
-        site.package,
-        site.lib,
-        wasm.raw,
-        wasm.gzip,
-        before.raw,
-        before.gzip,
-        site.lib,
-        js.raw,
-        js.gzip,
-    )
+    let json = serde_json::json!({
+        "site": site.name,
+        "package": site.package,
+        "wasm": {
+            "file": format!("pkg/{}_bg.wasm", site.lib),
+            "raw_bytes": wasm.raw,
+            "gzip_bytes": wasm.gzip,
+        },
+        "wasm_before_opt": { "raw_bytes": before.raw, "gzip_bytes": before.gzip },
+        "js": {
+            "file": format!("pkg/{}.js", site.lib),
+            "raw_bytes": js.raw,
+            "gzip_bytes": js.gzip,
+        },
+        "wasm_opt": optimised,
+        "wasm_opt_level": optimised.then_some(WASM_OPT_LEVEL),
+    });
+    let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// Runs `wasm-opt` in place. A failure is an error: a `wasm-opt` too old for the module's
@@ -663,21 +665,35 @@ version = "0.2.130"
     fn size_json_keeps_the_shipped_size_under_wasm_and_the_one_before_opt_beside_it() {
         let site = SITES[0];
         let size = |raw, gzip| Size { raw, gzip };
-        let json = size_json(&site, &size(900, 300), &size(500, 200), &size(40, 9), true);
-        assert!(
-            json.contains(
-                "\"wasm\": { \"file\": \"pkg/tacit_web_bg.wasm\", \"raw_bytes\": 500, \"gzip_bytes\": 200 }"
-            ),
-            "{json}"
+        let parse = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        let json = parse(size_json(
+            &site,
+            &size(900, 300),
+            &size(500, 200),
+            &size(40, 9),
+            true,
+        ));
+        assert_eq!(
+            json["wasm"],
+            serde_json::json!({ "file": "pkg/tacit_web_bg.wasm", "raw_bytes": 500, "gzip_bytes": 200 })
         );
-        assert!(json.contains("\"wasm_before_opt\": { \"raw_bytes\": 900, \"gzip_bytes\": 300 }"));
-        assert!(json.contains("\"js\": { \"file\": \"pkg/tacit_web.js\", \"raw_bytes\": 40"));
-        assert!(json.contains("\"wasm_opt\": true,\n  \"wasm_opt_level\": \"-Oz\""));
-        let plain = size_json(&site, &size(900, 300), &size(900, 300), &size(40, 9), false);
-        assert!(
-            plain.contains("\"wasm_opt\": false,\n  \"wasm_opt_level\": null"),
-            "{plain}"
+        assert_eq!(
+            json["wasm_before_opt"],
+            serde_json::json!({ "raw_bytes": 900, "gzip_bytes": 300 })
         );
+        assert_eq!(json["js"]["file"], "pkg/tacit_web.js");
+        assert_eq!(json["js"]["raw_bytes"], 40);
+        assert_eq!(json["wasm_opt"], true);
+        assert_eq!(json["wasm_opt_level"], "-Oz");
+        let plain = parse(size_json(
+            &site,
+            &size(900, 300),
+            &size(900, 300),
+            &size(40, 9),
+            false,
+        ));
+        assert_eq!(plain["wasm_opt"], false);
+        assert!(plain["wasm_opt_level"].is_null(), "{plain}");
     }
 
     #[test]
