@@ -6,6 +6,7 @@ use wallet_core::{Claim, Timestamp};
 
 use crate::envelope::{Code, Refusal, Reply};
 use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
+use crate::ids::{ProposalId, RequestId};
 use crate::input::{MAX_STRING, object};
 use crate::state::{AskerStatus, GrantState, Proposal, ProposalState, Request, RequestState};
 
@@ -179,13 +180,17 @@ fn attestation(value: &Value) -> Result<Attestation, Refusal> {
 
 pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
     let fields = object(input, &["request_id"])?;
-    let id = fields.str("request_id", 64)?;
-    let request = gate.request(id).ok_or_else(|| {
-        Refusal::new(
-            Code::UnknownRequest,
-            "No request has this id. Use the id request_claims returned.",
-        )
-    })?;
+    let id = fields.str("request_id", RequestId::MAX_LEN)?;
+    // A text that is no id (bad characters) names no request, as an unknown id does.
+    let request = RequestId::parse(id)
+        .ok()
+        .and_then(|id| gate.request(&id))
+        .ok_or_else(|| {
+            Refusal::new(
+                Code::UnknownRequest,
+                "No request has this id. Use the id request_claims returned.",
+            )
+        })?;
     let mut result = json!({
         "request_id": request.id,
         "origin": request.origin,
@@ -292,13 +297,18 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
 
 pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
     let fields = object(input, &["proposal_id"])?;
-    let id = fields.str("proposal_id", 64)?;
-    let proposal = gate.proposal(id).ok_or_else(|| {
-        Refusal::new(
-            Code::UnknownProposal,
-            "No proposal has this id. Use the id draft_application returned.",
-        )
-    })?;
+    let id = fields.str("proposal_id", ProposalId::MAX_LEN)?;
+    // A text that is no id (bad characters) names no proposal, as an unknown id does.
+    let proposal = ProposalId::parse(id)
+        .ok()
+        .and_then(|id| gate.proposal(&id))
+        .ok_or_else(|| {
+            Refusal::new(
+                Code::UnknownProposal,
+                "No proposal has this id. Use the id draft_application returned.",
+            )
+        })?;
+    let id = &proposal.id;
     Ok(match &proposal.state {
         ProposalState::Held => json!({
             "proposal_id": proposal.id, "status": "held", "message": HELD_PROPOSAL,

@@ -24,6 +24,7 @@ use tacit_protocol::sd_jwt::{
 
 use crate::credentials::{Credentials, TakeError};
 use crate::envelope::{Code, Refusal, Reply, envelope};
+use crate::ids::{ProposalId, RequestId};
 use crate::state::GrantOf;
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
 use tool_gate::Ended;
@@ -226,12 +227,12 @@ pub struct Gate {
     pub(crate) profile: Option<Profile>,
     pub(crate) ledger: DisclosureLedger,
     pub(crate) log: ComparisonLog,
-    pub(crate) requests: BTreeMap<String, Request>,
+    pub(crate) requests: BTreeMap<RequestId, Request>,
     pub(crate) grants: BTreeMap<GrantId, Grant>,
-    pub(crate) proposals: BTreeMap<String, Proposal>,
+    pub(crate) proposals: BTreeMap<ProposalId, Proposal>,
     pub(crate) credentials: Credentials,
     /// Per released proposal with issuer-backed items, its presentations.
-    proofs: BTreeMap<String, Proofs>,
+    proofs: BTreeMap<ProposalId, Proofs>,
     next_id: u64,
     /// Arrival sequence of requests, grants and proposals (separate from the id counter).
     next_arrival: u64,
@@ -297,10 +298,11 @@ impl Gate {
         (n, bytes)
     }
 
-    fn make_id(&mut self, prefix: &str) -> String {
+    /// The part of a fresh id after its prefix: hex of the id bytes, or the counter.
+    fn make_id_suffix(&mut self, prefix: &str) -> String {
         match self.id_bytes(prefix.as_bytes()) {
-            (_, Some(bytes)) => format!("{prefix}{}", hex::encode(bytes)),
-            (n, None) => format!("{prefix}{n}"),
+            (_, Some(bytes)) => hex::encode(bytes),
+            (n, None) => n.to_string(),
         }
     }
 
@@ -384,11 +386,11 @@ impl Gate {
         all.into_iter()
     }
 
-    pub fn request(&self, id: &str) -> Option<&Request> {
+    pub fn request(&self, id: &RequestId) -> Option<&Request> {
         self.requests.get(id)
     }
 
-    pub fn proposal(&self, id: &str) -> Option<&Proposal> {
+    pub fn proposal(&self, id: &ProposalId) -> Option<&Proposal> {
         self.proposals.get(id)
     }
 
@@ -458,7 +460,7 @@ impl Gate {
     /// Grants some claims of a held request (by index) for `lifetime`. Returns the new grants.
     pub fn grant(
         &mut self,
-        request_id: &str,
+        request_id: &RequestId,
         chosen: &[usize],
         lifetime: Lifetime,
         now: Timestamp,
@@ -495,7 +497,7 @@ impl Gate {
             let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
             let of = GrantOf {
                 id: id.clone(),
-                request_id: request_id.to_owned(),
+                request_id: request_id.clone(),
                 origin: origin.clone(),
                 nonce: nonce.clone(),
                 claim,
@@ -517,7 +519,7 @@ impl Gate {
     }
 
     /// Denies a held request with a reason the agent will read.
-    pub fn deny(&mut self, request_id: &str, reason: &str) -> Result<(), GateError> {
+    pub fn deny(&mut self, request_id: &RequestId, reason: &str) -> Result<(), GateError> {
         let reason = check_reason(reason)?;
         let request = self
             .requests
@@ -566,7 +568,7 @@ impl Gate {
     /// failure it stays `Unconfirmed` and the error says why.
     pub fn confirm_asker(
         &mut self,
-        request_id: &str,
+        request_id: &RequestId,
         keys: &SiteKeys,
         now: Timestamp,
     ) -> Result<(), GateError> {
@@ -596,7 +598,7 @@ impl Gate {
     /// another). Reads the memory only, never the profile, so it can be shown before the person
     /// decides. A question in another currency is not a memory decline: see
     /// [`Gate::currency_note`].
-    pub fn would_decline(&self, request_id: &str, claim_index: usize) -> Option<String> {
+    pub fn would_decline(&self, request_id: &RequestId, claim_index: usize) -> Option<String> {
         let at = self.requests.get(request_id)?.received_at;
         self.would_decline_at(request_id, claim_index, at)
     }
@@ -604,7 +606,7 @@ impl Gate {
     /// [`Gate::would_decline`] judged on the day of `now`.
     pub fn would_decline_at(
         &self,
-        request_id: &str,
+        request_id: &RequestId,
         claim_index: usize,
         now: Timestamp,
     ) -> Option<String> {
@@ -618,7 +620,7 @@ impl Gate {
     /// For the consent card: for an income question, a sentence about its currency that is the
     /// same whatever the profile's currency (so a page agent reading the card learns nothing
     /// from it); `None` for other claims. The person knows their own currency.
-    pub fn currency_note(&self, request_id: &str, claim_index: usize) -> Option<String> {
+    pub fn currency_note(&self, request_id: &RequestId, claim_index: usize) -> Option<String> {
         let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
         let Claim::IncomeBelow { limit } = claim else {
             return None;
@@ -633,7 +635,7 @@ impl Gate {
 
     /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
     /// was confirmed, otherwise `Unconfirmed`.
-    pub fn proposal_asker(&self, proposal_id: &str) -> Option<AskerStatus> {
+    pub fn proposal_asker(&self, proposal_id: &ProposalId) -> Option<AskerStatus> {
         let proposal = self.proposals.get(proposal_id)?;
         Some(
             self.requests
@@ -649,7 +651,7 @@ impl Gate {
     /// proofs to sign stay available from [`Gate::proofs_to_sign`].
     pub fn release(
         &mut self,
-        proposal_id: &str,
+        proposal_id: &ProposalId,
         shown_digest: &str,
         acknowledged: Acknowledgement,
         now: Timestamp,
@@ -671,7 +673,7 @@ impl Gate {
     /// Every item leaves; [`Gate::release_kept`] lets the person drop some first.
     pub fn release_with_proofs(
         &mut self,
-        proposal_id: &str,
+        proposal_id: &ProposalId,
         shown_digest: &str,
         acknowledged: Acknowledgement,
         now: Timestamp,
@@ -693,7 +695,7 @@ impl Gate {
     /// any error.
     pub fn release_kept(
         &mut self,
-        proposal_id: &str,
+        proposal_id: &ProposalId,
         shown_digest: &str,
         kept: &[usize],
         acknowledged: Acknowledgement,
@@ -795,7 +797,7 @@ impl Gate {
         }
         if !proofs.is_empty() {
             self.proofs.insert(
-                proposal_id.to_owned(),
+                proposal_id.clone(),
                 Proofs::Pending(proofs.clone(), key_sets),
             );
         }
@@ -804,7 +806,7 @@ impl Gate {
     }
 
     /// The proofs a released proposal still waits to have signed (empty when none).
-    pub fn proofs_to_sign(&self, proposal_id: &str) -> &[ProofToSign] {
+    pub fn proofs_to_sign(&self, proposal_id: &ProposalId) -> &[ProofToSign] {
         match self.proofs.get(proposal_id) {
             Some(Proofs::Pending(proofs, _)) => proofs,
             _ => &[],
@@ -812,7 +814,7 @@ impl Gate {
     }
 
     /// The finished presentations of a released proposal, once attached.
-    pub fn presentations(&self, proposal_id: &str) -> Option<&[String]> {
+    pub fn presentations(&self, proposal_id: &ProposalId) -> Option<&[String]> {
         match self.proofs.get(proposal_id) {
             Some(Proofs::Attached(done)) => Some(done),
             _ => None,
@@ -820,7 +822,7 @@ impl Gate {
     }
 
     /// Why the proofs of a released proposal could not be finished, if the page said so.
-    pub fn presentations_failure(&self, proposal_id: &str) -> Option<&str> {
+    pub fn presentations_failure(&self, proposal_id: &ProposalId) -> Option<&str> {
         match self.proofs.get(proposal_id) {
             Some(Proofs::Failed(reason)) => Some(reason),
             _ => None,
@@ -830,12 +832,16 @@ impl Gate {
     /// The page could not finish the proofs of a released proposal (a holder key is missing,
     /// WebCrypto refused): the agent is told, with `reason`, to start again instead of polling
     /// for ever. Their credentials stay used.
-    pub fn fail_presentations(&mut self, proposal_id: &str, reason: &str) -> Result<(), GateError> {
+    pub fn fail_presentations(
+        &mut self,
+        proposal_id: &ProposalId,
+        reason: &str,
+    ) -> Result<(), GateError> {
         let reason = check_reason(reason)?;
         match self.proofs.get(proposal_id) {
             Some(Proofs::Pending(..)) => {
                 self.proofs
-                    .insert(proposal_id.to_owned(), Proofs::Failed(reason));
+                    .insert(proposal_id.clone(), Proofs::Failed(reason));
                 Ok(())
             }
             _ if !self.proposals.contains_key(proposal_id) => Err(GateError::UnknownProposal),
@@ -844,7 +850,7 @@ impl Gate {
     }
 
     /// Whether a released proposal still waits for its proofs to be signed.
-    pub fn awaits_presentations(&self, proposal_id: &str) -> bool {
+    pub fn awaits_presentations(&self, proposal_id: &ProposalId) -> bool {
         matches!(self.proofs.get(proposal_id), Some(Proofs::Pending(..)))
     }
 
@@ -854,7 +860,7 @@ impl Gate {
     /// attached.
     pub fn attach_presentations(
         &mut self,
-        proposal_id: &str,
+        proposal_id: &ProposalId,
         signatures: Vec<[u8; 64]>,
         now: Timestamp,
     ) -> Result<(), GateError> {
@@ -897,12 +903,12 @@ impl Gate {
             done.push(text);
         }
         self.proofs
-            .insert(proposal_id.to_owned(), Proofs::Attached(done));
+            .insert(proposal_id.clone(), Proofs::Attached(done));
         Ok(())
     }
 
     /// Refuses a held proposal with a reason the agent will read.
-    pub fn refuse(&mut self, proposal_id: &str, reason: &str) -> Result<(), GateError> {
+    pub fn refuse(&mut self, proposal_id: &ProposalId, reason: &str) -> Result<(), GateError> {
         let reason = check_reason(reason)?;
         let proposal = self
             .proposals
@@ -983,7 +989,7 @@ impl Gate {
     /// Otherwise nothing changes: the proposal stays released and unsigned.
     pub fn attach_signed(
         &mut self,
-        proposal_id: &str,
+        proposal_id: &ProposalId,
         signed: SignedReceipt,
         keys: &KeySet,
         now: Timestamp,
@@ -1006,7 +1012,7 @@ impl Gate {
     }
 
     fn prune_decided(&mut self) {
-        let mut decided: Vec<(Timestamp, u64, String)> = self
+        let mut decided: Vec<(Timestamp, u64, RequestId)> = self
             .requests
             .values()
             .filter(|r| r.state != RequestState::Held)
@@ -1017,7 +1023,7 @@ impl Gate {
         for (_, _, id) in decided.into_iter().take(excess) {
             self.requests.remove(&id);
         }
-        let mut decided: Vec<(Timestamp, u64, String)> = self
+        let mut decided: Vec<(Timestamp, u64, ProposalId)> = self
             .proposals
             .values()
             .filter(|p| p.state != ProposalState::Held)
@@ -1241,9 +1247,9 @@ impl Gate {
     }
 
     /// A fresh request id and its arrival sequence number.
-    pub(crate) fn next_request_id(&mut self) -> (String, u64) {
+    pub(crate) fn next_request_id(&mut self) -> (RequestId, u64) {
         loop {
-            let id = self.make_id("r");
+            let id = RequestId::made(&self.make_id_suffix(RequestId::PREFIX));
             if !self.requests.contains_key(&id) {
                 return (id, self.next_arrival());
             }
@@ -1251,9 +1257,9 @@ impl Gate {
     }
 
     /// A fresh proposal id and its arrival sequence number.
-    pub(crate) fn next_proposal_id(&mut self) -> (String, u64) {
+    pub(crate) fn next_proposal_id(&mut self) -> (ProposalId, u64) {
         loop {
-            let id = self.make_id("p");
+            let id = ProposalId::made(&self.make_id_suffix(ProposalId::PREFIX));
             if !self.proposals.contains_key(&id) {
                 return (id, self.next_arrival());
             }

@@ -48,6 +48,7 @@ pub mod envelope;
 mod exec;
 pub mod gate;
 pub mod host;
+pub mod ids;
 pub mod input;
 pub mod state;
 pub mod tool;
@@ -64,6 +65,7 @@ pub use gate::{
     Acknowledgement, Gate, GateError, Pending, ProofToSign, Released, check_signed, site_keys_url,
 };
 pub use host::{Host, HostError, InFlight, MemoryHost, MemoryRegistration, Registry};
+pub use ids::{BadId, ProposalId, RequestId};
 pub use state::{
     AskerStatus, Grant, GrantState, Lifetime, Proposal, ProposalItem, ProposalState, Request,
     RequestState,

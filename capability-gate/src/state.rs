@@ -7,6 +7,8 @@ use tool_gate::{Ended, Lease, LeaseError};
 use wallet_core::{Claim, GrantId, LogEntry, Nonce, Origin, ReceiptPayload, SignedReceipt};
 use wallet_core::{Outcome, Timestamp};
 
+use crate::ids::{ProposalId, RequestId};
+
 /// Longest grant: one day (tool-gate's longest lease).
 pub const MAX_GRANT_MS: i64 = tool_gate::MAX_LEASE_MS;
 
@@ -150,7 +152,7 @@ impl AskerStatus {
 /// unless `asker` is `Verified`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
-    pub id: String,
+    pub id: RequestId,
     pub origin: Origin,
     pub nonce: Nonce,
     pub site_name: Option<String>,
@@ -198,7 +200,7 @@ pub enum GrantState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     pub id: GrantId,
-    pub request_id: String,
+    pub request_id: RequestId,
     pub origin: Origin,
     /// The nonce of the request it answers: only answers to grants of the requests with a
     /// draft's audience and nonce go into that draft.
@@ -218,7 +220,7 @@ pub struct Grant {
 #[derive(Debug, Clone)]
 pub(crate) struct GrantOf {
     pub id: GrantId,
-    pub request_id: String,
+    pub request_id: RequestId,
     pub origin: Origin,
     pub nonce: Nonce,
     pub claim: Claim,
@@ -339,7 +341,7 @@ impl ProposalItem {
 /// A drafted application: what would be disclosed to one audience, held for the person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Proposal {
-    pub id: String,
+    pub id: ProposalId,
     pub audience: Origin,
     pub nonce: Nonce,
     /// Each claim answered for the audience, its latest outcome and that outcome's provenance,
@@ -361,7 +363,7 @@ pub struct Proposal {
 impl Proposal {
     /// A proposal without issuer names (see [`Proposal::with_issuer_names`]).
     pub fn new(
-        id: String,
+        id: ProposalId,
         audience: Origin,
         nonce: Nonce,
         entries: Vec<LogEntry>,
@@ -377,7 +379,7 @@ impl Proposal {
     /// answer is its item, in first-asked order; and [`Proposal::entries`] holds exactly those
     /// answers, one per item, chained afresh from genesis.
     pub fn with_issuer_names(
-        id: String,
+        id: ProposalId,
         audience: Origin,
         nonce: Nonce,
         entries: Vec<LogEntry>,

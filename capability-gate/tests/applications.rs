@@ -49,7 +49,7 @@ fn policy(audience: &str, nonce: &str, claims: Value) -> Value {
 }
 
 /// The tool name of each grant of `request`, in claim order.
-fn tools_in_order(world: &World, request: &str) -> Vec<String> {
+fn tools_in_order(world: &World, request: &capability_gate::RequestId) -> Vec<String> {
     let capability_gate::RequestState::Granted { grants } =
         &world.gate.request(request).unwrap().state
     else {
@@ -74,13 +74,17 @@ fn draft(world: &mut World, audience: &str, nonce: &str) -> Value {
     )
 }
 
-fn draft_id(world: &mut World, audience: &str, nonce: &str) -> String {
+fn draft_id(world: &mut World, audience: &str, nonce: &str) -> capability_gate::ProposalId {
     let out = draft(world, audience, nonce);
     assert_eq!(out["ok"], true, "{out}");
-    out["result"]["proposal_id"].as_str().unwrap().to_owned()
+    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
-fn release_kept(world: &mut World, id: &str, kept: &[usize]) -> Result<Released, GateError> {
+fn release_kept(
+    world: &mut World,
+    id: &capability_gate::ProposalId,
+    kept: &[usize],
+) -> Result<Released, GateError> {
     let digest = world.gate.proposal(id).unwrap().digest().to_owned();
     let now = world.now;
     world
@@ -461,7 +465,7 @@ fn two_audiences_receipts_share_no_identifier() {
     for (audience, nonce, request) in [(HOUSING, "n-h", &housing), (PHARMACY, "n-p", &pharmacy)] {
         let id = draft_id(&mut world, audience, nonce);
         let r = release_kept(&mut world, &id, &[0, 1]).unwrap();
-        let mut extra: Vec<String> = vec![id.clone(), (*request).clone()];
+        let mut extra: Vec<String> = vec![id.to_string(), request.to_string()];
         extra.extend(
             world
                 .gate
@@ -554,7 +558,8 @@ fn requests_are_listed_in_arrival_order() {
             world.advance(1);
         }
     }
-    let listed: Vec<String> = world.gate.requests().map(|r| r.id.clone()).collect();
+    let listed: Vec<capability_gate::RequestId> =
+        world.gate.requests().map(|r| r.id.clone()).collect();
     assert_eq!(listed, arrived);
     let mut sorted = arrived.clone();
     sorted.sort();
@@ -590,7 +595,12 @@ fn would_decline_says_what_the_memory_would_decline() {
         "known: answered from memory"
     );
     assert_eq!(world.gate.would_decline(&probe, 2), None);
-    assert_eq!(world.gate.would_decline("r-none", 0), None);
+    assert_eq!(
+        world
+            .gate
+            .would_decline(&capability_gate::RequestId::parse("r-none").unwrap(), 0),
+        None
+    );
     // What the card says is what the tool does.
     world
         .gate
@@ -617,12 +627,13 @@ fn profile_in(currency: &str) -> Profile {
 
 /// Everything the agent can see before the person decides on a USD question: the replies of
 /// request_claims, check_request and wallet_status, and the tool list, as bytes.
-fn agent_view(world: &mut World, nonce: &str) -> (String, String) {
+fn agent_view(world: &mut World, nonce: &str) -> (String, capability_gate::RequestId) {
     let held = world.call(
         "request_claims",
         policy(HOUSING, nonce, json!([income_json(3_000_000, "USD")])),
     );
-    let id = held["result"]["request_id"].as_str().unwrap().to_owned();
+    let id =
+        capability_gate::RequestId::parse(held["result"]["request_id"].as_str().unwrap()).unwrap();
     let checked = world.call("check_request", json!({ "request_id": id }));
     let status = world.call("wallet_status", json!({}));
     let drafted = draft(world, HOUSING, nonce);
@@ -777,7 +788,10 @@ mod interleavings {
 
     /// A proposal holds, per item, the latest answer among the answers to the grants of its
     /// own requests (origin and nonce), chained from genesis.
-    fn check_proposal(world: &World, id: &str) -> Result<(), TestCaseError> {
+    fn check_proposal(
+        world: &World,
+        id: &capability_gate::ProposalId,
+    ) -> Result<(), TestCaseError> {
         let proposal = world.gate.proposal(id).unwrap();
         prop_assert_eq!(proposal.entries.len(), proposal.items.len());
         prop_assert!(wallet_core::verify_entries(&proposal.entries).is_ok());
@@ -811,7 +825,7 @@ mod interleavings {
         ) {
             let mut world = World::with_secret_unlocked(SECRET, profile());
             let mut handles: Vec<Handler> = Vec::new();
-            let mut released: Vec<(String, ReceiptPayload, Vec<usize>)> = Vec::new();
+            let mut released: Vec<(capability_gate::ProposalId, ReceiptPayload, Vec<usize>)> = Vec::new();
             for op in ops {
                 match op {
                     Op::Request(h, k) => {
@@ -820,7 +834,7 @@ mod interleavings {
                         world.call("request_claims", policy);
                     }
                     Op::Grant(k, mask, one_use) => {
-                        let held: Vec<String> = world
+                        let held: Vec<capability_gate::RequestId> = world
                             .gate
                             .requests()
                             .filter(|r| r.state == capability_gate::RequestState::Held)
@@ -869,7 +883,7 @@ mod interleavings {
                     Op::Draft(h, k) => {
                         let out = draft(&mut world, audience(h), &format!("n-{}", k % 3));
                         if out["ok"] == true {
-                            let id = out["result"]["proposal_id"].as_str().unwrap().to_owned();
+                            let id = capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap();
                             check_proposal(&world, &id)?;
                             // What the agent is shown is what the proposal holds.
                             let shown = out["result"]["would_disclose"].as_array().unwrap().len();
@@ -877,7 +891,7 @@ mod interleavings {
                         }
                     }
                     Op::Release(k, mask) => {
-                        let held: Vec<String> = world
+                        let held: Vec<capability_gate::ProposalId> = world
                             .gate
                             .proposals()
                             .filter(|p| p.state == ProposalState::Held)

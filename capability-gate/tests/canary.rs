@@ -96,7 +96,7 @@ proptest! {
             outputs.push(world.call(name, input));
         }
         let mut receipts: Vec<String> = Vec::new();
-        let proposals: Vec<(String, String)> =
+        let proposals: Vec<(capability_gate::ProposalId, String)> =
             world.gate.proposals().map(|p| (p.id.clone(), p.digest().to_owned())).collect();
         for (id, digest) in proposals {
             let payload = world.gate.release(&id, &digest, Acknowledgement::UnconfirmedSite, world.now).unwrap();

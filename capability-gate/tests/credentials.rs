@@ -1011,16 +1011,19 @@ fn without_unused_credentials_the_answer_is_self_asserted_and_lock_forgets_them(
 
 // ----- release and presentations ----------------------------------------------------------------
 
-fn draft(world: &mut World, audience: &str, nonce: &str) -> String {
+fn draft(world: &mut World, audience: &str, nonce: &str) -> capability_gate::ProposalId {
     let out = world.call(
         "draft_application",
         json!({ "audience": audience, "nonce": nonce }),
     );
     assert_eq!(out["ok"], true, "{out}");
-    out["result"]["proposal_id"].as_str().unwrap().to_owned()
+    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
-fn release(world: &mut World, id: &str) -> Result<capability_gate::Released, GateError> {
+fn release(
+    world: &mut World,
+    id: &capability_gate::ProposalId,
+) -> Result<capability_gate::Released, GateError> {
     let digest = world.gate.proposal(id).unwrap().digest().to_owned();
     let now = world.now;
     world
@@ -1456,7 +1459,8 @@ fn canary_no_credential_reaches_an_agent_before_release() {
     ] {
         outputs.push(world.call(name, input));
     }
-    let proposals: Vec<String> = world.gate.proposals().map(|p| p.id.clone()).collect();
+    let proposals: Vec<capability_gate::ProposalId> =
+        world.gate.proposals().map(|p| p.id.clone()).collect();
     for id in &proposals {
         outputs.push(world.call("check_proposal", json!({ "proposal_id": id })));
     }
@@ -1613,7 +1617,11 @@ fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
     assert_eq!(world.gate.presentations(&id).unwrap().len(), 1);
     // An unknown proposal.
     assert_eq!(
-        world.gate.attach_presentations("p999", vec![], now),
+        world.gate.attach_presentations(
+            &capability_gate::ProposalId::parse("p999").unwrap(),
+            vec![],
+            now
+        ),
         Err(GateError::UnknownProposal)
     );
 }
@@ -1692,7 +1700,9 @@ fn proofs_the_page_cannot_finish_are_reported_to_the_agent() {
         Err(GateError::NoProofsPending)
     );
     assert_eq!(
-        world.gate.fail_presentations("p999", "x"),
+        world
+            .gate
+            .fail_presentations(&capability_gate::ProposalId::parse("p999").unwrap(), "x"),
         Err(GateError::UnknownProposal)
     );
     // The used credential stays used.
@@ -1770,7 +1780,7 @@ mod hostile {
                 income_json(3_500_000),
             ];
             let mut nonces: Vec<Option<String>> = vec![None; 3];
-            let mut proofs: Vec<(String, ProofToSign)> = Vec::new();
+            let mut proofs: Vec<(capability_gate::ProposalId, ProofToSign)> = Vec::new();
             let mut refills = 0u8;
             for (i, (kind, a, c)) in ops.into_iter().enumerate() {
                 match kind {
@@ -1791,7 +1801,7 @@ mod hostile {
                         }
                     }
                     2 => {
-                        let held: Vec<String> = world
+                        let held: Vec<capability_gate::ProposalId> = world
                             .gate
                             .proposals()
                             .filter(|p| p.state == ProposalState::Held)
@@ -1833,7 +1843,7 @@ mod hostile {
             salts.dedup();
             prop_assert_eq!((keys.len(), signatures.len(), salts.len()), (n, n, n));
             // Each proposal's presentations attach and disclose exactly its answers.
-            let mut ids: Vec<String> = proofs.iter().map(|(id, _)| id.clone()).collect();
+            let mut ids: Vec<capability_gate::ProposalId> = proofs.iter().map(|(id, _)| id.clone()).collect();
             ids.dedup();
             for id in ids {
                 let pending = world.gate.proofs_to_sign(&id).to_vec();

@@ -84,7 +84,7 @@ proptest! {
     #[test]
     fn listed_iff_live_and_no_outcome_under_dead_grants(ops in proptest::collection::vec(op(), 1..60)) {
         let mut world = World::unlocked();
-        let mut pending: Vec<String> = Vec::new();
+        let mut pending: Vec<capability_gate::RequestId> = Vec::new();
         let mut handles: Vec<Handler> = Vec::new();
         let mut in_flight: Option<(InFlight, Handler)> = None;
         let mut nonce = 0;

@@ -162,7 +162,12 @@ fn item3_denial_reason_reaches_the_agent() {
         world.gate.deny(&id, "again"),
         Err(GateError::AlreadyDecided)
     );
-    assert_eq!(world.gate.deny("r99", "x"), Err(GateError::UnknownRequest));
+    assert_eq!(
+        world
+            .gate
+            .deny(&capability_gate::RequestId::parse("r99").unwrap(), "x"),
+        Err(GateError::UnknownRequest)
+    );
 }
 
 #[test]
@@ -199,7 +204,7 @@ fn item3_claim_tool_refuses_any_property_but_nonce() {
     assert_eq!(out["ok"], true);
 }
 
-fn answered_housing(world: &mut World) -> String {
+fn answered_housing(world: &mut World) -> capability_gate::ProposalId {
     let id = world.request(housing_policy("n-1"));
     for tool in world.grant_all(&id, Lifetime::TEN_MINUTES) {
         assert_eq!(world.call(&tool, json!({}))["ok"], true);
@@ -209,7 +214,7 @@ fn answered_housing(world: &mut World) -> String {
         json!({ "audience": HOUSING, "nonce": "n-1" }),
     );
     assert_eq!(out["result"]["status"], "held", "{out}");
-    out["result"]["proposal_id"].as_str().unwrap().to_owned()
+    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
 #[test]
@@ -312,7 +317,9 @@ fn item3_approval_is_bound_to_the_digest() {
         "draft_application",
         json!({ "audience": HOUSING, "nonce": "n-1" }),
     );
-    let second = out["result"]["proposal_id"].as_str().unwrap();
+    let second =
+        &capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap())
+            .unwrap();
     assert_eq!(
         world.gate.proposal(second).unwrap().digest(),
         digest,
@@ -325,7 +332,8 @@ fn item3_approval_is_bound_to_the_digest() {
         "draft_application",
         json!({ "audience": HOUSING, "nonce": "n-2" }),
     );
-    let third = out["result"]["proposal_id"].as_str().unwrap();
+    let third = &capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap())
+        .unwrap();
     assert_ne!(world.gate.proposal(third).unwrap().digest(), digest);
     assert!(
         world
@@ -666,6 +674,32 @@ fn item7_bad_input_on_every_tool_is_invalid_input() {
     let out = world.call("check_request", json!({ "request_id": "r99" }));
     assert_eq!(error_code(&out), "unknown_request");
     let out = world.call("check_proposal", json!({ "proposal_id": "p99" }));
+    assert_eq!(error_code(&out), "unknown_proposal");
+}
+
+/// The agent's edge of the typed ids: a text of at most 64 characters that is no id (one the
+/// gate could never have made) names nothing, exactly as an unknown id does; a longer one is
+/// malformed input, as it always was. Every id the gate hands out is a parsable id, and the
+/// agent reads it back as the plain string it was given.
+#[test]
+fn ids_the_gate_could_not_have_made_are_unknown_and_long_ones_invalid() {
+    let mut world = World::unlocked();
+    let id = world.request(housing_policy("n-1"));
+    let out = world.call("check_request", json!({ "request_id": id }));
+    assert_eq!(out["result"]["request_id"], json!(id.as_str()), "{out}");
+    let accented = "\u{e9}".repeat(64);
+    for text in ["", "r 1", "r1\"><b>", "r\u{e9}", "../r1", accented.as_str()] {
+        let out = world.call("check_request", json!({ "request_id": text }));
+        assert_eq!(error_code(&out), "unknown_request", "{text:?}");
+        let out = world.call("check_proposal", json!({ "proposal_id": text }));
+        assert_eq!(error_code(&out), "unknown_proposal", "{text:?}");
+    }
+    let out = world.call("check_request", json!({ "request_id": "r".repeat(65) }));
+    assert_eq!(error_code(&out), "invalid_input");
+    let out = world.call("check_proposal", json!({ "proposal_id": "p".repeat(65) }));
+    assert_eq!(error_code(&out), "invalid_input");
+    // An id that parses but names no proposal is unknown too.
+    let out = world.call("check_proposal", json!({ "proposal_id": id.as_str() }));
     assert_eq!(error_code(&out), "unknown_proposal");
 }
 

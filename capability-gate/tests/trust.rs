@@ -62,17 +62,26 @@ fn signed_housing(world: &World, nonce: &str) -> Value {
     with_attestation(policy, &attestation)
 }
 
-fn asker(world: &World, request_id: &str) -> AskerStatus {
+fn asker(world: &World, request_id: &capability_gate::RequestId) -> AskerStatus {
     world.gate.request(request_id).unwrap().asker.clone()
 }
 
-fn confirm(world: &mut World, request_id: &str, keys: &SiteKeys) -> Result<(), GateError> {
+fn confirm(
+    world: &mut World,
+    request_id: &capability_gate::RequestId,
+    keys: &SiteKeys,
+) -> Result<(), GateError> {
     let now = world.now;
     world.gate.confirm_asker(request_id, keys, now)
 }
 
 /// Answers every claim of `request_id` and drafts for (`audience`, `nonce`).
-fn draft(world: &mut World, request_id: &str, audience: &str, nonce: &str) -> String {
+fn draft(
+    world: &mut World,
+    request_id: &capability_gate::RequestId,
+    audience: &str,
+    nonce: &str,
+) -> capability_gate::ProposalId {
     for tool in world.grant_all(request_id, Lifetime::TEN_MINUTES) {
         assert_eq!(world.call(&tool, json!({}))["ok"], true);
     }
@@ -81,10 +90,10 @@ fn draft(world: &mut World, request_id: &str, audience: &str, nonce: &str) -> St
         json!({ "audience": audience, "nonce": nonce }),
     );
     assert_eq!(out["result"]["status"], "held", "{out}");
-    out["result"]["proposal_id"].as_str().unwrap().to_owned()
+    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
-fn digest(world: &World, proposal_id: &str) -> String {
+fn digest(world: &World, proposal_id: &capability_gate::ProposalId) -> String {
     world
         .gate
         .proposal(proposal_id)
@@ -95,7 +104,7 @@ fn digest(world: &World, proposal_id: &str) -> String {
 
 fn release(
     world: &mut World,
-    proposal_id: &str,
+    proposal_id: &capability_gate::ProposalId,
     ack: Acknowledgement,
 ) -> Result<ReceiptPayload, GateError> {
     let (digest, now) = (digest(world, proposal_id), world.now);
@@ -370,7 +379,11 @@ fn nothing_to_confirm_without_an_attestation() {
         Err(GateError::NoAttestation)
     );
     assert_eq!(
-        confirm(&mut world, "r999", &housing_keys()),
+        confirm(
+            &mut world,
+            &capability_gate::RequestId::parse("r999").unwrap(),
+            &housing_keys()
+        ),
         Err(GateError::UnknownRequest)
     );
 }
@@ -504,7 +517,7 @@ fn signer_keys() -> KeySet {
 }
 
 /// A released housing proposal (verified asker) and its payload.
-fn released(world: &mut World) -> (String, ReceiptPayload) {
+fn released(world: &mut World) -> (capability_gate::ProposalId, ReceiptPayload) {
     let id = world.request(signed_housing(world, "n-1"));
     confirm(world, &id, &housing_keys()).unwrap();
     let proposal = draft(world, &id, HOUSING, "n-1");
@@ -512,14 +525,18 @@ fn released(world: &mut World) -> (String, ReceiptPayload) {
     (proposal, payload)
 }
 
-fn signed_state(world: &World, proposal: &str) -> Option<SignedReceipt> {
+fn signed_state(world: &World, proposal: &capability_gate::ProposalId) -> Option<SignedReceipt> {
     match &world.gate.proposal(proposal).unwrap().state {
         ProposalState::Released { signed, .. } => signed.as_deref().cloned(),
         other => panic!("not released: {other:?}"),
     }
 }
 
-fn attach(world: &mut World, proposal: &str, signed: SignedReceipt) -> Result<(), GateError> {
+fn attach(
+    world: &mut World,
+    proposal: &capability_gate::ProposalId,
+    signed: SignedReceipt,
+) -> Result<(), GateError> {
     let now = world.now;
     world
         .gate

@@ -240,7 +240,9 @@ impl Tab {
             "claims": [{ "kind": "has_none_of", "conditions": conditions }],
         });
         let out = self.gate.execute(&Handler::RequestClaims, &policy, now());
-        let request = out["result"]["request_id"].as_str().unwrap().to_owned();
+        let request =
+            capability_gate::RequestId::parse(out["result"]["request_id"].as_str().unwrap())
+                .unwrap();
         let grants = self
             .gate
             .grant(&request, &[0], Lifetime::ONE_USE, now())
@@ -539,7 +541,8 @@ fn busy() -> (Storage, Tab) {
     let policy = json!({ "origin": PHARMACY, "nonce": "n-live",
         "claims": [{ "kind": "age_at_least", "years": 18 }] });
     let out = tab.gate.execute(&Handler::RequestClaims, &policy, now());
-    let request = out["result"]["request_id"].as_str().unwrap().to_owned();
+    let request =
+        capability_gate::RequestId::parse(out["result"]["request_id"].as_str().unwrap()).unwrap();
     tab.gate
         .grant(&request, &[0], Lifetime::TEN_MINUTES, now())
         .unwrap();

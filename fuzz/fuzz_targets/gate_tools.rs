@@ -80,18 +80,14 @@ fn pharmacy(nonce: &str) -> Value {
     })
 }
 
-fn request_id(out: &Value) -> String {
-    out["result"]["request_id"]
-        .as_str()
-        .expect("request id")
-        .to_owned()
+fn request_id(out: &Value) -> capability_gate::RequestId {
+    capability_gate::RequestId::parse(out["result"]["request_id"].as_str().expect("request id"))
+        .expect("a request id")
 }
 
-fn proposal_id(out: &Value) -> String {
-    out["result"]["proposal_id"]
-        .as_str()
-        .expect("proposal id")
-        .to_owned()
+fn proposal_id(out: &Value) -> capability_gate::ProposalId {
+    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().expect("proposal id"))
+        .expect("a proposal id")
 }
 
 struct World {

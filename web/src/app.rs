@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use capability_gate::envelope::{Code, Refusal, envelope};
 use capability_gate::wallet::{Editor, Effect, Snapshot, Step, Wallet};
-use capability_gate::{Gate, Handler, Registry};
+use capability_gate::{Gate, Handler, ProposalId, Registry, RequestId};
 use gloo_timers::callback::{Interval, Timeout};
 use js_sys::{Array, Object, Promise, Reflect};
 use rand_core::UnwrapErr;
@@ -58,8 +58,8 @@ pub struct App {
     /// Issuers a new batch is being fetched from with the refresh token.
     pub refilling: BTreeSet<Origin>,
     /// How the check of each attested request's asker went.
-    pub asker_checks: BTreeMap<String, AskerCheck>,
-    pub signer_notes: BTreeMap<String, String>,
+    pub asker_checks: BTreeMap<RequestId, AskerCheck>,
+    pub signer_notes: BTreeMap<ProposalId, String>,
     pub session_receipts: Vec<SessionReceipt>,
     pub latency_ms: u32,
     /// `?short_grants=1` adds a 2-second grant choice, for demonstrations and tests of expiry.

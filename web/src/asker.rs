@@ -3,7 +3,7 @@
 //! `Gate::confirm_asker`, which decides. This only fetches and records what happened, for the
 //! consent card.
 
-use capability_gate::{AskerStatus, GateError, Request, site_keys_url};
+use capability_gate::{AskerStatus, GateError, Request, RequestId, site_keys_url};
 use tacit_protocol::site_auth::{SiteAuthError, SiteKeys};
 
 use crate::app::{App, now, with_app};
@@ -22,7 +22,7 @@ pub enum AskerCheck {
 pub fn start_new_checks(app: &mut App) {
     let gate = &app.gate;
     app.asker_checks.retain(|id, _| gate.request(id).is_some());
-    let new: Vec<(String, String)> = app
+    let new: Vec<(RequestId, String)> = app
         .gate
         .requests()
         .filter(|r| r.attestation.is_some() && r.asker == AskerStatus::Unconfirmed)
@@ -35,7 +35,7 @@ pub fn start_new_checks(app: &mut App) {
     }
 }
 
-async fn check(request_id: String, url: String) {
+async fn check(request_id: RequestId, url: String) {
     let fetched = net::fetch("GET", &url, &[], None).await;
     let keys = match fetched {
         Ok(reply) if reply.status == 200 => {

@@ -5,8 +5,8 @@
 //! presents are decided by `capability_gate::credentials` and the gate; this only carries out
 //! the effects (fetch, WebCrypto, IndexedDB, localStorage).
 
-use capability_gate::ProofToSign;
 use capability_gate::credentials::{Credentials, Jwk};
+use capability_gate::{ProofToSign, ProposalId};
 use wallet_core::Origin;
 
 use crate::app::{App, now, with_app};
@@ -180,7 +180,7 @@ async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize
 /// one key, one presentation), attach the presentations, then ask the signer for the receipt as
 /// for any release, and refill issuers that run low. The credentials were saved (used) before
 /// this runs.
-pub fn present(proposal_id: String, proofs: Vec<ProofToSign>) {
+pub fn present(proposal_id: ProposalId, proofs: Vec<ProofToSign>) {
     wasm_bindgen_futures::spawn_local(async move {
         let mut signatures = Vec::with_capacity(proofs.len());
         let mut failure = None;

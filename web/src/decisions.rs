@@ -1,7 +1,7 @@
 //! The person's decisions on what agents asked: grant, deny, revoke, release, refuse, end the
 //! session, and the receipts that follow.
 
-use capability_gate::{Acknowledgement, GateError, Lifetime, check_signed};
+use capability_gate::{Acknowledgement, GateError, Lifetime, ProposalId, RequestId, check_signed};
 use wallet_core::GrantId;
 
 use crate::actions::{download, run};
@@ -13,23 +13,44 @@ use crate::{credentials, dom};
 /// Routes a trusted click on a decision's `[data-action]` (the router has checked `isTrusted`).
 /// Grant, Release and End session read the card's choices now, then wait for the person's act
 /// ([`person::ask`]); the others act at once.
+///
+/// A request's or proposal's `data-id` is parsed here, at the page's edge: a text that is no id
+/// names nothing, and nothing happens (as for an id the gate does not hold).
 pub fn on_action(action: &str, id: &str, button: &web_sys::Element) {
+    let request = || RequestId::parse(id).ok();
+    let proposal = || ProposalId::parse(id).ok();
     match action {
         "grant" => {
-            if let Some(act) = snapshot_grant(id) {
+            if let Some(act) = request().and_then(|id| snapshot_grant(&id)) {
                 person::ask(act);
             }
         }
-        "deny" => run(|app| deny(app, id)),
+        "deny" => {
+            if let Some(id) = request() {
+                run(|app| deny(app, &id));
+            }
+        }
         "revoke" => run(|app| revoke(app, id)),
         "release" => {
-            if let Some(act) = snapshot_release(id, button) {
+            if let Some(act) = proposal().and_then(|id| snapshot_release(&id, button)) {
                 person::ask(act);
             }
         }
-        "refuse" => run(|app| refuse(app, id)),
-        "sign-again" => sign_later(id.to_owned()),
-        "download-receipt" => download_receipt(id),
+        "refuse" => {
+            if let Some(id) = proposal() {
+                run(|app| refuse(app, &id));
+            }
+        }
+        "sign-again" => {
+            if let Some(id) = proposal() {
+                sign_later(id);
+            }
+        }
+        "download-receipt" => {
+            if let Some(id) = proposal() {
+                download_receipt(&id);
+            }
+        }
         "end-session" => person::ask(Act::EndSession),
         "download-session" => download_session_receipt(id),
         "confirm-ok" => person::confirm_ok(),
@@ -71,7 +92,7 @@ pub fn carry_out(act: Act) {
 }
 
 /// The grant card's choices: the ticked claims that are not disabled, and the duration.
-fn snapshot_grant(request_id: &str) -> Option<Act> {
+fn snapshot_grant(request_id: &RequestId) -> Option<Act> {
     let card = dom::by_id(&format!("req-{request_id}"))?;
     let chosen: Vec<usize> = dom::query_all(&card, "input[data-claim-index]")
         .into_iter()
@@ -88,14 +109,14 @@ fn snapshot_grant(request_id: &str) -> Option<Act> {
         return None;
     }
     Some(Act::Grant {
-        request_id: request_id.to_owned(),
+        request_id: request_id.clone(),
         chosen,
         lifetime: dom::value(&format!("dur-{request_id}")),
     })
 }
 
 /// The approval card's choices: the digest shown, the acknowledgement, the kept items.
-fn snapshot_release(proposal_id: &str, button: &web_sys::Element) -> Option<Act> {
+fn snapshot_release(proposal_id: &ProposalId, button: &web_sys::Element) -> Option<Act> {
     let card = dom::by_id(&format!("prop-{proposal_id}"))?;
     let kept: Vec<usize> = dom::query_all(&card, "input[data-item-index]")
         .into_iter()
@@ -105,7 +126,7 @@ fn snapshot_release(proposal_id: &str, button: &web_sys::Element) -> Option<Act>
     if kept.is_empty() {
         with_app(|app| {
             app.signer_notes.insert(
-                proposal_id.to_owned(),
+                proposal_id.clone(),
                 "Keep at least one answer to release, or refuse the application.".into(),
             );
             app.after_change();
@@ -113,14 +134,14 @@ fn snapshot_release(proposal_id: &str, button: &web_sys::Element) -> Option<Act>
         return None;
     }
     Some(Act::Release {
-        proposal_id: proposal_id.to_owned(),
+        proposal_id: proposal_id.clone(),
         digest: button.get_attribute("data-digest").unwrap_or_default(),
         acknowledged: dom::input(&format!("ack-{proposal_id}")).is_some_and(|i| i.checked()),
         kept,
     })
 }
 
-fn grant(app: &mut App, request_id: &str, chosen: &[usize], lifetime: &str) {
+fn grant(app: &mut App, request_id: &RequestId, chosen: &[usize], lifetime: &str) {
     let Some(lifetime) = Lifetime::from_choice(lifetime, app.short_grants) else {
         dom::set_msg(
             &format!("req-msg-{request_id}"),
@@ -134,7 +155,7 @@ fn grant(app: &mut App, request_id: &str, chosen: &[usize], lifetime: &str) {
     }
 }
 
-fn deny(app: &mut App, request_id: &str) {
+fn deny(app: &mut App, request_id: &RequestId) {
     let reason = dom::value(&format!("deny-{request_id}"));
     let reason = if reason.trim().is_empty() {
         "The person declined.".to_owned()
@@ -158,7 +179,7 @@ fn revoke(app: &mut App, grant_id: &str) {
 
 fn release(
     app: &mut App,
-    proposal_id: &str,
+    proposal_id: &ProposalId,
     digest: &str,
     acknowledged: Acknowledgement,
     kept: &[usize],
@@ -173,22 +194,22 @@ fn release(
     {
         Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
-                .insert(proposal_id.to_owned(), "Asking the signer to sign…".into());
-            sign_later(proposal_id.to_owned());
+                .insert(proposal_id.clone(), "Asking the signer to sign…".into());
+            sign_later(proposal_id.clone());
         }
         Ok(released) => {
             // The picked credentials are marked used: saved before anything leaves.
             match credentials::persist(app) {
                 Ok(()) => {
                     app.signer_notes.insert(
-                        proposal_id.to_owned(),
+                        proposal_id.clone(),
                         "Signing the proofs in this browser…".into(),
                     );
-                    credentials::present(proposal_id.to_owned(), released.proofs);
+                    credentials::present(proposal_id.clone(), released.proofs);
                 }
                 Err(e) => {
                     app.signer_notes.insert(
-                        proposal_id.to_owned(),
+                        proposal_id.clone(),
                         format!(
                             "Nothing was sent: the used proofs could not be recorded ({e}). \
                              Ask the site to start again."
@@ -198,13 +219,12 @@ fn release(
             }
         }
         Err(e) => {
-            app.signer_notes
-                .insert(proposal_id.to_owned(), e.to_string());
+            app.signer_notes.insert(proposal_id.clone(), e.to_string());
         }
     }
 }
 
-fn refuse(app: &mut App, proposal_id: &str) {
+fn refuse(app: &mut App, proposal_id: &ProposalId) {
     let reason = dom::value(&format!("refuse-{proposal_id}"));
     let reason = if reason.trim().is_empty() {
         "The person refused.".to_owned()
@@ -212,15 +232,14 @@ fn refuse(app: &mut App, proposal_id: &str) {
         reason
     };
     if let Err(e) = app.gate.refuse(proposal_id, &reason) {
-        app.signer_notes
-            .insert(proposal_id.to_owned(), e.to_string());
+        app.signer_notes.insert(proposal_id.clone(), e.to_string());
     }
 }
 
 /// Asks the pinned signer to sign a released payload; the signed receipt is attached for
 /// `check_proposal` only if the gate finds that it verifies against the signer's published keys.
 /// Otherwise the unsigned payload stays, and the page says why.
-pub fn sign_later(proposal_id: String) {
+pub fn sign_later(proposal_id: ProposalId) {
     wasm_bindgen_futures::spawn_local(async move {
         let job = with_app(|app| {
             let payload = app
@@ -346,7 +365,7 @@ fn download_session_receipt(index: &str) {
     }
 }
 
-fn download_receipt(proposal_id: &str) {
+fn download_receipt(proposal_id: &ProposalId) {
     let json = with_app(|app| {
         app.gate.proposal(proposal_id).and_then(|p| match &p.state {
             capability_gate::ProposalState::Released {

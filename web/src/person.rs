@@ -54,13 +54,13 @@ const AUTHENTICATOR_LABEL: &str = "authenticator.v1";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Act {
     Grant {
-        request_id: String,
+        request_id: capability_gate::RequestId,
         chosen: Vec<usize>,
         /// The duration choice's value (`once`, `60000`, `600000`, `3600000`, `2000`).
         lifetime: String,
     },
     Release {
-        proposal_id: String,
+        proposal_id: capability_gate::ProposalId,
         digest: String,
         acknowledged: bool,
         kept: Vec<usize>,

@@ -138,14 +138,18 @@ impl World {
     }
 
     /// request_claims → the request id.
-    pub fn request(&mut self, policy: Value) -> String {
+    pub fn request(&mut self, policy: Value) -> capability_gate::RequestId {
         let out = self.call("request_claims", policy);
         assert_eq!(out["ok"], true, "{out}");
-        out["result"]["request_id"].as_str().unwrap().to_owned()
+        capability_gate::RequestId::parse(out["result"]["request_id"].as_str().unwrap()).unwrap()
     }
 
     /// The person grants every claim of a request.
-    pub fn grant_all(&mut self, request_id: &str, lifetime: Lifetime) -> Vec<String> {
+    pub fn grant_all(
+        &mut self,
+        request_id: &capability_gate::RequestId,
+        lifetime: Lifetime,
+    ) -> Vec<String> {
         let n = self.gate.request(request_id).unwrap().claims.len();
         let all: Vec<usize> = (0..n).collect();
         self.gate
@@ -155,11 +159,11 @@ impl World {
         self.tools_of(request_id)
     }
 
-    pub fn tools_of(&self, request_id: &str) -> Vec<String> {
+    pub fn tools_of(&self, request_id: &capability_gate::RequestId) -> Vec<String> {
         let mut names: Vec<String> = self
             .gate
             .grants()
-            .filter(|g| g.request_id == request_id)
+            .filter(|g| g.request_id == *request_id)
             .filter_map(|g| capability_gate::gate::tool_name_of(g).map(|n| n.as_str().to_owned()))
             .collect();
         names.sort();

@@ -201,13 +201,13 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
     let allow = button(
         &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, app.short_grants),
         "grant",
-        &request.id,
+        request.id.as_str(),
         "primary",
     );
     append(&actions, &allow);
     append(
         &actions,
-        &button(words::DONT_ALLOW, "deny", &request.id, "danger"),
+        &button(words::DONT_ALLOW, "deny", request.id.as_str(), "danger"),
     );
     append(&card, &actions);
     // The button follows the duration choice.

@@ -223,7 +223,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                 let check = el("input", "", "");
                 attr(&check, "type", "checkbox");
                 attr(&check, "id", &format!("ack-{}", p.id));
-                attr(&check, "data-ack-unconfirmed", &p.id);
+                attr(&check, "data-ack-unconfirmed", p.id.as_str());
                 append(&label, &check);
                 append(
                     &label,
@@ -244,10 +244,18 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                 ),
             );
             let actions = el("div", "row actions", "");
-            let b = button(&format!("Send to {site}"), "release", &p.id, "primary");
+            let b = button(
+                &format!("Send to {site}"),
+                "release",
+                p.id.as_str(),
+                "primary",
+            );
             attr(&b, "data-digest", p.digest());
             append(&actions, &b);
-            append(&actions, &button("Don't send", "refuse", &p.id, "danger"));
+            append(
+                &actions,
+                &button("Don't send", "refuse", p.id.as_str(), "danger"),
+            );
             append(&card, &actions);
             let reason_id = format!("refuse-{}", p.id);
             let reason = el("div", "field reason", "");
@@ -308,12 +316,17 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
             if signed.is_none() {
                 append(
                     &actions,
-                    &button("Ask the signer again", "sign-again", &p.id, ""),
+                    &button("Ask the signer again", "sign-again", p.id.as_str(), ""),
                 );
             }
             append(
                 &actions,
-                &button("Download this receipt", "download-receipt", &p.id, ""),
+                &button(
+                    "Download this receipt",
+                    "download-receipt",
+                    p.id.as_str(),
+                    "",
+                ),
             );
             append(&card, &actions);
         }
