@@ -566,12 +566,13 @@ fn check_versions(lock: &str) -> Result<String, String> {
         [one] => Err(format!(
             "wasm-bindgen version mismatch: Cargo.lock has wasm-bindgen {one} but xtask uses \
              wasm-bindgen-cli-support {support}. The generated JS only works with the exact same \
-             version: pin `wasm-bindgen = \"={support}\"` in the wasm crates, or change the \
+             version: pin `wasm-bindgen = \"={support}\"` in the root Cargo.toml's \
+             [workspace.dependencies], or change the \
              `wasm-bindgen-cli-support = \"={one}\"` pin in xtask/Cargo.toml, then `cargo update`."
         )),
         many => Err(format!(
-            "Cargo.lock has several wasm-bindgen versions {many:?}; pin every wasm crate to \
-             `wasm-bindgen = \"={support}\"`"
+            "Cargo.lock has several wasm-bindgen versions {many:?}; every wasm crate must use \
+             `wasm-bindgen.workspace = true` (pinned `=\"{support}\"` in the root Cargo.toml)"
         )),
     }
 }
