@@ -7,7 +7,7 @@
 // Every call resolves to an envelope and never throws: `{ok: true, result}` for an answer,
 // `{ok: false, isError: true, error: {code, message}}` for a refusal. The codes are
 // `capability_gate::Code` (checked by `cargo test -p tacit-web`: every code of `Code` is here and
-// nothing else but the two the page itself answers with, `busy` and `unknown_tool`).
+// nothing else).
 //
 // Use: `/// <reference path="tacit.d.ts" />` (or add it to `files`/`include` in tsconfig.json).
 
@@ -25,7 +25,7 @@ export type TacitCode =
   | 'declined_currency'
   | 'nothing_to_draft'
   | 'too_many_pending'
-  // Answered by the page itself, not by the gate:
+  // Answered by the page itself (the gate busy, or no such tool now):
   | 'busy'
   | 'unknown_tool';
 
