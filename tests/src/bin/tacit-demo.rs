@@ -21,6 +21,8 @@ const TAX: &str = "127.0.0.1:8791";
 /// The civil registry (birth date); `examples/pharmacy/site.toml` trusts it.
 const REGISTRY: &str = "127.0.0.1:8792";
 const WALLET: &str = "127.0.0.1:8080";
+/// The tool-gate JS package's example page (a secure context: served as `localhost`).
+const GATE_EXAMPLE: &str = "127.0.0.1:8083";
 const DEBUG_PORT: u16 = 9222;
 
 /// Runs the Tacit demo on loopback: the signer, two credential issuers, the wallet page, the
@@ -147,8 +149,10 @@ fn run(options: Options) -> Result<(), String> {
     let housing = start_site("housing")?;
     let pharmacy = start_site("pharmacy")?;
     let signer_url = format!("http://{SIGNER}");
-    // The tool-gate JS package's example page (a corner shop), on any free loopback port.
-    let gate_example = tacit_e2e::serve_site("gate-example").map_err(|e| e.to_string())?;
+    // The tool-gate JS package's example page (a corner shop).
+    let gate_dir = tacit_e2e::site_dir("gate-example").map_err(|e| e.to_string())?;
+    let gate_example = StaticServer::start_on(gate_dir, addr(GATE_EXAMPLE))
+        .map_err(|e| format!("the example page cannot listen on {GATE_EXAMPLE}: {e}"))?;
     let gate_example_url = format!("{}/", gate_example.origin());
     let wallet_url = format!("{}/", wallet.origin());
     let housing_url = format!("{}/", housing.origin());
@@ -189,7 +193,7 @@ fn run(options: Options) -> Result<(), String> {
         "Open them in Chromium with WebMCP on (a fresh profile; the DevTools port lets an agent drive it):\n"
     );
     println!(
-        "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}'\n"
+        "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}' '{gate_example_url}'\n"
     );
     let manifest = tacit_e2e::workspace_root().join("Cargo.toml");
     println!(
