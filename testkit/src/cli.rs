@@ -1,0 +1,1 @@
+//! The shared command-line check (filled in by the kit work).

@@ -1,0 +1,1 @@
+//! Shared fixtures (filled in by the catalogue work).

@@ -1,0 +1,10 @@
+//! Dev-only test kit: what several crates' tests share, written once.
+//!
+//! - [`cli`]: the check every binary's command line passes (`--help`, `--version`, an unknown
+//!   flag refused with exit code 2).
+//! - [`fixtures`]: profiles, policies and canary renderings the pure crates' tests share.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support code
+
+pub mod cli;
+pub mod fixtures;
