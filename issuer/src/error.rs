@@ -75,23 +75,9 @@ pub enum Error {
     #[error("this endpoint does not accept that method")]
     MethodNotAllowed,
 
-    #[error("no key file at {path}; create one with `tacit-issuer keygen --key-file {path}`")]
-    KeyFileMissing { path: String },
-
-    #[error(
-        "key file {path} is readable by group or others (mode {mode:03o}); \
-         run `chmod 600 {path}` and check who else could have read it"
-    )]
-    KeyFilePermissions { path: String, mode: u32 },
-
-    #[error(
-        "key file {path} already exists; use `tacit-issuer rotate` to replace the active key \
-         while keeping the old one published, or `keygen --force` to discard it"
-    )]
-    KeyFileExists { path: String },
-
-    #[error("key file {path} is not a valid tacit-issuer key file: {reason}")]
-    KeyFileFormat { path: String, reason: &'static str },
+    /// The key file is missing, readable by others, malformed or in the way of `keygen`.
+    #[error(transparent)]
+    KeyFile(#[from] tacit_service::keyfile::KeyFileError),
 
     #[error("could not {action} {path}: {source}")]
     Io {

@@ -7,9 +7,11 @@
 //! refusal into its own HTTP answer (429 with `Retry-After`).
 //!
 //! [`http1`] is the response-head parser the services' load generators share; [`logging`] the
-//! one logging set-up (`RUST_LOG`, else `--log-level`).
+//! one logging set-up (`RUST_LOG`, else `--log-level`); [`keyfile`] the private key files (mode
+//! 0600, refused when others may read them, replaced by rename).
 
 pub mod http1;
+pub mod keyfile;
 mod limit;
 pub mod logging;
 pub mod openapi;

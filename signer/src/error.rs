@@ -108,27 +108,9 @@ pub enum Error {
     #[error("this endpoint does not accept that method")]
     MethodNotAllowed,
 
-    /// The server was asked to start without a key file.
-    #[error("no key file at {path}; create one with `tacit-signer keygen --key-file {path}`")]
-    KeyFileMissing { path: String },
-
-    /// The key file can be read by group or others.
-    #[error(
-        "key file {path} is readable by group or others (mode {mode:03o}); \
-         run `chmod 600 {path}` and check who else could have read it"
-    )]
-    KeyFilePermissions { path: String, mode: u32 },
-
-    /// `keygen` would overwrite a key.
-    #[error(
-        "key file {path} already exists; use `tacit-signer rotate` to replace the active key \
-         while keeping the old one published, or `keygen --force` to discard it"
-    )]
-    KeyFileExists { path: String },
-
-    /// The key file is not in the format `keygen` writes.
-    #[error("key file {path} is not a valid tacit-signer key file: {reason}")]
-    KeyFileFormat { path: String, reason: &'static str },
+    /// The key file is missing, readable by others, malformed or in the way of `keygen`.
+    #[error(transparent)]
+    KeyFile(#[from] tacit_service::keyfile::KeyFileError),
 
     /// A file operation failed.
     #[error("could not {action} {path}: {source}")]

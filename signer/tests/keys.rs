@@ -9,6 +9,7 @@ use std::path::Path;
 
 use common::*;
 use signer::{Error, KeyStore, keygen, rotate_file};
+use tacit_service::keyfile::{KeyFileError, Problem};
 use wallet_core::receipt::verify;
 use wallet_core::{KeyStatus, Timestamp};
 
@@ -42,7 +43,16 @@ fn keygen_refuses_to_overwrite_unless_forced() {
     let path = dir.path().join("signer.key");
     let first = keygen(&path, Timestamp::from_millis(T0), false).unwrap();
     let err = keygen(&path, Timestamp::from_millis(T0), false).unwrap_err();
-    assert!(matches!(err, Error::KeyFileExists { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::KeyFile(KeyFileError {
+                problem: Problem::Exists,
+                ..
+            })
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("tacit-signer rotate"));
     assert_eq!(KeyStore::load(&path).unwrap().active_key_id(), first);
     let second = keygen(&path, Timestamp::from_millis(T0), true).unwrap();
@@ -60,7 +70,10 @@ fn load_refuses_a_file_group_or_others_can_read() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(bad)).unwrap();
         let err = KeyStore::load(&path).unwrap_err();
         match &err {
-            Error::KeyFilePermissions { mode, .. } => assert_eq!(*mode, bad),
+            Error::KeyFile(KeyFileError {
+                problem: Problem::Permissions { mode },
+                ..
+            }) => assert_eq!(*mode, bad),
             other => panic!("{bad:o}: {other}"),
         }
         let message = err.to_string();
@@ -78,7 +91,13 @@ fn load_refuses_a_missing_file_naming_keygen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absent.key");
     let err = KeyStore::load(&path).unwrap_err();
-    assert!(matches!(err, Error::KeyFileMissing { .. }));
+    assert!(matches!(
+        err,
+        Error::KeyFile(KeyFileError {
+            problem: Problem::Missing,
+            ..
+        })
+    ));
     let message = err.to_string();
     assert!(
         message.contains("tacit-signer keygen --key-file"),
@@ -118,7 +137,16 @@ fn load_refuses_malformed_files_without_printing_them() {
         std::fs::write(&path, serde_json::to_vec(&case).unwrap()).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         let err = KeyStore::load(&path).unwrap_err();
-        assert!(matches!(err, Error::KeyFileFormat { .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::KeyFile(KeyFileError {
+                    problem: Problem::Format(_),
+                    ..
+                })
+            ),
+            "{err}"
+        );
         assert!(
             !err.to_string().to_lowercase().contains(&secret[..16]),
             "{err}"
@@ -221,6 +249,9 @@ fn rotate_refuses_a_readable_file_too() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(matches!(
         rotate_file(&path, Timestamp::from_millis(T0 + 1)),
-        Err(Error::KeyFilePermissions { .. })
+        Err(Error::KeyFile(KeyFileError {
+            problem: Problem::Permissions { .. },
+            ..
+        }))
     ));
 }

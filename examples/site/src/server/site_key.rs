@@ -6,13 +6,12 @@
 //! Made on first start (or by `tacit-site keygen`); a file that group or others may read is
 //! refused. The secret never appears in a `Debug`, a log or an error.
 
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
 use std::path::Path;
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use tacit_protocol::site_auth::derive_site_kid;
+use tacit_service::keyfile::{self, KeyFileError, Problem, SecretHex};
 use zeroize::Zeroizing;
 
 use super::ServerError;
@@ -21,6 +20,9 @@ use super::ServerError;
 pub const SITE_KEY_FORMAT: &str = "tacit-site-key/v1";
 
 const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+/// The tool named in key file messages.
+const PROGRAM: &str = "tacit-site";
 
 /// The site's key and its published id.
 pub struct SiteKey {
@@ -38,12 +40,22 @@ impl std::fmt::Debug for SiteKey {
 #[serde(deny_unknown_fields)]
 struct KeyFile {
     format: String,
-    secret_key: String,
+    secret_key: SecretHex,
 }
 
-impl Drop for KeyFile {
-    fn drop(&mut self) {
-        zeroize::Zeroize::zeroize(&mut self.secret_key);
+/// The site's own messages for a key file refused by `tacit_service::keyfile`.
+fn site_key_error(error: KeyFileError) -> ServerError {
+    let path = error.path;
+    match error.problem {
+        Problem::Missing => ServerError::SiteKeyMissing { path },
+        Problem::Exists => ServerError::SiteKeyExists { path },
+        Problem::Permissions { mode } => ServerError::SiteKeyPermissions { path, mode },
+        Problem::Format(_) => ServerError::SiteKeyFormat { path },
+        Problem::Io { action, source } => ServerError::Io {
+            action,
+            path,
+            source,
+        },
     }
 }
 
@@ -96,41 +108,14 @@ impl SiteKey {
 
     /// Reads the key at `path`, refusing a missing, group/other-readable or malformed file.
     pub fn load(path: &Path) -> Result<Self, ServerError> {
-        let shown = path.display().to_string();
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ServerError::SiteKeyMissing { path: shown });
-            }
-            Err(e) => return Err(ServerError::io("open", path, e)),
-        };
-        let meta = file
-            .metadata()
-            .map_err(|e| ServerError::io("inspect", path, e))?;
-        if !meta.is_file() || meta.len() > MAX_KEY_FILE_BYTES {
-            return Err(ServerError::SiteKeyFormat { path: shown });
-        }
-        check_private(path, &meta)?;
-        let mut bytes = Zeroizing::new(Vec::with_capacity(256));
-        file.take(MAX_KEY_FILE_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(|e| ServerError::io("read", path, e))?;
         let parsed: KeyFile =
-            serde_json::from_slice(&bytes).map_err(|_| ServerError::SiteKeyFormat {
-                path: shown.clone(),
-            })?;
-        let secret = &parsed.secret_key;
-        let mut seed = Zeroizing::new([0u8; 32]);
-        let ok = parsed.format == SITE_KEY_FORMAT
-            && secret.len() == 64
-            && secret
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-            && hex::decode_to_slice(secret.as_str(), seed.as_mut_slice()).is_ok();
-        if !ok {
-            return Err(ServerError::SiteKeyFormat { path: shown });
+            keyfile::read_json(PROGRAM, path, MAX_KEY_FILE_BYTES).map_err(site_key_error)?;
+        match parsed.secret_key.seed() {
+            Some(seed) if parsed.format == SITE_KEY_FORMAT => Ok(Self::from_bytes(&seed)),
+            _ => Err(ServerError::SiteKeyFormat {
+                path: path.display().to_string(),
+            }),
         }
-        Ok(Self::from_bytes(&seed))
     }
 
     /// Writes this key to a new file at `path` (mode 0600), creating its directory; refuses to
@@ -139,61 +124,16 @@ impl SiteKey {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| ServerError::io("create", parent, e))?;
         }
-        let mut file = match open_private(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(ServerError::SiteKeyExists {
-                    path: path.display().to_string(),
-                });
-            }
-            Err(e) => return Err(ServerError::io("create", path, e)),
-        };
         let file_body = KeyFile {
             format: SITE_KEY_FORMAT.to_owned(),
-            secret_key: hex::encode(self.key.to_bytes()),
+            secret_key: SecretHex::from_seed(&self.key.to_bytes()),
         };
-        let body = Zeroizing::new(serde_json::to_vec(&file_body).map_err(|_| {
-            ServerError::SiteKeyFormat {
+        let body =
+            keyfile::to_json(&file_body, 1024).ok_or_else(|| ServerError::SiteKeyFormat {
                 path: path.display().to_string(),
-            }
-        })?);
-        file.write_all(&body)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| ServerError::io("write", path, e))
+            })?;
+        keyfile::create_private(PROGRAM, path, &body).map_err(site_key_error)
     }
-}
-
-#[cfg(unix)]
-fn open_private(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_private(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).open(path)
-}
-
-#[cfg(unix)]
-fn check_private(path: &Path, meta: &std::fs::Metadata) -> Result<(), ServerError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(ServerError::SiteKeyPermissions {
-            path: path.display().to_string(),
-            mode,
-        });
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn check_private(_path: &Path, _meta: &std::fs::Metadata) -> Result<(), ServerError> {
-    Ok(())
 }
 
 #[cfg(test)]
