@@ -5,15 +5,18 @@
 
 use serde::Serialize;
 
+use wallet_core::Attribute;
+
 use crate::gate::Gate;
 
-/// The getter names a raw-value tool would plausibly have, per field.
-pub const RAW_GETTERS: [(&str, &str); 4] = [
-    ("income", "get_income"),
-    ("date_of_birth", "get_date_of_birth"),
-    ("district", "get_district"),
-    ("conditions", "get_conditions"),
-];
+/// For each raw profile field, the getter name a raw-value tool would plausibly have: one per
+/// attribute of the claim catalogue ([`Attribute::raw_field`], [`Attribute::raw_getter`]).
+pub fn raw_getters() -> Vec<(&'static str, &'static str)> {
+    Attribute::ALL
+        .iter()
+        .map(|a| (a.raw_field().name(), a.raw_getter()))
+        .collect()
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldAudit {
@@ -48,12 +51,13 @@ pub fn audit_registry(gate: &Gate, live_tool_names: &[String]) -> Audit {
         .into_iter()
         .map(|t| t.name.as_str().to_owned())
         .collect();
-    let getters: Vec<&str> = RAW_GETTERS.iter().map(|(_, getter)| *getter).collect();
+    let raw = raw_getters();
+    let getters: Vec<&str> = raw.iter().map(|(_, getter)| *getter).collect();
     let generic = tool_gate::audit(&issued, live_tool_names, &getters);
     // A field is exposed if its getter is live, or if a tool the gate did not issue names it.
     // The gate's own claim tools (`claim.income_below.g1`) answer booleans only.
-    let fields = RAW_GETTERS
-        .iter()
+    let fields = raw
+        .into_iter()
         .map(|(field, getter)| FieldAudit {
             field,
             getter,

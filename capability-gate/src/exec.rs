@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use tacit_protocol::site_auth::{Attestation, MAX_KID_LEN};
-use wallet_core::{Claim, Timestamp};
+use wallet_core::{Claim, ClaimKind, Timestamp};
 
 use crate::envelope::{Code, Refusal, Reply};
 use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
@@ -27,7 +27,7 @@ const HELD_PROPOSAL: &str = "Nothing has been disclosed yet. The proposal is hel
 pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
     object(input, &[])?;
     let kinds: Vec<&str> = if gate.is_unlocked() {
-        vec!["income_below", "age_at_least", "resides_in", "has_none_of"]
+        ClaimKind::ALL.iter().map(|k| k.name()).collect()
     } else {
         vec![]
     };

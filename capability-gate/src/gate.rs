@@ -1287,12 +1287,7 @@ fn session_id_from(secret: &[u8; 32], label: &[u8]) -> SessionId {
 
 /// Why the memory declines `claim`, for the person.
 fn decline_reason(claim: &Claim) -> String {
-    let what = match claim.attribute() {
-        wallet_core::Attribute::Income => "your income",
-        wallet_core::Attribute::Age => "your age",
-        wallet_core::Attribute::District => "where you live",
-        wallet_core::Attribute::Conditions => "your health conditions",
-    };
+    let what = crate::words::topic(claim.attribute());
     format!(
         "Would be declined: with what has already been answered about {what}, either answer \
          could narrow it more than your privacy floor allows."

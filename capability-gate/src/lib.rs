@@ -11,7 +11,7 @@
 //! [`tool_gate::Lease`], issued from a [`Lifetime`]), the claim handlers and the disclosure
 //! ledger, proposals and receipts, the wallet's refusal [`Code`]s (the grant codes are
 //! tool-gate's), its [`Host`] trait over [`ToolDef`] (adapted to tool-gate's), and the
-//! per-field absence proof ([`audit::RAW_GETTERS`]). The relying sites and the `tool-gate-js`
+//! per-field absence proof ([`audit::raw_getters`]). The relying sites and the `tool-gate-js`
 //! package use tool-gate directly for their own tools.
 //!
 //! This crate promises:

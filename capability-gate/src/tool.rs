@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use wallet_core::{Claim, GrantId, Origin, ToolName};
+use wallet_core::{Claim, ClaimKind, GrantId, Origin, ToolName};
 
 use crate::input::MAX_STRING;
 
@@ -123,10 +123,7 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                     "purpose": { "type": "string", "maxLength": MAX_STRING },
                     "claims": {
                         "type": "array", "minItems": 1, "maxItems": 8,
-                        "items": { "type": "object", "description":
-                            "One of {kind:'income_below', limit:{amount_minor, currency}}, \
-                             {kind:'age_at_least', years}, {kind:'resides_in', districts:[codes]}, \
-                             {kind:'has_none_of', conditions:[codes]}" }
+                        "items": { "type": "object", "description": ClaimKind::shapes_prose() }
                     },
                     "attestation": {
                         "type": "object",
@@ -261,44 +258,34 @@ pub fn claim_tool(
     })
 }
 
-/// A short name stem and a sentence for a claim, from its public parameters only.
+/// A short name stem (the claim's kind) and a sentence for a claim, from its public
+/// parameters only.
 pub fn describe(claim: &Claim) -> (&'static str, String) {
-    match claim {
-        Claim::IncomeBelow { limit } => (
-            "income_below",
-            format!(
-                "the person's annual income is below {} {}",
-                format_minor(limit.amount_minor),
-                limit.currency.as_str()
-            ),
+    let question = match claim {
+        Claim::IncomeBelow { limit } => format!(
+            "the person's annual income is below {} {}",
+            format_minor(limit.amount_minor),
+            limit.currency.as_str()
         ),
-        Claim::AgeAtLeast { years } => (
-            "age_at_least",
-            format!("the person is at least {years} years old"),
+        Claim::AgeAtLeast { years } => format!("the person is at least {years} years old"),
+        Claim::ResidesIn { districts } => format!(
+            "the person resides in one of: {}",
+            districts
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        Claim::ResidesIn { districts } => (
-            "resides_in",
-            format!(
-                "the person resides in one of: {}",
-                districts
-                    .iter()
-                    .map(|d| d.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+        Claim::HasNoneOf { conditions } => format!(
+            "the person has none of: {}",
+            conditions
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        Claim::HasNoneOf { conditions } => (
-            "has_none_of",
-            format!(
-                "the person has none of: {}",
-                conditions
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ),
-    }
+    };
+    (claim.kind(), question)
 }
 
 pub use wallet_core::profile::format_minor;

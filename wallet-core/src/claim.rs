@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use time::Date;
 
-use crate::error::Error;
+use crate::error::{Error, Field};
 use crate::profile::{ConditionCode, Currency, DistrictId, MAX_AGE_YEARS, MAX_INCOME_MINOR, Money};
 use crate::profile::{Profile, years_before};
 
@@ -23,6 +23,7 @@ pub enum Attribute {
 }
 
 impl Attribute {
+    /// Every attribute. A test checks that each [`ClaimKind`]'s attribute is listed here.
     pub const ALL: [Attribute; 4] = [
         Attribute::Income,
         Attribute::Age,
@@ -37,6 +38,108 @@ impl Attribute {
             Attribute::District => "district",
             Attribute::Conditions => "conditions",
         }
+    }
+
+    /// The profile field that holds this attribute's raw value: what a raw-value tool would
+    /// leak, and what the absence proof checks no tool exposes.
+    pub const fn raw_field(self) -> Field {
+        match self {
+            Attribute::Income => Field::Income,
+            Attribute::Age => Field::DateOfBirth,
+            Attribute::District => Field::District,
+            Attribute::Conditions => Field::Conditions,
+        }
+    }
+
+    /// The name a raw-value tool for this attribute would plausibly have (`get_income`): the
+    /// absence proof's forbidden name.
+    pub const fn raw_getter(self) -> &'static str {
+        match self {
+            Attribute::Income => "get_income",
+            Attribute::Age => "get_date_of_birth",
+            Attribute::District => "get_district",
+            Attribute::Conditions => "get_conditions",
+        }
+    }
+
+    /// The form fields the person fills in for this attribute, in the form's order.
+    pub const fn form_fields(self) -> &'static [Field] {
+        match self {
+            Attribute::Income => &[Field::Income, Field::Currency],
+            Attribute::Age => &[Field::DateOfBirth],
+            Attribute::District => &[Field::District],
+            Attribute::Conditions => &[Field::Conditions],
+        }
+    }
+}
+
+/// The claim catalogue: every kind of question a site may ask, with what each touches. Adding
+/// a kind means adding a variant here and a [`Claim`] variant; every `match` below is
+/// exhaustive (a forgotten arm does not compile) and the tests check that [`ClaimKind::ALL`]
+/// lists exactly the kinds [`Claim`] deserialises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimKind {
+    IncomeBelow,
+    AgeAtLeast,
+    ResidesIn,
+    HasNoneOf,
+}
+
+impl ClaimKind {
+    /// Every kind, in the order the wallet lists them.
+    pub const ALL: [ClaimKind; 4] = [
+        ClaimKind::IncomeBelow,
+        ClaimKind::AgeAtLeast,
+        ClaimKind::ResidesIn,
+        ClaimKind::HasNoneOf,
+    ];
+
+    /// The kind as spelled in JSON and in tool names (`income_below`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ClaimKind::IncomeBelow => "income_below",
+            ClaimKind::AgeAtLeast => "age_at_least",
+            ClaimKind::ResidesIn => "resides_in",
+            ClaimKind::HasNoneOf => "has_none_of",
+        }
+    }
+
+    /// The kind named `name`, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The attribute a claim of this kind is about.
+    pub const fn attribute(self) -> Attribute {
+        match self {
+            ClaimKind::IncomeBelow => Attribute::Income,
+            ClaimKind::AgeAtLeast => Attribute::Age,
+            ClaimKind::ResidesIn => Attribute::District,
+            ClaimKind::HasNoneOf => Attribute::Conditions,
+        }
+    }
+
+    /// The JSON shape of a claim of this kind, for agents (the `request_claims` schema prose).
+    pub const fn shape(self) -> &'static str {
+        match self {
+            ClaimKind::IncomeBelow => "{kind:'income_below', limit:{amount_minor, currency}}",
+            ClaimKind::AgeAtLeast => "{kind:'age_at_least', years}",
+            ClaimKind::ResidesIn => "{kind:'resides_in', districts:[codes]}",
+            ClaimKind::HasNoneOf => "{kind:'has_none_of', conditions:[codes]}",
+        }
+    }
+
+    /// One sentence listing every kind's shape: "One of {...}, {...}".
+    pub fn shapes_prose() -> String {
+        let shapes: Vec<&str> = Self::ALL.iter().map(|k| k.shape()).collect();
+        format!("One of {}", shapes.join(", "))
+    }
+}
+
+impl core::fmt::Display for ClaimKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -134,22 +237,22 @@ impl Claim {
 
     /// The attribute this claim is about.
     pub fn attribute(&self) -> Attribute {
+        self.claim_kind().attribute()
+    }
+
+    /// The catalogue entry of this claim.
+    pub fn claim_kind(&self) -> ClaimKind {
         match self {
-            Claim::IncomeBelow { .. } => Attribute::Income,
-            Claim::AgeAtLeast { .. } => Attribute::Age,
-            Claim::ResidesIn { .. } => Attribute::District,
-            Claim::HasNoneOf { .. } => Attribute::Conditions,
+            Claim::IncomeBelow { .. } => ClaimKind::IncomeBelow,
+            Claim::AgeAtLeast { .. } => ClaimKind::AgeAtLeast,
+            Claim::ResidesIn { .. } => ClaimKind::ResidesIn,
+            Claim::HasNoneOf { .. } => ClaimKind::HasNoneOf,
         }
     }
 
     /// The kind as spelled in JSON (`income_below`, ...).
     pub fn kind(&self) -> &'static str {
-        match self {
-            Claim::IncomeBelow { .. } => "income_below",
-            Claim::AgeAtLeast { .. } => "age_at_least",
-            Claim::ResidesIn { .. } => "resides_in",
-            Claim::HasNoneOf { .. } => "has_none_of",
-        }
+        self.claim_kind().name()
     }
 
     /// A byte-stable one-line rendering: `kind` then its public parameters, space separated.

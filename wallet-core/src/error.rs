@@ -12,6 +12,29 @@ pub enum Field {
 }
 
 impl Field {
+    /// The profile form's fields, in the order the person meets them. A test checks that this
+    /// is exactly the [`crate::Attribute::form_fields`] of every attribute, in order.
+    pub const FORM: [Field; 5] = [
+        Field::Income,
+        Field::Currency,
+        Field::DateOfBirth,
+        Field::District,
+        Field::Conditions,
+    ];
+
+    /// The id of the form element that edits this field (`f-income`); `None` for what the
+    /// form does not show.
+    pub const fn input_id(self) -> Option<&'static str> {
+        match self {
+            Field::Income => Some("f-income"),
+            Field::Currency => Some("f-currency"),
+            Field::DateOfBirth => Some("f-dob"),
+            Field::District => Some("f-district"),
+            Field::Conditions => Some("f-conditions"),
+            Field::PreferredLanguage => None,
+        }
+    }
+
     /// The field's name as the page and the tools spell it.
     pub const fn name(self) -> &'static str {
         match self {

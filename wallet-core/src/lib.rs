@@ -32,7 +32,7 @@ pub mod store;
 pub mod types;
 pub mod vault;
 
-pub use claim::{Attribute, Claim, Evaluation, Outcome, age_cutoff, evaluate};
+pub use claim::{Attribute, Claim, ClaimKind, Evaluation, Outcome, age_cutoff, evaluate};
 pub use error::{Error, Field};
 pub use format::{NewerFormat, ReadError};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};

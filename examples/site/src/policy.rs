@@ -8,7 +8,7 @@ use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
 use tacit_protocol::site_auth::{Attestation, Requirements};
 use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::profile::format_minor;
-use wallet_core::{Claim, Nonce, Origin, ToolName};
+use wallet_core::{Claim, ClaimKind, Nonce, Origin, ToolName};
 
 use crate::proof::MAX_PRESENTATIONS;
 
@@ -44,7 +44,7 @@ pub struct Policy {
     /// self-asserted answer to such a claim is refused `proof_required`. Each must name a kind
     /// of `claims` an issuer can prove (a ladder step, an age threshold). Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub require_proof: Vec<String>,
+    pub require_proof: Vec<ClaimKind>,
 }
 
 /// Why a policy cannot be served.
@@ -89,7 +89,11 @@ impl Policy {
             if self.require_proof[..i].contains(kind) {
                 return Err(PolicyError("require_proof lists a kind twice"));
             }
-            let mut of_kind = self.claims.iter().filter(|c| c.kind() == kind).peekable();
+            let mut of_kind = self
+                .claims
+                .iter()
+                .filter(|c| c.claim_kind() == *kind)
+                .peekable();
             if of_kind.peek().is_none() {
                 return Err(PolicyError(
                     "require_proof names a kind none of the policy's claims has",
@@ -107,7 +111,7 @@ impl Policy {
 
     /// Whether the policy takes `claim` only with an issuer's proof.
     pub fn requires_proof(&self, claim: &Claim) -> bool {
-        self.require_proof.iter().any(|k| k == claim.kind())
+        self.require_proof.contains(&claim.claim_kind())
     }
 
     /// The requirements for `origin` with a fresh `nonce`: exactly the wallet's
@@ -203,7 +207,11 @@ impl Policy {
                 } else {
                     format!(
                         " (and, for {}, proven by an issuer)",
-                        self.require_proof.join(", ")
+                        self.require_proof
+                            .iter()
+                            .map(|k| k.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )
                 },
                 self.requirements_tool,
@@ -431,7 +439,7 @@ mod tests {
     #[test]
     fn require_proof_names_provable_kinds_of_the_policy() {
         let mut p = sample();
-        p.require_proof = vec!["income_below".into()];
+        p.require_proof = vec![ClaimKind::IncomeBelow];
         assert_eq!(p.check(), Ok(()));
         assert!(p.requires_proof(&p.claims[0]));
         assert!(!p.requires_proof(&p.claims[1]));
@@ -449,22 +457,28 @@ mod tests {
                 .contains("for income_below, proven by an issuer")
         );
         for (kinds, needle) in [
-            (vec!["resides_in"], "no issuer can prove"),
-            (vec!["age_at_least"], "none of the policy's claims"),
-            (vec!["income_below", "income_below"], "twice"),
-            (vec!["income"], "none of the policy's claims"),
+            (vec![ClaimKind::ResidesIn], "no issuer can prove"),
+            (vec![ClaimKind::AgeAtLeast], "none of the policy's claims"),
+            (
+                vec![ClaimKind::IncomeBelow, ClaimKind::IncomeBelow],
+                "twice",
+            ),
         ] {
             let mut p = sample();
-            p.require_proof = kinds.into_iter().map(String::from).collect();
+            p.require_proof = kinds;
             assert!(p.check().unwrap_err().0.contains(needle), "{needle}");
         }
+        // A name outside the claim catalogue is refused when the configuration is read.
+        let mut typo = serde_json::to_value(sample()).unwrap();
+        typo["require_proof"] = json!(["income"]);
+        assert!(serde_json::from_value::<Policy>(typo).is_err());
         // A limit between two ladder steps cannot be proven, so it cannot be required.
         let mut p = sample();
         p.claims[0] = serde_json::from_value(json!(
             { "kind": "income_below", "limit": { "amount_minor": 3_100_000, "currency": "EUR" } }
         ))
         .unwrap();
-        p.require_proof = vec!["income_below".into()];
+        p.require_proof = vec![ClaimKind::IncomeBelow];
         assert!(p.check().unwrap_err().0.contains("no issuer can prove"));
         // Parsed from the configuration's TOML shape, and absent means none.
         let parsed: Policy = serde_json::from_value(json!({
@@ -475,7 +489,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(parsed.check(), Ok(()));
-        assert_eq!(sample().require_proof, Vec::<String>::new());
+        assert_eq!(sample().require_proof, Vec::<ClaimKind>::new());
     }
 
     #[test]

@@ -645,7 +645,7 @@ fn the_latest_answer_decides_what_must_be_proven() {
 #[test]
 fn a_policy_may_require_proof() {
     let mut policy = housing_config().policy;
-    policy.require_proof = vec!["income_below".into()];
+    policy.require_proof = vec![wallet_core::ClaimKind::IncomeBelow];
     let mut site = Site::new(policy, housing_origin(), &[&TestIssuer::tax_office()]);
     let nonce = site.nonce();
     let own_word = site.receipt(

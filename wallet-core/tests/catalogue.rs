@@ -1,0 +1,95 @@
+//! The claim catalogue ([`ClaimKind`]) is complete: it lists exactly the kinds [`Claim`]
+//! accepts, each kind's attribute is an [`Attribute`], and the form's fields are exactly the
+//! attributes' form fields. A kind added to [`Claim`] but not to the catalogue fails here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+use wallet_core::{Attribute, Claim, ClaimKind, Field};
+
+/// The kinds serde names when asked for one that does not exist: the list the derive on
+/// [`Claim`] knows, independent of the catalogue.
+fn kinds_claim_accepts() -> Vec<String> {
+    let err = serde_json::from_value::<Claim>(json!({ "kind": "no_such_kind" }))
+        .unwrap_err()
+        .to_string();
+    let list = err
+        .split("expected one of ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("unexpected serde message: {err}"));
+    list.split(", ")
+        .map(|k| k.trim_matches(|c: char| c == '`' || c.is_whitespace()))
+        .map(|k| k.split('`').next().unwrap_or(k).to_owned())
+        .collect()
+}
+
+#[test]
+fn catalogue_lists_exactly_the_kinds_claim_accepts() {
+    let accepted = kinds_claim_accepts();
+    let listed: Vec<String> = ClaimKind::ALL.iter().map(|k| k.name().to_owned()).collect();
+    assert_eq!(accepted, listed);
+}
+
+#[test]
+fn kind_names_round_trip_and_are_distinct() {
+    let names: BTreeSet<&str> = ClaimKind::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(names.len(), ClaimKind::ALL.len());
+    for kind in ClaimKind::ALL {
+        assert_eq!(ClaimKind::parse(kind.name()), Some(kind));
+        assert_eq!(serde_json::to_value(kind).unwrap(), json!(kind.name()));
+        assert!(kind.shape().contains(&format!("kind:'{}'", kind.name())));
+        assert!(ClaimKind::shapes_prose().contains(kind.shape()));
+    }
+    assert_eq!(ClaimKind::parse("income"), None);
+}
+
+#[test]
+fn every_kinds_attribute_is_listed_and_every_attribute_has_a_kind() {
+    for kind in ClaimKind::ALL {
+        assert!(Attribute::ALL.contains(&kind.attribute()), "{kind}");
+    }
+    for attribute in Attribute::ALL {
+        assert!(
+            ClaimKind::ALL.iter().any(|k| k.attribute() == attribute),
+            "{attribute:?} has no claim kind"
+        );
+    }
+}
+
+#[test]
+fn form_is_exactly_the_attributes_fields_each_with_an_element() {
+    let from_attributes: Vec<Field> = Attribute::ALL
+        .iter()
+        .flat_map(|a| a.form_fields().iter().copied())
+        .collect();
+    assert_eq!(from_attributes, Field::FORM.to_vec());
+    for field in Field::FORM {
+        assert!(
+            field.input_id().is_some_and(|id| id.starts_with("f-")),
+            "{field}"
+        );
+    }
+    for attribute in Attribute::ALL {
+        assert!(attribute.form_fields().contains(&attribute.raw_field()));
+        assert_eq!(
+            attribute.raw_getter(),
+            format!("get_{}", attribute.raw_field().name())
+        );
+    }
+}
+
+#[test]
+fn a_claim_reports_its_catalogue_entry() {
+    let claims = [
+        json!({ "kind": "income_below", "limit": { "amount_minor": 100, "currency": "EUR" } }),
+        json!({ "kind": "age_at_least", "years": 18 }),
+        json!({ "kind": "resides_in", "districts": ["altstadt"] }),
+        json!({ "kind": "has_none_of", "conditions": ["asthma"] }),
+    ];
+    let kinds: Vec<ClaimKind> = claims
+        .into_iter()
+        .map(|c| serde_json::from_value::<Claim>(c).unwrap().claim_kind())
+        .collect();
+    assert_eq!(kinds, ClaimKind::ALL.to_vec());
+}
