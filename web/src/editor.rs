@@ -98,14 +98,12 @@ fn set_state(state: &str) {
 }
 
 /// The form's fields, in the order the person meets them, with the element each error
-/// message goes beside (the field's own box).
-const FIELDS: [(Field, &str); 5] = [
-    (Field::Income, "f-income"),
-    (Field::Currency, "f-currency"),
-    (Field::DateOfBirth, "f-dob"),
-    (Field::District, "f-district"),
-    (Field::Conditions, "f-conditions"),
-];
+/// message goes beside (the field's own box): wallet-core's form descriptor.
+fn fields() -> impl Iterator<Item = (Field, &'static str)> {
+    Field::FORM
+        .into_iter()
+        .filter_map(|f| f.input_id().map(|id| (f, id)))
+}
 
 /// What the person typed into the editor, read by wallet-core's form rules (local amount
 /// notations; one plain sentence per field in error). On errors each field says its own next
@@ -152,7 +150,7 @@ pub fn read_input() -> Result<ProfileInput, String> {
 /// error.
 fn show_problems(problems: &[(Field, String)]) {
     let mut first = None;
-    for (field, id) in FIELDS {
+    for (field, id) in fields() {
         let Some(input) = dom::by_id(id) else {
             continue;
         };
