@@ -4,9 +4,9 @@
 //! strings: a request's bytes are never echoed back, and anything that is not the client's fault
 //! is answered as `internal` without details.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the issuer.
 #[derive(Debug, thiserror::Error)]
@@ -134,12 +134,6 @@ impl Error {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    message: String,
-}
-
 impl From<tacit_store::sqlx::Error> for Error {
     fn from(error: tacit_store::sqlx::Error) -> Self {
         Error::Store(tacit_store::StoreError::Query(error))
@@ -149,32 +143,10 @@ impl From<tacit_store::sqlx::Error> for Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
-            tracing::error!(error = %self, "internal error");
-            "the issuer could not complete the request".to_owned()
-        } else {
-            tracing::info!(code, status = status.as_u16(), "request refused");
-            self.to_string()
+        let retry_after = match self {
+            Error::RateLimited { retry_after_secs } => Some(retry_after_secs),
+            _ => None,
         };
-        let body = serde_json::to_vec(&ErrorBody {
-            error: code,
-            message,
-        })
-        .unwrap_or_else(|_| br#"{"error":"internal","message":"internal error"}"#.to_vec());
-        let mut response = (
-            status,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response();
-        if let Error::RateLimited { retry_after_secs } = self {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
-        }
-        response
+        error_response("issuer", status, code, &self, retry_after)
     }
 }

@@ -6,7 +6,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the signer and the verifier CLI.
 #[derive(Debug, thiserror::Error)]
@@ -200,13 +200,6 @@ impl Error {
     }
 }
 
-/// The JSON body of every error response.
-#[derive(Debug, Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    message: String,
-}
-
 impl From<tacit_store::sqlx::Error> for Error {
     fn from(error: tacit_store::sqlx::Error) -> Self {
         Error::Store(tacit_store::StoreError::Query(error))
@@ -216,38 +209,16 @@ impl From<tacit_store::sqlx::Error> for Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
-            // Paths, OS errors and the like stay in the server's own log.
-            tracing::error!(error = %self, "internal error");
-            "the signer could not complete the request".to_owned()
-        } else {
-            tracing::info!(code, status = status.as_u16(), "request refused");
-            self.to_string()
+        let retry_after = match self {
+            Error::RateLimited { retry_after_secs } => Some(retry_after_secs),
+            _ => None,
         };
-        let body = serde_json::to_vec(&ErrorBody {
-            error: code,
-            message,
-        })
-        .unwrap_or_else(|_| br#"{"error":"internal","message":"internal error"}"#.to_vec());
-        let mut response = (
-            status,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            body,
-        )
-            .into_response();
+        let mut response = error_response("signer", status, code, &self, retry_after);
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("TacitInstall realm=\"tacit-signer\""),
             );
-        }
-        if let Error::RateLimited { retry_after_secs } = self {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
         }
         response
     }
