@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Function, Object, Reflect};
+use tacit_webmcp::to_js;
 use tool_gate::envelope::{Refusal, envelope};
 use tool_gate::{Change, Ended, Lease, MAX_LEASE_MS, MIN_LEASE_MS, ToolGate};
 use wasm_bindgen::JsCast;
@@ -734,26 +735,6 @@ fn removed_event(name: &str, ended: Ended) -> JsValue {
 
 fn refusal_value(refusal: &Refusal) -> JsValue {
     to_js(&envelope(&Err(refusal.clone())))
-}
-
-/// A JSON value as a JS value, without serde_json's writer (and its float formatting) in the
-/// package. An envelope holds only objects, strings and booleans; numbers are converted too.
-fn to_js(value: &serde_json::Value) -> JsValue {
-    use serde_json::Value;
-    match value {
-        Value::Null => JsValue::NULL,
-        Value::Bool(b) => JsValue::from_bool(*b),
-        Value::Number(n) => n.as_f64().map_or(JsValue::NULL, JsValue::from_f64),
-        Value::String(s) => JsValue::from_str(s),
-        Value::Array(items) => items.iter().map(to_js).collect::<Array>().into(),
-        Value::Object(members) => {
-            let object = Object::new();
-            for (key, member) in members {
-                let _ = Reflect::set(&object, &key.into(), &to_js(member));
-            }
-            object.into()
-        }
-    }
 }
 
 /// A number as a message shows it, without the float formatter: whole numbers exactly,

@@ -23,6 +23,7 @@ use crate::dom::{self, attr};
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
 use crate::{actions, asker, credentials, editor, render, signer, storage};
+use tacit_webmcp::{query_param, to_js};
 
 /// One call an agent made, as the page shows it.
 #[derive(Debug, Clone)]
@@ -188,16 +189,6 @@ fn session_secret() -> Option<[u8; 32]> {
     let mut secret = [0u8; 32];
     getrandom::fill(&mut secret).ok()?;
     Some(secret)
-}
-
-fn query_param(name: &str) -> Option<String> {
-    let search = web_sys::window()?.location().search().ok()?;
-    search.trim_start_matches('?').split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=')?;
-        (k == name)
-            .then(|| js_sys::decode_uri_component(v).ok()?.as_string())
-            .flatten()
-    })
 }
 
 impl App {
@@ -373,22 +364,14 @@ impl App {
 
 /// The agent's input as JSON. Anything that does not survive `JSON.stringify`, or is nested
 /// deeper than `capability_gate::input::MAX_DEPTH`, arrives as a string the gate will refuse as
-/// `invalid_input`.
+/// `invalid_input`: it is read through the gate's reader, so text nested deeper than it allows is
+/// refused before any tool looks at it (and never reaches serde_json's recursion).
 fn input_json(input: &JsValue) -> Value {
-    if input.is_undefined() || input.is_null() {
-        return Value::Null;
-    }
-    // Read through the gate's reader: text nested deeper than it allows is refused before any
-    // tool looks at it (and never reaches serde_json's recursion).
-    js_sys::JSON::stringify(input)
-        .ok()
-        .and_then(|s| s.as_string())
-        .and_then(|s| capability_gate::input::from_text(&s).ok())
-        .unwrap_or_else(|| Value::String("unserializable or too deeply nested input".into()))
-}
-
-fn to_js(value: &Value) -> JsValue {
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    tacit_webmcp::input_json_with(
+        input,
+        |text| capability_gate::input::from_text(text).ok(),
+        "unserializable or too deeply nested input",
+    )
 }
 
 /// Every tool call, whichever door it came through.

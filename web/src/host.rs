@@ -15,12 +15,9 @@
 //! in the page. With a registry, `window.tacit` is fixed to `undefined` so that no door bypasses
 //! the browser's (or the polyfill's) tool registry.
 
-/// The vendored polyfill this page loads without native WebMCP (`vendor/webmcp-polyfill/`).
-pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
+pub use tacit_webmcp::{MARKER, POLYFILL};
 
-/// The global the page's `webmcp.js` sets (read-only) to what it did: `native`, `polyfilled`,
-/// `polyfill-failed` or `insecure-context`.
-pub const MARKER: &str = "__tacitWebmcp";
+use tacit_webmcp::Source;
 
 /// Why WebMCP is or is not available, as shown in the page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,14 +104,13 @@ impl Detection {
         marker: Option<&str>,
         secure: bool,
     ) -> Self {
-        match (has_context, native_getter, marker) {
-            // The browser's own getter: native, whatever a marker claims.
-            (true, true, _) => Detection::Available,
-            (true, false, Some("polyfilled")) => Detection::Polyfilled,
-            (true, false, _) => Detection::Scripted,
-            (false, _, _) if !secure => Detection::InsecureContext,
-            (false, _, Some("polyfill-failed")) => Detection::PolyfillFailed,
-            (false, _, _) => Detection::Absent,
+        match Source::decide(has_context, native_getter, marker) {
+            Source::Native => Detection::Available,
+            Source::Polyfilled => Detection::Polyfilled,
+            Source::Scripted => Detection::Scripted,
+            Source::Absent if !secure => Detection::InsecureContext,
+            Source::Absent if marker == Some("polyfill-failed") => Detection::PolyfillFailed,
+            Source::Absent => Detection::Absent,
         }
     }
 }
@@ -130,49 +126,13 @@ mod glue {
 
     use capability_gate::{Handler, Host, HostError, ToolDef};
     use js_sys::{Function, Object, Promise, Reflect};
+    use tacit_webmcp::{Registration, input_object, marker, native_getter};
     use wasm_bindgen::JsCast;
     use wasm_bindgen::prelude::*;
-    use web_sys::AbortController;
 
-    use super::{Detection, MARKER};
+    pub use tacit_webmcp::{error_text, model_context};
 
-    /// The `document.modelContext` object, if present.
-    pub fn model_context() -> Option<JsValue> {
-        let document = web_sys::window()?.document()?;
-        let ctx = Reflect::get(&document, &"modelContext".into()).ok()?;
-        (!ctx.is_undefined() && !ctx.is_null()).then_some(ctx)
-    }
-
-    /// Whether `document.modelContext` is read through a getter that is the browser's own (native
-    /// code), found on the document's prototype chain.
-    fn native_getter() -> bool {
-        let Some(document) = web_sys::window().and_then(|w| w.document()) else {
-            return false;
-        };
-        let mut at: JsValue = document.into();
-        while at.is_object() {
-            if let Ok(descriptor) = Reflect::get_own_property_descriptor(
-                at.unchecked_ref::<Object>(),
-                &"modelContext".into(),
-            ) && !descriptor.is_undefined()
-            {
-                let getter = Reflect::get(&descriptor, &"get".into()).unwrap_or(JsValue::UNDEFINED);
-                return getter
-                    .dyn_ref::<Function>()
-                    .map(|f| String::from(f.to_string()))
-                    .is_some_and(|text| text.contains("[native code]"));
-            }
-            at = Reflect::get_prototype_of(&at).map_or(JsValue::NULL, JsValue::from);
-        }
-        false
-    }
-
-    /// What `webmcp.js` marked, if anything.
-    fn marker() -> Option<String> {
-        Reflect::get(&js_sys::global(), &MARKER.into())
-            .ok()?
-            .as_string()
-    }
+    use super::Detection;
 
     /// Detects WebMCP the way WEBMCP.md describes this browser, and whether the page's loader
     /// installed the vendored polyfill.
@@ -218,16 +178,6 @@ mod glue {
         );
     }
 
-    /// A tool's input as the gate reads it: the polyfill's `executeTool` passes JSON text where
-    /// Chromium passes an object, so text is parsed (text that is not JSON stays as it is and is
-    /// refused as `invalid_input`).
-    fn input_object(input: JsValue) -> JsValue {
-        match input.as_string() {
-            Some(text) => js_sys::JSON::parse(&text).unwrap_or(input),
-            None => input,
-        }
-    }
-
     /// Runs a tool call: the tool's name, its handler, and the agent's input; resolves to the
     /// envelope object.
     pub type Executor = Rc<dyn Fn(String, Handler, JsValue) -> Promise>;
@@ -255,9 +205,10 @@ mod glue {
         }
     }
 
-    /// One live registration: aborted (tool withdrawn) and forgotten on drop.
+    /// One live registration: withdrawn from `document.modelContext` (its controller aborted)
+    /// and forgotten on drop.
     pub struct WebRegistration {
-        controller: Option<AbortController>,
+        registration: Option<Registration>,
         table: Table,
         name: String,
     }
@@ -272,8 +223,8 @@ mod glue {
 
     impl Drop for WebRegistration {
         fn drop(&mut self) {
-            if let Some(controller) = &self.controller {
-                controller.abort();
+            if let Some(registration) = self.registration.take() {
+                registration.withdraw();
             }
             self.table.borrow_mut().remove(&self.name);
         }
@@ -282,9 +233,6 @@ mod glue {
     impl WebMcpHost {
         pub fn new(executor: Executor, on_refused: OnRefused) -> Self {
             let ctx = model_context();
-            if ctx.is_some() {
-                close_window_door();
-            }
             let host = Self {
                 ctx,
                 table: Rc::default(),
@@ -292,70 +240,33 @@ mod glue {
                 executor,
                 on_refused,
             };
-            host.route_kept_handles();
+            if let Some(ctx) = &host.ctx {
+                close_window_door();
+                host.route_kept_handles(ctx);
+            }
             host
         }
 
         /// Chromium's `executeTool` rejects a tool object whose registration was withdrawn with a
-        /// bare `UnknownError` ("transient", an invitation to retry; the polyfill's says "Tool not
-        /// found"). In this page it is wrapped:
-        /// when the browser rejects a call to a claim tool this page registered earlier, the call
-        /// goes to the gate, which answers with its refusal envelope (`grant_revoked`,
-        /// `grant_expired`). Other rejections, and any rejection of a tool that is still
-        /// registered, pass through unchanged.
-        fn route_kept_handles(&self) {
-            let Some(ctx) = &self.ctx else { return };
-            let Ok(original) =
-                Reflect::get(ctx, &"executeTool".into()).and_then(|f| f.dyn_into::<Function>())
-            else {
-                return;
-            };
-            let (ctx_for_call, retired, executor, table) = (
-                ctx.clone(),
+        /// bare `UnknownError` (see [`tacit_webmcp::route_kept_handles`]). In this page, when the
+        /// browser rejects a call to a claim tool this page registered earlier and that is not
+        /// registered now, the call goes to the gate, which answers with its refusal envelope
+        /// (`grant_revoked`, `grant_expired`). Other rejections, and any rejection of a tool that
+        /// is still registered (the polyfill cannot parse an input that is not JSON text), pass
+        /// through unchanged.
+        fn route_kept_handles(&self, ctx: &JsValue) {
+            let (retired, executor, table) = (
                 self.retired.clone(),
                 self.executor.clone(),
                 self.table.clone(),
             );
-            let wrapper = Closure::<dyn FnMut(JsValue, JsValue, JsValue) -> Promise>::new(
-                move |tool: JsValue, input: JsValue, options: JsValue| -> Promise {
-                    let first = original
-                        .call3(&ctx_for_call, &tool, &input, &options)
-                        .map(|p| Promise::resolve(&p))
-                        .unwrap_or_else(|e| Promise::reject(&e));
-                    let handler = Reflect::get(&tool, &"name".into())
-                        .ok()
-                        .and_then(|n| n.as_string())
-                        .and_then(|n| Some((retired.borrow().get(&n).cloned()?, n)));
-                    let (executor, table) = (executor.clone(), table.clone());
-                    wasm_bindgen_futures::future_to_promise(async move {
-                        match wasm_bindgen_futures::JsFuture::from(first).await {
-                            Ok(text) => Ok(text),
-                            Err(error) => {
-                                let Some((handler, name)) = handler else {
-                                    return Err(error);
-                                };
-                                // A tool that is still registered was refused by the registry
-                                // for its own reasons (the polyfill cannot parse an input that
-                                // is not JSON text): that refusal stands.
-                                if table.borrow().contains_key(&name) {
-                                    return Err(error);
-                                }
-                                let out = wasm_bindgen_futures::JsFuture::from(executor(
-                                    name,
-                                    handler,
-                                    input_object(input),
-                                ))
-                                .await?;
-                                Ok(js_sys::JSON::stringify(&out)
-                                    .map(JsValue::from)
-                                    .unwrap_or(JsValue::NULL))
-                            }
-                        }
-                    })
-                },
-            )
-            .into_js_value();
-            let _ = Reflect::set(ctx, &"executeTool".into(), &wrapper);
+            tacit_webmcp::route_kept_handles(ctx, move |name, input| {
+                if table.borrow().contains_key(name) {
+                    return None;
+                }
+                let handler = retired.borrow().get(name).cloned()?;
+                Some(executor(name.to_owned(), handler, input_object(input)))
+            });
         }
 
         /// Whether tools go to `document.modelContext`, the browser's or the polyfill's (otherwise
@@ -391,13 +302,6 @@ mod glue {
         }
     }
 
-    fn js_tool(def: &ToolDef, execute: &JsValue) -> Result<Object, JsValue> {
-        let json = def.to_webmcp_json();
-        let tool: Object = js_sys::JSON::parse(&json.to_string())?.dyn_into()?;
-        Reflect::set(&tool, &"execute".into(), execute)?;
-        Ok(tool)
-    }
-
     impl Host for WebMcpHost {
         type Registration = WebRegistration;
 
@@ -408,38 +312,23 @@ mod glue {
             }
             let executor = self.executor.clone();
             let (tool_name, handler) = (name.clone(), def.handler.clone());
-            // Owned by JavaScript from here on (freed when the function is collected), never
-            // dropped with the registration: an agent that kept the tool object past its grant
-            // reaches the gate and gets a refusal envelope (`grant_revoked`/`grant_expired`), not
-            // a throw from a dead closure.
-            let execute = Closure::<dyn FnMut(JsValue, JsValue) -> JsValue>::new(
-                move |input: JsValue, _options: JsValue| -> JsValue {
-                    executor(tool_name.clone(), handler.clone(), input_object(input)).into()
-                },
-            )
-            .into_js_value();
-            let mut controller = None;
-            if let Some(ctx) = &self.ctx {
-                let refused = |e: JsValue| HostError::Refused(error_text(&e));
-                let abort = AbortController::new().map_err(refused)?;
-                let tool = js_tool(def, &execute).map_err(refused)?;
-                let options = Object::new();
-                Reflect::set(&options, &"signal".into(), &abort.signal()).map_err(refused)?;
-                let register = Reflect::get(ctx, &"registerTool".into())
-                    .and_then(|f| f.dyn_into::<Function>())
-                    .map_err(refused)?;
-                let promise = register.call2(ctx, &tool, &options).map_err(refused)?;
-                let on_refused = self.on_refused.clone();
-                let name_for_error = name.clone();
-                wasm_bindgen_futures::spawn_local(async move {
-                    if let Err(e) =
-                        wasm_bindgen_futures::JsFuture::from(Promise::resolve(&promise)).await
-                    {
-                        on_refused(format!("{name_for_error}: {}", error_text(&e)));
-                    }
-                });
-                controller = Some(abort);
-            }
+            // Owned by JavaScript from here on, never dropped with the registration: an agent
+            // that kept the tool object past its grant reaches the gate and gets a refusal
+            // envelope (`grant_revoked`/`grant_expired`), not a throw from a dead closure.
+            let execute = tacit_webmcp::execute_fn(move |input| {
+                executor(tool_name.clone(), handler.clone(), input_object(input))
+            });
+            let registration = match &self.ctx {
+                Some(ctx) => {
+                    let on_refused = self.on_refused.clone();
+                    let json = def.to_webmcp_json();
+                    let registration =
+                        tacit_webmcp::register(ctx, &json, &execute, move |e| on_refused(e))
+                            .map_err(|e| HostError::Refused(e.to_string()))?;
+                    Some(registration)
+                }
+                None => None,
+            };
             if matches!(def.handler, Handler::Claim { .. }) {
                 self.retired
                     .borrow_mut()
@@ -447,7 +336,7 @@ mod glue {
             }
             self.table.borrow_mut().insert(name.clone(), def.clone());
             Ok(WebRegistration {
-                controller,
+                registration,
                 table: self.table.clone(),
                 name,
             })
@@ -455,21 +344,6 @@ mod glue {
 
         fn list(&self) -> Vec<String> {
             self.table.borrow().keys().cloned().collect()
-        }
-    }
-
-    /// `name: message` of a JS error, without anything else.
-    pub fn error_text(e: &JsValue) -> String {
-        let name = Reflect::get(e, &"name".into())
-            .ok()
-            .and_then(|v| v.as_string());
-        let message = Reflect::get(e, &"message".into())
-            .ok()
-            .and_then(|v| v.as_string());
-        match (name, message) {
-            (Some(n), Some(m)) => format!("{n}: {m}"),
-            (None, Some(m)) => m,
-            _ => e.as_string().unwrap_or_else(|| "unknown error".into()),
         }
     }
 }

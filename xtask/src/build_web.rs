@@ -31,6 +31,9 @@ pub struct Site {
     /// A directory (relative to the root) of static files shared with other sites, copied
     /// before the site's own `static/` (which wins on a clash).
     pub shared_static: Option<&'static str>,
+    /// Who the page's boot note names when its wasm fails to start ("The wallet could not
+    /// start: …"); see [`boot_js`].
+    pub who: &'static str,
 }
 
 /// Every wasm site. Adding one is one line here.
@@ -41,6 +44,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_web",
         dir: "web",
         shared_static: None,
+        who: "The wallet",
     },
     Site {
         name: "housing",
@@ -48,6 +52,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_housing",
         dir: "examples/housing",
         shared_static: Some("examples/site/static"),
+        who: "This page",
     },
     Site {
         name: "pharmacy",
@@ -55,6 +60,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_pharmacy",
         dir: "examples/pharmacy",
         shared_static: Some("examples/site/static"),
+        who: "This page",
     },
 ];
 
@@ -74,6 +80,35 @@ pub const WEBMCP_FILES: [(&str, &str); 3] = [
     ),
     ("web/static/webmcp.js", "webmcp.js"),
 ];
+
+/// The one `boot.js` of every page, with `__MODULE__` and `__WHO__` where [`boot_js`] writes the
+/// site's module and name.
+pub const BOOT_TEMPLATE: &str = "web/boot.js";
+
+/// A site's `boot.js`: [`BOOT_TEMPLATE`] with the site's wasm-bindgen module (`pkg/<lib>.js`)
+/// and the name its boot note gives when the module fails to start.
+pub fn boot_js(template: &str, site: &Site) -> Result<String, String> {
+    for slot in ["__MODULE__", "__WHO__"] {
+        if template.matches(slot).count() != 1 {
+            return Err(format!(
+                "{BOOT_TEMPLATE} must hold {slot} exactly once (it is written into every page's \
+                 boot.js)"
+            ));
+        }
+    }
+    Ok(template
+        .replace("__MODULE__", site.lib)
+        .replace("__WHO__", site.who))
+}
+
+/// Writes the site's `boot.js` into its output `out`.
+fn write_boot_js(root: &Path, site: &Site, out: &Path) -> Result<(), String> {
+    let from = root.join(BOOT_TEMPLATE);
+    let template =
+        fs::read_to_string(&from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+    let to = out.join("boot.js");
+    fs::write(&to, boot_js(&template, site)?).map_err(|e| format!("writing {}: {e}", to.display()))
+}
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 const PROFILE: &str = "wasm-release";
@@ -215,6 +250,7 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
     }
     copy_dir(&static_dir, &out)?;
     copy_webmcp_files(&root, &out)?;
+    write_boot_js(&root, site, &out)?;
 
     let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
     bindgen
@@ -472,14 +508,15 @@ impl Reader<'_> {
     }
 }
 
+/// A file's size, raw and gzip (best).
 #[derive(Debug)]
-struct Size {
-    raw: u64,
-    gzip: u64,
+pub(crate) struct Size {
+    pub(crate) raw: u64,
+    pub(crate) gzip: u64,
 }
 
 impl Size {
-    fn of(path: &Path) -> Result<Self, String> {
+    pub(crate) fn of(path: &Path) -> Result<Self, String> {
         let bytes = fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
@@ -491,7 +528,7 @@ impl Size {
     }
 }
 
-fn kib(bytes: u64) -> String {
+pub(crate) fn kib(bytes: u64) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
@@ -514,7 +551,9 @@ fn copy_webmcp_files(root: &Path, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+/// Copies the directory `from` into `to`, recursively (files in `to` with the same names are
+/// replaced).
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
     let entries = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
     for entry in entries {
@@ -777,16 +816,30 @@ version = "0.2.130"
         // The loader asks for the file where it is laid out.
         let loader = fs::read_to_string(dir.join("webmcp.js")).unwrap();
         assert!(loader.contains("'./vendor/webmcp-polyfill.js'"));
-        // Every page's boot.js goes through the loader before its wasm starts.
+        // Every page's boot.js, written from the one template, goes through the loader before
+        // its own wasm module starts.
+        let template = fs::read_to_string(root.join(BOOT_TEMPLATE)).unwrap();
         for site in SITES {
-            let boot = fs::read_to_string(root.join(site.dir).join("static/boot.js")).unwrap();
+            let boot = boot_js(&template, site).unwrap();
             assert!(
                 boot.contains("import { ensureWebmcp } from './webmcp.js';")
-                    && boot.contains("ensureWebmcp()\n  .then(() => init())"),
+                    && boot.contains("ensureWebmcp()\n  .then(() => init())")
+                    && boot.contains(&format!("import init from './pkg/{}.js';", site.lib))
+                    && boot.contains(&format!("'{} could not start: '", site.who))
+                    && !boot.contains("__"),
                 "{}: {boot}",
                 site.name
             );
+            // No page ships a boot.js of its own that would stand beside the written one.
+            assert!(
+                !root.join(site.dir).join("static/boot.js").exists(),
+                "{}",
+                site.name
+            );
         }
+        let wallet = SITES[0];
+        assert!(boot_js("import init from './pkg/__MODULE__.js';", &wallet).is_err());
+        assert!(boot_js("__MODULE__ __WHO__ __WHO__", &wallet).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -10,10 +10,8 @@
 //! private to that module; the sizes printed are wasm-bindgen's output.
 
 use std::fs;
-use std::io::Write as _;
-use std::path::Path;
 
-use crate::build_web::wasm_bindgen_version;
+use crate::build_web::{Size, copy_dir, kib, wasm_bindgen_version};
 use crate::{cargo, run, target_dir, workspace_root};
 
 /// The site directory under `target/site/`.
@@ -105,7 +103,7 @@ fn lay_out() -> Result<(), String> {
     }
     let mut total = (0, 0);
     for file in [format!("{LIB}_bg.wasm"), format!("{LIB}.js")] {
-        let (raw, gzip) = size(&pkg.join(&file))?;
+        let Size { raw, gzip } = Size::of(&pkg.join(&file))?;
         println!(
             "{SITE}: pkg/{file} {} raw, {} gzip{}",
             kib(raw),
@@ -127,34 +125,3 @@ fn lay_out() -> Result<(), String> {
     Ok(())
 }
 
-/// Raw and gzip (best) size of a file.
-fn size(path: &Path) -> Result<(u64, u64), String> {
-    let bytes = fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(&bytes).map_err(|e| format!("gzip: {e}"))?;
-    let gzip = gz.finish().map_err(|e| format!("gzip: {e}"))?.len() as u64;
-    Ok((bytes.len() as u64, gzip))
-}
-
-fn kib(bytes: u64) -> String {
-    format!("{:.1} KiB", bytes as f64 / 1024.0)
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
-    let entries = fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("reading {}: {e}", from.display()))?;
-        let target = to.join(entry.file_name());
-        let kind = entry
-            .file_type()
-            .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-        if kind.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)
-                .map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
-        }
-    }
-    Ok(())
-}
