@@ -139,7 +139,9 @@ thread_local! {
 }
 
 /// Installs the forms' listeners once (the first draw calls it).
-pub fn listen_once() {
+/// Installs the page's listeners (once): clicks, the import file, form submits, keys and the
+/// new passphrase's strength.
+pub fn install() {
     if LISTENING.replace(true) {
         return;
     }
@@ -152,6 +154,10 @@ pub fn listen_once() {
         // Page-lifetime listeners, installed once.
         closure.forget();
     };
+    on(&document, "click", on_click);
+    if let Some(file) = dom::by_id("import-file") {
+        on(&file, "change", on_import);
+    }
     on(&document, "submit", on_submit);
     on(&document, "keydown", on_keydown);
     if let Some(field) = dom::by_id("new-pass") {
@@ -522,7 +528,7 @@ fn enrol() {
                     dom::set_msg("enrol-msg", &format!("{}.", pin.describe()), true);
                     app.enrolment = Enrolment::Enrolled(pin);
                 }
-                Err(e) => dom::set_msg("enrol-msg", &e, false),
+                Err(e) => dom::set_msg("enrol-msg", &e.to_string(), false),
             }
             app.after_change();
         });

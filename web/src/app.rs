@@ -14,7 +14,7 @@ use js_sys::{Array, Object, Promise, Reflect};
 use rand_core::UnwrapErr;
 use serde_json::Value;
 use wallet_core::store::StoredVault;
-use wallet_core::{DisclosureLedger, Origin, Timestamp, Vault};
+use wallet_core::{DisclosureLedger, Origin, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -22,24 +22,13 @@ use crate::asker::AskerCheck;
 use crate::dom::{self, attr};
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
-use crate::{actions, asker, credentials, editor, render, signer, storage};
+use crate::storage::StorageError;
+use crate::{asker, credentials, editor, render, signer, storage};
 use tacit_webmcp::{query_param, to_js};
 
-/// One call an agent made, as the page shows it.
-#[derive(Debug, Clone)]
-pub struct Call {
-    pub at: Timestamp,
-    pub tool: String,
-    pub outcome: String,
-}
-
-/// A receipt made when the person ended a session.
-#[derive(Debug, Clone)]
-pub struct SessionReceipt {
-    pub payload: wallet_core::ReceiptPayload,
-    pub signed: Option<wallet_core::SignedReceipt>,
-    pub note: String,
-}
+pub use crate::clock::now;
+pub use crate::render::View;
+pub use crate::state::{Call, SessionReceipt};
 
 /// Everything the page holds. The profile itself lives only inside the gate and the vault.
 pub struct App {
@@ -178,10 +167,6 @@ pub fn rng() -> Rng {
     UnwrapErr(getrandom::SysRng)
 }
 
-pub fn now() -> Timestamp {
-    Timestamp::from_millis(js_sys::Date::now() as i64)
-}
-
 /// The session's secret: 32 bytes from the browser's CSPRNG, never stored. It derives each
 /// audience's session id and every request, grant and proposal id. None without randomness
 /// (the wallet then does not start: no clock fallback).
@@ -192,6 +177,27 @@ fn session_secret() -> Option<[u8; 32]> {
 }
 
 impl App {
+    /// The state drawing reads, borrowed, at the time now.
+    pub fn view(&self) -> View<'_> {
+        View {
+            gate: &self.gate,
+            registry: &self.registry,
+            detection: &self.detection,
+            stored: self.stored.as_ref(),
+            wallet: &self.wallet,
+            live_tools: &self.live_tools,
+            calls: &self.calls,
+            enrolment: &self.enrolment,
+            enrolling: self.enrolling,
+            fetching_credentials: self.fetching_credentials,
+            signer_notes: &self.signer_notes,
+            asker_checks: &self.asker_checks,
+            session_receipts: &self.session_receipts,
+            short_grants: self.short_grants,
+            now: now(),
+        }
+    }
+
     /// After any change: keep the wallet core in step with the gate (a lock from anywhere goes
     /// through its one lock path), seal a changed memory, bring the registry in step with the
     /// gate, re-arm the expiry timer, redraw.
@@ -217,7 +223,9 @@ impl App {
 
     /// Draws what changed, then tells the person in words of changes they did not make.
     fn redraw(&mut self) {
-        render::all(self);
+        render::all(&self.view());
+        crate::person::render(self);
+        editor::render(self);
         self.told.update(&self.gate);
         let count = REDRAWS.with(|r| {
             r.set(r.get() + 1);
@@ -253,7 +261,8 @@ impl App {
             }
             if let Err(e) = self.apply(effect) {
                 let wallet = std::mem::take(&mut self.wallet);
-                let (wallet, more) = wallet.write_failed(&mut self.gate, &mut self.vault, &e);
+                let (wallet, more) =
+                    wallet.write_failed(&mut self.gate, &mut self.vault, &e.to_string());
                 self.wallet = wallet;
                 for effect in more {
                     let _ = self.apply(effect);
@@ -264,7 +273,7 @@ impl App {
         clear_passphrase
     }
 
-    fn apply(&mut self, effect: Effect) -> Result<(), String> {
+    fn apply(&mut self, effect: Effect) -> Result<(), StorageError> {
         match effect {
             Effect::Store(record) => storage::save(&record)?,
             Effect::DeleteRecord => storage::delete_record()?,
@@ -419,7 +428,7 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
 /// Reads `getTools()` and redraws "what the agent sees".
 async fn refresh_registry() {
     let Some(promise) = with_app(|app| app.registry.host().get_tools()).flatten() else {
-        with_app(|app| render::agent(app));
+        with_app(|app| render::agent(&app.view()));
         return;
     };
     let Ok(list) = wasm_bindgen_futures::JsFuture::from(promise).await else {
@@ -443,7 +452,7 @@ async fn refresh_registry() {
         .collect();
     with_app(|app| {
         app.live_tools = tools;
-        render::agent(app);
+        render::agent(&app.view());
     });
 }
 
@@ -540,7 +549,7 @@ pub fn start() {
         deadline: None,
         _countdown: Some(Interval::new(1_000, || {
             // The countdown's text only: no row, button or section is redrawn by the clock.
-            with_app(|app| render::grants(app));
+            with_app(|app| render::grants(&app.view()));
         })),
         told: crate::told::Told::default(),
     };
@@ -551,18 +560,12 @@ pub fn start() {
             wasm_bindgen_futures::spawn_local(refresh_registry())
         });
     }
-    if let Some(document) = dom::document() {
-        listen(&document, "click", actions::on_click);
-        if let Some(file) = dom::by_id("import-file") {
-            listen(&file, "change", actions::on_import);
-        }
-        if let Some(editor) = dom::by_id("editor") {
-            // Input in the open editor keeps it open; none for a while closes it.
-            for event in ["input", "keydown"] {
-                listen(&editor, event, |_| {
-                    with_app(|app| app.arm_editor_idle());
-                });
-            }
+    if let Some(editor) = dom::by_id("editor") {
+        // Input in the open editor keeps it open; none for a while closes it.
+        for event in ["input", "keydown"] {
+            listen(&editor, event, |_| {
+                with_app(|app| app.arm_editor_idle());
+            });
         }
     }
     if let Some(window) = web_sys::window() {

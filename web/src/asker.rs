@@ -3,19 +3,13 @@
 //! `Gate::confirm_asker`, which decides. This only fetches and records what happened, for the
 //! consent card.
 
-use capability_gate::{AskerStatus, GateError, Request, RequestId, site_keys_url};
+use capability_gate::{AskerStatus, GateError, RequestId, site_keys_url};
 use tacit_protocol::site_auth::{SiteAuthError, SiteKeys};
 
 use crate::app::{App, now, with_app};
 use crate::net;
 
-/// How the check of one request went, for the page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AskerCheck {
-    Checking,
-    Confirmed,
-    Failed(&'static str),
-}
+pub use crate::state::AskerCheck;
 
 /// Starts a check for every request that carries an attestation and has none yet; forgets
 /// checks of requests the gate no longer holds.
@@ -64,27 +58,4 @@ async fn check(request_id: RequestId, url: String) {
         app.asker_checks.insert(request_id.clone(), state);
         app.after_change();
     });
-}
-
-/// The line the consent card shows about who is asking.
-pub fn describe(app: &App, request: &Request) -> (bool, String) {
-    match &request.asker {
-        AskerStatus::Verified { site_name } => {
-            (true, format!("Verified: {site_name} at {}", request.origin))
-        }
-        AskerStatus::Unconfirmed => {
-            let why = match (&request.attestation, app.asker_checks.get(&request.id)) {
-                (None, _) => "the site gave no signature",
-                (Some(_), Some(AskerCheck::Failed(why))) => why,
-                (Some(_), _) => "checking the site's signature…",
-            };
-            (
-                false,
-                format!(
-                    "An agent says this is for {}; this is not confirmed ({why}).",
-                    request.origin
-                ),
-            )
-        }
-    }
 }

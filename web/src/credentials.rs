@@ -10,7 +10,9 @@ use capability_gate::{ProofToSign, ProposalId};
 use wallet_core::Origin;
 
 use crate::app::{App, now, with_app};
-use crate::issuer::{self, Grant};
+use crate::issuer::{self, Grant, IssuerError};
+use crate::keystore::KeyStoreError;
+use crate::storage::StorageError;
 use crate::{dom, keystore, storage};
 
 const MSG: &str = "credential-msg";
@@ -19,23 +21,51 @@ fn say(text: &str, ok: bool) {
     dom::set_msg(MSG, text, ok);
 }
 
-/// `"7 proofs left"`, `"1 proof left"`.
-pub fn proofs_left(n: usize) -> String {
-    if n == 1 {
-        "1 proof left".to_owned()
-    } else {
-        format!("{n} proofs left")
-    }
-}
+pub use crate::render::proofs_left;
 
 /// Seals the gate's credentials with the vault and saves them. Must succeed before anything a
 /// credential backs leaves the wallet.
-pub fn persist(app: &App) -> Result<(), String> {
-    let vault = app
-        .vault
-        .as_ref()
-        .ok_or("the wallet is locked, so your credentials cannot be saved")?;
-    storage::save_credentials(vault, app.gate.credentials())
+pub fn persist(app: &App) -> Result<(), PersistError> {
+    let vault = app.vault.as_ref().ok_or(PersistError::Locked)?;
+    Ok(storage::save_credentials(vault, app.gate.credentials())?)
+}
+
+/// Why the credentials were not saved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PersistError {
+    #[error("the wallet is locked, so your credentials cannot be saved")]
+    Locked,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Why a batch of credentials was not added; `Display` is the sentence the page shows.
+#[derive(Debug, thiserror::Error)]
+pub enum AddError {
+    #[error(transparent)]
+    Issuer(#[from] IssuerError),
+    #[error(
+        "The wallet was locked meanwhile; the new credential was not kept. Unlock and add it \
+         again with a new code."
+    )]
+    LockedMeanwhile,
+    #[error("The batch from {name} was refused: {why}. Nothing was stored.")]
+    BatchRefused { name: String, why: String },
+    #[error("The credential from {name} could not be saved ({cause}); it was not kept.")]
+    NotSaved { name: String, cause: PersistError },
+    #[error("The wallet is busy; try again.")]
+    Busy,
+    #[error("{name} gave this wallet no refresh token.")]
+    NoRefreshToken { name: String },
+}
+
+/// Why the credentials or their keys were not all deleted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeleteError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Keys(#[from] KeyStoreError),
 }
 
 /// After unlock: hands the credentials stored for this vault to the gate (none if there are
@@ -71,11 +101,11 @@ pub fn reload_from_storage(app: &mut App) {
 pub fn add() {
     let origin = match issuer::parse_issuer(&dom::value("issuer-url")) {
         Ok(origin) => origin,
-        Err(e) => return say(&e, false),
+        Err(e) => return say(&e.to_string(), false),
     };
     let code = match issuer::parse_code(&dom::value("issuer-code")) {
         Ok(code) => code,
-        Err(e) => return say(&e, false),
+        Err(e) => return say(&e.to_string(), false),
     };
     let started = with_app(|app| {
         if !app.gate.is_unlocked() || app.vault.is_none() {
@@ -109,7 +139,7 @@ pub fn add() {
                         true,
                     );
                 }
-                Err(e) => say(&e, false),
+                Err(e) => say(&e.to_string(), false),
             }
             app.after_change();
         });
@@ -118,20 +148,16 @@ pub fn add() {
 
 /// Fetches a batch, has the gate's credentials accept it, and saves. Returns the issuer's name
 /// and how many proofs were added. Whatever is refused, its holder keys are deleted.
-async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize), String> {
+async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize), AddError> {
     let fetched = issuer::fetch_batch(origin, grant).await?;
     let holder_jwks: Vec<Jwk> = fetched.holder.iter().map(|k| k.jwk.clone()).collect();
     let name = fetched.info.name.clone();
     // The holder keys of credentials a new batch replaces (used, expired, or saying something
     // else now) are deleted once it is kept.
     let mut dropped: Vec<String> = Vec::new();
-    let kept = with_app(|app| -> Result<usize, String> {
+    let kept = with_app(|app| -> Result<usize, AddError> {
         if !app.gate.is_unlocked() || app.vault.is_none() {
-            return Err(
-                "The wallet was locked meanwhile; the new credential was not kept. Unlock and \
-                 add it again with a new code."
-                    .to_owned(),
-            );
+            return Err(AddError::LockedMeanwhile);
         }
         // Start from the stored copy (another tab may have used some).
         reload_from_storage(app);
@@ -146,12 +172,16 @@ async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize
                 &holder_jwks,
                 now(),
             )
-            .map_err(|e| format!("The batch from {name} was refused: {e}. Nothing was stored."))?;
-        if let Err(e) = persist(app) {
+            .map_err(|e| AddError::BatchRefused {
+                name: name.clone(),
+                why: e.to_string(),
+            })?;
+        if let Err(cause) = persist(app) {
             app.gate.set_credentials(before);
-            return Err(format!(
-                "The credential from {name} could not be saved ({e}); it was not kept."
-            ));
+            return Err(AddError::NotSaved {
+                name: name.clone(),
+                cause,
+            });
         }
         let after = app.gate.credentials().holder_key_ids();
         dropped = before
@@ -161,7 +191,7 @@ async fn fetch_and_keep(origin: &Origin, grant: &Grant) -> Result<(String, usize
             .collect();
         Ok(added)
     })
-    .unwrap_or_else(|| Err("The wallet is busy; try again.".to_owned()));
+    .unwrap_or(Err(AddError::Busy));
     // This batch's keys that no kept credential names (all of them if it was refused), and the
     // keys of the credentials it replaced.
     let referenced = with_app(|app| app.gate.credentials().holder_key_ids()).unwrap_or_default();
@@ -277,7 +307,7 @@ async fn refill_if_low(origin: Origin) {
     let Some((name, token)) = job else { return };
     let outcome = match token {
         Some(token) => fetch_and_keep(&origin, &Grant::Refresh(token)).await,
-        None => Err(format!("{name} gave this wallet no refresh token.")),
+        None => Err(AddError::NoRefreshToken { name: name.clone() }),
     };
     with_app(|app| {
         app.refilling.remove(&origin);
@@ -297,8 +327,9 @@ async fn refill_if_low(origin: Origin) {
 
 /// Deletes the credentials and every holder key (the profile is deleted, or replaced by
 /// another).
-pub async fn delete_all() -> Result<(), String> {
+pub async fn delete_all() -> Result<(), DeleteError> {
     let stored = storage::delete_credentials();
     let keys = keystore::delete_all_holder_keys().await;
-    stored.and(keys)
+    stored?;
+    Ok(keys?)
 }

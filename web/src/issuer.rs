@@ -11,8 +11,8 @@ use capability_gate::credentials::{
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
 use wallet_core::Origin;
 
-use crate::keystore::{self, HolderKey};
-use crate::net::{self, Reply};
+use crate::keystore::{self, HolderKey, KeyStoreError};
+use crate::net::{self, FetchError, Reply};
 
 const ISSUER_PATH: &str = "/v1/issuer";
 const NONCE_PATH: &str = "/v1/nonce";
@@ -38,51 +38,78 @@ pub struct Fetched {
     pub holder: Vec<HolderKey>,
 }
 
-/// An issuer address as the person typed it: an origin (a trailing `/` is forgiven).
-pub fn parse_issuer(text: &str) -> Result<Origin, String> {
-    let text = text.trim();
-    Origin::parse(text.strip_suffix('/').unwrap_or(text)).map_err(|_| {
+/// Why a credential was not fetched from an issuer; `Display` is the sentence the page shows.
+#[derive(Debug, thiserror::Error)]
+pub enum IssuerError {
+    #[error(
         "The issuer must be an address such as http://127.0.0.1:8791 (scheme, host and port, no \
          path)."
-            .to_owned()
-    })
+    )]
+    BadAddress,
+    #[error("Type the one-time code the issuer gave you, like 7K2M-Q9RD-4XWA-HT3B.")]
+    BadCode,
+    #[error(
+        "The issuer at {origin} could not be reached ({cause}). Check the address; nothing was \
+         stored."
+    )]
+    Unreachable { origin: Origin, cause: FetchError },
+    /// An answer that is not an issuer's (`what`: its status and path, or the part unread).
+    #[error("{origin} did not answer as a credential issuer ({what}); nothing was stored.")]
+    NotAnIssuer { origin: Origin, what: String },
+    #[error("{origin} is not an issuer this wallet can use: {cause}. Nothing was stored.")]
+    Unusable {
+        origin: Origin,
+        cause: CredentialError,
+    },
+    #[error("{origin} sent an unusable nonce; nothing was stored.")]
+    BadNonce { origin: Origin },
+    #[error("This browser could not make the proof keys ({0}); nothing was sent.")]
+    NoProofKeys(KeyStoreError),
+    #[error("This browser could not sign with a proof key ({0}); nothing was sent.")]
+    CannotSign(KeyStoreError),
+    /// The issuer refused the batch request: the sentence for its error code ([`refused`]).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// An issuer address as the person typed it: an origin (a trailing `/` is forgiven).
+pub fn parse_issuer(text: &str) -> Result<Origin, IssuerError> {
+    net::parse_origin(text).ok_or(IssuerError::BadAddress)
 }
 
 /// The code as typed: trimmed, non-empty, short (the issuer checks it).
-pub fn parse_code(text: &str) -> Result<String, String> {
+pub fn parse_code(text: &str) -> Result<String, IssuerError> {
     let code = text.trim();
     if code.is_empty() || code.len() > 64 || !code.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(
-            "Type the one-time code the issuer gave you, like 7K2M-Q9RD-4XWA-HT3B.".to_owned(),
-        );
+        return Err(IssuerError::BadCode);
     }
     Ok(code.to_owned())
 }
 
-fn unreachable(origin: &Origin, e: &str) -> String {
-    format!(
-        "The issuer at {origin} could not be reached ({e}). Check the address; nothing was stored."
-    )
+fn unreachable(origin: &Origin) -> impl FnOnce(FetchError) -> IssuerError {
+    let origin = origin.clone();
+    move |cause| IssuerError::Unreachable { origin, cause }
 }
 
-async fn get(origin: &Origin, path: &str) -> Result<Reply, String> {
+async fn get(origin: &Origin, path: &str) -> Result<Reply, IssuerError> {
     let reply = net::fetch("GET", &format!("{origin}{path}"), &[], None)
         .await
-        .map_err(|e| unreachable(origin, &e))?;
+        .map_err(unreachable(origin))?;
     if !reply.ok() {
-        return Err(format!(
-            "{origin} did not answer as a credential issuer ({} on {path}); nothing was stored.",
-            reply.describe()
-        ));
+        return Err(IssuerError::NotAnIssuer {
+            origin: origin.clone(),
+            what: format!("{} on {path}", reply.describe()),
+        });
     }
     Ok(reply)
 }
 
 /// `GET /v1/issuer` and its metadata, read by `capability_gate::credentials`: both must name
 /// exactly the origin asked, and it must vouch for something the wallet uses.
-pub async fn describe(origin: &Origin) -> Result<(IssuerInfo, Jwks), String> {
-    let refused = |e: CredentialError| {
-        format!("{origin} is not an issuer this wallet can use: {e}. Nothing was stored.")
+pub async fn describe(origin: &Origin) -> Result<(IssuerInfo, Jwks), IssuerError> {
+    let refused = |cause: CredentialError| IssuerError::Unusable {
+        origin: origin.clone(),
+        cause,
     };
     let doc = get(origin, ISSUER_PATH).await?;
     let info = IssuerInfo::parse(origin, doc.text.as_bytes()).map_err(refused)?;
@@ -92,19 +119,21 @@ pub async fn describe(origin: &Origin) -> Result<(IssuerInfo, Jwks), String> {
 }
 
 /// `GET /v1/nonce`.
-async fn nonce(origin: &Origin) -> Result<String, String> {
+async fn nonce(origin: &Origin) -> Result<String, IssuerError> {
     #[derive(serde::Deserialize)]
     struct NonceDoc {
         nonce: String,
     }
     let reply = get(origin, NONCE_PATH).await?;
-    let doc: NonceDoc = serde_json::from_str(&reply.text).map_err(|_| {
-        format!("{origin} did not answer as a credential issuer (its nonce); nothing was stored.")
-    })?;
+    let doc: NonceDoc =
+        serde_json::from_str(&reply.text).map_err(|_| IssuerError::NotAnIssuer {
+            origin: origin.clone(),
+            what: "its nonce".to_owned(),
+        })?;
     if doc.nonce.is_empty() || doc.nonce.len() > 128 {
-        return Err(format!(
-            "{origin} sent an unusable nonce; nothing was stored."
-        ));
+        return Err(IssuerError::BadNonce {
+            origin: origin.clone(),
+        });
     }
     Ok(doc.nonce)
 }
@@ -149,13 +178,13 @@ fn refused(info: &IssuerInfo, reply: &Reply) -> String {
 
 /// Fetches one batch: new holder keys (stored first), proofs, `POST /v1/credentials`. On any
 /// failure the holder keys made for it are deleted again.
-pub async fn fetch_batch(origin: &Origin, grant: &Grant) -> Result<Fetched, String> {
+pub async fn fetch_batch(origin: &Origin, grant: &Grant) -> Result<Fetched, IssuerError> {
     let (info, jwks) = describe(origin).await?;
     let nonce = nonce(origin).await?;
     let count = u32::try_from(credentials::DEFAULT_BATCH).unwrap_or(10);
-    let holder = keystore::new_holder_keys(count).await.map_err(|e| {
-        format!("This browser could not make the proof keys ({e}); nothing was sent.")
-    })?;
+    let holder = keystore::new_holder_keys(count)
+        .await
+        .map_err(IssuerError::NoProofKeys)?;
     match send(&info, grant, &nonce, &holder).await {
         Ok(response) => Ok(Fetched {
             info,
@@ -181,15 +210,13 @@ async fn send(
     grant: &Grant,
     nonce: &str,
     holder: &[HolderKey],
-) -> Result<String, String> {
+) -> Result<String, IssuerError> {
     let input = pop_input(&info.origin, nonce);
     let mut proofs = Vec::with_capacity(holder.len());
     for key in holder {
         let signature = keystore::sign_with_holder(&key.id, input.as_bytes())
             .await
-            .map_err(|e| {
-                format!("This browser could not sign with a proof key ({e}); nothing was sent.")
-            })?;
+            .map_err(IssuerError::CannotSign)?;
         proofs.push((key.jwk.clone(), signature));
     }
     let grant = match grant {
@@ -204,9 +231,9 @@ async fn send(
         Some(&body),
     )
     .await
-    .map_err(|e| unreachable(&info.origin, &e))?;
+    .map_err(unreachable(&info.origin))?;
     if reply.status != 200 {
-        return Err(refused(info, &reply));
+        return Err(IssuerError::Refused(refused(info, &reply)));
     }
     Ok(reply.text)
 }

@@ -73,42 +73,67 @@ pub struct StoredEnrolment {
     pub install_id: String,
 }
 
-async fn settle(promise: Result<Promise, JsValue>) -> Result<JsValue, String> {
-    let promise = promise.map_err(|e| crate::host::error_text(&e))?;
-    JsFuture::from(promise)
+/// Why a key could not be made, stored, read or used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyStoreError {
+    /// The browser's error (WebCrypto, IndexedDB), as `name: message`.
+    #[error("{0}")]
+    Browser(String),
+    #[error("the public key could not be read")]
+    PublicKeyUnreadable,
+    #[error("the public key is not a P-256 JWK")]
+    NotP256,
+    /// The public key is a JWK the install-key rules refuse.
+    #[error("{0}")]
+    BadKey(String),
+    #[error("between 1 and {MAX_HOLDER_KEYS} holder keys at once")]
+    HolderKeyCount,
+    #[error("the browser made the wrong number of keys")]
+    WrongKeyCount,
+    #[error("the browser's signature is not 64 bytes")]
+    SignatureLength,
+}
+
+async fn settle(promise: Result<Promise, JsValue>) -> Result<JsValue, KeyStoreError> {
+    let browser = |e: JsValue| KeyStoreError::Browser(crate::host::error_text(&e));
+    JsFuture::from(promise.map_err(browser)?)
         .await
-        .map_err(|e| crate::host::error_text(&e))
+        .map_err(browser)
 }
 
 /// A fresh non-extractable key pair (not stored yet).
-pub async fn generate() -> Result<KeyPair, String> {
+pub async fn generate() -> Result<KeyPair, KeyStoreError> {
     settle(generate_install_key()).await.map(KeyPair)
 }
 
 /// The public key as JWK JSON text (with WebCrypto's `ext` and `key_ops` members).
-pub async fn public_jwk_json(key_pair: &KeyPair) -> Result<String, String> {
+pub async fn public_jwk_json(key_pair: &KeyPair) -> Result<String, KeyStoreError> {
     let jwk = settle(export_public_jwk(&key_pair.0)).await?;
     js_sys::JSON::stringify(&jwk)
         .ok()
         .and_then(|s| s.as_string())
-        .ok_or_else(|| "the public key could not be read".to_owned())
+        .ok_or(KeyStoreError::PublicKeyUnreadable)
 }
 
 /// ES256 over `bytes`: 64 bytes `r||s`.
-pub async fn sign(key_pair: &KeyPair, bytes: &[u8]) -> Result<Vec<u8>, String> {
+pub async fn sign(key_pair: &KeyPair, bytes: &[u8]) -> Result<Vec<u8>, KeyStoreError> {
     let signature = settle(sign_with_install_key(&key_pair.0, &Uint8Array::from(bytes))).await?;
     Ok(Uint8Array::new(&signature).to_vec())
 }
 
 /// Stores the key pair with its pin, replacing any earlier enrolment.
-pub async fn save(key_pair: &KeyPair, signer_origin: &str, install_id: &str) -> Result<(), String> {
+pub async fn save(
+    key_pair: &KeyPair,
+    signer_origin: &str,
+    install_id: &str,
+) -> Result<(), KeyStoreError> {
     settle(save_enrolment(&key_pair.0, signer_origin, install_id))
         .await
         .map(|_| ())
 }
 
 /// The stored enrolment, if any. A record missing a field reads as none.
-pub async fn load() -> Result<Option<StoredEnrolment>, String> {
+pub async fn load() -> Result<Option<StoredEnrolment>, KeyStoreError> {
     let record = settle(load_enrolment()).await?;
     if record.is_null() || record.is_undefined() {
         return Ok(None);
@@ -132,7 +157,7 @@ pub async fn load() -> Result<Option<StoredEnrolment>, String> {
 }
 
 /// Deletes the key pair and the pin.
-pub async fn delete() -> Result<(), String> {
+pub async fn delete() -> Result<(), KeyStoreError> {
     settle(delete_enrolment()).await.map(|_| ())
 }
 
@@ -150,24 +175,21 @@ pub struct HolderKey {
 
 /// Makes `n` (1..=[`MAX_HOLDER_KEYS`]) non-extractable holder keys and stores them in IndexedDB
 /// under their thumbprints, in one transaction, before returning their public halves.
-pub async fn new_holder_keys(n: u32) -> Result<Vec<HolderKey>, String> {
+pub async fn new_holder_keys(n: u32) -> Result<Vec<HolderKey>, KeyStoreError> {
     if n == 0 || n > MAX_HOLDER_KEYS {
-        return Err(format!(
-            "between 1 and {MAX_HOLDER_KEYS} holder keys at once"
-        ));
+        return Err(KeyStoreError::HolderKeyCount);
     }
     let pairs = Array::from(&settle(generate_holder_keys(n)).await?);
     if pairs.length() != n {
-        return Err("the browser made the wrong number of keys".into());
+        return Err(KeyStoreError::WrongKeyCount);
     }
     let mut keys = Vec::with_capacity(n as usize);
     let ids = Array::new();
     for pair in pairs.iter() {
         let json = public_jwk_json(&KeyPair(pair)).await?;
-        let jwk: Jwk =
-            serde_json::from_str(&json).map_err(|_| "the public key is not a P-256 JWK")?;
+        let jwk: Jwk = serde_json::from_str(&json).map_err(|_| KeyStoreError::NotP256)?;
         let id = InstallKey::from_jwk(&jwk)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| KeyStoreError::BadKey(e.to_string()))?
             .id()
             .as_str()
             .to_owned();
@@ -180,33 +202,33 @@ pub async fn new_holder_keys(n: u32) -> Result<Vec<HolderKey>, String> {
 
 /// ES256 over `bytes` with the stored holder key `id`: 64 bytes `r||s`. Fails when this browser
 /// holds no such key (deleted after its one use, or never stored here).
-pub async fn sign_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], String> {
+pub async fn sign_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], KeyStoreError> {
     let signature = settle(sign_with_holder_key(id, &Uint8Array::from(bytes))).await?;
     Uint8Array::new(&signature)
         .to_vec()
         .try_into()
-        .map_err(|_| "the browser's signature is not 64 bytes".to_owned())
+        .map_err(|_| KeyStoreError::SignatureLength)
 }
 
 /// Takes the stored holder key `id` out of IndexedDB and signs `bytes` with it: 64 bytes
 /// `r||s`. The key is deleted in the same transaction that reads it, so it signs once, in one
 /// tab, whatever else happens (another tab, a rolled-back copy of the credentials).
-pub async fn sign_once_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], String> {
+pub async fn sign_once_with_holder(id: &str, bytes: &[u8]) -> Result<[u8; 64], KeyStoreError> {
     let signature = settle(sign_once_with_holder_key(id, &Uint8Array::from(bytes))).await?;
     Uint8Array::new(&signature)
         .to_vec()
         .try_into()
-        .map_err(|_| "the browser's signature is not 64 bytes".to_owned())
+        .map_err(|_| KeyStoreError::SignatureLength)
 }
 
 /// The ids of every stored holder key.
-pub async fn holder_key_ids() -> Result<Vec<String>, String> {
+pub async fn holder_key_ids() -> Result<Vec<String>, KeyStoreError> {
     let ids = Array::from(&settle(holder_key_ids_js()).await?);
     Ok(ids.iter().filter_map(|id| id.as_string()).collect())
 }
 
 /// Deletes the holder keys `ids` (ids not stored are ignored).
-pub async fn delete_holder_keys(ids: &[String]) -> Result<(), String> {
+pub async fn delete_holder_keys(ids: &[String]) -> Result<(), KeyStoreError> {
     if ids.is_empty() {
         return Ok(());
     }
@@ -215,6 +237,6 @@ pub async fn delete_holder_keys(ids: &[String]) -> Result<(), String> {
 }
 
 /// Deletes every holder key.
-pub async fn delete_all_holder_keys() -> Result<(), String> {
+pub async fn delete_all_holder_keys() -> Result<(), KeyStoreError> {
     settle(delete_all_holder_keys_js()).await.map(|_| ())
 }

@@ -36,6 +36,8 @@ mod app;
 #[cfg(target_arch = "wasm32")]
 mod asker;
 #[cfg(target_arch = "wasm32")]
+mod clock;
+#[cfg(target_arch = "wasm32")]
 mod credentials;
 #[cfg(target_arch = "wasm32")]
 mod decisions;
@@ -59,6 +61,8 @@ mod render;
 #[cfg(target_arch = "wasm32")]
 mod signer;
 #[cfg(target_arch = "wasm32")]
+mod state;
+#[cfg(target_arch = "wasm32")]
 mod storage;
 #[cfg(any(target_arch = "wasm32", test))]
 mod strength;
@@ -73,6 +77,7 @@ pub use host::{Detection, WebMcpHost, detect};
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     app::start();
+    actions::install();
 }
 
 /// Native checks of what ships beside the wasm: the vendored polyfill, the typings, detection.

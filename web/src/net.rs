@@ -5,6 +5,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use wallet_core::Origin;
+
 use crate::host::error_text;
 
 /// How long any request may take.
@@ -45,13 +47,38 @@ impl Reply {
     }
 }
 
+/// Why no HTTP answer arrived (network, CORS, redirect, timeout, or no browser to ask).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The browser's error, as `name: message`.
+    #[error("{0}")]
+    Browser(String),
+    #[error("no window")]
+    NoWindow,
+    #[error("no response")]
+    NoResponse,
+}
+
+impl FetchError {
+    fn browser(e: &JsValue) -> Self {
+        FetchError::Browser(error_text(e))
+    }
+}
+
+/// An origin as the person typed it: trimmed, a trailing `/` forgiven (the signer's and the
+/// issuers' address fields).
+pub fn parse_origin(text: &str) -> Option<Origin> {
+    let text = text.trim();
+    Origin::parse(text.strip_suffix('/').unwrap_or(text)).ok()
+}
+
 /// Sends one request. `Err` only when no HTTP answer arrived (network, CORS, redirect, timeout).
 pub async fn fetch(
     method: &str,
     url: &str,
     headers: &[(&str, &str)],
     body: Option<&str>,
-) -> Result<Reply, String> {
+) -> Result<Reply, FetchError> {
     let init = web_sys::RequestInit::new();
     init.set_method(method);
     init.set_mode(web_sys::RequestMode::Cors);
@@ -61,27 +88,27 @@ pub async fn fetch(
     if let Some(body) = body {
         init.set_body(&JsValue::from_str(body));
     }
-    let abort = web_sys::AbortController::new().map_err(|e| error_text(&e))?;
+    let abort = web_sys::AbortController::new().map_err(|e| FetchError::browser(&e))?;
     init.set_signal(Some(&abort.signal()));
     let request =
-        web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| error_text(&e))?;
+        web_sys::Request::new_with_str_and_init(url, &init).map_err(|e| FetchError::browser(&e))?;
     for (name, value) in headers {
         request
             .headers()
             .set(name, value)
-            .map_err(|e| error_text(&e))?;
+            .map_err(|e| FetchError::browser(&e))?;
     }
-    let window = web_sys::window().ok_or("no window")?;
+    let window = web_sys::window().ok_or(FetchError::NoWindow)?;
     let timer = gloo_timers::callback::Timeout::new(TIMEOUT_MS, move || abort.abort());
     let outcome = async {
         let response: web_sys::Response = JsFuture::from(window.fetch_with_request(&request))
             .await
-            .map_err(|e| error_text(&e))?
+            .map_err(|e| FetchError::browser(&e))?
             .dyn_into()
-            .map_err(|_| "no response".to_owned())?;
-        let text = JsFuture::from(response.text().map_err(|e| error_text(&e))?)
+            .map_err(|_| FetchError::NoResponse)?;
+        let text = JsFuture::from(response.text().map_err(|e| FetchError::browser(&e))?)
             .await
-            .map_err(|e| error_text(&e))?
+            .map_err(|e| FetchError::browser(&e))?
             .as_string()
             .unwrap_or_default();
         Ok(Reply {

@@ -12,9 +12,9 @@ use tacit_protocol::request_auth::{
 use wallet_core::receipt::KeySet;
 use wallet_core::{Origin, ReceiptPayload, SignedReceipt};
 
-use crate::app::now;
-use crate::keystore::{self, KeyPair};
-use crate::net::{self, Reply};
+use crate::clock::now;
+use crate::keystore::{self, KeyPair, KeyStoreError};
+use crate::net::{self, FetchError, Reply};
 
 /// The signer offered until the person chooses another.
 pub const DEFAULT_SIGNER: &str = "http://127.0.0.1:8787";
@@ -87,18 +87,57 @@ impl SignError {
     }
 }
 
-/// A signer origin as the person typed it (a trailing `/` is forgiven).
-pub fn parse_signer(text: &str) -> Result<Origin, String> {
-    let text = text.trim();
-    Origin::parse(text.strip_suffix('/').unwrap_or(text)).map_err(|_| {
+/// Why this browser was not enrolled with a signer; `Display` is the sentence the page shows.
+#[derive(Debug, thiserror::Error)]
+pub enum EnrolError {
+    #[error(
         "The signer must be an origin such as http://127.0.0.1:8787 (scheme, host and port, no \
          path)."
-            .to_owned()
-    })
+    )]
+    BadAddress,
+    #[error(
+        "The enrolment code is the 16 letters and digits tacit-signer printed, like \
+         ABCD-EFGH-JKMN-PQRS."
+    )]
+    BadCode,
+    /// The key could not be made or read (`0`: the browser's or the key rules' words).
+    #[error("This browser could not make a signing key ({0}).")]
+    NoKey(String),
+    #[error("The signer at {signer} could not be reached ({cause}).")]
+    Unreachable {
+        signer: Origin,
+        cause: SignedPostError,
+    },
+    /// The signer answered with another status than `201` (`status`: `HTTP 409 code`).
+    #[error(
+        "The signer refused the enrolment ({status}). {detail} Check the code, or ask for a new \
+         one with tacit-signer enroll."
+    )]
+    Refused { status: String, detail: String },
+    #[error("The signer's answer to the enrolment was not understood.")]
+    Unreadable,
+    #[error("The signer's answer named another key; the enrolment was not stored.")]
+    OtherKey,
+    #[error("The enrolment could not be stored in this browser ({0}).")]
+    NotStored(KeyStoreError),
+}
+
+/// Why a signed request got no HTTP answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignedPostError {
+    #[error(transparent)]
+    Key(#[from] KeyStoreError),
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+}
+
+/// A signer origin as the person typed it (a trailing `/` is forgiven).
+pub fn parse_signer(text: &str) -> Result<Origin, EnrolError> {
+    net::parse_origin(text).ok_or(EnrolError::BadAddress)
 }
 
 /// Reads the stored enrolment. A record whose pin does not parse counts as not enrolled.
-pub async fn load() -> Result<Enrolment, String> {
+pub async fn load() -> Result<Enrolment, KeyStoreError> {
     let Some(stored) = keystore::load().await? else {
         return Ok(Enrolment::NotEnrolled);
     };
@@ -122,13 +161,13 @@ async fn signed_post(
     key_pair: &KeyPair,
     path: &str,
     body: &str,
-) -> Result<Reply, String> {
+) -> Result<Reply, SignedPostError> {
     let timestamp = now().millis();
     let input = signing_input("POST", path, timestamp, body.as_bytes());
     let signature = keystore::sign(key_pair, input.as_bytes()).await?;
     let signature = URL_SAFE_NO_PAD.encode(signature);
     let timestamp = timestamp.to_string();
-    net::fetch(
+    Ok(net::fetch(
         "POST",
         &format!("{signer}{path}"),
         &[
@@ -139,55 +178,50 @@ async fn signed_post(
         ],
         Some(body),
     )
-    .await
+    .await?)
 }
 
 /// Enrols this browser with the signer at `signer_text` using the one-time `code_text`: a new
 /// non-extractable key, its public JWK registered with a request signed by that very key. Only a
 /// `201` naming this key's thumbprint stores the key and the pin (replacing any earlier ones).
-pub async fn enrol(signer_text: &str, code_text: &str) -> Result<Pin, String> {
+pub async fn enrol(signer_text: &str, code_text: &str) -> Result<Pin, EnrolError> {
     let signer = parse_signer(signer_text)?;
-    let code = EnrolmentCode::parse(code_text).map_err(|_| {
-        "The enrolment code is the 16 letters and digits tacit-signer printed, like \
-         ABCD-EFGH-JKMN-PQRS."
-            .to_owned()
-    })?;
-    let unavailable = |e: String| format!("This browser could not make a signing key ({e}).");
-    let key_pair = keystore::generate().await.map_err(unavailable)?;
+    let code = EnrolmentCode::parse(code_text).map_err(|_| EnrolError::BadCode)?;
+    let unavailable = |e: &dyn std::fmt::Display| EnrolError::NoKey(e.to_string());
+    let key_pair = keystore::generate().await.map_err(|e| unavailable(&e))?;
     let jwk_json = keystore::public_jwk_json(&key_pair)
         .await
-        .map_err(unavailable)?;
-    let public_key: Jwk = serde_json::from_str(&jwk_json)
-        .map_err(|_| unavailable("the public key is not a P-256 JWK".into()))?;
+        .map_err(|e| unavailable(&e))?;
+    let public_key: Jwk =
+        serde_json::from_str(&jwk_json).map_err(|_| unavailable(&KeyStoreError::NotP256))?;
     let install_id = InstallKey::from_jwk(&public_key)
-        .map_err(|e| unavailable(e.to_string()))?
+        .map_err(|e| unavailable(&e))?
         .id();
     let body = serde_json::to_string(&EnrolmentRequest {
         code: code.to_string(),
         public_key,
     })
-    .map_err(|e| unavailable(e.to_string()))?;
+    .map_err(|e| unavailable(&e))?;
     let reply = signed_post(&signer, &install_id, &key_pair, INSTALLS_PATH, &body)
         .await
-        .map_err(|e| format!("The signer at {signer} could not be reached ({e})."))?;
+        .map_err(|cause| EnrolError::Unreachable {
+            signer: signer.clone(),
+            cause,
+        })?;
     if reply.status != 201 {
-        let detail = reply.message().unwrap_or_default();
-        return Err(format!(
-            "The signer refused the enrolment ({}). {detail} Check the code, or ask for a new \
-             one with tacit-signer enroll.",
-            reply.describe()
-        ));
+        return Err(EnrolError::Refused {
+            status: reply.describe(),
+            detail: reply.message().unwrap_or_default(),
+        });
     }
-    let answer: EnrolmentResponse = serde_json::from_str(&reply.text)
-        .map_err(|_| "The signer's answer to the enrolment was not understood.".to_owned())?;
+    let answer: EnrolmentResponse =
+        serde_json::from_str(&reply.text).map_err(|_| EnrolError::Unreadable)?;
     if answer.install_id != install_id {
-        return Err(
-            "The signer's answer named another key; the enrolment was not stored.".to_owned(),
-        );
+        return Err(EnrolError::OtherKey);
     }
     keystore::save(&key_pair, signer.as_str(), install_id.as_str())
         .await
-        .map_err(|e| format!("The enrolment could not be stored in this browser ({e})."))?;
+        .map_err(EnrolError::NotStored)?;
     Ok(Pin {
         signer,
         install_id,
@@ -211,7 +245,7 @@ pub async fn request_signature(
         &body,
     )
     .await
-    .map_err(SignError::Unreachable)?;
+    .map_err(|e| SignError::Unreachable(e.to_string()))?;
     if !reply.ok() {
         return Err(SignError::Unreachable(reply.describe()));
     }

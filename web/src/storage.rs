@@ -12,33 +12,65 @@ use wasm_bindgen::prelude::*;
 
 const KEY: &str = "tacit.vault.v1";
 
-fn local() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok().flatten()
+/// Why browser storage could not be read or written; `Display` is the sentence the page shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StorageError {
+    #[error("this browser offers no local storage")]
+    NoStorage,
+    #[error("local storage could not be read")]
+    Unreadable,
+    /// A stored record that does not decode, as its decoder says.
+    #[error("{0}")]
+    Damaged(String),
+    #[error(
+        "the profile could not be saved (storage full or blocked); your last saved copy is \
+         unchanged"
+    )]
+    ProfileNotSaved,
+    #[error("the disclosure memory could not be saved")]
+    MemoryNotSaved,
+    #[error("the profile could not be deleted")]
+    ProfileNotDeleted,
+    /// The credentials could not be sealed (the vault's own error).
+    #[error("{0}")]
+    Seal(String),
+    #[error("your credentials could not be saved (storage full or blocked)")]
+    CredentialsNotSaved,
+    #[error("the stored credentials are damaged")]
+    CredentialsDamaged,
+    #[error("your credentials could not be deleted")]
+    CredentialsNotDeleted,
+}
+
+fn local() -> Result<web_sys::Storage, StorageError> {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .ok_or(StorageError::NoStorage)
 }
 
 /// The stored record, if any. A record that does not parse is reported, never deleted.
-pub fn load() -> Result<Option<StoredVault>, String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    match storage.get_item(KEY) {
+pub fn load_record() -> Result<Option<StoredVault>, StorageError> {
+    match local()?.get_item(KEY) {
         Ok(Some(text)) => StoredVault::decode(&text)
             .map(Some)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| StorageError::Damaged(e.to_string())),
         Ok(None) => Ok(None),
-        Err(_) => Err("local storage could not be read".into()),
+        Err(_) => Err(StorageError::Unreadable),
     }
+}
+
+/// [`load_record`] with the error as text, as `capability_gate::wallet::Snapshot` holds it (and
+/// the passphrase check in `person.rs` reads it).
+pub fn load() -> Result<Option<StoredVault>, String> {
+    load_record().map_err(|e| e.to_string())
 }
 
 /// Writes the record in one `setItem`: either the new record is stored whole or the old one
 /// stays as it was.
-pub fn save(record: &StoredVault) -> Result<(), String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    storage
+pub fn save(record: &StoredVault) -> Result<(), StorageError> {
+    local()?
         .set_item(KEY, &record.encode())
-        .map_err(|_| "the profile could not be saved (storage full or blocked); your last saved copy is unchanged".into())
+        .map_err(|_| StorageError::ProfileNotSaved)
 }
 
 pub const STORAGE_KEY: &str = KEY;
@@ -50,58 +82,52 @@ const FLOORS_KEY: &str = "tacit.memory-floors.v1";
 
 /// The format-1 sealed ledger (hex), if one is still stored.
 pub fn load_legacy_ledger() -> Option<Vec<u8>> {
-    let text = local()?.get_item(LEGACY_LEDGER_KEY).ok()??;
+    let text = local().ok()?.get_item(LEGACY_LEDGER_KEY).ok()??;
     hex::decode(text).ok()
 }
 
 /// Forgets the format-1 sealed ledger (migrated into the record, or another vault's).
 pub fn forget_legacy_ledger() {
-    if let Some(storage) = local() {
+    if let Ok(storage) = local() {
         let _ = storage.remove_item(LEGACY_LEDGER_KEY);
     }
 }
 
 /// The memory floors. Missing is empty; unreadable is an error (never assumed empty).
-pub fn load_floors() -> Result<MemoryFloors, String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    match storage.get_item(FLOORS_KEY) {
-        Ok(Some(text)) => MemoryFloors::decode(&text).map_err(|e| e.to_string()),
+pub fn load_floors() -> Result<MemoryFloors, StorageError> {
+    match local()?.get_item(FLOORS_KEY) {
+        Ok(Some(text)) => {
+            MemoryFloors::decode(&text).map_err(|e| StorageError::Damaged(e.to_string()))
+        }
         Ok(None) => Ok(MemoryFloors::default()),
-        Err(_) => Err("local storage could not be read".into()),
+        Err(_) => Err(StorageError::Unreadable),
     }
 }
 
 /// Raises the floor of `vault_key` to `generation`.
-pub fn raise_floor(vault_key: &str, generation: u64) -> Result<(), String> {
+pub fn raise_floor(vault_key: &str, generation: u64) -> Result<(), StorageError> {
     let mut floors = load_floors()?;
     floors.raise(vault_key, generation);
     save_floors(&floors)
 }
 
-fn save_floors(floors: &MemoryFloors) -> Result<(), String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    storage
+fn save_floors(floors: &MemoryFloors) -> Result<(), StorageError> {
+    local()?
         .set_item(FLOORS_KEY, &floors.encode())
-        .map_err(|_| "the disclosure memory could not be saved".into())
+        .map_err(|_| StorageError::MemoryNotSaved)
 }
 
 /// Deletes the stored record and any format-1 ledger.
-pub fn delete_record() -> Result<(), String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
+pub fn delete_record() -> Result<(), StorageError> {
+    let storage = local()?;
     storage
         .remove_item(KEY)
         .and_then(|()| storage.remove_item(LEGACY_LEDGER_KEY))
-        .map_err(|_| "the profile could not be deleted".to_owned())
+        .map_err(|_| StorageError::ProfileNotDeleted)
 }
 
 /// Forgets the floor of `vault_key`.
-pub fn forget_floor(vault_key: &str) -> Result<(), String> {
+pub fn forget_floor(vault_key: &str) -> Result<(), StorageError> {
     let mut floors = load_floors()?;
     floors.forget(vault_key);
     save_floors(&floors)
@@ -111,7 +137,7 @@ pub fn forget_floor(vault_key: &str) -> Result<(), String> {
 pub fn snapshot() -> Snapshot {
     Snapshot {
         record: load(),
-        floors: load_floors(),
+        floors: load_floors().map_err(|e| e.to_string()),
         legacy: load_legacy_ledger(),
     }
 }
@@ -178,23 +204,22 @@ struct SealedCredentials {
 pub fn save_credentials<T: serde::Serialize>(
     vault: &wallet_core::Vault,
     credentials: &T,
-) -> Result<(), String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    let plaintext = serde_json::to_vec(credentials).map_err(|e| e.to_string())?;
+) -> Result<(), StorageError> {
+    let storage = local()?;
+    let plaintext =
+        serde_json::to_vec(credentials).map_err(|e| StorageError::Seal(e.to_string()))?;
     let mut rng = rand_core::UnwrapErr(getrandom::SysRng);
     let sealed = vault
         .seal_aux(CREDENTIALS_LABEL, &plaintext, &mut rng)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StorageError::Seal(e.to_string()))?;
     let record = SealedCredentials {
         vault_id: hex::encode(vault.envelope().vault_id()),
         sealed: hex::encode(sealed),
     };
-    let text = serde_json::to_string(&record).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string(&record).map_err(|e| StorageError::Seal(e.to_string()))?;
     storage
         .set_item(CREDENTIALS_KEY, &text)
-        .map_err(|_| "your credentials could not be saved (storage full or blocked)".into())
+        .map_err(|_| StorageError::CredentialsNotSaved)
 }
 
 /// The stored credentials of `vault`: `None` when there are none, or when the stored ones are
@@ -202,16 +227,13 @@ pub fn save_credentials<T: serde::Serialize>(
 /// open or parse is an error (never silently dropped).
 pub fn load_credentials<T: serde::de::DeserializeOwned>(
     vault: &wallet_core::Vault,
-) -> Result<Option<T>, String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    let text = match storage.get_item(CREDENTIALS_KEY) {
+) -> Result<Option<T>, StorageError> {
+    let text = match local()?.get_item(CREDENTIALS_KEY) {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(None),
-        Err(_) => return Err("local storage could not be read".into()),
+        Err(_) => return Err(StorageError::Unreadable),
     };
-    let damaged = || "the stored credentials are damaged".to_owned();
+    let damaged = || StorageError::CredentialsDamaged;
     let record: SealedCredentials = serde_json::from_str(&text).map_err(|_| damaged())?;
     if record.vault_id != hex::encode(vault.envelope().vault_id()) {
         return Ok(None);
@@ -226,11 +248,8 @@ pub fn load_credentials<T: serde::de::DeserializeOwned>(
 }
 
 /// Deletes the stored credentials.
-pub fn delete_credentials() -> Result<(), String> {
-    let Some(storage) = local() else {
-        return Err("this browser offers no local storage".into());
-    };
-    storage
+pub fn delete_credentials() -> Result<(), StorageError> {
+    local()?
         .remove_item(CREDENTIALS_KEY)
-        .map_err(|_| "your credentials could not be deleted".to_owned())
+        .map_err(|_| StorageError::CredentialsNotDeleted)
 }

@@ -5,8 +5,8 @@ use capability_gate::words;
 
 /// The held requests in arrival order: the gate's `received_at`, then its arrival sequence
 /// (never the string order of their ids).
-fn held_in_arrival_order(app: &App) -> Vec<&capability_gate::Request> {
-    let mut held: Vec<&capability_gate::Request> = app
+fn held_in_arrival_order<'a>(view: &View<'a>) -> Vec<&'a capability_gate::Request> {
+    let mut held: Vec<&capability_gate::Request> = view
         .gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
@@ -42,12 +42,12 @@ fn currency_words(code: &str) -> String {
 /// request did not change is kept as it is (the person's ticks, duration and typed reason stay);
 /// only its live parts (who is asking, what each answer would reveal, what the memory would
 /// decline) are updated in place.
-pub(super) fn requests(app: &App) {
+pub(super) fn requests(view: &View<'_>) {
     let Some(container) = dom::by_id("requests") else {
         return;
     };
     let mut cards = Vec::new();
-    for request in held_in_arrival_order(app) {
+    for request in held_in_arrival_order(view) {
         let claims: Vec<String> = request.claims.iter().map(|c| c.canonical()).collect();
         let key = content_key(&(
             &request.id,
@@ -55,13 +55,13 @@ pub(super) fn requests(app: &App) {
             &claims,
             &request.site_name,
             &request.purpose,
-            app.short_grants,
+            view.short_grants,
         ));
         let (card, _kept) =
             dom::keep_or_build(&container, &format!("req-{}", request.id), &key, || {
-                request_card(app, request)
+                request_card(view, request)
             });
-        update_request_card(app, &card, request);
+        update_request_card(view, &card, request);
         cards.push(card);
     }
     if cards.is_empty() {
@@ -96,7 +96,7 @@ fn allow_words(choice: &str, short: bool) -> String {
 }
 
 /// Builds a consent card (the parts that follow from the request alone).
-fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Element {
+fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys::Element {
     let card = el("div", "item request", "");
     let heading_id = format!("req-title-{}", request.id);
     attr(&card, "role", "group");
@@ -191,7 +191,7 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
         &attr(&el("label", "", words::DURATION_LABEL), "for", &dur_id),
     );
     let duration = attr(&el("select", "", ""), "id", &dur_id);
-    for (value, label) in capability_gate::Lifetime::choices(app.short_grants) {
+    for (value, label) in capability_gate::Lifetime::choices(view.short_grants) {
         append(&duration, &attr(&el("option", "", label), "value", value));
     }
     dom::set_value_of(&duration, capability_gate::Lifetime::DEFAULT_CHOICE);
@@ -199,7 +199,7 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
     append(&card, &choose);
     let actions = el("div", "row actions", "");
     let allow = button(
-        &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, app.short_grants),
+        &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, view.short_grants),
         "grant",
         request.id.as_str(),
         "primary",
@@ -212,7 +212,7 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
     append(&card, &actions);
     // The button follows the duration choice.
     if let Some(select) = duration.dyn_ref::<web_sys::HtmlSelectElement>() {
-        let (select_c, short) = (select.clone(), app.short_grants);
+        let (select_c, short) = (select.clone(), view.short_grants);
         let follow = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
             dom::set_text_of(&allow, &allow_words(&select_c.value(), short));
         });
@@ -220,18 +220,7 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
             &follow.into_js_value(),
         )));
     }
-    let reason_id = format!("deny-{}", request.id);
-    let reason = el("div", "field reason", "");
-    append(
-        &reason,
-        &attr(
-            &el("label", "", "Why not? (optional, the agent reads it)"),
-            "for",
-            &reason_id,
-        ),
-    );
-    append(&reason, &attr(&el("input", "", ""), "id", &reason_id));
-    append(&card, &reason);
+    append(&card, &reason_field(&format!("deny-{}", request.id)));
     append(
         &card,
         &attr(
@@ -249,9 +238,13 @@ fn request_card(app: &App, request: &capability_gate::Request) -> web_sys::Eleme
 
 /// The live parts of a consent card: who is asking, what each answer would reveal, and which
 /// claims the memory would decline (disabled, unticked, with the reason shown).
-fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_gate::Request) {
-    let today = now().date_utc();
-    let (verified, who) = crate::asker::describe(app, request);
+fn update_request_card(
+    view: &View<'_>,
+    card: &web_sys::Element,
+    request: &capability_gate::Request,
+) {
+    let today = view.now.date_utc();
+    let (verified, who) = who_asks(view, request);
     if let Some(heading) = dom::query_all(card, "h3.asks").into_iter().next() {
         dom::set_text_of(&heading, &words::heading(&site_of(request)));
     }
@@ -278,9 +271,9 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
             .and_then(|s| s.dyn_into::<web_sys::HtmlSelectElement>().ok())
             .map(|s| s.value())
             .unwrap_or_default();
-        dom::set_text_of(&allow, &allow_words(&choice, app.short_grants));
+        dom::set_text_of(&allow, &allow_words(&choice, view.short_grants));
     }
-    let floors = app.gate.ledger().floors();
+    let floors = view.gate.ledger().floors();
     let rows = dom::query_all(card, "li.claim-item");
     for ((index, claim), row) in request.claims.iter().enumerate().zip(rows) {
         let Some(check) = dom::query_all(&row, "input[data-claim-index]")
@@ -289,14 +282,14 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
         else {
             continue;
         };
-        let reason = app
+        let reason = view
             .gate
             .would_decline(&request.id, index)
             .map(|_| words::declined(claim.attribute()));
         if let wallet_core::Claim::IncomeBelow { limit } = claim {
             // The question's currency in words that are the same whatever the profile's
             // currency: the card is in the DOM, which a page agent can read.
-            let words = app
+            let words = view
                 .gate
                 .currency_note(&request.id, index)
                 .unwrap_or_else(|| {
@@ -309,7 +302,7 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
                 dom::set_text_of(&e, &words);
             }
         }
-        let preview = app.gate.ledger().preview(claim, today);
+        let preview = view.gate.ledger().preview(claim, today);
         let (reveal, bits) = match &reason {
             Some(_) => (String::new(), String::new()),
             None => (
@@ -367,6 +360,29 @@ fn update_request_card(app: &App, card: &web_sys::Element, request: &capability_
                     }
                 }
             }
+        }
+    }
+}
+
+/// The line the consent card shows about who is asking.
+fn who_asks(view: &View<'_>, request: &capability_gate::Request) -> (bool, String) {
+    match &request.asker {
+        capability_gate::AskerStatus::Verified { site_name } => {
+            (true, format!("Verified: {site_name} at {}", request.origin))
+        }
+        capability_gate::AskerStatus::Unconfirmed => {
+            let why = match (&request.attestation, view.asker_checks.get(&request.id)) {
+                (None, _) => "the site gave no signature",
+                (Some(_), Some(AskerCheck::Failed(why))) => why,
+                (Some(_), _) => "checking the site's signature…",
+            };
+            (
+                false,
+                format!(
+                    "An agent says this is for {}; this is not confirmed ({why}).",
+                    request.origin
+                ),
+            )
         }
     }
 }

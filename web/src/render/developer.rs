@@ -3,9 +3,9 @@
 
 use super::*;
 
-pub fn agent(app: &App) {
+pub fn agent(view: &View<'_>) {
     // What each live claim tool answers, and for which site (from the gate's live grants).
-    let grant_origin: std::collections::BTreeMap<String, String> = app
+    let grant_origin: std::collections::BTreeMap<String, String> = view
         .gate
         .grants()
         .filter(|g| g.state == GrantState::Live)
@@ -16,24 +16,24 @@ pub fn agent(app: &App) {
         .collect();
     let registry_key = content_key(&(
         &grant_origin,
-        app.live_tools
+        view.live_tools
             .iter()
             .map(|t| t.to_string())
             .collect::<Vec<_>>(),
-        app.registry.host().uses_webmcp(),
+        view.registry.host().uses_webmcp(),
     ));
     if changed("registry", registry_key) {
-        registry(app, &grant_origin);
+        registry(view, &grant_origin);
     }
-    let names: Vec<String> = if app.registry.host().uses_webmcp() {
-        app.live_tools
+    let names: Vec<String> = if view.registry.host().uses_webmcp() {
+        view.live_tools
             .iter()
             .filter_map(|t| t["name"].as_str().map(str::to_owned))
             .collect()
     } else {
-        capability_gate::Host::list(app.registry.host())
+        capability_gate::Host::list(view.registry.host())
     };
-    let audit = audit_registry(&app.gate, &names);
+    let audit = audit_registry(view.gate, &names);
     let absence_key = content_key(&(
         audit
             .fields
@@ -46,19 +46,20 @@ pub fn agent(app: &App) {
         absence(&audit);
     }
     let calls_key = content_key(
-        &app.calls
+        &view
+            .calls
             .iter()
             .map(|c| (c.at.millis(), c.tool.as_str(), c.outcome.as_str()))
             .collect::<Vec<_>>(),
     );
     if changed("calls", calls_key) {
-        calls(app);
+        calls(view);
     }
 }
 
-fn registry(app: &App, grant_origin: &std::collections::BTreeMap<String, String>) {
+fn registry(view: &View<'_>, grant_origin: &std::collections::BTreeMap<String, String>) {
     let mut items = Vec::new();
-    for tool in &app.live_tools {
+    for tool in view.live_tools {
         let name = tool["name"].as_str().unwrap_or("?");
         let hints: Vec<&str> = ["readOnlyHint", "untrustedContentHint", "consequentialHint"]
             .into_iter()
@@ -73,7 +74,7 @@ fn registry(app: &App, grant_origin: &std::collections::BTreeMap<String, String>
         items.push(li);
     }
     if items.is_empty() {
-        let note = if app.registry.host().uses_webmcp() {
+        let note = if view.registry.host().uses_webmcp() {
             "The registry is empty."
         } else {
             "No WebMCP registry in this browser; tools are offered through window.tacit."
@@ -106,8 +107,8 @@ fn absence(audit: &capability_gate::Audit) {
     fill("absence", rows);
 }
 
-fn calls(app: &App) {
-    let calls: Vec<_> = app
+fn calls(view: &View<'_>) {
+    let calls: Vec<_> = view
         .calls
         .iter()
         .map(|c| {

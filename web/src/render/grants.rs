@@ -8,12 +8,12 @@ use crate::told;
 /// left", and a Stop now button naming what it stops). A row is kept while its grant lives; the
 /// 1-second countdown changes its time text only, so a focused button keeps focus. Tool names
 /// are in the "For developers" section only.
-pub fn grants(app: &App) {
+pub fn grants(view: &View<'_>) {
     let Some(container) = dom::by_id("grants") else {
         return;
     };
-    let now_ms = now().millis();
-    let live: Vec<_> = app
+    let now_ms = view.now.millis();
+    let live: Vec<_> = view
         .gate
         .grants()
         .filter(|g| g.state == GrantState::Live)
@@ -30,7 +30,7 @@ pub fn grants(app: &App) {
     dom::set_text_of(&line, &summary);
     rows.push(line);
     for grant in live {
-        let site = told::site_of(&app.gate, grant);
+        let site = told::site_of(view.gate, grant);
         let question = told::question(&grant.claim);
         let key = content_key(&(
             grant.id.as_str(),

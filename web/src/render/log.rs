@@ -8,8 +8,8 @@ use capability_gate::words;
 
 use super::consent::money_words;
 
-pub(super) fn log(app: &App) {
-    let rows: Vec<_> = app
+pub(super) fn log(view: &View<'_>) {
+    let rows: Vec<_> = view
         .gate
         .log()
         .entries()
@@ -47,8 +47,8 @@ pub(super) fn log(app: &App) {
     );
 }
 
-pub(super) fn session_receipts(app: &App) {
-    let rows: Vec<_> = app
+pub(super) fn session_receipts(view: &View<'_>) {
+    let rows: Vec<_> = view
         .session_receipts
         .iter()
         .enumerate()

@@ -1,16 +1,24 @@
 //! Drawing the page from the app's state. Every piece of text goes through `textContent`; no
 //! raw profile value is drawn anywhere except the profile editor's own fields.
+//!
+//! Drawing reads a [`View`] (the app's state, borrowed read-only) and depends on no other part
+//! of the page's behaviour: `app` makes the view and calls here, never the reverse, and the
+//! listeners that act on what is drawn are `actions`' (installed once at start).
+
+use std::collections::{BTreeMap, VecDeque};
 
 use capability_gate::gate::tool_name_of;
 use capability_gate::tool::describe;
+use capability_gate::wallet::Wallet;
+use capability_gate::{Gate, ProposalId, Registry, RequestId};
 use capability_gate::{GrantState, ProposalState, RequestState, audit_registry};
+use wallet_core::store::StoredVault;
 use wallet_core::{Outcome, Timestamp};
 
-use crate::app::{App, now};
-use crate::credentials::proofs_left;
 use crate::dom::{self, append, attr, button, el, fill};
-use crate::person;
+use crate::host::{Detection, WebMcpHost};
 use crate::signer::{DEFAULT_SIGNER, Enrolment};
+use crate::state::{AskerCheck, Call, SessionReceipt};
 use wasm_bindgen::JsCast;
 
 mod consent;
@@ -27,43 +35,85 @@ use log::{log, session_receipts};
 use proposals::proposals;
 use settings::{credentials, settings};
 
-pub fn all(app: &App) {
-    crate::actions::listen_once();
-    session_receipts(app);
-    status(app);
-    settings(app);
-    person::render(app);
-    credentials(app);
-    crate::editor::render(app);
-    requests(app);
-    grants(app);
-    proposals(app);
-    agent(app);
-    log(app);
+/// What drawing reads: the app's state, borrowed, and the time it is drawn at.
+pub struct View<'a> {
+    pub gate: &'a Gate,
+    pub registry: &'a Registry<WebMcpHost>,
+    pub detection: &'a Detection,
+    pub stored: Option<&'a StoredVault>,
+    pub wallet: &'a Wallet,
+    pub live_tools: &'a [serde_json::Value],
+    pub calls: &'a VecDeque<Call>,
+    pub enrolment: &'a Enrolment,
+    pub enrolling: bool,
+    pub fetching_credentials: bool,
+    pub signer_notes: &'a BTreeMap<ProposalId, String>,
+    pub asker_checks: &'a BTreeMap<RequestId, AskerCheck>,
+    pub session_receipts: &'a [SessionReceipt],
+    pub short_grants: bool,
+    pub now: Timestamp,
 }
 
-fn status(app: &App) {
-    let unlocked = app.gate.is_unlocked();
+/// `"7 proofs left"`, `"1 proof left"`.
+pub fn proofs_left(n: usize) -> String {
+    if n == 1 {
+        "1 proof left".to_owned()
+    } else {
+        format!("{n} proofs left")
+    }
+}
+
+/// Draws every section but the profile's and the editor's (`person` and `editor` draw those).
+pub fn all(view: &View<'_>) {
+    session_receipts(view);
+    status(view);
+    settings(view);
+    credentials(view);
+    requests(view);
+    grants(view);
+    proposals(view);
+    agent(view);
+    log(view);
+}
+
+/// The optional "Why not?" field under a card's refusing button; its input has the id `id` (the
+/// action reads it from there).
+fn reason_field(id: &str) -> web_sys::Element {
+    let reason = el("div", "field reason", "");
+    append(
+        &reason,
+        &attr(
+            &el("label", "", "Why not? (optional, the agent reads it)"),
+            "for",
+            id,
+        ),
+    );
+    append(&reason, &attr(&el("input", "", ""), "id", id));
+    reason
+}
+
+fn status(view: &View<'_>) {
+    let unlocked = view.gate.is_unlocked();
     dom::set_pill(
         "lock-pill",
         if unlocked { "Unlocked" } else { "Locked" },
         if unlocked { "ok" } else { "" },
     );
-    let tone = match app.detection.code() {
+    let tone = match view.detection.code() {
         "available" | "polyfilled" => "ok",
         "absent" | "superseded-api" | "scripted" => "warn",
         _ => "bad",
     };
     dom::set_pill(
         "webmcp-pill",
-        &format!("WebMCP: {}", app.detection.code()),
+        &format!("WebMCP: {}", view.detection.code()),
         tone,
     );
     if let Some(p) = dom::by_id("webmcp-pill") {
-        attr(&p, "title", &app.detection.describe());
+        attr(&p, "title", &view.detection.describe());
     }
-    let stored = app.stored.is_some();
-    let editing = app.wallet.editor() == capability_gate::wallet::Editor::Open;
+    let stored = view.stored.is_some();
+    let editing = view.wallet.editor() == capability_gate::wallet::Editor::Open;
     dom::show("setup", !stored);
     dom::show("setup-actions", !stored);
     // The person's facts are on the page only while a new profile is made or the editor is
@@ -73,17 +123,17 @@ fn status(app: &App) {
     dom::show("editor-actions", unlocked);
     dom::show("end-session-btn", unlocked);
     dom::show("backup", true);
-    title(app);
+    title(view);
 }
 
 /// How many requests and applications wait for the person's answer.
-pub(crate) fn waiting_count(app: &App) -> usize {
-    let requests = app
+pub(crate) fn waiting_count(view: &View<'_>) -> usize {
+    let requests = view
         .gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
         .count();
-    let proposals = app
+    let proposals = view
         .gate
         .proposals()
         .filter(|p| p.state == ProposalState::Held)
@@ -93,8 +143,8 @@ pub(crate) fn waiting_count(app: &App) -> usize {
 
 /// The tab's title: `(<n>) Tacit — a site is waiting` while n ≥ 1 requests or applications
 /// wait for the person, else `Tacit wallet` (seen from another tab).
-fn title(app: &App) {
-    let text = title_for(waiting_count(app));
+fn title(view: &View<'_>) {
+    let text = title_for(waiting_count(view));
     if let Some(document) = dom::document()
         && document.title() != text
     {

@@ -8,8 +8,8 @@ use super::consent::money_words;
 
 /// Who an application goes to, for the person: the site's signed name if a request from it was
 /// verified, otherwise its address.
-fn site_of(app: &App, p: &capability_gate::Proposal) -> (bool, String) {
-    match app.gate.proposal_asker(&p.id) {
+fn site_of(view: &View<'_>, p: &capability_gate::Proposal) -> (bool, String) {
+    match view.gate.proposal_asker(&p.id) {
         Some(capability_gate::AskerStatus::Verified { site_name }) => (
             true,
             words::site_label(Some(&site_name), p.audience.as_str()),
@@ -21,7 +21,7 @@ fn site_of(app: &App, p: &capability_gate::Proposal) -> (bool, String) {
 /// The approval cards, newest first, one `#prop-<id>` each: waiting ones directly in
 /// `#proposals`, sent and refused ones in its "Sent" list. A card is rebuilt only when what it
 /// shows changed; an application waiting for the person keeps what they unticked.
-pub(super) fn proposals(app: &App) {
+pub(super) fn proposals(view: &View<'_>) {
     let Some(container) = dom::by_id("proposals") else {
         return;
     };
@@ -44,7 +44,7 @@ pub(super) fn proposals(app: &App) {
         .unwrap_or_else(|| sent_box.clone());
     let mut waiting = Vec::new();
     let mut sent = Vec::new();
-    let mut all: Vec<_> = app.gate.proposals().collect();
+    let mut all: Vec<_> = view.gate.proposals().collect();
     all.reverse();
     for p in all {
         let (state, signed) = match &p.state {
@@ -52,14 +52,14 @@ pub(super) fn proposals(app: &App) {
             ProposalState::Released { signed, .. } => ("released", signed.is_some()),
             ProposalState::Refused { .. } => ("refused", false),
         };
-        let note = app.signer_notes.get(&p.id);
+        let note = view.signer_notes.get(&p.id);
         let key = content_key(&(
             &p.id,
             state,
             signed,
             p.digest(),
-            app.gate.presentations(&p.id).map_or(0, |d| d.len()),
-            format!("{:?}", app.gate.proposal_asker(&p.id)),
+            view.gate.presentations(&p.id).map_or(0, |d| d.len()),
+            format!("{:?}", view.gate.proposal_asker(&p.id)),
             // A held card shows its note in place; others are drawn with it.
             if state == "held" { None } else { note },
         ));
@@ -69,7 +69,7 @@ pub(super) fn proposals(app: &App) {
             &sent_list
         };
         let (card, _) = dom::keep_or_build(parent, &format!("prop-{}", p.id), &key, || {
-            proposal_card(app, p)
+            proposal_card(view, p)
         });
         if let Some(line) = dom::by_id(&format!("prop-note-{}", p.id)) {
             dom::set_text_of(&line, note.map_or("", String::as_str));
@@ -100,9 +100,9 @@ pub(super) fn proposals(app: &App) {
     dom::sync_children(&container, &waiting);
 }
 
-fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
+fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Element {
     let card = el("div", "item approval", "");
-    let (verified, site) = site_of(app, p);
+    let (verified, site) = site_of(view, p);
     let title_id = format!("prop-title-{}", p.id);
     attr(&card, "role", "group");
     attr(&card, "aria-labelledby", &title_id);
@@ -143,7 +143,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
         match &item.issuer {
             Some(issuer) => {
                 proofs += 1;
-                let credentials = app.gate.credentials();
+                let credentials = view.gate.credentials();
                 let name = item
                     .issuer_name
                     .clone()
@@ -257,18 +257,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                 &button("Don't send", "refuse", p.id.as_str(), "danger"),
             );
             append(&card, &actions);
-            let reason_id = format!("refuse-{}", p.id);
-            let reason = el("div", "field reason", "");
-            append(
-                &reason,
-                &attr(
-                    &el("label", "", "Why not? (optional, the agent reads it)"),
-                    "for",
-                    &reason_id,
-                ),
-            );
-            append(&reason, &attr(&el("input", "", ""), "id", &reason_id));
-            append(&card, &reason);
+            append(&card, &reason_field(&format!("refuse-{}", p.id)));
         }
         ProposalState::Refused { reason } => {
             let text = if reason.trim().is_empty() {
@@ -299,7 +288,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                 }
                 None => append(&card, &el("p", "msg", "Sent, not signed yet.")),
             }
-            if let Some(done) = app.gate.presentations(&p.id) {
+            if let Some(done) = view.gate.presentations(&p.id) {
                 let text = match done.len() {
                     1 => format!("1 proof goes with it, for {site} only."),
                     n => format!("{n} proofs go with it, for {site} only."),
@@ -307,7 +296,7 @@ fn proposal_card(app: &App, p: &capability_gate::Proposal) -> web_sys::Element {
                 append(&card, &el("p", "msg ok", &text));
             }
             // The signer's own note, unless the sentence above already says it is signed.
-            if let Some(note) = app.signer_notes.get(&p.id)
+            if let Some(note) = view.signer_notes.get(&p.id)
                 && signed.is_none()
             {
                 append(&card, &el("p", "msg", note));

@@ -3,8 +3,8 @@
 use super::*;
 
 /// The Signer setting: where this browser is enrolled, if anywhere.
-pub(super) fn settings(app: &App) {
-    let (text, ok, enrolled, origin) = match &app.enrolment {
+pub(super) fn settings(view: &View<'_>) {
+    let (text, ok, enrolled, origin) = match &view.enrolment {
         Enrolment::Loading => (
             "Reading this browser's enrolment…".to_owned(),
             true,
@@ -35,7 +35,7 @@ pub(super) fn settings(app: &App) {
         dom::set_value("signer-origin", &origin);
     }
     if let Some(b) = dom::by_id("enrol-btn") {
-        let _ = if app.enrolling {
+        let _ = if view.enrolling {
             b.set_attribute("disabled", "")
         } else {
             b.remove_attribute("disabled")
@@ -44,15 +44,15 @@ pub(super) fn settings(app: &App) {
 }
 
 /// Settings → Credentials: one line per issuer, and whether a credential can be added now.
-pub(super) fn credentials(app: &App) {
-    let unlocked = app.gate.is_unlocked();
+pub(super) fn credentials(view: &View<'_>) {
+    let unlocked = view.gate.is_unlocked();
     let summary = if unlocked {
-        app.gate.credentials().summary(now())
+        view.gate.credentials().summary(view.now)
     } else {
         Vec::new()
     };
     if let Some(b) = dom::by_id("add-credential-btn") {
-        let _ = if app.fetching_credentials || !unlocked {
+        let _ = if view.fetching_credentials || !unlocked {
             b.set_attribute("disabled", "")
         } else {
             b.remove_attribute("disabled")
