@@ -31,6 +31,9 @@ pub struct Site {
     /// A directory (relative to the root) of static files shared with other sites, copied
     /// before the site's own `static/` (which wins on a clash).
     pub shared_static: Option<&'static str>,
+    /// The site's words for the relying sites' page ([`SITE_PAGE`]), relative to the root: its
+    /// `index.html` is written from them ([`site_page`]).
+    pub page: Option<&'static str>,
     /// Who the page's boot note names when its wasm fails to start ("The wallet could not
     /// start: …"); see [`boot_js`].
     pub who: &'static str,
@@ -44,6 +47,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_web",
         dir: "web",
         shared_static: None,
+        page: None,
         who: "The wallet",
     },
     Site {
@@ -52,6 +56,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_housing",
         dir: "examples/housing",
         shared_static: Some("examples/site/static"),
+        page: Some("examples/housing/page.html"),
         who: "This page",
     },
     Site {
@@ -60,6 +65,7 @@ pub const SITES: &[Site] = &[
         lib: "tacit_pharmacy",
         dir: "examples/pharmacy",
         shared_static: Some("examples/site/static"),
+        page: Some("examples/pharmacy/page.html"),
         who: "This page",
     },
 ];
@@ -108,6 +114,57 @@ fn write_boot_js(root: &Path, site: &Site, out: &Path) -> Result<(), String> {
         fs::read_to_string(&from).map_err(|e| format!("reading {}: {e}", from.display()))?;
     let to = out.join("boot.js");
     fs::write(&to, boot_js(&template, site)?).map_err(|e| format!("writing {}: {e}", to.display()))
+}
+
+/// The page of every relying site, with `{{slot}}`s each site's `page` fills ([`site_page`]).
+pub const SITE_PAGE: &str = "examples/site/page.html";
+
+/// [`SITE_PAGE`]'s `template` with each `{{name}}` filled from `slots`: text in which a line
+/// `<!-- slot name -->` starts a slot whose value runs to the next such line (its last newline
+/// dropped); text before the first is a comment. Every slot must be given once and be in the
+/// template once, and none may be left unfilled.
+pub fn site_page(template: &str, slots: &str) -> Result<String, String> {
+    let mut given: Vec<(&str, String)> = Vec::new();
+    for line in slots.split_inclusive('\n') {
+        let marker = line
+            .trim_end()
+            .strip_prefix("<!-- slot ")
+            .and_then(|rest| rest.strip_suffix(" -->"));
+        if let Some(name) = marker {
+            if given.iter().any(|(n, _)| *n == name) {
+                return Err(format!("slot `{name}` is given twice"));
+            }
+            given.push((name, String::new()));
+        } else if let Some((_, value)) = given.last_mut() {
+            value.push_str(line);
+        }
+    }
+    let mut page = template.to_owned();
+    for (name, value) in &given {
+        let slot = format!("{{{{{name}}}}}");
+        if page.matches(&slot).count() != 1 {
+            return Err(format!(
+                "{SITE_PAGE} has no slot `{name}` (or has it twice)"
+            ));
+        }
+        page = page.replace(&slot, value.strip_suffix('\n').unwrap_or(value));
+    }
+    if let Some(at) = page.find("{{") {
+        let slot: String = page[at..].chars().take_while(|c| *c != '}').collect();
+        return Err(format!("slot `{}` of {SITE_PAGE} is not given", &slot[2..]));
+    }
+    Ok(page)
+}
+
+/// Writes the site's `index.html` from [`SITE_PAGE`] and its `page` into its output `out`.
+fn write_site_page(root: &Path, page: &str, out: &Path) -> Result<(), String> {
+    let read = |path: &Path| {
+        fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+    };
+    let html = site_page(&read(&root.join(SITE_PAGE))?, &read(&root.join(page))?)
+        .map_err(|e| format!("{page}: {e}"))?;
+    let to = out.join("index.html");
+    fs::write(&to, html).map_err(|e| format!("writing {}: {e}", to.display()))
 }
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -235,7 +292,7 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
     let out = target_dir().join("site").join(site.name);
     let pkg = out.join("pkg");
     let static_dir = root.join(site.dir).join("static");
-    if !static_dir.is_dir() {
+    if site.page.is_none() && !static_dir.is_dir() {
         return Err(format!(
             "{} does not exist: site `{}` needs at least an index.html there",
             static_dir.display(),
@@ -248,9 +305,14 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
     if let Some(shared) = site.shared_static {
         copy_dir(&root.join(shared), &out)?;
     }
-    copy_dir(&static_dir, &out)?;
+    if static_dir.is_dir() {
+        copy_dir(&static_dir, &out)?;
+    }
     copy_webmcp_files(&root, &out)?;
     write_boot_js(&root, site, &out)?;
+    if let Some(page) = site.page {
+        write_site_page(&root, page, &out)?;
+    }
 
     let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
     bindgen
@@ -841,6 +903,49 @@ version = "0.2.130"
         assert!(boot_js("import init from './pkg/__MODULE__.js';", &wallet).is_err());
         assert!(boot_js("__MODULE__ __WHO__ __WHO__", &wallet).is_err());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_relying_site_page_is_written_whole_from_the_template() {
+        let root = workspace_root();
+        let template = fs::read_to_string(root.join(SITE_PAGE)).unwrap();
+        let mut pages = Vec::new();
+        for site in SITES {
+            let Some(page) = site.page else { continue };
+            let html = site_page(&template, &fs::read_to_string(root.join(page)).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", site.name));
+            assert!(html.starts_with("<!doctype html>\n"), "{}", site.name);
+            assert!(html.contains(r#"<script type="module" src="boot.js"></script>"#));
+            assert!(html.contains(r#"<ul id="requirements" class="requirements"></ul>"#));
+            assert!(
+                !html.contains("{{") && !html.contains("<!-- slot"),
+                "{html}"
+            );
+            pages.push(html);
+        }
+        assert!(pages.len() >= 2);
+        assert!(pages.windows(2).all(|w| w[0] != w[1]));
+    }
+
+    #[test]
+    fn a_site_page_with_a_slot_missing_twice_or_unknown_is_refused() {
+        let template = "<title>{{title}}</title><h1>{{heading}}</h1>";
+        let both = "a comment\n<!-- slot title -->\nT\n<!-- slot heading -->\nH\n";
+        assert_eq!(
+            site_page(template, both).unwrap(),
+            "<title>T</title><h1>H</h1>"
+        );
+        // A value of several lines keeps all but its last newline.
+        assert_eq!(
+            site_page("[{{title}}]", "<!-- slot title -->\na\nb\n").unwrap(),
+            "[a\nb]"
+        );
+        let missing = site_page(template, "<!-- slot title -->\nT\n").unwrap_err();
+        assert!(missing.contains("`heading`"), "{missing}");
+        let twice = site_page(template, &format!("{both}<!-- slot title -->\nU\n")).unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
+        let unknown = site_page(template, &format!("{both}<!-- slot other -->\nO\n")).unwrap_err();
+        assert!(unknown.contains("`other`"), "{unknown}");
     }
 
     #[test]
