@@ -124,4 +124,3 @@ fn lay_out() -> Result<(), String> {
     println!("{SITE}: {}", out.display());
     Ok(())
 }
-
