@@ -1,20 +1,17 @@
 //! The persistent tools. None reads the profile; each validates its input strictly.
 
 use serde_json::{Value, json};
-use tacit_protocol::site_auth::{Attestation, MAX_KID_LEN};
 use wallet_core::{Claim, ClaimKind, Timestamp};
 
+use crate::contract::MAX_CLAIMS;
+use crate::contract::{
+    self, CheckProposalInput, CheckRequestInput, DraftApplicationInput, RequestClaimsInput,
+    WalletStatusInput,
+};
 use crate::envelope::{Code, Refusal, Reply};
-use crate::gate::{Gate, MAX_PENDING, parse_nonce, parse_origin, tool_name_of};
+use crate::gate::{Gate, MAX_PENDING, tool_name_of};
 use crate::ids::{ProposalId, RequestId};
-use crate::input::{MAX_STRING, object};
 use crate::state::{AskerStatus, GrantState, Proposal, ProposalState, Request, RequestState};
-
-/// Longest attestation signature accepted: 64 bytes are 86 base64url characters.
-pub const MAX_SIGNATURE_CHARS: usize = 88;
-
-/// Most claims one policy may ask for.
-pub const MAX_CLAIMS: usize = 8;
 
 const HELD_REQUEST: &str = "Nothing has been granted. The request is held for the person, who \
     decides in the Tacit wallet page; this can take minutes. Do not call request_claims again \
@@ -25,7 +22,7 @@ const HELD_PROPOSAL: &str = "Nothing has been disclosed yet. The proposal is hel
     check_proposal with this proposal_id every few seconds.";
 
 pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
-    object(input, &[])?;
+    let WalletStatusInput {} = contract::parse(input)?;
     let kinds: Vec<&str> = if gate.is_unlocked() {
         ClaimKind::ALL.iter().map(|k| k.name()).collect()
     } else {
@@ -55,49 +52,29 @@ pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
     }))
 }
 
-fn truncated(text: &str) -> String {
-    let mut short: String = text.chars().take(160).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short
-}
-
 pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
-    let fields = object(
-        input,
-        &[
-            "origin",
-            "nonce",
-            "site_name",
-            "purpose",
-            "claims",
-            "attestation",
-        ],
-    )?;
-    let origin = parse_origin("origin", fields.str("origin", 256)?)?;
-    let nonce = parse_nonce("nonce", fields.str("nonce", 128)?)?;
-    let site_name = fields.opt_str("site_name", 120)?.map(str::to_owned);
-    let purpose = fields.opt_str("purpose", MAX_STRING)?.map(str::to_owned);
-    let attestation = fields.get("attestation").map(attestation).transpose()?;
-    let items = fields.array("claims", MAX_CLAIMS)?;
+    let RequestClaimsInput {
+        origin,
+        nonce,
+        site_name,
+        purpose,
+        claims: items,
+        attestation,
+    } = contract::parse(input)?;
     if items.is_empty() {
         return Err(Refusal::new(
             Code::InvalidInput,
             "Field \"claims\" must list at least one claim.",
         ));
     }
+    if items.len() > MAX_CLAIMS {
+        return Err(Refusal::new(
+            Code::InvalidInput,
+            format!("Field \"claims\" has more than {MAX_CLAIMS} items."),
+        ));
+    }
     let mut claims: Vec<Claim> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let claim: Claim = serde_json::from_value(item.clone()).map_err(|e| {
-            Refusal::new(
-                Code::InvalidInput,
-                format!(
-                    "Field \"claims[{i}]\" is not a claim: {}.",
-                    truncated(&e.to_string())
-                ),
-            )
-        })?;
+    for (i, claim) in items.into_iter().enumerate() {
         if claims.contains(&claim) {
             return Err(Refusal::new(
                 Code::InvalidInput,
@@ -106,6 +83,9 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
         }
         claims.push(claim);
     }
+    let site_name = site_name.map(|t| t.into_string());
+    let purpose = purpose.map(|t| t.into_string());
+    let attestation = attestation.map(Into::into);
     let held = gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
@@ -136,51 +116,9 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
     Ok(json!({ "request_id": id, "status": "held", "message": HELD_REQUEST }))
 }
 
-/// The optional `attestation` of `request_claims`: exactly `{kid, expires_at_ms, signature}`,
-/// bounded. Whether it checks is decided later, against the keys the origin publishes.
-fn attestation(value: &Value) -> Result<Attestation, Refusal> {
-    let shape = || {
-        Refusal::new(
-            Code::InvalidInput,
-            "Field \"attestation\" must be an object with only kid, expires_at_ms and signature.",
-        )
-    };
-    if !matches!(value, Value::Object(_)) {
-        return Err(shape());
-    }
-    let fields = object(value, &["kid", "expires_at_ms", "signature"]).map_err(|_| shape())?;
-    let kid = fields.str("kid", MAX_KID_LEN)?.to_owned();
-    let signature = fields.str("signature", MAX_SIGNATURE_CHARS)?.to_owned();
-    let expires_at_ms = match fields.get("expires_at_ms") {
-        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| {
-            Refusal::new(
-                Code::InvalidInput,
-                "Field \"expires_at_ms\" must be an integer number of milliseconds.",
-            )
-        })?,
-        Some(_) => {
-            return Err(Refusal::new(
-                Code::InvalidInput,
-                "Field \"expires_at_ms\" must be an integer number of milliseconds.",
-            ));
-        }
-        None => {
-            return Err(Refusal::new(
-                Code::InvalidInput,
-                "Field \"expires_at_ms\" is required.",
-            ));
-        }
-    };
-    Ok(Attestation {
-        kid,
-        expires_at_ms,
-        signature,
-    })
-}
-
 pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
-    let fields = object(input, &["request_id"])?;
-    let id = fields.str("request_id", RequestId::MAX_LEN)?;
+    let CheckRequestInput { request_id } = contract::parse(input)?;
+    let id = request_id.0.as_str();
     // A text that is no id (bad characters) names no request, as an unknown id does.
     let request = RequestId::parse(id)
         .ok()
@@ -236,9 +174,7 @@ pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
 }
 
 pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
-    let fields = object(input, &["audience", "nonce"])?;
-    let audience = parse_origin("audience", fields.str("audience", 256)?)?;
-    let nonce = parse_nonce("nonce", fields.str("nonce", 128)?)?;
+    let DraftApplicationInput { audience, nonce } = contract::parse(input)?;
     if !gate
         .requests()
         .any(|r| r.origin == audience && r.nonce == nonce)
@@ -296,8 +232,8 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
 }
 
 pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
-    let fields = object(input, &["proposal_id"])?;
-    let id = fields.str("proposal_id", ProposalId::MAX_LEN)?;
+    let CheckProposalInput { proposal_id } = contract::parse(input)?;
+    let id = proposal_id.0.as_str();
     // A text that is no id (bad characters) names no proposal, as an unknown id does.
     let proposal = ProposalId::parse(id)
         .ok()

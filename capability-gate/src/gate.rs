@@ -1107,8 +1107,8 @@ impl Gate {
         input: &Value,
         now: Timestamp,
     ) -> Result<Option<String>, Refusal> {
-        let validated = crate::input::object(input, &["nonce"])
-            .and_then(|fields| fields.opt_str("nonce", 128).map(|n| n.map(str::to_owned)));
+        let validated = crate::contract::parse::<crate::contract::ClaimInput>(input)
+            .map(|i| i.nonce.map(|n| n.into_string()));
         let authority = self.check_grant(grant_id, epoch, now, Use::Check);
         match (authority, validated) {
             (Err(refusal), _) => {
@@ -1345,15 +1345,6 @@ fn check_reason(reason: &str) -> Result<String, GateError> {
         return Err(GateError::BadReason);
     }
     Ok(trimmed.to_owned())
-}
-
-/// Used by `exec`: a nonce or origin from outside, parsed.
-pub(crate) fn parse_origin(field: &str, text: &str) -> Result<Origin, Refusal> {
-    crate::input::parse_with(field, text, Origin::parse)
-}
-
-pub(crate) fn parse_nonce(field: &str, text: &str) -> Result<Nonce, Refusal> {
-    crate::input::parse_with(field, text, Nonce::parse)
 }
 
 /// For the page: the tool name a grant's claim tool has.

