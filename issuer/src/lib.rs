@@ -39,14 +39,9 @@ pub mod routes;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tacit_protocol::sd_jwt::{IssuerKey, IssuerMetadata, Jwks};
-use tower::ServiceExt;
 use wallet_core::Timestamp;
 
 pub use config::{
@@ -64,40 +59,11 @@ pub use keys::{
     KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
 };
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+pub use tacit_service::serve::{Clock, SystemClock, shutdown_signal, system_now};
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
-/// Where the service reads the time. Tests pass a closure; the server uses [`SystemClock`].
-pub trait Clock: Send + Sync + 'static {
-    fn now(&self) -> Timestamp;
-}
-
-impl<F: Fn() -> Timestamp + Send + Sync + 'static> Clock for F {
-    fn now(&self) -> Timestamp {
-        self()
-    }
-}
-
-/// The operating system's wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        system_now()
-    }
-}
-
-/// The wall clock as a [`Timestamp`].
-pub fn system_now() -> Timestamp {
-    let millis = match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
-        Err(before) => -i64::try_from(before.duration().as_millis()).unwrap_or(i64::MAX),
-    };
-    Timestamp::from_millis(millis)
-}
 
 /// Shared state behind [`app`]. Cheap to clone.
 #[derive(Clone)]
@@ -239,74 +205,16 @@ impl AppState {
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish. HTTP/1.1 through hyper's connection builder, for the
-/// read-header timeout; each request carries its peer address as `ConnectInfo<SocketAddr>`.
+/// waits for in-flight requests to finish: the shared loop, [`tacit_service::serve::serve`], with
+/// [`AppState::header_read_timeout`] as the read-header timeout. Each request carries its peer
+/// address as `ConnectInfo<SocketAddr>`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(state.header_read_timeout())
-        .keep_alive(true);
-    let router = app(state);
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(peer));
-            let router = router.clone();
-            async move { router.oneshot(request).await }
-        });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    graceful.shutdown().await;
-    Ok(())
-}
-
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut stream) => {
-                stream.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
+    let header_read_timeout = state.header_read_timeout();
+    tacit_service::serve::serve(listener, app(state), header_read_timeout, shutdown).await
 }
 
 /// Opens the configured database ([`Config::database_url`]) and migrates it.
@@ -346,25 +254,17 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         kid = state.keys().active_kid(),
         "tacit-issuer listening"
     );
-    let stopping = Arc::new(tokio::sync::Notify::new());
-    let signal = {
-        let stopping = stopping.clone();
-        async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down: finishing in-flight requests");
-            stopping.notify_one();
-        }
-    };
-    let server = serve(listener, state, signal);
-    tokio::select! {
-        served = server => served.map_err(|source| Error::Io {
-            action: "serve on",
-            path: config.listen.to_string(),
-            source,
-        }),
-        () = async { stopping.notified().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
-            tracing::warn!("requests still open after the grace period; exiting");
-            Ok(())
-        }
-    }
+    let header_read_timeout = state.header_read_timeout();
+    tacit_service::serve::serve_until_signal(
+        listener,
+        app(state),
+        header_read_timeout,
+        SHUTDOWN_GRACE,
+    )
+    .await
+    .map_err(|source| Error::Io {
+        action: "serve on",
+        path: config.listen.to_string(),
+        source,
+    })
 }

@@ -8,7 +8,8 @@
 //!
 //! [`http1`] is the response-head parser the services' load generators share; [`logging`] the
 //! one logging set-up (`RUST_LOG`, else `--log-level`); [`keyfile`] the private key files (mode
-//! 0600, refused when others may read them, replaced by rename); [`response`] the signer's and the issuer's JSON error answers.
+//! 0600, refused when others may read them, replaced by rename); [`response`] the signer's and the issuer's JSON error answers; [`serve`]
+//! the serve loop (read-header timeout, peer address, graceful shutdown) and the clock.
 
 pub mod http1;
 pub mod keyfile;
@@ -16,5 +17,6 @@ mod limit;
 pub mod logging;
 pub mod openapi;
 pub mod response;
+pub mod serve;
 
 pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};

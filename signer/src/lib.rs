@@ -43,14 +43,8 @@ mod state;
 pub mod verify_cli;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use tower::ServiceExt;
 
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
@@ -66,60 +60,23 @@ pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+pub use tacit_service::serve::shutdown_signal;
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish (idle keep-alive connections are closed).
-///
-/// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
-/// timeout: a client that has not sent a complete request head within
-/// [`AppState::header_read_timeout`] is disconnected (this also closes keep-alive connections
-/// idle for that long). Each request carries its peer address as `ConnectInfo<SocketAddr>`.
+/// waits for in-flight requests to finish (idle keep-alive connections are closed): the shared
+/// loop, [`tacit_service::serve::serve`], with [`AppState::header_read_timeout`] as the
+/// read-header timeout. Each request carries its peer address as `ConnectInfo<SocketAddr>`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(state.header_read_timeout())
-        .keep_alive(true);
-    let router = app(state);
-    let graceful = GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-            request.extensions_mut().insert(ConnectInfo(peer));
-            let router = router.clone();
-            async move { router.oneshot(request).await }
-        });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    graceful.shutdown().await;
-    Ok(())
+    let header_read_timeout = state.header_read_timeout();
+    tacit_service::serve::serve(listener, app(state), header_read_timeout, shutdown).await
 }
 
 /// Completes at every SIGHUP; never, where there are no such signals.
@@ -146,31 +103,6 @@ async fn hangups(_state: AppState, _key_file: std::path::PathBuf) {}
 /// Opens the configured database ([`Config::database_url`]) and migrates it.
 pub async fn open_database(config: &Config) -> Result<SignerDb, Error> {
     SignerDb::open(&config.database_url()).await
-}
-
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut stream) => {
-                stream.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
 }
 
 /// `tacit-signer [serve]`: loads the key file (refusing a missing or group/other-readable one),
@@ -212,25 +144,17 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
     );
     let state = AppState::new(keys, db, &config, SystemClock);
     tokio::spawn(hangups(state.clone(), config.key_file.clone()));
-    let stopping = Arc::new(tokio::sync::Notify::new());
-    let signal = {
-        let stopping = stopping.clone();
-        async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down: finishing in-flight requests");
-            stopping.notify_one();
-        }
-    };
-    let server = serve(listener, state, signal);
-    tokio::select! {
-        served = server => served.map_err(|source| Error::Io {
-            action: "serve on",
-            path: config.listen.to_string(),
-            source,
-        }),
-        () = async { stopping.notified().await; tokio::time::sleep(SHUTDOWN_GRACE).await } => {
-            tracing::warn!("requests still open after the grace period; exiting");
-            Ok(())
-        }
-    }
+    let header_read_timeout = state.header_read_timeout();
+    tacit_service::serve::serve_until_signal(
+        listener,
+        app(state),
+        header_read_timeout,
+        SHUTDOWN_GRACE,
+    )
+    .await
+    .map_err(|source| Error::Io {
+        action: "serve on",
+        path: config.listen.to_string(),
+        source,
+    })
 }

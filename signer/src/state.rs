@@ -3,42 +3,14 @@
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use wallet_core::{KeyId, Origin, ReceiptPayload, Timestamp};
 
 use crate::{Config, Error, KeyStore, RateLimiter, SignerDb};
 
-/// Where the service reads the time. Tests pass a closure; the server uses [`SystemClock`].
-pub trait Clock: Send + Sync + 'static {
-    fn now(&self) -> Timestamp;
-}
-
-impl<F: Fn() -> Timestamp + Send + Sync + 'static> Clock for F {
-    fn now(&self) -> Timestamp {
-        self()
-    }
-}
-
-/// The operating system's wall clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Timestamp {
-        system_now()
-    }
-}
-
-/// The wall clock as a [`Timestamp`] (before 1970 reads as negative milliseconds).
-pub fn system_now() -> Timestamp {
-    let millis = match SystemTime::now().duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_millis()).unwrap_or(i64::MAX),
-        Err(before) => -i64::try_from(before.duration().as_millis()).unwrap_or(i64::MAX),
-    };
-    Timestamp::from_millis(millis)
-}
+pub use tacit_service::serve::{Clock, SystemClock, system_now};
 
 /// wallet-core's `ReceiptPayload::check_signable` in the signer's words: it is well-formed and
 /// chains ([`ReceiptPayload::check_structure`], which also caps the window at 24 hours), it has

@@ -59,22 +59,13 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn now(&self) -> Timestamp;
 }
 
-/// The system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
+/// The system clock (shared with the signer and the issuer).
+pub use tacit_service::serve::{SystemClock, system_now};
 
 impl Clock for SystemClock {
     fn now(&self) -> Timestamp {
         system_now()
     }
-}
-
-/// Now, as Unix milliseconds.
-pub fn system_now() -> Timestamp {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Timestamp::from_millis(ms)
 }
 
 /// A clock that says what it is told.
@@ -280,60 +271,20 @@ impl SiteState {
 /// finishes open requests (idle keep-alive connections are closed). Also refreshes fetched
 /// signer and issuer keys every few minutes and forgets nonce rows long past expiry.
 ///
-/// HTTP/1.1 through hyper's connection builder rather than `axum::serve`, for the read-header
-/// timeout: a client that has not sent a complete request head within [`HEADER_READ_TIMEOUT`]
-/// is disconnected (this also closes keep-alive connections idle that long). Each request
-/// carries its peer address as `ConnectInfo<SocketAddr>` (the rate limit's client key).
+/// The loop is the one the signer and the issuer use ([`tacit_service::serve::serve`]), with
+/// [`HEADER_READ_TIMEOUT`]: a client that has not sent a complete request head in time is
+/// disconnected. Each request carries its peer address as `ConnectInfo<SocketAddr>` (the rate
+/// limit's client key).
 pub async fn serve(
     listener: TcpListener,
     state: SiteState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use tower::ServiceExt as _;
-
     let upkeep = AbortOnDrop(tokio::spawn(upkeep(state.clone())));
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
-        .keep_alive(true);
-    let router = app(state);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let router = router.clone();
-        let service = hyper::service::service_fn(
-            move |mut request: hyper::Request<hyper::body::Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
-                router.clone().oneshot(request)
-            },
-        );
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    graceful.shutdown().await;
+    let served =
+        tacit_service::serve::serve(listener, app(state), HEADER_READ_TIMEOUT, shutdown).await;
     drop(upkeep);
-    Ok(())
+    served
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -476,31 +427,10 @@ pub async fn run(config: &Config) -> Result<(), ServerError> {
         signer_keys = running.state().signer().url().unwrap_or("pinned"),
         "serving"
     );
-    shutdown_signal().await;
+    tacit_service::serve::shutdown_signal().await;
     tracing::info!("shutting down: finishing open requests");
     running
         .shutdown()
         .await
         .map_err(|e| ServerError::io("serve on", Path::new(&config.listen.to_string()), e))
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
 }
