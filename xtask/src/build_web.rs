@@ -156,6 +156,29 @@ pub fn site_page(template: &str, slots: &str) -> Result<String, String> {
     Ok(page)
 }
 
+/// wasm-bindgen `--target web` on the module `input` into `pkg/<lib>.js` and `pkg/<lib>_bg.wasm`
+/// (with `<lib>.d.ts` when `typescript`), without the name and producers sections.
+pub(crate) fn bindgen_web(
+    input: &Path,
+    lib: &str,
+    typescript: bool,
+    pkg: &Path,
+) -> Result<(), String> {
+    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
+    bindgen
+        .input_path(input)
+        .out_name(lib)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e:#}"))?
+        .typescript(typescript)
+        .omit_default_module_path(false)
+        .remove_name_section(true)
+        .remove_producers_section(true);
+    bindgen
+        .generate(pkg)
+        .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))
+}
+
 /// Writes the site's `index.html` from [`SITE_PAGE`] and its `page` into its output `out`.
 fn write_site_page(root: &Path, page: &str, out: &Path) -> Result<(), String> {
     let read = |path: &Path| {
@@ -314,19 +337,7 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         write_site_page(&root, page, &out)?;
     }
 
-    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
-    bindgen
-        .input_path(&input)
-        .out_name(site.lib)
-        .web(true)
-        .map_err(|e| format!("wasm-bindgen: {e:#}"))?
-        .typescript(false)
-        .omit_default_module_path(false)
-        .remove_name_section(true)
-        .remove_producers_section(true);
-    bindgen
-        .generate(&pkg)
-        .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
+    bindgen_web(&input, site.lib, false, &pkg)?;
 
     let wasm = pkg.join(format!("{}_bg.wasm", site.lib));
     let before = Size::of(&wasm)?;

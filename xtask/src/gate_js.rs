@@ -11,7 +11,7 @@
 
 use std::fs;
 
-use crate::build_web::{Size, copy_dir, kib, wasm_bindgen_version};
+use crate::build_web::{Size, bindgen_web, copy_dir, kib, wasm_bindgen_version};
 use crate::{cargo, run, target_dir, workspace_root};
 
 /// The site directory under `target/site/`.
@@ -72,19 +72,7 @@ fn lay_out() -> Result<(), String> {
     }
     copy_dir(&page, &out)?;
 
-    let mut bindgen = wasm_bindgen_cli_support::Bindgen::new();
-    bindgen
-        .input_path(&input)
-        .out_name(LIB)
-        .web(true)
-        .map_err(|e| format!("wasm-bindgen: {e:#}"))?
-        .typescript(true)
-        .omit_default_module_path(false)
-        .remove_name_section(true)
-        .remove_producers_section(true);
-    bindgen
-        .generate(&pkg)
-        .map_err(|e| format!("wasm-bindgen on {}: {e:#}", input.display()))?;
+    bindgen_web(&input, LIB, true, &pkg)?;
 
     let optimised = match crate::build_web::find_wasm_opt() {
         Some(tool) => {

@@ -223,15 +223,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
     append(&card, &reason_field(&format!("deny-{}", request.id)));
     append(
         &card,
-        &attr(
-            &attr(
-                &el("p", "msg", ""),
-                "id",
-                &format!("req-msg-{}", request.id),
-            ),
-            "role",
-            "status",
-        ),
+        &status_line("msg", &format!("req-msg-{}", request.id)),
     );
     card
 }

@@ -76,6 +76,11 @@ pub fn all(view: &View<'_>) {
     log(view);
 }
 
+/// A card's status line, empty until a message is put in it: `<p class=… id=… role="status">`.
+fn status_line(class: &str, id: &str) -> web_sys::Element {
+    attr(&attr(&el("p", class, ""), "id", id), "role", "status")
+}
+
 /// The optional "Why not?" field under a card's refusing button; its input has the id `id` (the
 /// action reads it from there).
 fn reason_field(id: &str) -> web_sys::Element {

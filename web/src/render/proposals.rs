@@ -233,15 +233,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
             }
             append(
                 &card,
-                &attr(
-                    &attr(
-                        &el("p", "msg error", ""),
-                        "id",
-                        &format!("prop-note-{}", p.id),
-                    ),
-                    "role",
-                    "status",
-                ),
+                &status_line("msg error", &format!("prop-note-{}", p.id)),
             );
             let actions = el("div", "row actions", "");
             let b = button(
