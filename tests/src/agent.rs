@@ -99,6 +99,18 @@ fn until(
     }
 }
 
+/// The scripted stand-in for the person: waits for `button` (a Grant or Release button) in the
+/// wallet page, clicks it and types the demo passphrase into the confirmation dialog.
+fn stand_in_confirms(wallet: &Page<'_>, say: &mut dyn FnMut(&str), button: &str) -> Result<()> {
+    wallet.wait_for(
+        &format!("!!document.querySelector('{button}')"),
+        Duration::from_secs(20),
+    )?;
+    wallet.click(button)?;
+    say("   typing the demo passphrase into the wallet's confirmation dialog");
+    crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)
+}
+
 /// The whole flow against one site: requirements → `request_claims` → (the person grants) →
 /// every claim tool → `draft_application` → (the person releases) → submit the signed receipt
 /// and the presentations of its issuer-backed answers.
@@ -123,13 +135,11 @@ pub fn run_flow(
         say(&format!(
             "   clicking Grant (10 minutes) on request {request} in the wallet page"
         ));
-        wallet.wait_for(
-            &format!("!!document.getElementById('req-{request}')"),
-            Duration::from_secs(20),
+        stand_in_confirms(
+            wallet,
+            say,
+            &format!("[data-action=grant][data-id={request}]"),
         )?;
-        wallet.click(&format!("[data-action=grant][data-id={request}]"))?;
-        say("   typing the demo passphrase into the wallet's confirmation dialog");
-        crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)?;
     } else {
         say(&format!(
             "… waiting for you to grant request {request} in the wallet page"
@@ -173,14 +183,11 @@ pub fn run_flow(
         say(&format!(
             "   clicking Release on proposal {proposal} in the wallet page"
         ));
-        let button = format!("[data-action=release][data-id={proposal}]");
-        wallet.wait_for(
-            &format!("!!document.querySelector('{button}')"),
-            Duration::from_secs(20),
+        stand_in_confirms(
+            wallet,
+            say,
+            &format!("[data-action=release][data-id={proposal}]"),
         )?;
-        wallet.click(&button)?;
-        say("   typing the demo passphrase into the wallet's confirmation dialog");
-        crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)?;
     } else {
         say(&format!(
             "… waiting for you to release proposal {proposal} in the wallet page"

@@ -15,13 +15,15 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tacit_issuer::{
     AppState, Attribute, Config, DEFAULT_CODE_VALIDITY_MS, IssuerDb, KeyStore, Person, SystemClock,
     system_now,
 };
 use tokio::sync::oneshot;
+
+use crate::bind;
 
 /// The issuer name tests give the tax office.
 pub const TAX_OFFICE: &str = "Tax Office Nordstadt";
@@ -308,20 +310,6 @@ fn load_or_make_key(path: &Path) -> io::Result<KeyStore> {
         tacit_issuer::keygen(path, system_now(), false).map_err(other)?;
     }
     KeyStore::load(path).map_err(other)
-}
-
-/// Binds `addr`, retrying for a moment when a just-closed listener still holds the port.
-async fn bind(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match tokio::net::TcpListener::bind(addr).await {
-            Ok(listener) => return Ok(listener),
-            Err(e) if e.kind() == io::ErrorKind::AddrInUse && Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 impl Drop for TestIssuer {

@@ -48,10 +48,14 @@ mod page;
 pub mod server;
 pub mod signer_proc;
 pub mod site_proc;
+pub mod site_tab;
 pub mod wallet;
 mod webmcp;
 
+use std::io;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 pub use browser::{Browser, LaunchOptions, Page};
 pub use error::{Error, Result};
@@ -98,6 +102,28 @@ pub fn site_dir(name: &str) -> Result<PathBuf> {
 pub fn serve_site(name: &str) -> Result<StaticServer> {
     let dir = site_dir(name)?;
     Ok(StaticServer::start(dir)?)
+}
+
+/// Binds `addr`, retrying for a moment when a just-closed listener still holds the port.
+pub(crate) async fn bind(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) if e.kind() == io::ErrorKind::AddrInUse && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// One browser test at a time within a test binary (hold the guard for the whole test): the
+/// tests share fixed loopback ports and one Chromium's resources. A test that panicked while
+/// holding it does not poison the rest.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where screenshots go: `target/screenshots/`.

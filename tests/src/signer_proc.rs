@@ -13,10 +13,12 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use signer::{AppState, Config, KeyStore, SignerDb, SystemClock, system_now};
 use tokio::sync::oneshot;
+
+use crate::bind;
 use wallet_core::Origin;
 
 /// See the module docs. Stops when dropped.
@@ -188,20 +190,6 @@ impl TestSigner {
         self.stop = Some(stop);
         self.thread = Some(thread);
         Ok(())
-    }
-}
-
-/// Binds `addr`, retrying for a moment when a just-closed listener still holds the port.
-async fn bind(addr: SocketAddr) -> io::Result<tokio::net::TcpListener> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match tokio::net::TcpListener::bind(addr).await {
-            Ok(listener) => return Ok(listener),
-            Err(e) if e.kind() == io::ErrorKind::AddrInUse && Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            Err(e) => return Err(e),
-        }
     }
 }
 

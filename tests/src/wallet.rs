@@ -13,10 +13,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Browser, Page, StaticServer, ToolStatus};
+use crate::{Browser, Page, StaticServer, ToolResponse, ToolStatus};
 
 /// How long a UI change or a tool may take to appear in these tests.
 pub const WAIT: Duration = Duration::from_secs(20);
+/// The wallet page served on a free loopback port, and a Chromium with the WebMCP switch.
+/// Panics (never skips) when either is missing, with the command that fixes it.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn setup() -> (StaticServer, Browser) {
+    let server = crate::serve_site("wallet").unwrap();
+    let browser = Browser::launch().unwrap();
+    (server, browser)
+}
+
 /// The passphrase the helpers create profiles with.
 pub const PASS: &str = "correct horse battery staple";
 /// The persistent tools, sorted.
@@ -49,6 +58,122 @@ pub fn error_code(out: &Value) -> &str {
         panic!("expected a refusal: {out}");
     }
     out["error"]["code"].as_str().unwrap_or_default()
+}
+
+/// Waits until the wallet page's app is shown (its wasm has started).
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn wait_app(page: &Page<'_>) {
+    page.wait_for(
+        "document.getElementById('app') && !document.getElementById('app').hidden",
+        WAIT,
+    )
+    .unwrap();
+}
+
+/// The text of the first element matching `selector` on `page` ("" if none).
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn text_of(page: &Page<'_>, selector: &str) -> String {
+    let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
+    page.eval(&js)
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Waits until `selector`'s text on `page` contains `needle`; the panic shows what it shows.
+#[allow(clippy::panic)] // a test helper: failures are test failures
+pub fn wait_text(page: &Page<'_>, selector: &str, needle: &str) {
+    let js = format!(
+        "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
+    );
+    if let Err(e) = page.wait_for(&js, WAIT) {
+        panic!(
+            "{selector} never showed {needle:?} (it shows {:?}): {e}",
+            text_of(page, selector)
+        );
+    }
+}
+
+/// The names `page`'s live registry lists, sorted.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn tool_names(page: &mut Page<'_>) -> Vec<String> {
+    let mut names: Vec<String> = page.tools().unwrap().into_iter().map(|t| t.name).collect();
+    names.sort();
+    names
+}
+
+/// The tool names of a `check_request` answer (`result.tools[].tool`), in its order.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn granted_tools(out: &Value) -> Vec<String> {
+    out["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// What `window.tacit.tools()` (the page's own door when WebMCP is absent) lists: the tool
+/// names, sorted, as JSON.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn fallback_tool_names(page: &Page<'_>) -> Value {
+    page.eval("window.tacit.tools().map(t => t.name).sort()")
+        .unwrap()
+}
+
+/// `window.tacit.call(name, input)`'s answer (the page's own door when WebMCP is absent).
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn fallback_call(page: &Page<'_>, name: &str, input: &Value) -> Value {
+    page.eval(&format!("window.tacit.call({name:?}, {input})"))
+        .unwrap()
+}
+
+/// A tool call's response must be `Completed` (refusals are values); its output.
+pub fn completed(name: &str, response: ToolResponse) -> Value {
+    assert_eq!(
+        response.status,
+        ToolStatus::Completed,
+        "{name}: {:?}",
+        response.raw
+    );
+    response.output
+}
+
+/// The agent calls `name` on `page`; the call must complete. Its output.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn call(page: &mut Page<'_>, name: &str, input: Value) -> Value {
+    completed(name, page.call_tool(name, input).unwrap())
+}
+
+/// Puts `path` into the file input `selector` (as a person choosing it in the file dialog).
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn choose_file(page: &Page<'_>, selector: &str, path: &std::path::Path) {
+    let document = page.send("DOM.getDocument", json!({})).unwrap();
+    let root = document["root"]["nodeId"].as_i64().unwrap();
+    let node = page
+        .send(
+            "DOM.querySelector",
+            json!({ "nodeId": root, "selector": selector }),
+        )
+        .unwrap();
+    page.send(
+        "DOM.setFileInputFiles",
+        json!({ "nodeId": node["nodeId"], "files": [path.to_str().unwrap()] }),
+    )
+    .unwrap();
+}
+
+/// The in-page agent keeps the tool object `getTools()` lists as `name` now, as
+/// `window.__kept[slot]`; panics if it is not listed.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn keep_tool(page: &Page<'_>, name: &str, slot: &str) {
+    let js = format!(
+        "(async () => {{ const t = (await document.modelContext.getTools()).find(t => \
+         t.name === {name:?}); if (!t) return false; window.__kept = window.__kept || {{}}; \
+         window.__kept[{slot:?}] = t; return true; }})()"
+    );
+    assert_eq!(page.eval(&js).unwrap(), true, "{name} not in getTools()");
 }
 
 /// `.credential[data-issuer="<origin>"]`: the credential list's entry for an issuer.
@@ -151,23 +276,27 @@ impl<'b> Wallet<'b> {
         page.watch_csp().unwrap();
         page.navigate(&server.url(&format!("/{query}"))).unwrap();
         page.require_webmcp().unwrap();
-        page.wait_for(
-            "document.getElementById('app') && !document.getElementById('app').hidden",
-            WAIT,
-        )
-        .unwrap();
+        wait_app(&page);
         Self::new(page)
+    }
+
+    /// Reloads the tab and waits until the wallet's app is shown again (locked, or on the
+    /// create-profile form).
+    pub fn reload(&mut self) {
+        self.page.reload().unwrap();
+        wait_app(&self.page);
     }
 
     /// The text of the first element matching `selector` ("" if none).
     pub fn text(&self, selector: &str) -> String {
-        let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
+        text_of(&self.page, selector)
+    }
+
+    /// Whether the element with id `id` is hidden (its `hidden` property; panics if absent).
+    pub fn hidden(&self, id: &str) -> Value {
         self.page
-            .eval(&js)
+            .eval(&format!("document.getElementById({id:?}).hidden"))
             .unwrap()
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
     }
 
     /// Sets an input's or select's value and fires `change`.
@@ -182,15 +311,7 @@ impl<'b> Wallet<'b> {
 
     /// Waits until `selector`'s text contains `needle`.
     pub fn wait_text(&self, selector: &str, needle: &str) {
-        let js = format!(
-            "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
-        );
-        if let Err(e) = self.page.wait_for(&js, WAIT) {
-            panic!(
-                "{selector} never showed {needle:?} (it shows {:?}): {e}",
-                self.text(selector)
-            );
-        }
+        wait_text(&self.page, selector, needle);
     }
 
     /// Brings this tab to the front (the person looks at the wallet).
@@ -205,14 +326,23 @@ impl<'b> Wallet<'b> {
 
     /// The same profile with another income, typed as a person would (`35,000.00`).
     pub fn create_profile_with_income(&self, income: &str) {
+        self.create_profile_of(income, None, "asthma");
+    }
+
+    /// The profile with `income` (in `currency` when given, else the form's default EUR), born
+    /// 1990-02-28, living in Nordhafen, with the one health condition `condition`.
+    pub fn create_profile_of(&self, income: &str, currency: Option<&str>, condition: &str) {
         self.front();
         self.page.fill("#new-pass", PASS).unwrap();
         self.page.fill("#new-pass2", PASS).unwrap();
         self.page.fill("#f-income", income).unwrap();
+        if let Some(currency) = currency {
+            self.page.select("#f-currency", currency).unwrap();
+        }
         self.set("f-dob", "1990-02-28");
         self.set("f-district", "nordhafen");
         self.page
-            .click("#f-conditions input[value=asthma]")
+            .click(&format!("#f-conditions input[value={condition}]"))
             .unwrap();
         self.page.click("[data-action=create-profile]").unwrap();
         self.wait_text("#lock-pill", "Unlocked");
@@ -375,14 +505,7 @@ impl<'b> Wallet<'b> {
 
     /// The agent calls a tool; the call must complete (refusals are values).
     pub fn call(&mut self, name: &str, input: Value) -> Value {
-        let response = self.page.call_tool(name, input).unwrap();
-        assert_eq!(
-            response.status,
-            ToolStatus::Completed,
-            "{name}: {:?}",
-            response.raw
-        );
-        response.output
+        call(&mut self.page, name, input)
     }
 
     /// The agent calls `name` until `done` holds.
@@ -400,15 +523,7 @@ impl<'b> Wallet<'b> {
 
     /// The names in the live registry, sorted.
     pub fn tool_names(&mut self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .page
-            .tools()
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
-        names.sort();
-        names
+        tool_names(&mut self.page)
     }
 
     /// The live claim tools.
@@ -444,12 +559,7 @@ impl<'b> Wallet<'b> {
         let out = self.poll("check_request", json!({ "request_id": id }), |o| {
             o["result"]["status"] == "granted"
         });
-        let names: Vec<String> = out["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["tool"].as_str().unwrap().to_owned())
-            .collect();
+        let names = granted_tools(&out);
         assert_eq!(names.len(), expect_tools);
         for name in &names {
             self.page.wait_tool(name, WAIT).unwrap();

@@ -20,25 +20,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{CONFIRM_OPEN, Confirm, PASS, WAIT, Wallet, housing_policy};
-use tacit_e2e::{Browser, StaticServer};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn setup() -> (StaticServer, Browser) {
-    (
-        tacit_e2e::serve_site("wallet").unwrap(),
-        Browser::launch().unwrap(),
-    )
-}
 
 const HOUSING: &str = "http://127.0.0.1:8081";
 const PHARMACY: &str = "http://127.0.0.1:8082";
@@ -112,12 +97,7 @@ fn granted_tools(wallet: &mut Wallet<'_>, id: &str) -> Vec<String> {
     let out = wallet.poll("check_request", json!({ "request_id": id }), |o| {
         o["result"]["status"] == "granted"
     });
-    out["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tool"].as_str().unwrap().to_owned())
-        .collect()
+    tacit_e2e::wallet::granted_tools(&out)
 }
 
 /// The request is still held, and no claim tool beyond `tools_before` exists.
@@ -136,8 +116,8 @@ fn assert_nothing_granted(wallet: &mut Wallet<'_>, id: &str, tools_before: &[Str
 
 #[test]
 fn consent_a_page_scripts_clicks_do_nothing() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
 
@@ -230,8 +210,8 @@ fn consent_a_page_scripts_clicks_do_nothing() {
 
 #[test]
 fn consent_the_passphrase_dialog_wrong_cancel_right() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     assert_eq!(wallet.confirm, Confirm::Passphrase);
@@ -377,8 +357,8 @@ const FAKE_GET: &str = r#"
 
 #[test]
 fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open_with(&browser, &server, "", &[FAKE_GET]);
     wallet.create_profile();
     wallet.use_authenticator();
@@ -638,8 +618,8 @@ fn assert_hidden(wallet: &Wallet<'_>, when: &str) {
 
 #[test]
 fn consent_raw_values_only_while_the_person_has_the_editor_open() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "?editor_idle_ms=1500");
     wallet.create_profile_with_income(INCOME); // EUR, 1990-02-28, Nordhafen, asthma
     wallet.page.reload().unwrap();
@@ -749,8 +729,8 @@ fn consent_raw_values_only_while_the_person_has_the_editor_open() {
 
 #[test]
 fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy(HOUSING, "n-card-1"));
@@ -822,8 +802,8 @@ fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
 
 #[test]
 fn consent_cards_appear_in_arrival_order() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let mut ids = Vec::new();
@@ -855,8 +835,8 @@ fn consent_cards_appear_in_arrival_order() {
 
 #[test]
 fn consent_a_claim_the_memory_would_decline_is_disabled_and_unticked() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile(); // asthma
     // The agent learns "not none of {anticoagulant, liver, asthma}".
@@ -957,8 +937,8 @@ fn agent_view_of_a_usd_question(wallet: &mut Wallet<'_>) -> (Value, String) {
 
 #[test]
 fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile(); // EUR
     let (eur_view, id) = agent_view_of_a_usd_question(&mut wallet);
@@ -988,19 +968,7 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
         .page
         .wait_for("!document.getElementById('app').hidden", WAIT)
         .unwrap();
-    wallet.front();
-    wallet.page.fill("#new-pass", PASS).unwrap();
-    wallet.page.fill("#new-pass2", PASS).unwrap();
-    wallet.page.fill("#f-income", "28,400.00").unwrap();
-    wallet.page.select("#f-currency", "USD").unwrap();
-    wallet.set("f-dob", "1990-02-28");
-    wallet.set("f-district", "nordhafen");
-    wallet
-        .page
-        .click("#f-conditions input[value=asthma]")
-        .unwrap();
-    wallet.page.click("[data-action=create-profile]").unwrap();
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.create_profile_of("28,400.00", Some("USD"), "asthma");
     let (usd_view, id) = agent_view_of_a_usd_question(&mut wallet);
     // Asked in the profile's own currency, the card's words are the same.
     let usd_card = wallet.text(&format!("#req-{id} .currency"));
@@ -1019,8 +987,8 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
 
 #[test]
 fn consent_the_choices_are_those_at_the_persons_click_not_after() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy(HOUSING, "n-snapshot"));
@@ -1062,8 +1030,8 @@ fn consent_the_choices_are_those_at_the_persons_click_not_after() {
 
 #[test]
 fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     wallet.add_virtual_authenticator();
@@ -1098,8 +1066,8 @@ fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
 
 #[test]
 fn consent_release_sends_the_items_kept_at_the_persons_click() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy(HOUSING, "n-keep"));

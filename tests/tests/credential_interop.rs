@@ -23,8 +23,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
-
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::ecdsa::SigningKey;
@@ -48,8 +46,6 @@ const AGE_VCT: &str = "https://tacit.example/vct/age";
 const STEP: &str = "income_below_30000";
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
-static SERIAL: Mutex<()> = Mutex::new(());
-
 #[path = "../../interop/node.rs"]
 mod node;
 
@@ -397,7 +393,7 @@ fn published_jwks(issuer: &TestIssuer) -> Jwks {
 
 #[test]
 fn wallet_presentations_pass_an_independent_verifier() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = tacit_e2e::serial();
     node::ensure_node_modules();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let signer =

@@ -17,8 +17,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use base64::Engine;
@@ -29,8 +30,9 @@ use signer::{KeyStore, system_now};
 use tacit_e2e::issuer_proc::{CIVIL_REGISTRY, TAX_OFFICE, TestIssuer};
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::{TestSite, Trust};
-use tacit_e2e::wallet::Wallet;
-use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+use tacit_e2e::site_tab::{HOUSING_TOOLS, PHARMACY_TOOLS, SiteTab as Site};
+use tacit_e2e::wallet::{Wallet, error_code};
+use tacit_e2e::{Browser, Page, StaticServer};
 use tacit_protocol::sd_jwt::{
     Credential, Disclosure, IssuerMetadata, TrustedIssuer, verify_presentation,
 };
@@ -39,12 +41,6 @@ const WAIT: Duration = Duration::from_secs(20);
 const HOUR: i64 = 3_600_000;
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn signer_store() -> KeyStore {
     KeyStore::from_signing_key(
         SigningKey::from_bytes(&[1; 32]),
@@ -94,21 +90,6 @@ impl Stack {
     }
 }
 
-fn completed(name: &str, response: tacit_e2e::ToolResponse) -> Value {
-    assert_eq!(
-        response.status,
-        ToolStatus::Completed,
-        "{name}: {:?}",
-        response.raw
-    );
-    response.output
-}
-
-fn error_code(out: &Value) -> &str {
-    assert_eq!(out["ok"], false, "expected a refusal: {out}");
-    out["error"]["code"].as_str().unwrap()
-}
-
 fn page_text(page: &Page<'_>) -> String {
     page.eval("document.body.innerText")
         .unwrap()
@@ -121,78 +102,6 @@ fn wait_page_text(page: &Page<'_>, needle: &str) {
     let js = format!("document.body.innerText.includes({needle:?})");
     if let Err(e) = page.wait_for(&js, WAIT) {
         panic!("the page never showed {needle:?}: {e}\n{}", page_text(page));
-    }
-}
-
-/// A relying site's tab.
-struct Site<'b> {
-    page: Page<'b>,
-    requirements_tool: &'static str,
-    submit_tool: &'static str,
-}
-
-impl<'b> Site<'b> {
-    fn open(browser: &'b Browser, server: &TestSite, tools: (&'static str, &'static str)) -> Self {
-        let mut page = browser.new_page().unwrap();
-        page.enable_webmcp().unwrap();
-        page.watch_csp().unwrap();
-        page.navigate(&server.url("/")).unwrap();
-        page.require_webmcp().unwrap();
-        page.wait_for("!document.getElementById('app').hidden", WAIT)
-            .unwrap();
-        page.wait_tool(tools.0, WAIT).unwrap();
-        Self {
-            page,
-            requirements_tool: tools.0,
-            submit_tool: tools.1,
-        }
-    }
-
-    fn housing(browser: &'b Browser, stack: &Stack) -> Self {
-        Self::open(
-            browser,
-            &stack.housing,
-            ("housing_requirements", "housing_submit_application"),
-        )
-    }
-
-    fn pharmacy(browser: &'b Browser, stack: &Stack) -> Self {
-        Self::open(
-            browser,
-            &stack.pharmacy,
-            ("pharmacy_requirements", "pharmacy_checkout"),
-        )
-    }
-
-    fn requirements(&mut self) -> Value {
-        let name = self.requirements_tool;
-        let out = completed(name, self.page.call_tool(name, json!({})).unwrap());
-        assert_eq!(out["ok"], true, "{out}");
-        out["result"].clone()
-    }
-
-    /// The submit tool's name, once it is listed: the page offers it only while a nonce it
-    /// handed out is open (its tool-gate), so an agent that finds it absent asks for the
-    /// requirements first, as the requirements tool's description says.
-    fn submit_tool_now(&mut self) -> &'static str {
-        let name = self.submit_tool;
-        if !self.page.tools().unwrap().iter().any(|t| t.name == name) {
-            self.requirements();
-            self.page.wait_tool(name, WAIT).unwrap();
-        }
-        name
-    }
-
-    fn submit(&mut self, receipt: &Value, presentations: &[String]) -> Value {
-        let name = self.submit_tool_now();
-        let input = json!({ "receipt": receipt, "presentations": presentations });
-        completed(name, self.page.call_tool(name, input).unwrap())
-    }
-
-    fn submit_receipt_only(&mut self, receipt: &Value) -> Value {
-        let name = self.submit_tool_now();
-        let input = json!({ "receipt": receipt });
-        completed(name, self.page.call_tool(name, input).unwrap())
     }
 }
 
@@ -391,12 +300,12 @@ fn assert_no_credential_material(outputs: &[Value], presentations: &[String]) {
 /// applications' presentations share nothing.
 #[test]
 fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     let mut wallet = stack.wallet(&browser, "28,400.00");
     let tax = stack.tax.origin();
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
 
     // Before any credential: every answer is the person's word, and the site says so.
     let unproven = apply(&mut wallet, &mut housing);
@@ -410,7 +319,7 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
         "{:?}",
         unproven.card
     );
-    let out = housing.submit_receipt_only(&unproven.receipt);
+    let out = housing.submit(&unproven.receipt);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     assert_eq!(out["result"]["proven"], json!([]), "{out}");
     assert!(out.to_string().contains("your word"), "{out}");
@@ -477,17 +386,18 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     );
 
     // The agent flips the disclosure: the digest no longer matches.
-    let out = housing.submit(&first.receipt, &[flip_disclosure(&first.presentations[0])]);
+    let out =
+        housing.submit_with_proofs(&first.receipt, &[flip_disclosure(&first.presentations[0])]);
     assert_eq!(error_code(&out), "proof_invalid", "{out}");
     // The agent strips the key binding (a bare credential, replayable anywhere).
     let bare = &first.presentations[0][..=first.presentations[0].rfind('~').unwrap()];
-    let out = housing.submit(&first.receipt, &[bare.to_owned()]);
+    let out = housing.submit_with_proofs(&first.receipt, &[bare.to_owned()]);
     assert_eq!(error_code(&out), "proof_invalid", "{out}");
     // The agent leaves the presentation out.
-    let out = housing.submit_receipt_only(&first.receipt);
+    let out = housing.submit(&first.receipt);
     assert_eq!(error_code(&out), "proof_missing", "{out}");
     // Neither spent the nonce: the real one is accepted.
-    let out = housing.submit(&first.receipt, &first.presentations);
+    let out = housing.submit_with_proofs(&first.receipt, &first.presentations);
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["result"]["accepted"], true, "{out}");
     let proven = out["result"]["proven"].as_array().unwrap();
@@ -502,7 +412,7 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
         .screenshot("credentials-housing-accepted")
         .unwrap();
     // The same receipt and presentation again: the nonce is spent.
-    let out = housing.submit(&first.receipt, &first.presentations);
+    let out = housing.submit_with_proofs(&first.receipt, &first.presentations);
     assert_eq!(error_code(&out), "replayed_nonce", "{out}");
 
     // One proof spent.
@@ -514,9 +424,9 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     assert_eq!(second.presentations.len(), 1);
     assert_unlinkable(&first.presentations[0], &second.presentations[0]);
     // The first application's presentation does not fit the second's nonce.
-    let out = housing.submit(&second.receipt, &first.presentations);
+    let out = housing.submit_with_proofs(&second.receipt, &first.presentations);
     assert_eq!(error_code(&out), "proof_invalid", "{out}");
-    let out = housing.submit(&second.receipt, &second.presentations);
+    let out = housing.submit_with_proofs(&second.receipt, &second.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     wallet.wait_proofs_left(&tax, full - 2);
     wallet.assert_no_csp_violation();
@@ -528,7 +438,7 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
 /// earns 28,500.00 EUR) is the one given, proven, and accepted.
 #[test]
 fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refused() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     let mut wallet = stack.wallet(&browser, "35,000.00");
@@ -538,11 +448,11 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
     assert!(wallet.credential_text(&registry).contains(CIVIL_REGISTRY));
     let registry_full = wallet.proofs_left(&registry);
 
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let housed = apply(&mut wallet, &mut housing);
     assert_eq!(housed.presentations.len(), 1);
 
-    let mut pharmacy = Site::pharmacy(&browser, &stack);
+    let mut pharmacy = Site::open(&browser, &stack.pharmacy, "", PHARMACY_TOOLS);
     let bought = apply(&mut wallet, &mut pharmacy);
     let age = bought
         .card
@@ -571,7 +481,7 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
     assert_unlinkable(&housed.presentations[0], &bought.presentations[0]);
 
     // The agent hands the pharmacy the housing presentation: another issuer, another audience.
-    let out = pharmacy.submit(&bought.receipt, &housed.presentations);
+    let out = pharmacy.submit_with_proofs(&bought.receipt, &housed.presentations);
     let code = error_code(&out);
     assert!(
         ["untrusted_issuer", "proof_invalid", "proof_mismatch"].contains(&code),
@@ -582,13 +492,13 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
         bought.presentations[0].clone(),
         housed.presentations[0].clone(),
     ];
-    let out = pharmacy.submit(&bought.receipt, &both);
+    let out = pharmacy.submit_with_proofs(&bought.receipt, &both);
     assert_eq!(out["ok"], false, "{out}");
     // The pharmacy's own presentation at the housing site: refused there too.
-    let out = housing.submit(&housed.receipt, &bought.presentations);
+    let out = housing.submit_with_proofs(&housed.receipt, &bought.presentations);
     assert_eq!(out["ok"], false, "{out}");
 
-    let out = pharmacy.submit(&bought.receipt, &bought.presentations);
+    let out = pharmacy.submit_with_proofs(&bought.receipt, &bought.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     let needle = format!("proven by {CIVIL_REGISTRY}");
     assert!(out.to_string().contains(&needle), "{out}");
@@ -597,7 +507,7 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
         .page
         .screenshot("credentials-pharmacy-accepted")
         .unwrap();
-    let out = housing.submit(&housed.receipt, &housed.presentations);
+    let out = housing.submit_with_proofs(&housed.receipt, &housed.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     wallet.wait_proofs_left(&registry, registry_full - 1);
     wallet.assert_no_csp_violation();
@@ -608,7 +518,7 @@ fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refu
 /// the proofs from that batch verify at the site like the first ones.
 #[test]
 fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     let mut wallet = stack.wallet(&browser, "28,400.00");
@@ -616,12 +526,12 @@ fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
     wallet.add_credential(&tax, &stack.tax.code_for("Chloe").unwrap());
     assert_eq!(wallet.proofs_left(&tax), 10);
     assert_eq!(stack.tax.issued_batches().unwrap(), 1);
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let mut seen = Vec::new();
     for spent in 1..=8 {
         let application = apply_granting(&mut wallet, &mut housing, "once");
         assert_eq!(application.presentations.len(), 1);
-        let out = housing.submit(&application.receipt, &application.presentations);
+        let out = housing.submit_with_proofs(&application.receipt, &application.presentations);
         assert_eq!(
             out["result"]["accepted"], true,
             "application {spent}: {out}"
@@ -644,7 +554,7 @@ fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
     assert_eq!(stack.tax.issued_batches().unwrap(), 2);
     let after = wallet.proofs_left(&tax);
     let application = apply_granting(&mut wallet, &mut housing, "once");
-    let out = housing.submit(&application.receipt, &application.presentations);
+    let out = housing.submit_with_proofs(&application.receipt, &application.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     wallet.wait_proofs_left(&tax, after - 1);
     seen.push(application.presentations[0].clone());
@@ -660,7 +570,7 @@ fn proofs_run_low_and_the_wallet_refills_with_its_refresh_token() {
 /// origin, not by name, and refuses its proof. Addresses that are not issuers store nothing.
 #[test]
 fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     let mut wallet = stack.wallet(&browser, "28,400.00");
@@ -689,7 +599,7 @@ fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
     );
 
     wallet.add_credential(&rogue.origin(), &rogue.code_for("Ana").unwrap());
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let application = apply(&mut wallet, &mut housing);
     assert_eq!(application.presentations.len(), 1);
     assert!(
@@ -703,10 +613,10 @@ fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
             .contains(&rogue.origin()),
         "the presentation is the rogue's"
     );
-    let out = housing.submit(&application.receipt, &application.presentations);
+    let out = housing.submit_with_proofs(&application.receipt, &application.presentations);
     assert_eq!(error_code(&out), "untrusted_issuer", "{out}");
     // Without the presentation: the receipt itself names an issuer the site does not trust.
-    let out = housing.submit_receipt_only(&application.receipt);
+    let out = housing.submit(&application.receipt);
     assert_eq!(error_code(&out), "untrusted_issuer", "{out}");
 }
 
@@ -715,7 +625,7 @@ fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
 /// twice would link the two applications).
 #[test]
 fn two_tabs_never_present_the_same_credential() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     let mut first = stack.wallet(&browser, "28,400.00");
@@ -726,9 +636,9 @@ fn two_tabs_never_present_the_same_credential() {
     second.wait_text("#lock-pill", "Unlocked");
     second.wait_proofs_left(&tax, 10);
 
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let a = apply(&mut first, &mut housing);
-    let out = housing.submit(&a.receipt, &a.presentations);
+    let out = housing.submit_with_proofs(&a.receipt, &a.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     first.wait_proofs_left(&tax, 9);
     second.wait_proofs_left(&tax, 9);
@@ -736,7 +646,7 @@ fn two_tabs_never_present_the_same_credential() {
     let b = apply(&mut second, &mut housing);
     assert_eq!(b.presentations.len(), 1);
     assert_unlinkable(&a.presentations[0], &b.presentations[0]);
-    let out = housing.submit(&b.receipt, &b.presentations);
+    let out = housing.submit_with_proofs(&b.receipt, &b.presentations);
     assert_eq!(out["result"]["accepted"], true, "{out}");
     first.wait_proofs_left(&tax, 8);
     second.wait_proofs_left(&tax, 8);
@@ -759,7 +669,7 @@ fn holder_keys(wallet: &Wallet<'_>) -> i64 {
 /// costs its key; deleting the profile deletes the credentials and every key.
 #[test]
 fn credentials_are_sealed_with_the_profile_and_a_proven_no_stays_no() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
     // The person types an income below the limit; the tax office knows Ben earns 72,000 EUR.
@@ -789,20 +699,13 @@ fn credentials_are_sealed_with_the_profile_and_a_proven_no_stays_no() {
         wallet.text("#credential-list")
     );
     // Reloaded and unlocked: the same proofs.
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for(
-            "document.getElementById('app') && !document.getElementById('app').hidden",
-            WAIT,
-        )
-        .unwrap();
+    wallet.reload();
     assert!(!wallet.has_credential(&tax));
     wallet.unlock(tacit_e2e::wallet::PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
     wallet.wait_proofs_left(&tax, 10);
 
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let application = apply(&mut wallet, &mut housing);
     let income = application
         .card
@@ -818,7 +721,7 @@ fn credentials_are_sealed_with_the_profile_and_a_proven_no_stays_no() {
         Value::Object(disclosed),
         json!({ "income_below_30000": false })
     );
-    let out = housing.submit(&application.receipt, &application.presentations);
+    let out = housing.submit_with_proofs(&application.receipt, &application.presentations);
     assert_eq!(error_code(&out), "claim_not_satisfied", "{out}");
     // The key that signed it is gone.
     wallet.wait_proofs_left(&tax, 9);
@@ -921,17 +824,8 @@ fn test_issuers_serve_the_issuer_contract() {
     );
 }
 
-/// A plain HTTP client that never errors on a status.
-fn http() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into()
-}
-
 fn http_get(url: &str) -> String {
-    let mut response = http().get(url).call().unwrap();
+    let mut response = common::http().get(url).call().unwrap();
     response.body_mut().read_to_string().unwrap()
 }
 
@@ -952,7 +846,7 @@ fn batch(issuer: &TestIssuer, code: &str, n: usize) -> (u16, Value) {
         })
         .collect();
     let body = json!({ "code": code, "nonce": nonce, "holder_keys": keys });
-    let mut response = http()
+    let mut response = common::http()
         .post(&issuer.url("/v1/credentials"))
         .header("content-type", "application/json")
         .send(body.to_string().as_bytes())

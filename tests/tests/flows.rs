@@ -13,7 +13,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use ed25519_dalek::SigningKey;
@@ -21,8 +20,9 @@ use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
-use tacit_e2e::wallet::Wallet;
-use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+use tacit_e2e::site_tab::{HOUSING_TOOLS, PHARMACY_TOOLS, SiteTab as Site};
+use tacit_e2e::wallet::{Wallet, completed, error_code, text_of, tool_names, wait_text};
+use tacit_e2e::{Browser, StaticServer};
 use tacit_site::server::signer_keys::MIN_REFETCH_INTERVAL;
 use wallet_core::receipt::sign;
 use wallet_core::{
@@ -35,12 +35,6 @@ const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn housing_claims() -> Value {
     json!([
         { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
@@ -90,139 +84,12 @@ impl Stack {
     }
 }
 
-fn completed(name: &str, response: tacit_e2e::ToolResponse) -> Value {
-    assert_eq!(
-        response.status,
-        ToolStatus::Completed,
-        "{name}: {:?}",
-        response.raw
-    );
-    response.output
-}
-
-fn error_code(out: &Value) -> &str {
-    assert_eq!(out["ok"], false, "expected a refusal: {out}");
-    out["error"]["code"].as_str().unwrap()
-}
-
-fn text_of(page: &Page<'_>, selector: &str) -> String {
-    let js = format!("(document.querySelector({selector:?}) || {{}}).textContent || ''");
-    page.eval(&js)
-        .unwrap()
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn wait_text(page: &Page<'_>, selector: &str, needle: &str) {
-    let js = format!(
-        "((document.querySelector({selector:?}) || {{}}).textContent || '').includes({needle:?})"
-    );
-    if let Err(e) = page.wait_for(&js, WAIT) {
-        panic!(
-            "{selector} never showed {needle:?} (it shows {:?}): {e}",
-            text_of(page, selector)
-        );
-    }
-}
-
 /// The person's wallet tab, enrolled with the stack's signer; `query` (say `?short_grants=1`)
 /// is appended to the URL.
 fn open_wallet<'b>(browser: &'b Browser, stack: &Stack, query: &str) -> Wallet<'b> {
     let wallet = Wallet::open(browser, &stack.wallet, query);
     wallet.enrol(&stack.signer.url(), &stack.signer.enrolment_code().unwrap());
     wallet
-}
-
-const HOUSING_TOOLS: (&str, &str) = ("housing_requirements", "housing_submit_application");
-const PHARMACY_TOOLS: (&str, &str) = ("pharmacy_requirements", "pharmacy_checkout");
-
-/// A relying site's tab.
-struct Site<'b> {
-    page: Page<'b>,
-    origin: String,
-    requirements_tool: &'static str,
-    submit_tool: &'static str,
-}
-
-impl<'b> Site<'b> {
-    /// Opens the site's page at `/{query}`.
-    fn open(
-        browser: &'b Browser,
-        server: &TestSite,
-        query: &str,
-        tools: (&'static str, &'static str),
-    ) -> Self {
-        let mut page = browser.new_page().unwrap();
-        page.enable_webmcp().unwrap();
-        page.watch_csp().unwrap();
-        page.navigate(&server.url(&format!("/{query}"))).unwrap();
-        page.require_webmcp().unwrap();
-        page.wait_for("!document.getElementById('app').hidden", WAIT)
-            .unwrap();
-        page.wait_tool(tools.0, WAIT).unwrap();
-        Self {
-            page,
-            origin: server.origin(),
-            requirements_tool: tools.0,
-            submit_tool: tools.1,
-        }
-    }
-
-    fn housing(browser: &'b Browser, stack: &Stack) -> Self {
-        Self::open(browser, &stack.housing, "", HOUSING_TOOLS)
-    }
-
-    fn pharmacy(browser: &'b Browser, stack: &Stack) -> Self {
-        Self::open(browser, &stack.pharmacy, "", PHARMACY_TOOLS)
-    }
-
-    /// The requirements tool's result: the policy with a fresh nonce.
-    fn requirements(&mut self) -> Value {
-        let name = self.requirements_tool;
-        let out = completed(name, self.page.call_tool(name, json!({})).unwrap());
-        assert_eq!(out["ok"], true, "{out}");
-        out["result"].clone()
-    }
-
-    /// The submit tool's name, once it is listed: the page offers it only while a nonce it
-    /// handed out is open (its tool-gate), so an agent that finds it absent asks for the
-    /// requirements first, as the requirements tool's description says.
-    fn submit_tool_now(&mut self) -> &'static str {
-        let name = self.submit_tool;
-        if !self.page.tools().unwrap().iter().any(|t| t.name == name) {
-            self.requirements();
-            self.page.wait_tool(name, WAIT).unwrap();
-        }
-        name
-    }
-
-    fn submit_input(&mut self, input: Value) -> Value {
-        let name = self.submit_tool_now();
-        completed(name, self.page.call_tool(name, input).unwrap())
-    }
-
-    fn submit(&mut self, receipt: &Value) -> Value {
-        self.submit_input(json!({ "receipt": receipt }))
-    }
-
-    /// Waits until the status area shows `title` and `needle`; screenshots it as `shot`.
-    fn shows(&self, title: &str, needle: &str, shot: &str) {
-        wait_text(&self.page, "#status-title", title);
-        wait_text(&self.page, "#status", needle);
-        self.page.send("Page.bringToFront", json!({})).unwrap();
-        self.page.screenshot(shot).unwrap();
-    }
-
-    fn assert_clean(&self) {
-        assert_eq!(self.page.csp_violations().unwrap(), Vec::<String>::new());
-        let console = self.page.console().unwrap();
-        let bad: Vec<&String> = console
-            .iter()
-            .filter(|l| l.starts_with("uncaught") || l.starts_with("error"))
-            .collect();
-        assert!(bad.is_empty(), "console: {console:#?}");
-    }
 }
 
 /// The whole agent flow for one site: requirements → request_claims → the person grants →
@@ -296,11 +163,11 @@ fn signed(payload: ReceiptPayload, key: &SigningKey) -> Value {
 
 #[test]
 fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     housing.shows(
         "Waiting for your agent",
         "Tacit wallet",
@@ -309,14 +176,7 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
 
     // On load only the requirements tool: the submit tool exists only while a nonce the page
     // handed out is open.
-    let names: Vec<String> = housing
-        .page
-        .tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    assert_eq!(names, ["housing_requirements"]);
+    assert_eq!(tool_names(&mut housing.page), ["housing_requirements"]);
 
     // Requirements: exactly request_claims' input, a fresh nonce each time.
     let first = housing.requirements();
@@ -407,11 +267,11 @@ fn housing_flow_is_accepted_once_and_a_replay_is_refused() {
 /// not a site restart (the nonce is a row in the site's database).
 #[test]
 fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_restart() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let mut stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     wallet.create_profile_with_income("28,400.00");
     let (_, _, receipt) = obtain_receipt(&mut wallet, &mut housing);
     assert_eq!(housing.submit(&receipt)["result"]["accepted"], true);
@@ -422,7 +282,7 @@ fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_resta
     assert_eq!(error_code(&housing.submit(&receipt)), "replayed_nonce");
 
     // A second tab of the same site (what "Duplicate tab" gives: same origin, copied storage).
-    let mut twin = Site::housing(&browser, &stack);
+    let mut twin = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     assert_eq!(error_code(&twin.submit(&receipt)), "replayed_nonce");
 
     // Every storage the page could use, cleared or edited, then a reload.
@@ -451,12 +311,12 @@ fn a_spent_receipt_stays_spent_across_reload_tabs_storage_edits_and_a_site_resta
 
 #[test]
 fn pharmacy_flow_is_accepted_and_misdirected_or_tampered_receipts_are_refused() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
-    let mut housing = Site::housing(&browser, &stack);
-    let mut pharmacy = Site::pharmacy(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
+    let mut pharmacy = Site::open(&browser, &stack.pharmacy, "", PHARMACY_TOOLS);
     wallet.create_profile_with_income("28,400.00");
     let (policy, answers, receipt) = obtain_receipt(&mut wallet, &mut pharmacy);
     assert_eq!(policy["claims"], pharmacy_claims());
@@ -504,11 +364,11 @@ fn pharmacy_flow_is_accepted_and_misdirected_or_tampered_receipts_are_refused() 
 
 #[test]
 fn housing_refuses_a_receipt_that_shows_income_above_the_limit() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     wallet.create_profile_with_income("35,000.00");
     let (_, answers, receipt) = obtain_receipt(&mut wallet, &mut housing);
     let satisfied: Vec<&Value> = answers.iter().map(|a| &a["satisfied"]).collect();
@@ -542,11 +402,11 @@ fn housing_refuses_a_receipt_that_shows_income_above_the_limit() {
 
 #[test]
 fn receipts_outside_their_window_and_forgeries_are_refused_with_their_code() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let signer_key = key(1);
     let stack = Stack::start(store(&signer_key));
     let browser = Browser::launch().unwrap();
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     let origin = housing.origin.clone();
     let policy = housing.requirements();
     let nonce = policy["nonce"].as_str().unwrap().to_owned();
@@ -645,11 +505,11 @@ fn receipts_outside_their_window_and_forgeries_are_refused_with_their_code() {
 
 #[test]
 fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let stack = Stack::start(store(&key(1)));
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "?short_grants=1");
-    let mut housing = Site::housing(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
     wallet.create_profile_with_income("28,400.00");
     let policy = housing.requirements();
     let id = wallet.request(policy.clone());
@@ -713,14 +573,14 @@ fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap
 
 #[test]
 fn a_signer_key_rotated_between_signing_and_submission_still_verifies() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let (old, new) = (key(1), key(2));
     let mut stack = Stack::start(store(&old));
     let started = std::time::Instant::now();
     let browser = Browser::launch().unwrap();
     let mut wallet = open_wallet(&browser, &stack, "");
-    let mut housing = Site::housing(&browser, &stack);
-    let mut pharmacy = Site::pharmacy(&browser, &stack);
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
+    let mut pharmacy = Site::open(&browser, &stack.pharmacy, "", PHARMACY_TOOLS);
     wallet.create_profile_with_income("28,400.00");
     let (_, _, before) = obtain_receipt(&mut wallet, &mut housing);
     let old_id = derive_key_id(&old.verifying_key());

@@ -4,25 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{PERSISTENT, WAIT, Wallet, error_code, housing_policy};
-use tacit_e2e::{Browser, StaticServer};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn setup() -> (StaticServer, Browser) {
-    (
-        tacit_e2e::serve_site("wallet").unwrap(),
-        Browser::launch().unwrap(),
-    )
-}
 
 const ORIGINS: [&str; 2] = ["http://127.0.0.1:8081", "http://127.0.0.1:8082"];
 
@@ -62,8 +47,8 @@ fn probe(wallet: &mut Wallet<'_>, origin: &str, nonce: &str, claim: Value) -> Op
 
 #[test]
 fn hostile_threshold_probing_never_beats_the_floors() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile(); // income 28,400.00 EUR, born 1990-02-28
     // Dozens of grants, each confirmed by this tab's virtual authenticator (fast).
@@ -135,8 +120,8 @@ fn hostile_threshold_probing_never_beats_the_floors() {
 
 #[test]
 fn hostile_stale_handles_are_refused() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "?short_grants=1&latency=1000");
     wallet.create_profile();
     let frame = wallet.page.frame_id().to_owned();
@@ -193,8 +178,8 @@ fn hostile_stale_handles_are_refused() {
 
 #[test]
 fn hostile_injected_policy_text_stays_inert() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let mut policy = housing_policy(ORIGINS[0], "inj");
@@ -244,8 +229,8 @@ fn hostile_injected_policy_text_stays_inert() {
 
 #[test]
 fn hostile_malformed_and_oversize_input_on_every_tool() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy(ORIGINS[0], "m1"));
@@ -288,8 +273,8 @@ fn hostile_malformed_and_oversize_input_on_every_tool() {
 
 #[test]
 fn hostile_churn_leaves_the_registry_as_it_began() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
     wallet.create_profile();
     // Grants need the person's act: this tab's virtual authenticator (milliseconds per act; the
@@ -303,35 +288,10 @@ fn hostile_churn_leaves_the_registry_as_it_began() {
     // plus a WebAuthn ceremony, and 200 still shows whether the registry and heap settle.
     let mut heap = Vec::new();
     for batch in 0..10 {
-        let mut ids = Vec::new();
-        for i in 0..10 {
-            let out = wallet.call(
-                "request_claims",
-                housing_policy(ORIGINS[i % 2], &format!("c{batch}-{i}")),
-            );
-            ids.push(out["result"]["request_id"].as_str().unwrap().to_owned());
-        }
-        let ids_js = serde_json::to_string(&ids).unwrap();
-        wallet
-            .page
-            .wait_for(
-                &format!("{ids_js}.every(id => !!document.getElementById('req-' + id))"),
-                WAIT,
-            )
-            .unwrap();
+        let ids = ask_ten(&mut wallet, &format!("c{batch}"));
         // Each request has two claims: 10 grant clicks make 20 grants; then every Revoke.
         wallet.front();
-        for id in &ids {
-            wallet
-                .page
-                .click(&format!("[data-action=grant][data-id={id}]"))
-                .unwrap();
-            wallet.confirm_act();
-            wallet
-                .page
-                .wait_for(&format!("!document.getElementById('req-{id}')"), WAIT)
-                .unwrap();
-        }
+        grant_each(&wallet, &ids, None);
         wallet
             .page
             .wait_for(
@@ -369,33 +329,9 @@ fn hostile_churn_leaves_the_registry_as_it_began() {
     }
     // 40 expiries: 20 requests of two claims, asked ten at a time, granted for 2 seconds.
     for batch in 0..2 {
-        let mut ids = Vec::new();
-        for i in 0..10 {
-            let nonce = format!("e{batch}-{i}");
-            let out = wallet.call("request_claims", housing_policy(ORIGINS[i % 2], &nonce));
-            ids.push(out["result"]["request_id"].as_str().unwrap().to_owned());
-        }
-        let ids_js = serde_json::to_string(&ids).unwrap();
-        wallet
-            .page
-            .wait_for(
-                &format!("{ids_js}.every(id => !!document.getElementById('req-' + id))"),
-                WAIT,
-            )
-            .unwrap();
+        let ids = ask_ten(&mut wallet, &format!("e{batch}"));
         wallet.front();
-        for id in &ids {
-            wallet.page.select(&format!("#dur-{id}"), "2000").unwrap();
-            wallet
-                .page
-                .click(&format!("[data-action=grant][data-id={id}]"))
-                .unwrap();
-            wallet.confirm_act();
-            wallet
-                .page
-                .wait_for(&format!("!document.getElementById('req-{id}')"), WAIT)
-                .unwrap();
-        }
+        grant_each(&wallet, &ids, Some("2000"));
     }
     wallet
         .page
@@ -429,4 +365,43 @@ fn hostile_churn_leaves_the_registry_as_it_began() {
         last <= first * 1.25 + 2.0 * 1024.0 * 1024.0,
         "JS heap grew: {heap:?}"
     );
+}
+
+/// The agent asks ten housing requests (nonces `<prefix>-0` to `-9`, the two origins in
+/// turn); waits until the page shows every one. Their ids.
+fn ask_ten(wallet: &mut Wallet<'_>, prefix: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        let nonce = format!("{prefix}-{i}");
+        let out = wallet.call("request_claims", housing_policy(ORIGINS[i % 2], &nonce));
+        ids.push(out["result"]["request_id"].as_str().unwrap().to_owned());
+    }
+    let ids_js = serde_json::to_string(&ids).unwrap();
+    wallet
+        .page
+        .wait_for(
+            &format!("{ids_js}.every(id => !!document.getElementById('req-' + id))"),
+            WAIT,
+        )
+        .unwrap();
+    ids
+}
+
+/// The person grants each request (for `duration`, a `#dur-<id>` option value, when given),
+/// confirming each act; waits until each card is gone.
+fn grant_each(wallet: &Wallet<'_>, ids: &[String], duration: Option<&str>) {
+    for id in ids {
+        if let Some(duration) = duration {
+            wallet.page.select(&format!("#dur-{id}"), duration).unwrap();
+        }
+        wallet
+            .page
+            .click(&format!("[data-action=grant][data-id={id}]"))
+            .unwrap();
+        wallet.confirm_act();
+        wallet
+            .page
+            .wait_for(&format!("!document.getElementById('req-{id}')"), WAIT)
+            .unwrap();
+    }
 }

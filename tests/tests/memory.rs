@@ -11,27 +11,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
-
 use serde_json::{Value, json};
-use tacit_e2e::wallet::{PASS, WAIT, Wallet, error_code};
+use tacit_e2e::wallet::{PASS, WAIT, Wallet, choose_file, error_code};
 use tacit_e2e::{Browser, Page, StaticServer};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const PHARMACY: &str = "http://127.0.0.1:8082";
 const WIDE: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
 const NARROW: [&str; 2] = ["anticoagulant-therapy", "liver-disease"];
-
-fn setup() -> (StaticServer, Browser) {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    (server, browser)
-}
 
 /// A fresh wallet tab on an empty origin storage.
 fn fresh<'b>(browser: &'b Browser, server: &StaticServer) -> Wallet<'b> {
@@ -40,31 +26,13 @@ fn fresh<'b>(browser: &'b Browser, server: &StaticServer) -> Wallet<'b> {
         .page
         .eval("localStorage.clear(); sessionStorage.clear(); true")
         .unwrap();
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for(
-            "document.getElementById('app') && !document.getElementById('app').hidden",
-            WAIT,
-        )
-        .unwrap();
+    wallet.reload();
     wallet
 }
 
 /// The person creates a profile: 28,400.00 EUR, born 1990-02-28, Nordhafen, pregnancy.
 fn create_pregnant(wallet: &Wallet<'_>) {
-    wallet.front();
-    wallet.page.fill("#new-pass", PASS).unwrap();
-    wallet.page.fill("#new-pass2", PASS).unwrap();
-    wallet.page.fill("#f-income", "28,400.00").unwrap();
-    wallet.set("f-dob", "1990-02-28");
-    wallet.set("f-district", "nordhafen");
-    wallet
-        .page
-        .click("#f-conditions input[value=pregnancy]")
-        .unwrap();
-    wallet.page.click("[data-action=create-profile]").unwrap();
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.create_profile_of("28,400.00", None, "pregnancy");
 }
 
 /// The agent asks `has_none_of(codes)`, the person grants it, the agent calls the tool.
@@ -127,22 +95,6 @@ fn stored(page: &Page<'_>) -> String {
         .to_owned()
 }
 
-fn choose_file(page: &Page<'_>, selector: &str, path: &std::path::Path) {
-    let document = page.send("DOM.getDocument", json!({})).unwrap();
-    let root = document["root"]["nodeId"].as_i64().unwrap();
-    let node = page
-        .send(
-            "DOM.querySelector",
-            json!({ "nodeId": root, "selector": selector }),
-        )
-        .unwrap();
-    page.send(
-        "DOM.setFileInputFiles",
-        json!({ "nodeId": node["nodeId"], "files": [path.to_str().unwrap()] }),
-    )
-    .unwrap();
-}
-
 fn unhex(text: &str) -> Vec<u8> {
     (0..text.len())
         .step_by(2)
@@ -151,21 +103,14 @@ fn unhex(text: &str) -> Vec<u8> {
 }
 
 fn reload_and_unlock(wallet: &mut Wallet<'_>) {
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for(
-            "document.getElementById('app') && !document.getElementById('app').hidden",
-            WAIT,
-        )
-        .unwrap();
+    wallet.reload();
     wallet.unlock(PASS);
 }
 
 #[test]
 fn memory_baseline_the_second_question_is_declined() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     probe_wide(&mut wallet, "n-base-1");
@@ -187,8 +132,8 @@ fn memory_baseline_the_second_question_is_declined() {
 
 #[test]
 fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     probe_wide(&mut wallet, "n-a-1");
@@ -207,8 +152,8 @@ fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
 
 #[test]
 fn memory_b_export_and_reimport_of_the_same_backup_keeps_memory() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     // The backup, taken before the probing: the envelope bytes the Export button downloads.
@@ -234,8 +179,8 @@ fn memory_b_export_and_reimport_of_the_same_backup_keeps_memory() {
 
 #[test]
 fn memory_c_a_second_tab_unlocked_before_the_probing_merges_first() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut first = fresh(&browser, &server);
     create_pregnant(&first);
     let mut second = Wallet::open(&browser, &server, "");
@@ -249,8 +194,8 @@ fn memory_c_a_second_tab_unlocked_before_the_probing_merges_first() {
 
 #[test]
 fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     let before_probing = stored(&wallet.page);
@@ -300,8 +245,8 @@ fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
 
 #[test]
 fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirms() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = fresh(&browser, &server);
     create_pregnant(&wallet);
     probe_wide(&mut wallet, "n-i-1");

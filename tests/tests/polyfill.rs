@@ -38,11 +38,7 @@ fn open_wallet<'b>(
     setup(&page);
     page.watch_csp().unwrap();
     page.navigate(&server.url(&format!("/{query}"))).unwrap();
-    page.wait_for(
-        "document.getElementById('app') && !document.getElementById('app').hidden",
-        WAIT,
-    )
-    .unwrap();
+    tacit_e2e::wallet::wait_app(&page);
     page
 }
 
@@ -100,12 +96,7 @@ fn grant(wallet: &Wallet<'_>, id: &str, duration: &str) -> Vec<String> {
         assert!(std::time::Instant::now() < deadline, "never granted: {out}");
         std::thread::sleep(Duration::from_millis(50));
     };
-    let names: Vec<String> = out["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tool"].as_str().unwrap().to_owned())
-        .collect();
+    let names = tacit_e2e::wallet::granted_tools(&out);
     assert_eq!(names.len(), 2, "{out}");
     for name in &names {
         wallet.page.wait_page_tool(name, true, WAIT).unwrap();
@@ -381,16 +372,10 @@ fn with_neither_window_tacit_is_offered_and_the_pill_says_so() {
         json!("polyfill-failed")
     );
     assert_eq!(page.eval("window.tacit.status()").unwrap(), json!("absent"));
-    let names = page
-        .eval("window.tacit.tools().map(t => t.name).sort()")
-        .unwrap();
+    let names = tacit_e2e::wallet::fallback_tool_names(&page);
     assert_eq!(names, json!(PERSISTENT));
-    let out = page
-        .eval(&format!(
-            "window.tacit.call('request_claims', {})",
-            housing_policy(HOUSING, "n-1")
-        ))
-        .unwrap();
+    let out =
+        tacit_e2e::wallet::fallback_call(&page, "request_claims", &housing_policy(HOUSING, "n-1"));
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["result"]["status"], "held", "{out}");
 }

@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
-use tacit_e2e::{Browser, Page, ToolStatus};
+use tacit_e2e::wallet::{call, keep_tool, tool_names};
+use tacit_e2e::{Browser, Page};
 use wallet_core::receipt::sign;
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, ToolName,
@@ -66,33 +67,6 @@ fn receipt_for(origin: &str, nonce: &str, claims: &Value) -> Value {
     serde_json::to_value(sign(payload, &key(), now)).unwrap()
 }
 
-fn call(page: &mut Page<'_>, name: &str, input: Value) -> Value {
-    let response = page.call_tool(name, input).unwrap();
-    assert_eq!(
-        response.status,
-        ToolStatus::Completed,
-        "{name}: {:?}",
-        response.raw
-    );
-    response.output
-}
-
-fn listed(page: &mut Page<'_>) -> Vec<String> {
-    let mut names: Vec<String> = page.tools().unwrap().into_iter().map(|t| t.name).collect();
-    names.sort();
-    names
-}
-
-/// The in-page agent keeps the tool object `getTools()` lists as `name` now.
-fn keep(page: &Page<'_>, name: &str, slot: &str) {
-    let js = format!(
-        "(async () => {{ const t = (await document.modelContext.getTools()).find(t => \
-         t.name === {name:?}); if (!t) return false; window.__kept = window.__kept || {{}}; \
-         window.__kept[{slot:?}] = t; return true; }})()"
-    );
-    assert_eq!(page.eval(&js).unwrap(), true, "{name} not in getTools()");
-}
-
 /// The in-page agent calls the kept object with `input`; it must resolve to an envelope.
 fn call_kept(page: &Page<'_>, slot: &str, input: &Value) -> Value {
     let js = format!(
@@ -134,7 +108,7 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     page.wait_tool(REQUIREMENTS, WAIT).unwrap();
 
     // On load: the requirements tool only, and the pill counts one.
-    assert_eq!(listed(&mut page), [REQUIREMENTS]);
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS]);
     page.wait_for(
         "document.getElementById('webmcp-pill').textContent.includes('1 tool')",
         WAIT,
@@ -146,8 +120,8 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     assert_eq!(requirements["ok"], true, "{requirements}");
     let policy = requirements["result"].clone();
     page.wait_tool(SUBMIT, WAIT).unwrap();
-    assert_eq!(listed(&mut page), [REQUIREMENTS, SUBMIT]);
-    keep(&page, SUBMIT, "accepted");
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS, SUBMIT]);
+    keep_tool(&page, SUBMIT, "accepted");
 
     // The server stays the judge: a live tool does not make a receipt for a nonce the site
     // never issued pass, and that refusal leaves the tool (the page's nonce is still open).
@@ -158,7 +132,7 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     );
     let out = call(&mut page, SUBMIT, json!({ "receipt": stranger }));
     refused_with(&out, "unknown_nonce");
-    assert_eq!(listed(&mut page), [REQUIREMENTS, SUBMIT]);
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS, SUBMIT]);
 
     // An accepted submission spends the nonce: the tool leaves, and the kept object is refused
     // by the page's gate with tool-gate's code, without reaching the server.
@@ -170,7 +144,7 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     let out = call(&mut page, SUBMIT, json!({ "receipt": receipt }));
     assert_eq!(out["result"]["accepted"], true, "{out}");
     page.wait_tool_gone(SUBMIT, WAIT).unwrap();
-    assert_eq!(listed(&mut page), [REQUIREMENTS]);
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS]);
     let stale = call_kept(&page, "accepted", &json!({ "receipt": receipt }));
     refused_with(&stale, "grant_revoked");
 
@@ -180,7 +154,7 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     assert_ne!(again["result"]["nonce"], policy["nonce"]);
     let issued = std::time::Instant::now();
     page.wait_tool(SUBMIT, WAIT).unwrap();
-    keep(&page, SUBMIT, "lapsed");
+    keep_tool(&page, SUBMIT, "lapsed");
     page.wait_tool_gone(SUBMIT, Duration::from_secs(20))
         .unwrap();
     let open_for = issued.elapsed();
@@ -190,7 +164,7 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     );
     let stale = call_kept(&page, "lapsed", &json!({ "receipt": receipt }));
     refused_with(&stale, "grant_expired");
-    assert_eq!(listed(&mut page), [REQUIREMENTS]);
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS]);
     // Through the DevTools domain the tool is simply gone.
     assert!(page.call_tool(SUBMIT, json!({})).is_err());
 

@@ -10,23 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tacit_e2e::Browser;
-use tacit_e2e::wallet::{PASS, WAIT, Wallet, error_code, housing_policy};
+use tacit_e2e::wallet::{PASS, WAIT, Wallet, error_code, housing_policy, keep_tool};
 
 const HOUSING: &str = "http://127.0.0.1:8081";
-
-/// The in-page agent keeps the tool object named `name` as `window.__kept[slot]`.
-fn keep(wallet: &Wallet<'_>, name: &str, slot: &str) {
-    let js = format!(
-        "(async () => {{ const tools = await document.modelContext.getTools(); \
-         const t = tools.find(t => t.name === {name:?}); if (!t) return false; \
-         window.__kept = window.__kept || {{}}; window.__kept[{slot:?}] = t; return true; }})()"
-    );
-    assert_eq!(
-        wallet.page.eval(&js).unwrap(),
-        true,
-        "{name} not in getTools()"
-    );
-}
 
 /// The in-page agent calls the kept object; the promise must resolve to an envelope.
 fn call_kept(wallet: &Wallet<'_>, slot: &str) -> Value {
@@ -51,8 +37,8 @@ fn stale_handles_in_page_get_refusal_envelopes() {
     // Live: the kept object answers.
     let id = wallet.request(housing_policy(HOUSING, "k1"));
     let tools = wallet.grant(&id, "3600000", 2);
-    keep(&wallet, &tools[0], "revoked");
-    keep(&wallet, &tools[1], "locked");
+    keep_tool(&wallet.page, &tools[0], "revoked");
+    keep_tool(&wallet.page, &tools[1], "locked");
     let live = call_kept(&wallet, "revoked");
     assert_eq!(live["ok"], true, "{live}");
 
@@ -72,7 +58,7 @@ fn stale_handles_in_page_get_refusal_envelopes() {
     // After expiry.
     let id = wallet.request(housing_policy(HOUSING, "k3"));
     let short = wallet.grant(&id, "2000", 2);
-    keep(&wallet, &short[0], "expired");
+    keep_tool(&wallet.page, &short[0], "expired");
     wallet
         .page
         .wait_tool_gone(&short[0], Duration::from_secs(15))

@@ -13,10 +13,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
+mod common;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -31,24 +32,11 @@ use tacit_e2e::wallet::{WAIT, Wallet, error_code};
 use tacit_protocol::request_auth::{InstallKey, signing_input};
 use wallet_core::{ComparisonLog, Nonce, Origin, ReceiptPayload, SessionId};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A plain HTTP client, as `curl` or any local process would be; never errors on a status.
-fn http() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into()
-}
-
 /// POSTs `body` with `headers`; the status and the body as JSON.
 fn post(url: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Value) {
-    let mut request = http().post(url).header("content-type", "application/json");
+    let mut request = common::http()
+        .post(url)
+        .header("content-type", "application/json");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -108,13 +96,13 @@ impl Listener {
 
 #[test]
 fn a_local_process_cannot_get_a_receipt_signed_or_accepted() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let wallet = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&wallet.origin()]).unwrap();
     let pharmacy = TestSite::start("pharmacy", &format!("{}/v1/keys", signer.url())).unwrap();
     let (status, requirements) = {
-        let mut response = http()
+        let mut response = common::http()
             .get(&pharmacy.url("/api/requirements"))
             .call()
             .unwrap();
@@ -195,7 +183,7 @@ fn answered_draft(wallet: &mut Wallet<'_>, audience: &str, nonce: &str) -> Strin
 
 #[test]
 fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolment() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
@@ -267,7 +255,7 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
 
 #[test]
 fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_person() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
@@ -279,7 +267,10 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
     wallet.create_profile();
     let requirements = |site: &TestSite| -> Value {
-        let mut response = http().get(&site.url("/api/requirements")).call().unwrap();
+        let mut response = common::http()
+            .get(&site.url("/api/requirements"))
+            .call()
+            .unwrap();
         let out: Value =
             serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
         assert_eq!(out["ok"], true, "{out}");

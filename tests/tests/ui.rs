@@ -26,18 +26,11 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{PASS, WAIT, Wallet, housing_policy};
 use tacit_e2e::{Browser, DESKTOP, PHONE, Page, StaticServer};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const HOUSING: &str = "http://127.0.0.1:8081";
 
@@ -223,11 +216,7 @@ fn open_recording<'b>(browser: &'b Browser, server: &StaticServer) -> Wallet<'b>
     page.watch_csp().unwrap();
     page.navigate(&server.url("/")).unwrap();
     page.require_webmcp().unwrap();
-    page.wait_for(
-        "document.getElementById('app') && !document.getElementById('app').hidden",
-        WAIT,
-    )
-    .unwrap();
+    tacit_e2e::wallet::wait_app(&page);
     Wallet::new(page)
 }
 
@@ -325,7 +314,7 @@ fn wait_msg(wallet: &Wallet<'_>, needle: &str) {
 /// The whole walk: every main state, by keyboard where a person would use one.
 #[test]
 fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let browser = Browser::launch().unwrap();
     let mut checks = Checker::new();
@@ -450,13 +439,7 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
         .unwrap();
     assert!(persisted == json!("true") || persisted == json!("false"));
     // The facts are behind "Edit my facts", not on the page.
-    assert_eq!(
-        wallet
-            .page
-            .eval("document.getElementById('facts').hidden")
-            .unwrap(),
-        true
-    );
+    assert_eq!(wallet.hidden("facts"), true);
 
     // 3. Unlocked.
     checks.state(&wallet.page, "03-unlocked");
@@ -658,7 +641,7 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
 /// at most three Tab presses away; a script's `requestSubmit` of the unlock form does nothing.
 #[test]
 fn a_waiting_request_is_three_tabs_from_page_load() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let browser = Browser::launch().unwrap();
     let wallet = Wallet::open(&browser, &server, "");

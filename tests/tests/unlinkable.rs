@@ -12,36 +12,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
 use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
-use tacit_e2e::wallet::{WAIT, Wallet, error_code, housing_policy};
+use tacit_e2e::wallet::{WAIT, Wallet, error_code, housing_policy, keep_tool};
 use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 const ZERO_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
-/// The in-page agent keeps the tool object named `name` as `window.__kept[slot]`.
-fn keep(wallet: &Wallet<'_>, name: &str, slot: &str) {
-    let js = format!(
-        "(async () => {{ const tools = await document.modelContext.getTools(); \
-         const t = tools.find(t => t.name === {name:?}); if (!t) return false; \
-         window.__kept = window.__kept || {{}}; window.__kept[{slot:?}] = t; return true; }})()"
-    );
-    assert_eq!(
-        wallet.page.eval(&js).unwrap(),
-        true,
-        "{name} not in getTools()"
-    );
-}
 
 /// The in-page agent calls the kept object with `input`; the envelope it resolves to.
 fn call_kept(wallet: &Wallet<'_>, slot: &str, input: &Value) -> Value {
@@ -85,7 +64,7 @@ fn grant_of(tool: &str) -> String {
 
 #[test]
 fn application_carries_exactly_the_approval_cards_items() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
@@ -162,7 +141,7 @@ fn application_carries_exactly_the_approval_cards_items() {
     };
     let (age18, age21) = (tool_for(18), tool_for(21));
     assert_eq!(wallet.call(&age18, json!({}))["result"]["satisfied"], true);
-    keep(&wallet, &age21, "late");
+    keep_tool(&wallet.page, &age21, "late");
     wallet.revoke(&age21);
     let late = call_kept(&wallet, "late", &json!({}));
     assert_eq!(error_code(&late), "grant_revoked", "{late}");
@@ -296,7 +275,7 @@ fn one_site(wallet: &mut Wallet<'_>, policy: Value) -> (Value, BTreeSet<String>)
 
 #[test]
 fn unlinkable_housing_and_pharmacy_receipts_share_no_identifier() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server: StaticServer = tacit_e2e::serve_site("wallet").unwrap();
     let signer =
         TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();

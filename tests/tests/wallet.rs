@@ -6,34 +6,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tacit_e2e::wallet::{PASS, PERSISTENT, WAIT, Wallet, error_code};
-use tacit_e2e::{Browser, Page, StaticServer, ToolStatus};
+use tacit_e2e::wallet::{PASS, PERSISTENT, WAIT, Wallet, choose_file, error_code};
+use tacit_e2e::{Browser, ToolStatus};
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn housing_policy(nonce: &str) -> Value {
     tacit_e2e::wallet::housing_policy("http://127.0.0.1:8081", nonce)
 }
 
-fn setup() -> (StaticServer, Browser) {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    (server, browser)
-}
-
 #[test]
 fn wallet_before_any_grant_only_persistent_tools_exist() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     for name in PERSISTENT {
         wallet.page.wait_tool(name, WAIT).unwrap();
@@ -73,8 +60,8 @@ fn wallet_before_any_grant_only_persistent_tools_exist() {
 
 #[test]
 fn wallet_request_grant_answer_revoke() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "?latency=1500");
     wallet.create_profile();
     let id = wallet.request(housing_policy("n-1"));
@@ -172,8 +159,8 @@ fn wallet_request_grant_answer_revoke() {
 
 #[test]
 fn wallet_short_grant_disappears_by_itself() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
     wallet.create_profile();
     let id = wallet.request(housing_policy("n-2"));
@@ -210,8 +197,8 @@ fn wallet_short_grant_disappears_by_itself() {
 
 #[test]
 fn wallet_lock_reload_and_wrong_passphrase() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy("n-3"));
@@ -224,13 +211,7 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     wallet.wait_text("#lock-pill", "Locked");
     assert_eq!(wallet.tool_names(), PERSISTENT);
     // The editor no longer shows the facts.
-    assert_eq!(
-        wallet
-            .page
-            .eval("document.getElementById('facts').hidden")
-            .unwrap(),
-        true
-    );
+    assert_eq!(wallet.hidden("facts"), true);
     // Reload keeps the encrypted profile and registers no claim tool until unlock.
     wallet.page.reload().unwrap();
     for name in PERSISTENT {
@@ -305,8 +286,8 @@ fn wallet_lock_reload_and_wrong_passphrase() {
 
 #[test]
 fn wallet_draft_release_and_refuse() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     // Not enrolled with any signer: release keeps the unsigned payload, sends nothing, says so.
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
@@ -379,27 +360,10 @@ fn wallet_draft_release_and_refuse() {
     wallet.wait_text("#verify-result", "The log is intact");
 }
 
-/// Sets the files of a file input through DevTools, as a person choosing a file would.
-fn choose_file(page: &Page<'_>, selector: &str, path: &std::path::Path) {
-    let document = page.send("DOM.getDocument", json!({})).unwrap();
-    let root = document["root"]["nodeId"].as_i64().unwrap();
-    let node = page
-        .send(
-            "DOM.querySelector",
-            json!({ "nodeId": root, "selector": selector }),
-        )
-        .unwrap();
-    page.send(
-        "DOM.setFileInputFiles",
-        json!({ "nodeId": node["nodeId"], "files": [path.to_str().unwrap()] }),
-    )
-    .unwrap();
-}
-
 #[test]
 fn wallet_imports_a_backup_and_changes_passphrase() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let wallet = Wallet::open(&browser, &server, "");
     // Not a backup: refused, nothing stored.
     let junk = tempfile::NamedTempFile::new().unwrap();
@@ -429,33 +393,9 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
     );
     // Change the passphrase: the wrong current one is refused, then it works.
     wallet.page.click("#editor-actions summary").unwrap();
-    wallet.page.fill("#old-pass", "wrong wrong wrong").unwrap();
-    wallet
-        .page
-        .fill("#chg-pass", "a brand new passphrase")
-        .unwrap();
-    wallet
-        .page
-        .fill("#chg-pass2", "a brand new passphrase")
-        .unwrap();
-    wallet
-        .page
-        .click("[data-action=change-passphrase]")
-        .unwrap();
+    change_passphrase(&wallet, "wrong wrong wrong", "a brand new passphrase");
     wallet.wait_text("#profile-msg", "not right");
-    wallet.page.fill("#old-pass", PASS).unwrap();
-    wallet
-        .page
-        .fill("#chg-pass", "a brand new passphrase")
-        .unwrap();
-    wallet
-        .page
-        .fill("#chg-pass2", "a brand new passphrase")
-        .unwrap();
-    wallet
-        .page
-        .click("[data-action=change-passphrase]")
-        .unwrap();
+    change_passphrase(&wallet, PASS, "a brand new passphrase");
     wallet.wait_text("#profile-msg", "Passphrase changed");
     wallet.page.click("[data-action=lock]").unwrap();
     wallet.unlock(PASS);
@@ -466,8 +406,8 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
 
 #[test]
 fn wallet_second_tab_cannot_silently_overwrite() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let first = Wallet::open(&browser, &server, "");
     first.create_profile();
     let second = Wallet::open(&browser, &server, "");
@@ -500,7 +440,7 @@ fn wallet_second_tab_cannot_silently_overwrite() {
 
 #[test]
 fn wallet_without_webmcp_offers_window_tacit() {
-    let _serial = serial();
+    let _serial = tacit_e2e::serial();
     let server = tacit_e2e::serve_site("wallet").unwrap();
     let options = tacit_e2e::LaunchOptions {
         webmcp: false,
@@ -523,16 +463,9 @@ fn wallet_without_webmcp_offers_window_tacit() {
     )
     .unwrap();
     assert_eq!(page.eval("window.tacit.status()").unwrap(), "absent");
-    let names = page
-        .eval("window.tacit.tools().map(t => t.name).sort()")
-        .unwrap();
+    let names = tacit_e2e::wallet::fallback_tool_names(&page);
     assert_eq!(names, json!(PERSISTENT));
-    let out = page
-        .eval(&format!(
-            "window.tacit.call('request_claims', {})",
-            housing_policy("n-x")
-        ))
-        .unwrap();
+    let out = tacit_e2e::wallet::fallback_call(&page, "request_claims", &housing_policy("n-x"));
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["result"]["status"], "held");
     let out = page.eval("window.tacit.call('get_income', {})").unwrap();
@@ -542,8 +475,8 @@ fn wallet_without_webmcp_offers_window_tacit() {
 
 #[test]
 fn wallet_remembers_what_it_revealed_across_a_reload() {
-    let _serial = serial();
-    let (server, browser) = setup();
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.create_profile();
     let id = wallet.request(housing_policy("r-1"));
@@ -586,4 +519,15 @@ fn wallet_remembers_what_it_revealed_across_a_reload() {
     assert_eq!(card[0], true, "{card}");
     assert_eq!(card[1], false, "{card}");
     assert_ne!(card[2], "", "{card}");
+}
+
+/// The person types the old passphrase and the new one twice in Settings and clicks Change.
+fn change_passphrase(wallet: &Wallet<'_>, old: &str, new: &str) {
+    wallet.page.fill("#old-pass", old).unwrap();
+    wallet.page.fill("#chg-pass", new).unwrap();
+    wallet.page.fill("#chg-pass2", new).unwrap();
+    wallet
+        .page
+        .click("[data-action=change-passphrase]")
+        .unwrap();
 }
