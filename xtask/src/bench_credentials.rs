@@ -14,7 +14,7 @@
 
 use crate::build_web::{SITES, wasm_bindgen_version};
 use crate::cargo;
-use crate::ci::{CHROMEDRIVER, WASM_TARGET, ensure_test_runner, webdriver_json};
+use crate::ci::{WASM_TARGET, ensure_test_runner, wasm_test_env, webdriver_json};
 
 /// Seconds per issuer measurement in the full report (three measurements).
 pub const ISSUER_SECONDS: &str = "3";
@@ -61,15 +61,7 @@ pub fn presentation_wasm() -> Result<String, String> {
         .first()
         .ok_or_else(|| "build_web::SITES is empty".to_owned())?;
     let webdriver = webdriver_json(wallet)?.to_string_lossy().into_owned();
-    let env = [
-        (
-            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
-            runner.as_str(),
-        ),
-        ("CHROMEDRIVER", CHROMEDRIVER),
-        ("WASM_BINDGEN_TEST_WEBDRIVER_JSON", webdriver.as_str()),
-        ("WASM_BINDGEN_TEST_TIMEOUT", "120"),
-    ];
+    let env = wasm_test_env(&runner, &webdriver);
     let args = [
         "test",
         "--release",

@@ -8,7 +8,8 @@
 //! `build-web`'s optimisation pass; and, for the web crate's
 //! wasm-bindgen-test suite, `wasm-bindgen-test-runner` at the locked wasm-bindgen version into
 //! `target/tools/` (about 100 s once, then cached). The last step, `fuzz --smoke`, installs
-//! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`).
+//! cargo-fuzz into `target/tools/` the same way (see `fuzz.rs`); the `deny` step installs
+//! cargo-deny there the same way ([`ensure_tool`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -110,6 +111,7 @@ fn steps(t: &mut Timings) -> Result<(), String> {
     t.time("fmt", || {
         run("fmt", &cargo, &["fmt", "--all", "--", "--check"], &[])
     })?;
+    t.time("deny", deny)?;
     t.time("clippy", || {
         let args = [
             "clippy",
@@ -153,6 +155,64 @@ fn steps(t: &mut Timings) -> Result<(), String> {
     }
     t.time("fuzz-smoke", || crate::fuzz::fuzz(&["--smoke".to_owned()]))?;
     Ok(())
+}
+
+/// The cargo-deny release installed into `target/tools/`.
+pub(crate) const CARGO_DENY_VERSION: &str = "0.20.2";
+
+/// `cargo deny check licenses bans sources` against `deny.toml` (licences allowed, crates.io
+/// only, bans). Advisories are left out: they need the RustSec database from the network.
+fn deny() -> Result<(), String> {
+    let started = Instant::now();
+    let tool = ensure_tool(
+        "cargo-deny",
+        "cargo-deny",
+        CARGO_DENY_VERSION,
+        &["--locked"],
+    )?;
+    println!(
+        "cargo-deny ready in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let args = ["check", "licenses", "bans", "sources"];
+    run("cargo deny", &tool.to_string_lossy(), &args, &[])
+}
+
+/// `target/tools/bin/<bin>` of crate `krate` at `version`: kept when `<bin> --version` says
+/// that version, else installed with `cargo install <install_flags>` (a minute or more, once).
+pub(crate) fn ensure_tool(
+    krate: &str,
+    bin: &str,
+    version: &str,
+    install_flags: &[&str],
+) -> Result<PathBuf, String> {
+    let root = target_dir().join("tools");
+    let binary = root.join("bin").join(bin);
+    let shown = output(&binary.to_string_lossy(), &["--version"]).unwrap_or_default();
+    if shown.split_whitespace().nth(1) == Some(version) {
+        println!("{} {version}: cached", binary.display());
+        return Ok(binary);
+    }
+    let root_str = root.to_string_lossy().into_owned();
+    let pinned = format!("={version}");
+    let mut args = vec![
+        "install",
+        krate,
+        "--version",
+        &pinned,
+        "--force",
+        "--root",
+        &root_str,
+    ];
+    args.extend_from_slice(install_flags);
+    run(&format!("cargo install {krate}"), &cargo(), &args, &[])?;
+    match binary.is_file() {
+        true => Ok(binary),
+        false => Err(format!(
+            "cargo install {krate} left no {}",
+            binary.display()
+        )),
+    }
 }
 
 fn has_wasm_tests(dir: &str) -> bool {
@@ -278,6 +338,21 @@ fn has_initdb() -> bool {
             .is_ok_and(|versions| versions.flatten().any(|v| has_tools(&v.path().join("bin"))))
 }
 
+/// The environment under which `cargo test --target wasm32-unknown-unknown` runs its tests in
+/// headless Chromium: `runner` (wasm-bindgen-test-runner) as the target's runner, driving
+/// chromedriver with the capabilities in the `webdriver` file, two minutes per test binary.
+pub(crate) fn wasm_test_env<'a>(
+    runner: &'a str,
+    webdriver: &'a str,
+) -> [(&'static str, &'a str); 4] {
+    [
+        ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", runner),
+        ("CHROMEDRIVER", CHROMEDRIVER),
+        ("WASM_BINDGEN_TEST_WEBDRIVER_JSON", webdriver),
+        ("WASM_BINDGEN_TEST_TIMEOUT", "120"),
+    ]
+}
+
 fn wasm_tests(sites: &[Site]) -> Result<(), String> {
     let version = wasm_bindgen_version()?;
     let runner = ensure_test_runner(&version)?;
@@ -285,15 +360,7 @@ fn wasm_tests(sites: &[Site]) -> Result<(), String> {
     // One cargo run per site: each may bring its own webdriver.json: the runner reads it from the environment.
     for site in sites {
         let webdriver = webdriver_json(site)?.to_string_lossy().into_owned();
-        let env = [
-            (
-                "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER",
-                runner.as_str(),
-            ),
-            ("CHROMEDRIVER", CHROMEDRIVER),
-            ("WASM_BINDGEN_TEST_WEBDRIVER_JSON", webdriver.as_str()),
-            ("WASM_BINDGEN_TEST_TIMEOUT", "120"),
-        ];
+        let env = wasm_test_env(&runner, &webdriver);
         let args = [
             "test",
             "--target",
@@ -330,29 +397,14 @@ pub(crate) fn webdriver_json(site: &Site) -> Result<PathBuf, String> {
 
 /// `target/tools/bin/wasm-bindgen-test-runner` at `version`, installed if missing or stale.
 pub(crate) fn ensure_test_runner(version: &str) -> Result<PathBuf, String> {
-    let root = target_dir().join("tools");
-    let runner = root.join("bin").join("wasm-bindgen-test-runner");
-    let current = output(&runner.to_string_lossy(), &["--version"]).unwrap_or_default();
-    if current.split_whitespace().nth(1) == Some(version) {
-        println!("{} {version}: cached", runner.display());
-        return Ok(runner);
-    }
-    let root_str = root.to_string_lossy().into_owned();
-    let pinned = format!("={version}");
     // No TLS features: the runner only talks to chromedriver on loopback. `--locked` is left
     // out on purpose: it fails against this registry mirror.
-    let args = [
-        "install",
+    ensure_tool(
         "wasm-bindgen-cli",
-        "--version",
-        &pinned,
-        "--no-default-features",
-        "--force",
-        "--root",
-        &root_str,
-    ];
-    run("cargo install wasm-bindgen-cli", &cargo(), &args, &[])?;
-    Ok(runner)
+        "wasm-bindgen-test-runner",
+        version,
+        &["--no-default-features"],
+    )
 }
 
 fn output(program: &str, args: &[&str]) -> Result<String, String> {

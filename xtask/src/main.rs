@@ -17,6 +17,11 @@ use std::time::Instant;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
+    // `cargo xtask <task> --help` answers from here, before the task builds or installs anything.
+    if let Some(help) = task_help(&args) {
+        println!("{help}");
+        return ExitCode::SUCCESS;
+    }
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::ci(&args[1..]),
         Some("build-web") => build_web::build_web(&args[1..], false, build_web::WasmOpt::IfPresent),
@@ -39,25 +44,67 @@ fn main() -> ExitCode {
     }
 }
 
-fn print_help() {
+/// Each task's usage and what it does, as `cargo xtask help` lists them.
+const TASKS: [(&str, &str); 6] = [
+    (
+        "build-web",
+        "build-web [site..]  build the wasm sites into target/site/<site>/ (SITES)",
+    ),
+    (
+        "build-gate-js",
+        "build-gate-js [--locked]\n\
+         \x20                   build the tool-gate-js package (wasm-bindgen --target web, with\n\
+         \x20                   its .d.ts) and its example page into target/site/gate-example/",
+    ),
+    (
+        "ci",
+        "ci [--keep-going]   install what is missing, then fmt, clippy, cargo-deny (licences, bans,\n\
+         \x20                   sources), build-web, tests, wasm tests, fuzz smoke (30 s per target)",
+    ),
+    (
+        "demo",
+        "demo [--agent [--auto-approve]] [--pharmacy]\n\
+         \x20                   run the signer, wallet and example sites on loopback; --agent adds\n\
+         \x20                   a scripted agent (it waits for you unless --auto-approve)",
+    ),
+    (
+        "bench",
+        "bench [core|signer|site|issuer|presentation|browser]\n\
+         \x20                   measure everything into target/bench/report.md, or one part",
+    ),
+    (
+        "fuzz",
+        "fuzz [--smoke] [--seconds N] [--asan] [target..]\n\
+         \x20                   run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 30 s)",
+    ),
+];
+
+/// `cargo xtask <task> … --help` (or `-h`, anywhere after the task): the task's usage.
+fn task_help(args: &[String]) -> Option<String> {
+    let (task, rest) = args.split_first()?;
+    if !rest.iter().any(|a| a == "--help" || a == "-h") {
+        return None;
+    }
+    task_usage(task).map(|usage| format!("cargo xtask {usage}"))
+}
+
+/// `task`'s lines of the help, with the site names filled in; `None` for an unknown task.
+fn task_usage(task: &str) -> Option<String> {
     let sites: Vec<&str> = build_web::SITES.iter().map(|s| s.name).collect();
-    println!(
-        "cargo xtask <task>\n\n\
-         build-web [site..]  build the wasm sites into target/site/<site>/ ({})\n\
-         build-gate-js [--locked]\n\
-                             build the tool-gate-js package (wasm-bindgen --target web, with\n\
-                             its .d.ts) and its example page into target/site/gate-example/\n\
-         ci [--keep-going]   install what is missing, then fmt, clippy, build-web, tests, wasm tests,\n\
-                             fuzz smoke (30 s per target)\n\
-         demo [--agent [--auto-approve]] [--pharmacy]\n\
-                             run the signer, wallet and example sites on loopback; --agent adds\n\
-                             a scripted agent (it waits for you unless --auto-approve)\n\
-         bench [core|signer|site|issuer|presentation|browser]\n\
-                             measure everything into target/bench/report.md, or one part\n\
-         fuzz [--smoke] [--seconds N] [--asan] [target..]\n\
-                             run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 30 s)",
-        sites.join(", ")
-    );
+    TASKS
+        .iter()
+        .find(|(name, _)| *name == task)
+        .map(|(_, usage)| usage.replace("SITES", &sites.join(", ")))
+}
+
+fn print_help() {
+    println!("cargo xtask <task>\n");
+    for (name, _) in TASKS {
+        if let Some(usage) = task_usage(name) {
+            println!("{usage}");
+        }
+    }
+    println!("\n`cargo xtask <task> --help` shows one task's line without running it.");
 }
 
 /// The workspace root (this crate's parent directory).
@@ -107,4 +154,43 @@ pub(crate) fn run(
 /// `bench` module.
 fn bench(rest: &[String]) -> Result<(), String> {
     bench::bench(rest)
+}
+
+#[cfg(test)]
+mod help_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+    use super::*;
+
+    #[test]
+    fn every_task_has_its_usage_and_help_lists_them_all() {
+        for task in ["build-web", "build-gate-js", "ci", "demo", "bench", "fuzz"] {
+            let usage = task_usage(task).unwrap();
+            assert!(usage.starts_with(task), "{usage}");
+        }
+        assert!(task_usage("nope").is_none());
+        assert!(task_usage("build-web").unwrap().contains("wallet"));
+        assert!(!task_usage("build-web").unwrap().contains("SITES"));
+    }
+
+    /// `cargo xtask demo --help` and `ci --help` are answered by `main` before any task runs.
+    #[test]
+    fn task_help_is_found_wherever_the_flag_stands() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (task, needle) in [("demo", "--auto-approve"), ("ci", "--keep-going")] {
+            for given in [
+                args(&[task, "--help"]),
+                args(&[task, "-h"]),
+                args(&[task, "--agent", "--help"]),
+            ] {
+                let help = task_help(&given).unwrap();
+                assert!(help.starts_with(&format!("cargo xtask {task}")), "{help}");
+                assert!(help.contains(needle), "{help}");
+            }
+        }
+        // No flag: the task runs. An unknown task: main's error, not a help.
+        assert!(task_help(&args(&["demo"])).is_none());
+        assert!(task_help(&args(&["demo", "--agent"])).is_none());
+        assert!(task_help(&args(&["nope", "--help"])).is_none());
+        assert!(task_help(&args(&[])).is_none());
+    }
 }
