@@ -50,30 +50,9 @@ macro_rules! gate_id {
             pub(crate) fn made(suffix: &str) -> Self {
                 Self(format!("{}{suffix}", Self::PREFIX))
             }
-
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
         }
 
-        impl TryFrom<String> for $name {
-            type Error = BadId;
-            fn try_from(value: String) -> Result<Self, BadId> {
-                Self::parse(&value)
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(value: $name) -> Self {
-                value.0
-            }
-        }
-
-        impl core::fmt::Display for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
+        wallet_core::string_newtype!($name, BadId);
 
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {

@@ -91,25 +91,9 @@ macro_rules! catalogue_code {
                     Err(Error::InvalidProfile { field: $field, reason: $what })
                 }
             }
-
-            /// The catalogue code.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
         }
 
-        impl TryFrom<String> for $name {
-            type Error = Error;
-            fn try_from(value: String) -> Result<Self, Error> {
-                Self::parse(&value)
-            }
-        }
-
-        impl From<$name> for String {
-            fn from(value: $name) -> Self {
-                value.0.clone()
-            }
-        }
+        $crate::string_newtype!($name, Error);
 
         impl Zeroize for $name {
             fn zeroize(&mut self) {

@@ -114,15 +114,28 @@ macro_rules! token {
                     Err(Error::LogField { field: $field, reason: $reason })
                 }
             }
+        }
 
+        $crate::string_newtype!($name, Error);
+    };
+}
+
+/// What every validated string newtype (`struct Name(String)` with a `parse(&str) ->
+/// Result<Self, $error>`) has besides its rule: `as_str`, `TryFrom<String>` through `parse`
+/// (so serde's `try_from = "String"` validates), `From<Name> for String` and `Display`. The
+/// wallet's tokens here and capability-gate's request and proposal ids use it.
+#[macro_export]
+macro_rules! string_newtype {
+    ($name:ident, $error:ty) => {
+        impl $name {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
         }
 
         impl TryFrom<String> for $name {
-            type Error = Error;
-            fn try_from(value: String) -> Result<Self, Error> {
+            type Error = $error;
+            fn try_from(value: String) -> Result<Self, $error> {
                 Self::parse(&value)
             }
         }
