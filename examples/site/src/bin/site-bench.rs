@@ -14,7 +14,7 @@ use clap::Parser;
 mod bench;
 
 #[cfg(not(target_arch = "wasm32"))]
-use bench::{BenchArgs, BenchError, run};
+use bench::{BenchArgs, run};
 
 // The bench drives the native server; on wasm32 there is nothing to run.
 #[cfg(target_arch = "wasm32")]
@@ -23,19 +23,7 @@ fn main() {}
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> ExitCode {
     let args = BenchArgs::parse();
-    let report = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| BenchError::Setup(format!("cannot start the runtime: {e}")))
-        .and_then(|runtime| runtime.block_on(run(args)));
-    match report {
-        Ok(report) => {
-            print!("{}", report.markdown());
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("site-bench: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    tacit_service::bench::main("site-bench", async move {
+        run(args).await.map(|report| report.markdown())
+    })
 }
