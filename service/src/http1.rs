@@ -1,4 +1,4 @@
-//! The HTTP/1.1 response-head parser the services' load generators share (`signer-bench`,
+//! The HTTP/1.1 response-head parser and keep-alive connection the services' load generators share (`signer-bench`,
 //! `site-bench`): enough to read a status and a `Content-Length` off a keep-alive connection to a
 //! loopback server. No TLS, no redirects, no proxies; anything else should use a real client.
 
@@ -55,6 +55,70 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, &'static str> {
     Ok(Some(head))
 }
 
+/// One keep-alive connection to a loopback server that sends complete requests and reads
+/// answers with a `Content-Length` (what the services send).
+#[derive(Debug)]
+pub struct Conn {
+    stream: tokio::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    pub async fn connect(addr: std::net::SocketAddr) -> std::io::Result<Self> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            stream,
+            buf: Vec::with_capacity(8 * 1024),
+        })
+    }
+
+    /// Writes `request` (a complete HTTP/1.1 request) and returns the response's status once its
+    /// body has been read in full.
+    pub async fn round_trip(&mut self, request: &[u8]) -> std::io::Result<u16> {
+        self.round_trip_with(request, |_| ())
+            .await
+            .map(|(status, ())| status)
+    }
+
+    /// [`Conn::round_trip`], also returning what `inspect` makes of the body.
+    pub async fn round_trip_with<T>(
+        &mut self,
+        request: &[u8],
+        inspect: impl FnOnce(&[u8]) -> T,
+    ) -> std::io::Result<(u16, T)> {
+        use tokio::io::AsyncWriteExt;
+        let invalid = |e: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_owned());
+        self.stream.write_all(request).await?;
+        let head = loop {
+            if let Some(head) = parse_head(&self.buf).map_err(invalid)? {
+                break head;
+            }
+            self.fill().await?;
+        };
+        let body_len = head
+            .content_length
+            .ok_or_else(|| invalid("response without content-length"))?;
+        while self.buf.len() < head.len + body_len {
+            self.fill().await?;
+        }
+        let seen = inspect(&self.buf[head.len..head.len + body_len]);
+        self.buf.drain(..head.len + body_len);
+        Ok((head.status, seen))
+    }
+
+    async fn fill(&mut self) -> std::io::Result<()> {
+        use tokio::io::AsyncReadExt;
+        let mut chunk = [0u8; 8 * 1024];
+        let n = self.stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +148,34 @@ mod tests {
         let endless = vec![b'a'; MAX_HEAD_BYTES + 1];
         assert_eq!(parse_head(&endless), Err("response head too long"));
         assert_eq!(parse_head(&endless[..MAX_HEAD_BYTES]), Ok(None));
+    }
+
+    #[tokio::test]
+    async fn a_connection_reads_answers_back_to_back() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 4];
+            stream.read_exact(&mut request).await.unwrap();
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 404 N")
+                .await
+                .unwrap();
+            stream.read_exact(&mut request).await.unwrap();
+            stream
+                .write_all(b"ot Found\r\ncontent-length: 4\r\n\r\nnope")
+                .await
+                .unwrap();
+        });
+        let mut conn = Conn::connect(addr).await.unwrap();
+        let (status, body) = conn
+            .round_trip_with(b"one\n", <[u8]>::to_vec)
+            .await
+            .unwrap();
+        assert_eq!((status, body.as_slice()), (200, &b"ok"[..]));
+        assert_eq!(conn.round_trip(b"two\n").await.unwrap(), 404);
+        server.await.unwrap();
     }
 }

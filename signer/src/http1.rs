@@ -5,13 +5,12 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wallet_core::KeySet;
 use wallet_core::receipt::MAX_RECEIPT_BYTES;
 
 use crate::Error;
 
-pub use tacit_service::http1::{Head, MAX_HEAD_BYTES, parse_head};
+pub use tacit_service::http1::{Conn, Head, MAX_HEAD_BYTES, parse_head};
 
 /// How long fetching a key set may take in all.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -71,70 +70,9 @@ pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
     KeySet::parse(&body).map_err(|_| fail("the response is not a key set"))
 }
 
-/// One keep-alive connection that sends a fixed request and reads answers with a length.
-#[derive(Debug)]
-pub struct Conn {
-    stream: tokio::net::TcpStream,
-    buf: Vec<u8>,
-}
-
-impl Conn {
-    pub async fn connect(addr: SocketAddr) -> std::io::Result<Self> {
-        let stream = tokio::net::TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        Ok(Self {
-            stream,
-            buf: Vec::with_capacity(8 * 1024),
-        })
-    }
-
-    /// Writes `request` (a complete HTTP/1.1 request) and returns the response's status once its
-    /// body has been read in full.
-    pub async fn round_trip(&mut self, request: &[u8]) -> std::io::Result<u16> {
-        let invalid = |e: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_owned());
-        self.stream.write_all(request).await?;
-        let head = loop {
-            if let Some(head) = parse_head(&self.buf).map_err(invalid)? {
-                break head;
-            }
-            self.fill().await?;
-        };
-        let body_len = head
-            .content_length
-            .ok_or_else(|| invalid("response without content-length"))?;
-        while self.buf.len() < head.len + body_len {
-            self.fill().await?;
-        }
-        self.buf.drain(..head.len + body_len);
-        Ok(head.status)
-    }
-
-    async fn fill(&mut self) -> std::io::Result<()> {
-        let mut chunk = [0u8; 8 * 1024];
-        let n = self.stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_a_head_with_length() {
-        let raw =
-            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}";
-        let head = parse_head(raw).unwrap().unwrap();
-        assert_eq!(head.status, 200);
-        assert_eq!(head.content_length, Some(2));
-        assert_eq!(&raw[head.len..], b"{}");
-        assert_eq!(parse_head(&raw[..20]), Ok(None));
-        assert!(parse_head(b"SMTP hello\r\n\r\n").is_err());
-    }
 
     #[test]
     fn refuses_other_schemes_and_hostless_urls() {

@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ed25519_dalek::{Signature, SigningKey};
 use serde_json::json;
+use tacit_service::http1::Conn;
 use tacit_store::StoreError;
 use tacit_store::testing::PgCluster;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use wallet_core::receipt::sign;
 use wallet_core::{
     ComparisonLog, GrantId, KeySet, KeyStatus, Nonce, Origin, Outcome, PublicKeyEntry,
@@ -571,7 +571,12 @@ async fn drive(
             break;
         };
         let sent = Instant::now();
-        match c.round_trip(request).await {
+        // Counted only when the body is an accepting envelope.
+        let accepted = |body: &[u8]| {
+            serde_json::from_slice::<serde_json::Value>(body)
+                .is_ok_and(|envelope| envelope["ok"] == true)
+        };
+        match c.round_trip_with(request, accepted).await {
             Ok((200, true)) => latencies.push(sent.elapsed()),
             Ok(_) => failures += 1,
             Err(_) => {
@@ -581,55 +586,4 @@ async fn drive(
         }
     }
     (latencies, failures)
-}
-
-/// A keep-alive HTTP/1.1 connection that reads answers with a `Content-Length` (what the site
-/// sends), using the signer's response-head parser.
-struct Conn {
-    stream: tokio::net::TcpStream,
-    buf: Vec<u8>,
-}
-
-impl Conn {
-    async fn connect(addr: SocketAddr) -> std::io::Result<Self> {
-        let stream = tokio::net::TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        Ok(Self {
-            stream,
-            buf: Vec::with_capacity(8 * 1024),
-        })
-    }
-
-    /// Writes `request`; returns the status and whether the body is an accepting envelope.
-    async fn round_trip(&mut self, request: &[u8]) -> std::io::Result<(u16, bool)> {
-        let invalid = |e: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_owned());
-        self.stream.write_all(request).await?;
-        let head = loop {
-            if let Some(head) = tacit_service::http1::parse_head(&self.buf).map_err(invalid)? {
-                break head;
-            }
-            self.fill().await?;
-        };
-        let body_len = head
-            .content_length
-            .ok_or_else(|| invalid("response without content-length"))?;
-        while self.buf.len() < head.len + body_len {
-            self.fill().await?;
-        }
-        let body = &self.buf[head.len..head.len + body_len];
-        let accepted = serde_json::from_slice::<serde_json::Value>(body)
-            .is_ok_and(|envelope| envelope["ok"] == true);
-        self.buf.drain(..head.len + body_len);
-        Ok((head.status, accepted))
-    }
-
-    async fn fill(&mut self) -> std::io::Result<()> {
-        let mut chunk = [0u8; 8 * 1024];
-        let n = self.stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        self.buf.extend_from_slice(&chunk[..n]);
-        Ok(())
-    }
 }
