@@ -18,22 +18,19 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
-use serde_json::Value;
 use p256::ecdsa::signature::Signer;
-use signer::{AppState, Config, KeyStore, MAX_BODY_BYTES, SignerDb, check_signable, enrol_code};
+use signer::{AppState, MAX_BODY_BYTES, check_signable};
+use tacit_fuzz::services;
 use tacit_protocol::request_auth::{
-    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, MAX_CLOCK_SKEW_MS,
-    RequestAuth, signing_input,
+    HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, MAX_CLOCK_SKEW_MS, RequestAuth,
+    signing_input,
 };
 use tokio::runtime::Runtime;
-use tower::ServiceExt;
 use wallet_core::receipt::verify;
 use wallet_core::{ReceiptPayload, SignedReceipt, Timestamp};
 
@@ -54,36 +51,11 @@ struct Harness {
 fn harness() -> &'static Harness {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
     HARNESS.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let dir = std::env::temp_dir().join(format!(
-            "tacit-fuzz-signer-body-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let url = format!("sqlite://{}", dir.join("signer.db").display());
+        let runtime = services::runtime();
         let install = p256::ecdsa::SigningKey::from_slice(&[7; 32]).expect("install key");
         let key = InstallKey::from_verifying_key(*install.verifying_key());
         let now = Timestamp::from_millis(NOW);
-        let db = runtime.block_on(async {
-            let db = SignerDb::open(&url).await.expect("database");
-            let code = enrol_code(&db, "fuzz", Duration::from_secs(60), now)
-                .await
-                .expect("code");
-            db.enrol(&code, &key, now).await.expect("enrol");
-            db
-        });
-        let config = Config {
-            allowed_origins: vec![wallet_core::Origin::parse(WALLET).expect("origin")],
-            rate_limit_per_minute: 0,
-            ..Config::default()
-        };
-        let signing = SigningKey::from_bytes(&[42; 32]);
-        let keys = KeyStore::from_signing_key(signing, Timestamp::from_millis(NOW - 86_400_000));
-        let state = AppState::new(keys, db, &config, move || now);
+        let state = services::signer_with_install(&runtime, "signer-body", &key, WALLET, now);
         Harness {
             runtime,
             app: signer::app(state.clone()),
@@ -109,11 +81,7 @@ fuzz_target!(|data: &[u8]| {
     );
     let auth = RequestAuth::parse(Some(&h.install_id), Some(&timestamp), Some(&signature))
         .expect("well-formed headers");
-    let replayed = !h
-        .seen
-        .lock()
-        .expect("seen")
-        .insert(auth.replay_token());
+    let replayed = !h.seen.lock().expect("seen").insert(auth.replay_token());
     let request = Request::post("/v1/receipts")
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ORIGIN, WALLET)
@@ -122,20 +90,7 @@ fuzz_target!(|data: &[u8]| {
         .header(HEADER_SIGNATURE, &signature)
         .body(Body::from(data.to_vec()))
         .expect("request");
-    let (status, content_type, body) = h.runtime.block_on(async {
-        let response = h.app.clone().oneshot(request).await.expect("infallible");
-        let status = response.status();
-        let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("body");
-        (status, content_type, body)
-    });
-    assert_eq!(
-        content_type.as_ref().map(|v| v.as_bytes()),
-        Some(&b"application/json"[..]),
-        "status {status}: not JSON"
-    );
+    let (status, body) = services::send_json(&h.runtime, &h.app, request);
 
     if data.len() > MAX_BODY_BYTES {
         assert!(status.is_client_error(), "oversize body: {status}");
@@ -170,14 +125,7 @@ fuzz_target!(|data: &[u8]| {
         "refused a signable body with {status}"
     );
     assert!(status.is_client_error(), "status {status}");
-    let json: Value = serde_json::from_slice(&body).expect("error body is JSON");
-    let object = json.as_object().expect("error body is an object");
-    assert_eq!(object.len(), 2, "only error and message: {json}");
-    assert!(object.get("error").is_some_and(Value::is_string), "{json}");
-    assert!(
-        object.get("message").is_some_and(Value::is_string),
-        "{json}"
-    );
+    services::assert_error_body(&body);
 });
 
 // Half of the mutations edit one JSON value at a time (see `tacit_fuzz::mutate_json`).

@@ -18,20 +18,18 @@
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderValue, Request, header};
-use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::Value;
-use signer::{AppState, Config, KeyStore, MAX_BODY_BYTES, SignerDb, check_signable, enrol_code};
+use signer::{AppState, MAX_BODY_BYTES, check_signable};
+use tacit_fuzz::services;
 use tacit_protocol::request_auth::{
     AuthError, HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, Jwk, RequestAuth,
 };
 use tokio::runtime::Runtime;
-use tower::ServiceExt;
 use wallet_core::receipt::verify;
 use wallet_core::{ReceiptPayload, SignedReceipt, Timestamp};
 
@@ -53,36 +51,12 @@ struct Harness {
 fn harness() -> &'static Harness {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
     HARNESS.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let dir = std::env::temp_dir().join(format!(
-            "tacit-fuzz-signer-request-auth-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let url = format!("sqlite://{}", dir.join("signer.db").display());
+        let runtime = services::runtime();
         let jwk: Jwk = serde_json::from_str(INSTALL_JWK).expect("jwk");
         let key = InstallKey::from_jwk(&jwk).expect("key");
         let now = Timestamp::from_millis(NOW);
-        let db = runtime.block_on(async {
-            let db = SignerDb::open(&url).await.expect("database");
-            let code = enrol_code(&db, "fuzz", Duration::from_secs(60), now)
-                .await
-                .expect("code");
-            db.enrol(&code, &key, now).await.expect("enrol");
-            db
-        });
-        let config = Config {
-            allowed_origins: vec![wallet_core::Origin::parse(WALLET).expect("origin")],
-            rate_limit_per_minute: 0,
-            ..Config::default()
-        };
-        let signing = SigningKey::from_bytes(&[42; 32]);
-        let keys = KeyStore::from_signing_key(signing, Timestamp::from_millis(NOW - 86_400_000));
-        let state = AppState::new(keys, db, &config, move || now);
+        let state =
+            services::signer_with_install(&runtime, "signer-request-auth", &key, WALLET, now);
         Harness {
             runtime,
             app: signer::app(state.clone()),
@@ -181,20 +155,8 @@ fuzz_target!(|data: &[u8]| {
     let request = request
         .body(Body::from(input.body.clone()))
         .expect("request");
-    let (status, content_type, body) = h.runtime.block_on(async {
-        let response = h.app.clone().oneshot(request).await.expect("infallible");
-        let status = response.status().as_u16();
-        let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("body");
-        (status, content_type, body)
-    });
-    assert_eq!(
-        content_type.as_ref().map(|v| v.as_bytes()),
-        Some(&b"application/json"[..]),
-        "status {status}: not JSON"
-    );
+    let (status, body) = services::send_json(&h.runtime, &h.app, request);
+    let status = status.as_u16();
     assert!(status < 500, "status {status}");
 
     // The router reads header values as visible ASCII; anything else is malformed there.

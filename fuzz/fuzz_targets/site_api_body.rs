@@ -23,12 +23,12 @@ use axum::http::{Request, StatusCode, header};
 use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::Value;
+use tacit_fuzz::services;
 use tacit_site::server::{
     IssuerKeys, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app,
 };
 use tacit_site::{Code, Policy};
 use tokio::runtime::Runtime;
-use tower::ServiceExt;
 use wallet_core::receipt::verify;
 use wallet_core::{KeySet, KeyStatus, Nonce, Origin, PublicKeyEntry, SignedReceipt, Timestamp};
 
@@ -117,20 +117,7 @@ fuzz_target!(|data: &[u8]| {
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(data.to_vec()))
         .expect("request");
-    let (status, content_type, body) = h.runtime.block_on(async {
-        let response = h.app.clone().oneshot(request).await.expect("infallible");
-        let status = response.status();
-        let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("body");
-        (status, content_type, body)
-    });
-    assert_eq!(
-        content_type.as_ref().map(|v| v.as_bytes()),
-        Some(&b"application/json"[..]),
-        "status {status}: not JSON"
-    );
+    let (status, body) = services::send_json(&h.runtime, &h.app, request);
     assert!(
         matches!(status.as_u16(), 200 | 400 | 413 | 415),
         "status {status}"

@@ -8,6 +8,8 @@
 //! another shape (or delete or duplicate it), then write the document back. The other half (and
 //! every input that is not JSON) go to libFuzzer's own mutator.
 
+pub mod services;
+
 use serde_json::{Map, Number, Value};
 
 /// Integers at the edges of the types the schemas use (u8, u32, i64, u64, f64's exact range)
