@@ -7,12 +7,13 @@
 //! refusal into its own HTTP answer (429 with `Retry-After`).
 //!
 //! [`http1`] is the response-head parser the services' load generators share and [`bench`] their
-//! `main`; [`logging`] the
+//! `main`; [`cli`] what the command lines share; [`logging`] the
 //! one logging set-up (`RUST_LOG`, else `--log-level`); [`keyfile`] the private key files (mode
 //! 0600, refused when others may read them, replaced by rename); [`response`] the signer's and the issuer's JSON error answers; [`serve`]
 //! the serve loop (read-header timeout, peer address, graceful shutdown) and the clock.
 
 pub mod bench;
+pub mod cli;
 pub mod http1;
 pub mod keyfile;
 mod limit;

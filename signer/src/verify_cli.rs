@@ -270,12 +270,5 @@ fn report_json(v: &VerifiedReceipt, notes: &[String]) -> serde_json::Value {
 
 /// RFC 3339 in UTC, or the raw milliseconds if out of range.
 fn iso(at: Timestamp) -> String {
-    let nanos = i128::from(at.millis()) * 1_000_000;
-    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| format!("{} ms", at.millis()))
+    tacit_service::cli::rfc3339(at).unwrap_or_else(|| format!("{} ms", at.millis()))
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use tacit_issuer::{
-    Cli, Command, Config, Error, fresh_codes, keygen, open_database, rotate_file, run_server, seed,
-    system_now,
+    Cli, Command, Config, Error, KeyStore, fresh_codes, open_database, run_server, seed, system_now,
 };
+use tacit_service::cli;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -17,37 +17,22 @@ fn main() -> ExitCode {
     let config = &cli.config;
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),
-        Command::Keygen { force } => keygen(&config.key_file, system_now(), force).map(|kid| {
-            println!(
-                "wrote {} (mode 0600) with active key {kid}",
-                config.key_file.display()
-            );
-        }),
-        Command::Rotate => rotate_file(&config.key_file, system_now()).map(|(old, new)| {
-            println!(
-                "rotated {}: key {old} retired (still published), key {new} active; \
-                 restart the issuer to sign with it",
-                config.key_file.display()
-            );
-        }),
+        Command::Keygen { force } => {
+            cli::keygen_command::<KeyStore>(&config.key_file, system_now(), force)
+        }
+        Command::Rotate => cli::rotate_command::<KeyStore>(
+            &config.key_file,
+            system_now(),
+            "restart the issuer to sign with it",
+        ),
         Command::Seed { count, valid_for } => block_on(run_seed(config, Some(count), valid_for)),
         Command::Codes { valid_for } => block_on(run_seed(config, None, valid_for)),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("tacit-issuer: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("tacit-issuer", result)
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start the runtime: {e}")))?
-        .block_on(work)
+    cli::block_on(work, Error::Config)
 }
 
 async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> Result<(), Error> {

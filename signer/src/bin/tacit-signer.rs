@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use signer::{
-    Cli, Command, Config, Error, enrol_code, keygen, open_database, rotate_file, run_server,
-    system_now,
+    Cli, Command, Config, Error, KeyStore, enrol_code, open_database, run_server, system_now,
 };
+use tacit_service::cli;
 use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
@@ -17,49 +17,27 @@ fn main() -> ExitCode {
     let config = &cli.config;
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),
-        Command::Keygen { force } => keygen(&config.key_file, system_now(), force).map(|id| {
-            println!(
-                "wrote {} (mode 0600) with active key {id}",
-                config.key_file.display()
-            );
-        }),
-        Command::Rotate => rotate_file(&config.key_file, system_now()).map(|(old, new)| {
-            println!(
-                "rotated {}: key {old} retired (still published), key {new} active; \
-                 send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
-                config.key_file.display()
-            );
-        }),
+        Command::Keygen { force } => {
+            cli::keygen_command::<KeyStore>(&config.key_file, system_now(), force)
+        }
+        Command::Rotate => cli::rotate_command::<KeyStore>(
+            &config.key_file,
+            system_now(),
+            "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
+        ),
         Command::Enroll { label, valid_for } => block_on(enroll(config, &label, valid_for)),
         Command::Installs => block_on(installs(config)),
         Command::RevokeInstall { install_id } => block_on(revoke(config, &install_id)),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("tacit-signer: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("tacit-signer", result)
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start the runtime: {e}")))?
-        .block_on(work)
+    cli::block_on(work, Error::Config)
 }
 
 fn when(at: Timestamp) -> String {
-    let nanos = i128::from(at.millis()) * 1_000_000;
-    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| at.millis().to_string())
+    cli::rfc3339(at).unwrap_or_else(|| at.millis().to_string())
 }
 
 async fn enroll(config: &Config, label: &str, valid_for: Duration) -> Result<(), Error> {

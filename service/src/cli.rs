@@ -1,0 +1,99 @@
+//! What the services' command lines share: the exit code and error line, a runtime for one
+//! command, the `keygen`/`rotate` reports, and times printed as RFC 3339.
+
+use std::fmt::Display;
+use std::future::Future;
+use std::path::Path;
+use std::process::ExitCode;
+
+use wallet_core::Timestamp;
+
+use crate::keyfile::{self, KeyFileStore};
+
+/// Success, or `<program>: <error>` on stderr and failure.
+pub fn exit_code<E: Display>(program: &str, result: Result<(), E>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{program}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `work` on a fresh multi-threaded runtime; `runtime_failed` words a runtime that cannot
+/// start in the caller's error type.
+pub fn block_on<T, E>(
+    work: impl Future<Output = Result<T, E>>,
+    runtime_failed: impl FnOnce(String) -> E,
+) -> Result<T, E> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| runtime_failed(format!("cannot start the runtime: {e}")))?
+        .block_on(work)
+}
+
+/// `keygen`: a new key file (replacing one only if `force`), then says what it wrote.
+pub fn keygen_command<K: KeyFileStore>(
+    path: &Path,
+    now: Timestamp,
+    force: bool,
+) -> Result<(), K::Error>
+where
+    K::Id: Display,
+{
+    let id = keyfile::keygen::<K>(path, now, force)?;
+    println!("wrote {} (mode 0600) with active key {id}", path.display());
+    Ok(())
+}
+
+/// `rotate`: a fresh active key, the old one still published, then says so and what to do
+/// next (`then`: how the running server starts signing with the new key).
+pub fn rotate_command<K: KeyFileStore>(
+    path: &Path,
+    now: Timestamp,
+    then: &str,
+) -> Result<(), K::Error>
+where
+    K::Id: Display,
+{
+    let (old, new) = keyfile::rotate_file::<K>(path, now)?;
+    println!(
+        "rotated {}: key {old} retired (still published), key {new} active; {then}",
+        path.display()
+    );
+    Ok(())
+}
+
+/// `at` as RFC 3339 in UTC, or `None` when it is out of range.
+pub fn rfc3339(at: Timestamp) -> Option<String> {
+    let nanos = i128::from(at.millis()) * 1_000_000;
+    time::OffsetDateTime::from_unix_timestamp_nanos(nanos)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_in_utc_and_none_out_of_range() {
+        assert_eq!(
+            rfc3339(Timestamp::from_millis(1_777_627_800_000)).as_deref(),
+            Some("2026-05-01T09:30:00Z")
+        );
+        assert_eq!(rfc3339(Timestamp::from_millis(i64::MAX)), None);
+    }
+
+    #[test]
+    fn block_on_words_the_work_and_exit_code_follows_it() {
+        assert_eq!(block_on(async { Ok::<_, String>(7) }, |e| e), Ok(7));
+        assert_eq!(exit_code::<String>("t", Ok(())), ExitCode::SUCCESS);
+        assert_eq!(exit_code("t", Err("no")), ExitCode::FAILURE);
+    }
+}
