@@ -58,20 +58,10 @@ pub fn assert_error_body(body: &[u8]) {
     let json: Value = serde_json::from_slice(body).expect("error body is JSON");
     let object = json.as_object().expect("error body is an object");
     assert_eq!(object.len(), 2, "only error and message: {json}");
-    assert!(
-        object
-            .get("error")
-            .and_then(Value::as_str)
-            .is_some_and(|c| !c.is_empty()),
-        "{json}"
-    );
-    assert!(
-        object
-            .get("message")
-            .and_then(Value::as_str)
-            .is_some_and(|m| !m.is_empty()),
-        "{json}"
-    );
+    for field in ["error", "message"] {
+        let text = object.get(field).and_then(Value::as_str);
+        assert!(text.is_some_and(|t| !t.is_empty()), "{field}: {json}");
+    }
 }
 
 /// A signer on a SQLite file in [`fresh_dir`]`(name)` whose clock reads `now`, with `install`

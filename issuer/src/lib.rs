@@ -228,16 +228,8 @@ pub async fn open_database(config: &Config) -> Result<IssuerDb, Error> {
 pub async fn run_server(config: &Config) -> Result<(), Error> {
     let keys = KeyStore::load(&config.key_file)?;
     let db = open_database(config).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|source| Error::Io {
-            action: "listen on",
-            path: config.listen.to_string(),
-            source,
-        })?;
-    if !config.listen.ip().is_loopback() {
-        tracing::warn!("listening beyond loopback; put a TLS-terminating proxy in front");
-    }
+    let listener =
+        tacit_service::serve::bind(config.listen, "put a TLS-terminating proxy in front").await?;
     let mut config = config.clone();
     if config.origin.is_none()
         && let Ok(bound) = listener.local_addr()
@@ -261,10 +253,6 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         header_read_timeout,
         SHUTDOWN_GRACE,
     )
-    .await
-    .map_err(|source| Error::Io {
-        action: "serve on",
-        path: config.listen.to_string(),
-        source,
-    })
+    .await?;
+    Ok(())
 }

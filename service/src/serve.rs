@@ -8,6 +8,7 @@
 //! closed).
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
@@ -93,6 +94,31 @@ pub async fn serve(
     Ok(())
 }
 
+/// A socket that could not be bound or served on.
+#[derive(Debug, thiserror::Error)]
+#[error("could not {action} {addr}: {source}")]
+pub struct SocketError {
+    pub action: &'static str,
+    pub addr: SocketAddr,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Binds `addr`, warning when it is beyond loopback (`beyond_loopback`: what to put in front).
+pub async fn bind(addr: SocketAddr, beyond_loopback: &str) -> Result<TcpListener, SocketError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| SocketError {
+            action: "listen on",
+            addr,
+            source,
+        })?;
+    if !addr.ip().is_loopback() {
+        tracing::warn!("listening beyond loopback; {beyond_loopback}");
+    }
+    Ok(listener)
+}
+
 /// [`serve`] until SIGINT/SIGTERM, then drains for at most `grace` before giving up on the
 /// requests still open.
 pub async fn serve_until_signal(
@@ -100,7 +126,10 @@ pub async fn serve_until_signal(
     router: Router,
     header_read_timeout: Duration,
     grace: Duration,
-) -> std::io::Result<()> {
+) -> Result<(), SocketError> {
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     let stopping = std::sync::Arc::new(tokio::sync::Notify::new());
     let signal = {
         let stopping = stopping.clone();
@@ -112,7 +141,7 @@ pub async fn serve_until_signal(
     };
     let server = serve(listener, router, header_read_timeout, signal);
     tokio::select! {
-        served = server => served,
+        served = server => served.map_err(|source| SocketError { action: "serve on", addr, source }),
         () = async { stopping.notified().await; tokio::time::sleep(grace).await } => {
             tracing::warn!("requests still open after the grace period; exiting");
             Ok(())
@@ -148,8 +177,6 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-
-    use std::net::SocketAddr;
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -112,6 +112,10 @@ pub enum Error {
     #[error(transparent)]
     KeyFile(#[from] tacit_service::keyfile::KeyFileError),
 
+    /// The listening socket could not be bound or served on.
+    #[error(transparent)]
+    Socket(#[from] tacit_service::serve::SocketError),
+
     /// A file operation failed.
     #[error("could not {action} {path}: {source}")]
     Io {

@@ -45,7 +45,6 @@ pub mod verify_cli;
 use std::future::Future;
 use std::time::Duration;
 
-
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
@@ -116,19 +115,12 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
             "at least one --allowed-origin is needed".to_owned(),
         ));
     }
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|source| Error::Io {
-            action: "listen on",
-            path: config.listen.to_string(),
-            source,
-        })?;
-    if !config.listen.ip().is_loopback() {
-        tracing::warn!(
-            "listening beyond loopback; put a TLS-terminating proxy in front, and rate-limit \
-             there too, since every client then shares the proxy's address"
-        );
-    }
+    let listener = tacit_service::serve::bind(
+        config.listen,
+        "put a TLS-terminating proxy in front, and rate-limit there too, since every client then \
+         shares the proxy's address",
+    )
+    .await?;
     let origins: Vec<&str> = config.allowed_origins.iter().map(|o| o.as_str()).collect();
     let mut config = config.clone();
     if let Ok(bound) = listener.local_addr() {
@@ -151,10 +143,6 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         header_read_timeout,
         SHUTDOWN_GRACE,
     )
-    .await
-    .map_err(|source| Error::Io {
-        action: "serve on",
-        path: config.listen.to_string(),
-        source,
-    })
+    .await?;
+    Ok(())
 }
