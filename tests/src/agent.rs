@@ -99,9 +99,30 @@ fn until(
     }
 }
 
-/// The scripted stand-in for the person: waits for `button` (a Grant or Release button) in the
-/// wallet page, clicks it and types the demo passphrase into the confirmation dialog.
-fn stand_in_confirms(wallet: &Page<'_>, say: &mut dyn FnMut(&str), button: &str) -> Result<()> {
+/// The person's act on `what` (`request 3`, `proposal 7`) in the wallet page: the scripted
+/// stand-in waits for `button`, clicks it (`labels.0`, as the button reads) and types the demo
+/// passphrase into the confirmation dialog; a real person is told what the agent waits for
+/// (`labels.1`, the verb).
+fn person_acts(
+    wallet: &Page<'_>,
+    say: &mut dyn FnMut(&str),
+    person: Person,
+    labels: (&str, &str),
+    what: &str,
+    button: &str,
+) -> Result<()> {
+    if person != Person::ScriptedStandIn {
+        say(&format!(
+            "… waiting for you to {} {what} in the wallet page",
+            labels.1
+        ));
+        return Ok(());
+    }
+    say(STAND_IN);
+    say(&format!(
+        "   clicking {} on {what} in the wallet page",
+        labels.0
+    ));
     wallet.wait_for(
         &format!("!!document.querySelector('{button}')"),
         Duration::from_secs(20),
@@ -130,21 +151,14 @@ pub fn run_flow(
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    if person == Person::ScriptedStandIn {
-        say(STAND_IN);
-        say(&format!(
-            "   clicking Grant (10 minutes) on request {request} in the wallet page"
-        ));
-        stand_in_confirms(
-            wallet,
-            say,
-            &format!("[data-action=grant][data-id={request}]"),
-        )?;
-    } else {
-        say(&format!(
-            "… waiting for you to grant request {request} in the wallet page"
-        ));
-    }
+    person_acts(
+        wallet,
+        say,
+        person,
+        ("Grant (10 minutes)", "grant"),
+        &format!("request {request}"),
+        &format!("[data-action=grant][data-id={request}]"),
+    )?;
     let granted = until(
         wallet,
         say,
@@ -178,21 +192,14 @@ pub fn run_flow(
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    if person == Person::ScriptedStandIn {
-        say(STAND_IN);
-        say(&format!(
-            "   clicking Release on proposal {proposal} in the wallet page"
-        ));
-        stand_in_confirms(
-            wallet,
-            say,
-            &format!("[data-action=release][data-id={proposal}]"),
-        )?;
-    } else {
-        say(&format!(
-            "… waiting for you to release proposal {proposal} in the wallet page"
-        ));
-    }
+    person_acts(
+        wallet,
+        say,
+        person,
+        ("Release", "release"),
+        &format!("proposal {proposal}"),
+        &format!("[data-action=release][data-id={proposal}]"),
+    )?;
     let released = until(
         wallet,
         say,

@@ -129,6 +129,17 @@ pub fn fallback_call(page: &Page<'_>, name: &str, input: &Value) -> Value {
         .unwrap()
 }
 
+/// The `state` of each tool of a `check_request` answer (`result.tools[].state`), in order.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn tool_states(out: &Value) -> Vec<&str> {
+    out["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["state"].as_str().unwrap_or_default())
+        .collect()
+}
+
 /// A tool call's response must be `Completed` (refusals are values); its output.
 pub fn completed(name: &str, response: ToolResponse) -> Value {
     assert_eq!(

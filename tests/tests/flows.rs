@@ -540,11 +540,9 @@ fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap
     assert!(err.to_string().contains("Tool not found"), "{err}");
     let out = wallet.call("check_request", json!({ "request_id": id }));
     assert!(
-        out["result"]["tools"]
-            .as_array()
-            .unwrap()
+        tacit_e2e::wallet::tool_states(&out)
             .iter()
-            .all(|t| t["state"] == "expired"),
+            .all(|s| *s == "expired"),
         "{out}"
     );
 

@@ -185,11 +185,9 @@ fn wallet_short_grant_disappears_by_itself() {
     assert!(wallet.claim_tools().is_empty());
     let out = wallet.call("check_request", json!({ "request_id": id }));
     assert!(
-        out["result"]["tools"]
-            .as_array()
-            .unwrap()
+        tacit_e2e::wallet::tool_states(&out)
             .iter()
-            .all(|t| t["state"] == "expired"),
+            .all(|s| *s == "expired"),
         "{out}"
     );
     wallet.page.screenshot("wallet-06-expired").unwrap();
