@@ -232,22 +232,19 @@ pub fn describe(claim: &Claim) -> (&'static str, String) {
         Claim::AgeAtLeast { years } => format!("the person is at least {years} years old"),
         Claim::ResidesIn { districts } => format!(
             "the person resides in one of: {}",
-            districts
-                .iter()
-                .map(|d| d.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed(districts.iter().map(|d| d.as_str()))
         ),
         Claim::HasNoneOf { conditions } => format!(
             "the person has none of: {}",
-            conditions
-                .iter()
-                .map(|c| c.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            listed(conditions.iter().map(|c| c.as_str()))
         ),
     };
     (claim.kind(), question)
+}
+
+/// Codes joined with ", ".
+fn listed<'a>(codes: impl Iterator<Item = &'a str>) -> String {
+    codes.collect::<Vec<_>>().join(", ")
 }
 
 pub use wallet_core::profile::format_minor;
