@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::{cargo, run, target_dir, workspace_root};
+use crate::{run, target_dir, workspace_root};
 
 /// The cargo-fuzz release installed into `target/tools/`.
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
@@ -314,47 +314,10 @@ fn print_summary(outcomes: &[Outcome]) {
 }
 
 /// `target/tools/bin/cargo-fuzz` at [`CARGO_FUZZ_VERSION`], installed if missing or another
-/// version.
+/// version. `--locked` is left out on purpose: it fails against this registry mirror.
 fn ensure_cargo_fuzz() -> Result<PathBuf, String> {
-    let root = target_dir().join("tools");
-    let binary = root.join("bin").join("cargo-fuzz");
-    let current = Command::new(&binary)
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    if current.split_whitespace().nth(1) == Some(CARGO_FUZZ_VERSION) {
-        println!("{} {CARGO_FUZZ_VERSION}: cached", binary.display());
-        return Ok(binary);
-    }
-    println!(
-        "cargo-fuzz {CARGO_FUZZ_VERSION} is not in {}: installing it (about a minute, once)",
-        root.display()
-    );
-    let root_str = root.to_string_lossy().into_owned();
-    let pinned = format!("={CARGO_FUZZ_VERSION}");
-    // `--locked` is left out on purpose: it fails against this registry mirror.
-    let args = [
-        "install",
-        "cargo-fuzz",
-        "--version",
-        &pinned,
-        "--force",
-        "--root",
-        &root_str,
-    ];
-    run("cargo install cargo-fuzz", &cargo(), &args, &[])
-        .map_err(|e| format!("{e}: cargo-fuzz is needed to build the fuzz targets"))?;
-    if binary.is_file() {
-        Ok(binary)
-    } else {
-        Err(format!(
-            "{} is still missing after cargo install",
-            binary.display()
-        ))
-    }
+    crate::ci::ensure_tool("cargo-fuzz", "cargo-fuzz", CARGO_FUZZ_VERSION, &[])
+        .map_err(|e| format!("{e}: cargo-fuzz is needed to build the fuzz targets"))
 }
 
 /// The host triple (`rustc -vV`), which cargo-fuzz builds for and names its output directory by.
