@@ -136,13 +136,8 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
     );
     let state = AppState::new(keys, db, &config, SystemClock);
     tokio::spawn(hangups(state.clone(), config.key_file.clone()));
-    let header_read_timeout = state.header_read_timeout();
-    tacit_service::serve::serve_until_signal(
-        listener,
-        app(state),
-        header_read_timeout,
-        SHUTDOWN_GRACE,
-    )
-    .await?;
+    let timeout = state.header_read_timeout();
+    let router = app(state);
+    tacit_service::serve::serve_until_signal(listener, router, timeout, SHUTDOWN_GRACE).await?;
     Ok(())
 }
