@@ -173,6 +173,25 @@ pub const NEWER: &str = "This profile was saved by a newer version of Tacit, whi
 pub const DAMAGED: &str =
     "The stored profile is damaged and cannot be opened. Nothing was changed.";
 
+/// How long the open editor may sit without input before it closes and empties its fields.
+pub const EDITOR_IDLE_MS: u32 = 120_000;
+
+/// The shortest idle limit a page setting may ask for (a shorter one would close the editor
+/// before a person could type).
+pub const EDITOR_IDLE_MIN_MS: u32 = 1_000;
+
+/// The editor's idle limit for a value the page was given (`?editor_idle_ms=`, for tests). A
+/// URL must not change what the wallet keeps on the page: the value may only **shorten** the
+/// limit, down to [`EDITOR_IDLE_MIN_MS`]; a longer, unreadable or missing one is
+/// [`EDITOR_IDLE_MS`].
+pub fn editor_idle_ms(requested: Option<&str>) -> u32 {
+    requested
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .map_or(EDITOR_IDLE_MS, |ms| {
+            ms.clamp(EDITOR_IDLE_MIN_MS, EDITOR_IDLE_MS)
+        })
+}
+
 fn msg(text: impl Into<String>, ok: bool) -> Effect {
     Effect::Message {
         text: text.into(),

@@ -1000,3 +1000,37 @@ proptest! {
         }
     }
 }
+
+/// A URL may only shorten how long raw facts stay in the open editor: `?editor_idle_ms=` longer
+/// than two minutes, unreadable, negative or missing gives two minutes; a shorter one is kept
+/// down to one second.
+#[test]
+fn a_page_setting_may_only_shorten_the_editor_idle_limit() {
+    use capability_gate::wallet::{EDITOR_IDLE_MIN_MS, EDITOR_IDLE_MS, editor_idle_ms};
+    assert_eq!(EDITOR_IDLE_MS, 120_000);
+    for (requested, expected) in [
+        (None, EDITOR_IDLE_MS),
+        (Some("1500"), 1_500),
+        (Some(" 90000 "), 90_000),
+        (Some("120000"), EDITOR_IDLE_MS),
+        (Some("120001"), EDITOR_IDLE_MS),
+        (Some("4294967295"), EDITOR_IDLE_MS),
+        (Some("99999999999"), EDITOR_IDLE_MS),
+        (Some("-5"), EDITOR_IDLE_MS),
+        (Some("2e9"), EDITOR_IDLE_MS),
+        (Some(""), EDITOR_IDLE_MS),
+        (Some("0"), EDITOR_IDLE_MIN_MS),
+        (Some("10"), EDITOR_IDLE_MIN_MS),
+    ] {
+        assert_eq!(editor_idle_ms(requested), expected, "{requested:?}");
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the URL says, the limit is between one second and two minutes.
+    #[test]
+    fn no_page_setting_lengthens_the_editor_idle_limit(requested in proptest::option::of(".{0,24}")) {
+        let ms = capability_gate::wallet::editor_idle_ms(requested.as_deref());
+        proptest::prop_assert!((1_000..=120_000).contains(&ms), "{requested:?} gave {ms}");
+    }
+}

@@ -58,7 +58,7 @@ pub struct App {
     pub wallet: Wallet,
     /// Closes the editor after a while without input in it.
     editor_idle: Option<Timeout>,
-    /// `?editor_idle_ms=N` (tests); two minutes otherwise.
+    /// `?editor_idle_ms=N` may only shorten the two minutes (`capability_gate::wallet::editor_idle_ms`).
     editor_idle_ms: u32,
     deadline: Option<Timeout>,
     _countdown: Option<Interval>,
@@ -538,9 +538,9 @@ pub fn start() {
         session_receipts: Vec::new(),
         wallet: Wallet::new(stored.clone().ok().flatten()),
         editor_idle: None,
-        editor_idle_ms: query_param("editor_idle_ms")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(120_000),
+        editor_idle_ms: capability_gate::wallet::editor_idle_ms(
+            query_param("editor_idle_ms").as_deref(),
+        ),
         short_grants: query_param("short_grants").as_deref() == Some("1"),
         latency_ms: query_param("latency")
             .and_then(|v| v.parse().ok())
