@@ -41,10 +41,9 @@ pub use tacit_protocol::sd_jwt::Jwks;
 pub const MAX_ISSUERS: usize = 4;
 /// Most credentials kept per issuer.
 pub const MAX_PER_ISSUER: usize = 40;
-/// Most credentials one batch may carry (the issuer's own limit).
-pub const MAX_BATCH: usize = 20;
-/// How many holder keys the wallet asks a batch for.
-pub const DEFAULT_BATCH: usize = 10;
+/// Most credentials one batch may carry (the issuer's own limit), and how many holder keys the
+/// wallet asks a batch for: the protocol's, shared with the issuers.
+pub use tacit_protocol::limits::{DEFAULT_BATCH, MAX_BATCH};
 /// Below this many unused credentials, the page fetches a new batch.
 pub const REFILL_BELOW: usize = 3;
 /// Largest issuer answer read (bytes).

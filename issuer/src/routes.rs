@@ -38,14 +38,9 @@ use crate::db::{Grant, token_shaped};
 use crate::pop::{PopError, verify_pop};
 use crate::{AppState, Error};
 
-/// Largest request body: 64 KiB.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub use tacit_protocol::limits::MAX_BODY_BYTES;
 
-/// Most holder keys in one batch.
-pub const MAX_BATCH: usize = 20;
-
-/// The batch size wallets ask for by default.
-pub const DEFAULT_BATCH: usize = 10;
+pub use tacit_protocol::limits::{DEFAULT_BATCH, MAX_BATCH};
 
 /// The body of `POST /v1/credentials`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

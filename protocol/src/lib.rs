@@ -9,6 +9,7 @@
 //! - [`site_auth`]: a relying site signs its requirements (origin, policy digest, nonce,
 //!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
 //!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
+//! - [`limits`]: the request-body limit and the credential batch sizes every party shares.
 //! - [`predicates`]: which SD-JWT VC claim (`income_below_30000`, `age_equal_or_over_18`) proves
 //!   which wallet claim, the one table issuers, wallets and sites share.
 //!
@@ -16,6 +17,7 @@
 //! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
 
 pub mod issuer_pop;
+pub mod limits;
 pub mod predicates;
 pub mod request_auth;
 pub mod sd_jwt;

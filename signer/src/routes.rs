@@ -40,8 +40,7 @@ use crate::db::Enrolment;
 use crate::state::origin_listed;
 use crate::{AppState, Error, check_signable};
 
-/// Largest request body: 64 KiB.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub use tacit_protocol::limits::MAX_BODY_BYTES;
 
 /// How long browsers and verifiers may cache `GET /v1/keys`.
 pub const KEYS_CACHE_CONTROL: &str = "public, max-age=300";

@@ -161,8 +161,8 @@ pub async fn delete() -> Result<(), KeyStoreError> {
     settle(delete_enrolment()).await.map(|_| ())
 }
 
-/// The most holder keys made at once (an issuer takes at most 20 per batch).
-pub const MAX_HOLDER_KEYS: u32 = 20;
+/// The most holder keys made at once: the protocol's batch limit, which issuers enforce.
+pub const MAX_HOLDER_KEYS: u32 = tacit_protocol::limits::MAX_BATCH as u32;
 
 /// A holder key just made and stored: its id (the RFC 7638 thumbprint of its public JWK, as
 /// `tacit_protocol::request_auth` computes it) and its public JWK. The private key stays in

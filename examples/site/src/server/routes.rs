@@ -50,7 +50,7 @@ use crate::submit::{
 };
 
 /// Largest `POST /api/applications` body: 64 KiB.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub use tacit_protocol::limits::MAX_BODY_BYTES;
 
 /// The Content-Security-Policy every response carries.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
