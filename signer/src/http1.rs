@@ -6,7 +6,6 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use wallet_core::KeySet;
-use wallet_core::receipt::MAX_RECEIPT_BYTES;
 
 use crate::Error;
 
@@ -18,7 +17,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Fetches a key set with `ureq` (rustls): over `https://` from anywhere, over plain `http://`
 /// only from a loopback address (a signer on this machine). Redirects are not followed, so an
 /// https URL cannot be turned into a plain-http fetch; the body is read up to
-/// `MAX_RECEIPT_BYTES`.
+/// `KeySet::MAX_BYTES`.
 pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
     let fail = |what: &str| Error::Keys(format!("{what} ({url})"));
     let uri: ureq::http::Uri = url.parse().map_err(|_| fail("not a URL"))?;
@@ -64,7 +63,7 @@ pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
     let body = response
         .body_mut()
         .with_config()
-        .limit(MAX_RECEIPT_BYTES as u64)
+        .limit(KeySet::MAX_BYTES as u64)
         .read_to_vec()
         .map_err(|_| fail("cannot read the response"))?;
     KeySet::parse(&body).map_err(|_| fail("the response is not a key set"))

@@ -311,9 +311,12 @@ pub struct KeySet {
 }
 
 impl KeySet {
+    /// Largest key set [`KeySet::parse`] reads, and what a fetcher may read of one (1 MiB).
+    pub const MAX_BYTES: usize = 1 << 20;
+
     /// Parses a key set's JSON. Never panics.
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
-        if bytes.len() > MAX_RECEIPT_BYTES {
+        if bytes.len() > Self::MAX_BYTES {
             return Err(Error::ReceiptFormat("key set too large"));
         }
         serde_json::from_slice(bytes).map_err(|_| Error::ReceiptFormat("not a valid key set"))

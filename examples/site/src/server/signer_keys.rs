@@ -8,7 +8,6 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use wallet_core::KeySet;
-use wallet_core::receipt::MAX_RECEIPT_BYTES;
 
 use super::ServerError;
 
@@ -182,7 +181,7 @@ fn fetch_blocking(url: &str) -> Result<KeySet, FetchError> {
     let bytes = response
         .body_mut()
         .with_config()
-        .limit(MAX_RECEIPT_BYTES as u64)
+        .limit(KeySet::MAX_BYTES as u64)
         .read_to_vec()
         .map_err(|_| FetchError("the signer's answer could not be read"))?;
     KeySet::parse(&bytes).map_err(|_| FetchError("the signer's answer is not a key set"))
