@@ -278,3 +278,14 @@ impl schemars::JsonSchema for InstallId {
         })
     }
 }
+
+/// Whether a browser's `Origin` header names one of the wallet origins a signer serves. Scheme
+/// and host compare without regard to case (RFC 6454 serialises them lower-case, but a header
+/// is bytes); `null`, an origin with a path or port not listed, and anything else is refused.
+/// A request without an `Origin` header (a non-browser client) is not a browser's and is judged
+/// by its signature alone.
+pub fn origin_allowed(allowed: &[wallet_core::Origin], header: &[u8]) -> bool {
+    allowed
+        .iter()
+        .any(|o| o.as_str().as_bytes().eq_ignore_ascii_case(header))
+}

@@ -405,3 +405,44 @@ proptest! {
         prop_assert_eq!(auth.verify(&key, "POST", PATH, &other, at(TS)), Err(AuthError::BadSignature));
     }
 }
+
+/// The signer's wallet-origin rule: only a listed origin, byte for byte but for ASCII case.
+#[test]
+fn only_a_listed_wallet_origin_is_allowed() {
+    use tacit_protocol::request_auth::origin_allowed;
+    use wallet_core::Origin;
+    let allowed = [
+        Origin::parse("http://localhost:8080").unwrap(),
+        Origin::parse("https://wallet.example").unwrap(),
+    ];
+    for ok in [
+        "http://localhost:8080",
+        "HTTP://LOCALHOST:8080",
+        "https://wallet.example",
+        "https://Wallet.Example",
+    ] {
+        assert!(origin_allowed(&allowed, ok.as_bytes()), "{ok} refused");
+    }
+    for refused in [
+        "null",
+        "",
+        "http://localhost:8081",
+        "http://localhost",
+        "http://localhost:8080/",
+        "http://localhost:8080 ",
+        "https://localhost:8080",
+        "http://wallet.example",
+        "https://wallet.example.evil",
+        "https://evil.wallet.example",
+        "https://wallet.example\u{0}",
+    ] {
+        assert!(
+            !origin_allowed(&allowed, refused.as_bytes()),
+            "{refused:?} allowed"
+        );
+    }
+    assert!(
+        !origin_allowed(&[], b"http://localhost:8080"),
+        "an empty list allows nothing"
+    );
+}

@@ -165,8 +165,4 @@ impl AppState {
     }
 }
 
-pub(crate) fn origin_listed(allowed: &[Origin], origin: &[u8]) -> bool {
-    allowed
-        .iter()
-        .any(|o| o.as_str().as_bytes().eq_ignore_ascii_case(origin))
-}
+pub(crate) use tacit_protocol::request_auth::origin_allowed as origin_listed;
