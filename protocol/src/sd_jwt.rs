@@ -60,7 +60,9 @@ use crate::request_auth::Jwk;
 mod jwks;
 mod strict_json;
 
-pub use jwks::{IssuerKey, IssuerMetadata, Jwks, MAX_JWKS_BYTES, MAX_JWKS_KEYS, MAX_KID_LEN};
+pub use jwks::{
+    IssuerKey, IssuerKeysError, IssuerMetadata, Jwks, MAX_JWKS_BYTES, MAX_JWKS_KEYS, MAX_KID_LEN,
+};
 
 /// The issuer JWT's `typ`.
 pub const TYP_SD_JWT_VC: &str = "dc+sd-jwt";

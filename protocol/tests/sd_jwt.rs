@@ -1130,3 +1130,61 @@ proptest! {
         }
     }
 }
+
+/// A site takes an issuer's keys only from metadata naming that issuer; a bare JWK set only
+/// from a file its operator pinned.
+#[test]
+fn issuer_keys_come_only_from_metadata_naming_that_issuer() {
+    use tacit_protocol::sd_jwt::{IssuerKey, IssuerKeysError, IssuerMetadata, Jwks};
+    let key = p256::ecdsa::SigningKey::from_slice(&[7; 32]).unwrap();
+    let jwks = Jwks::new(vec![IssuerKey {
+        kid: "k1".into(),
+        key: *key.verifying_key(),
+    }])
+    .unwrap();
+    let tax = "http://127.0.0.1:8791";
+    let meta = |issuer: &str| {
+        IssuerMetadata {
+            issuer: issuer.into(),
+            jwks: jwks.clone(),
+        }
+        .to_json()
+    };
+    for bare_ok in [false, true] {
+        assert_eq!(
+            IssuerMetadata::keys_of(meta(tax).as_bytes(), tax, bare_ok),
+            Ok(jwks.clone())
+        );
+        for other in [
+            "http://127.0.0.1:8792",
+            "http://127.0.0.1:8791/",
+            "HTTP://127.0.0.1:8791",
+        ] {
+            assert_eq!(
+                IssuerMetadata::keys_of(meta(other).as_bytes(), tax, bare_ok),
+                Err(IssuerKeysError::OtherIssuer),
+                "{other}"
+            );
+        }
+    }
+    let bare = jwks.to_json();
+    assert_eq!(
+        IssuerMetadata::keys_of(bare.as_bytes(), tax, true),
+        Ok(jwks.clone())
+    );
+    assert_eq!(
+        IssuerMetadata::keys_of(bare.as_bytes(), tax, false),
+        Err(IssuerKeysError::NotMetadata)
+    );
+    assert_eq!(
+        IssuerMetadata::keys_of(b"{}", tax, true),
+        Err(IssuerKeysError::NotKeys)
+    );
+    for e in [
+        IssuerKeysError::OtherIssuer,
+        IssuerKeysError::NotKeys,
+        IssuerKeysError::NotMetadata,
+    ] {
+        assert_eq!(e.reason(), e.to_string());
+    }
+}

@@ -190,7 +190,45 @@ pub struct IssuerMetadata {
     pub jwks: Jwks,
 }
 
+/// Why an answer did not give an issuer's keys ([`IssuerMetadata::keys_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IssuerKeysError {
+    /// Well-formed metadata of a different issuer.
+    #[error("the issuer metadata names another issuer")]
+    OtherIssuer,
+    /// Neither metadata nor (where allowed) a bare key set.
+    #[error("not issuer metadata nor a JWK set")]
+    NotKeys,
+    /// Not metadata, where only metadata counts (a fetched answer).
+    #[error("the answer is not issuer metadata")]
+    NotMetadata,
+}
+
+impl IssuerKeysError {
+    /// The sentence, for callers that carry `&'static str` reasons.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Self::OtherIssuer => "the issuer metadata names another issuer",
+            Self::NotKeys => "not issuer metadata nor a JWK set",
+            Self::NotMetadata => "the answer is not issuer metadata",
+        }
+    }
+}
+
 impl IssuerMetadata {
+    /// The keys `issuer` publishes, read from `bytes`: its metadata, which must name `issuer`
+    /// itself (so one issuer's answer never supplies another's keys), or — only when `bare_ok`,
+    /// for a file the site's operator pinned — a bare JWK set. A fetched answer must say whose
+    /// keys it holds, so a bare set is refused there.
+    pub fn keys_of(bytes: &[u8], issuer: &str, bare_ok: bool) -> Result<Jwks, IssuerKeysError> {
+        match Self::parse(bytes) {
+            Ok(meta) if meta.issuer == issuer => Ok(meta.jwks),
+            Ok(_) => Err(IssuerKeysError::OtherIssuer),
+            Err(_) if bare_ok => Jwks::parse(bytes).map_err(|_| IssuerKeysError::NotKeys),
+            Err(_) => Err(IssuerKeysError::NotMetadata),
+        }
+    }
+
     /// Parses the metadata document strictly (size capped; `issuer` non-empty, at most 2 KiB).
     pub fn parse(bytes: &[u8]) -> Result<Self, SdJwtError> {
         if bytes.len() > MAX_JWKS_BYTES {
