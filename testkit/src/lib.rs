@@ -2,7 +2,8 @@
 //!
 //! - [`cli`]: the check every binary's command line passes (`--help`, `--version`, an unknown
 //!   flag refused with exit code 2).
-//! - [`fixtures`]: profiles, policies and canary renderings the pure crates' tests share.
+//! - [`fixtures`]: profiles, policies, canary renderings and receipt payloads the crates' tests
+//!   share.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support code
 

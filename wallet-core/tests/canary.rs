@@ -5,10 +5,9 @@
 
 mod common;
 
-use common::today;
+use common::{arb_profile_outside, renderings, today};
 use ed25519_dalek::SigningKey;
 use proptest::prelude::*;
-use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::receipt::sign;
 use wallet_core::{
     Claim, ComparisonLog, ConditionCode, Currency, DisclosureLedger, DistrictId, GrantId, Money,
@@ -20,59 +19,8 @@ use wallet_core::{
 const ASKED_DISTRICTS: [&str; 3] = ["altstadt", "westend", "suedpark"];
 const ASKED_CONDITIONS: [&str; 3] = ["liver-disease", "pregnancy", "epilepsy"];
 
-fn renderings(p: &Profile) -> Vec<String> {
-    let minor = p.income().amount_minor;
-    let (major, cents) = (minor / 100, minor % 100);
-    let grouped = {
-        let digits = major.to_string();
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    };
-    let dob = p.date_of_birth();
-    let mut out = vec![
-        minor.to_string(),
-        format!("{major}.{cents:02}"),
-        format!("{grouped}.{cents:02}"),
-        wallet_core::profile::format_date(dob),
-        format!("{:04}{:02}{:02}", dob.year(), dob.month() as u8, dob.day()),
-        p.district().as_str().to_owned(),
-    ];
-    out.extend(p.conditions().iter().map(|c| c.as_str().to_owned()));
-    out
-}
-
 fn arb_profile() -> impl Strategy<Value = ProfileInput> {
-    let districts: Vec<&str> = DISTRICTS
-        .iter()
-        .map(|d| d.code)
-        .filter(|c| !ASKED_DISTRICTS.contains(c))
-        .collect();
-    let conditions: Vec<&str> = CONDITIONS
-        .iter()
-        .map(|c| c.code)
-        .filter(|c| !ASKED_CONDITIONS.contains(c))
-        .collect();
-    (
-        1_000_000i64..100_000_000,
-        365i64..(100 * 365),
-        proptest::sample::select(districts),
-        proptest::sample::subsequence(conditions.clone(), 0..conditions.len()),
-    )
-        .prop_map(|(income, age_days, district, conds)| ProfileInput {
-            income_minor: income,
-            currency: "EUR".into(),
-            date_of_birth: wallet_core::profile::format_date(
-                today() - time::Duration::days(age_days),
-            ),
-            district: district.into(),
-            conditions: conds.into_iter().map(str::to_owned).collect(),
-        })
+    arb_profile_outside(&ASKED_DISTRICTS, &ASKED_CONDITIONS)
 }
 
 fn questions(income_probe: u64) -> Vec<Claim> {
