@@ -43,6 +43,7 @@
 //! host schedules wake-ups from [`Gate::next_deadline`].
 
 pub mod audit;
+pub mod consent;
 pub mod contract;
 pub mod credentials;
 pub mod envelope;

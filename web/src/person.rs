@@ -9,18 +9,18 @@
 //! - the modal `#confirm` dialog asks for the passphrase again, checked against the stored vault
 //!   (Argon2id).
 //!
-//! Only then does the snapshotted act run. Settings → "Confirm with this device" registers or
-//! removes the authenticator (sealed with the vault under `tacit.authenticator.v1`).
+//! Which of the two asks, the checks of both, and the sealed device record are
+//! [`capability_gate::consent`]'s: when a device is registered but cannot be used (locked,
+//! unreadable), the dialog says so in words. Only a [`Confirmed`] from one of the two paths
+//! carries out the snapshotted act. Settings → "Confirm with this device" registers or removes
+//! the authenticator (sealed with the vault, stored under `tacit.authenticator.v1`).
 
 use std::cell::{Cell, RefCell};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use capability_gate::consent::{self, Confirmation, Confirmed, Device, DeviceState, Made};
 use js_sys::{Promise, Reflect, Uint8Array};
 use rand_core::UnwrapErr;
-use serde::{Deserialize, Serialize};
-use tacit_protocol::webauthn::{self, Assertion, COSE_ES256, Expected};
-use wallet_core::{Passphrase, Vault};
+use tacit_protocol::webauthn::Assertion;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -45,10 +45,8 @@ extern "C" {
     ) -> Result<Promise, JsValue>;
 }
 
-/// Where the authenticator's credential id and public key are kept, sealed with the vault.
+/// Where the authenticator's record ([`Device::seal`]) is kept.
 pub const AUTHENTICATOR_KEY: &str = "tacit.authenticator.v1";
-/// The `Vault::seal_aux` label of the sealed authenticator.
-const AUTHENTICATOR_LABEL: &str = "authenticator.v1";
 
 /// What the person chose on a card, snapshotted at their click.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +69,18 @@ pub enum Act {
     ReplaceProfile {
         backup: Vec<u8>,
     },
+}
+
+impl Act {
+    fn kind(&self) -> consent::Act {
+        match self {
+            Act::Grant { .. } => consent::Act::Grant,
+            Act::Release { .. } => consent::Act::Release,
+            Act::EndSession => consent::Act::EndSession,
+            Act::RegisterAuthenticator => consent::Act::RegisterDevice,
+            Act::ReplaceProfile { .. } => consent::Act::ReplaceProfile,
+        }
+    }
 }
 
 thread_local! {
@@ -165,28 +175,23 @@ pub fn ask(act: Act) {
     if CEREMONY.get() || CHECKING.get() {
         return;
     }
-    let (sentence, authenticator) = match with_app(|app| {
-        let authenticator = match act {
-            // Registering a device is confirmed with the passphrase.
-            Act::RegisterAuthenticator => None,
-            _ => open_authenticator(app),
-        };
-        (describe(app, &act), authenticator)
-    }) {
-        Some(found) => found,
-        None => return,
+    let Some((sentence, how)) = with_app(|app| {
+        let how = consent::confirmation(act.kind(), &device_state(app));
+        (describe(app, &act), how)
+    }) else {
+        return;
     };
-    match authenticator {
-        Some(authenticator) => {
+    match how {
+        Confirmation::Device(device) => {
             CEREMONY.set(true);
             wasm_bindgen_futures::spawn_local(async move {
                 note(&act, "Confirm on this device…", true);
-                let outcome = assert_person(&authenticator).await;
+                let outcome = assert_person(&device).await;
                 CEREMONY.set(false);
                 match outcome {
-                    Ok(()) => {
+                    Ok(confirmed) => {
                         note(&act, "", true);
-                        carry_out(act);
+                        carry_out(act, confirmed);
                     }
                     Err(e) => note(
                         &act,
@@ -196,11 +201,16 @@ pub fn ask(act: Act) {
                 }
             });
         }
-        None => open_dialog(act, &sentence),
+        Confirmation::Passphrase => open_dialog(act, &sentence, None),
+        // Named, and said in the dialog: never a silent downgrade.
+        instead @ Confirmation::PassphraseInstead(_) => {
+            open_dialog(act, &sentence, instead.notice())
+        }
     }
 }
 
-fn carry_out(act: Act) {
+/// Carries out an act the person confirmed: only with the proof of it in hand.
+fn carry_out(act: Act, _confirmed: Confirmed) {
     match act {
         Act::RegisterAuthenticator => wasm_bindgen_futures::spawn_local(register()),
         act => decisions::carry_out(act),
@@ -213,7 +223,7 @@ fn dialog() -> Option<web_sys::HtmlDialogElement> {
     dom::by_id("confirm")?.dyn_into().ok()
 }
 
-fn open_dialog(act: Act, sentence: &str) {
+fn open_dialog(act: Act, sentence: &str, notice: Option<&str>) {
     let Some(dialog) = dialog() else {
         return;
     };
@@ -222,7 +232,10 @@ fn open_dialog(act: Act, sentence: &str) {
     }
     listen_once();
     PENDING.with(|p| *p.borrow_mut() = Some(act));
-    dom::set_text("confirm-text", sentence);
+    match notice {
+        Some(notice) => dom::set_text("confirm-text", &format!("{sentence} {notice}")),
+        None => dom::set_text("confirm-text", sentence),
+    }
     dom::set_msg("confirm-msg", "", true);
     dom::clear("confirm-pass");
     set_dialog_busy(false);
@@ -298,7 +311,8 @@ pub fn confirm_ok() {
     let typed = dom::value("confirm-pass");
     dom::clear("confirm-pass");
     if typed.is_empty() {
-        dom::set_msg("confirm-msg", "Type your passphrase to confirm.", false);
+        let empty = consent::NotConfirmed::Empty.to_string();
+        dom::set_msg("confirm-msg", &empty, false);
         return;
     }
     CHECKING.set(true);
@@ -309,11 +323,11 @@ pub fn confirm_ok() {
         CHECKING.set(false);
         set_dialog_busy(false);
         match checked {
-            Ok(()) => {
+            Ok(confirmed) => {
                 let act = PENDING.with(|p| p.borrow_mut().take());
                 close_dialog();
                 if let Some(act) = act {
-                    carry_out(act);
+                    carry_out(act, confirmed);
                 }
             }
             Err(e) => {
@@ -335,53 +349,22 @@ pub fn confirm_cancel() {
     close_dialog();
 }
 
-/// The passphrase opens the stored vault (the one this page is unlocked on, if it is).
-fn check_passphrase(typed: String) -> Result<(), String> {
-    const WRONG: &str = "That passphrase is not right. Nothing was done.";
-    let pass = Passphrase::new(typed).map_err(|_| WRONG.to_owned())?;
-    let record = storage::load()?.ok_or("No profile is stored in this browser.")?;
-    let bytes = record.envelope_bytes().map_err(|_| WRONG.to_owned())?;
-    let (vault, _profile) = Vault::open(&bytes, &pass).map_err(|_| WRONG.to_owned())?;
+/// The passphrase opens the stored vault, the one this page is unlocked on (if it is).
+fn check_passphrase(typed: String) -> Result<Confirmed, String> {
+    let stored = storage::load_record().map_err(|e| e.to_string())?;
     let unlocked_on =
         with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
-    match unlocked_on {
-        Some(id) if &id != vault.envelope().vault_id() => Err(
-            "The stored profile changed in another tab. Reload this page. Nothing was done."
-                .to_owned(),
-        ),
-        _ => Ok(()),
-    }
+    consent::by_passphrase(stored.as_ref(), &typed, unlocked_on.as_ref()).map_err(|e| e.to_string())
 }
 
 // ---- the authenticator ----
-
-/// The registered credential: its id and its SPKI DER public key.
-pub struct Authenticator {
-    credential_id: Vec<u8>,
-    public_key: Vec<u8>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct StoredAuthenticator {
-    /// The vault it belongs to (hex of the vault id).
-    vault_id: String,
-    /// `Vault::seal_aux(AUTHENTICATOR_LABEL, SealedAuthenticator JSON)`, hex.
-    sealed: String,
-}
-
-#[derive(Serialize, Deserialize)]
-struct SealedAuthenticator {
-    credential_id: String,
-    public_key: String,
-}
 
 fn local() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
 }
 
-fn stored_authenticator() -> Option<StoredAuthenticator> {
-    let text = local()?.get_item(AUTHENTICATOR_KEY).ok()??;
-    serde_json::from_str(&text).ok()
+fn stored_record() -> Option<String> {
+    local()?.get_item(AUTHENTICATOR_KEY).ok()?
 }
 
 /// Forgets the registered authenticator.
@@ -391,43 +374,14 @@ pub fn forget_authenticator() {
     }
 }
 
-/// The vault this page is on: the unlocked one, else the stored record's.
-fn current_vault_id(app: &App) -> Option<String> {
-    match &app.vault {
-        Some(vault) => Some(hex::encode(vault.envelope().vault_id())),
-        None => app
-            .stored
-            .as_ref()
-            .and_then(|s| s.vault_id().ok())
-            .map(hex::encode),
-    }
-}
-
-/// Whether an authenticator is registered for the vault this page is on.
-pub fn has_authenticator(app: &App) -> bool {
-    match (stored_authenticator(), current_vault_id(app)) {
-        (Some(stored), Some(id)) => stored.vault_id == id,
-        _ => false,
-    }
-}
-
-/// The authenticator registered for the unlocked vault, opened with its key.
-fn open_authenticator(app: &App) -> Option<Authenticator> {
-    let vault = app.vault.as_ref()?;
-    let stored = stored_authenticator()?;
-    if stored.vault_id != hex::encode(vault.envelope().vault_id()) {
-        return None;
-    }
-    let sealed = hex::decode(&stored.sealed).ok()?;
-    let plain = vault.open_aux(AUTHENTICATOR_LABEL, &sealed).ok()?;
-    let parsed: SealedAuthenticator = serde_json::from_slice(&plain).ok()?;
-    let authenticator = Authenticator {
-        credential_id: URL_SAFE_NO_PAD.decode(parsed.credential_id).ok()?,
-        public_key: URL_SAFE_NO_PAD.decode(parsed.public_key).ok()?,
-    };
-    (!authenticator.credential_id.is_empty()
-        && webauthn::check_public_key(&authenticator.public_key).is_ok())
-    .then_some(authenticator)
+/// The device registered for the vault this page is on (the unlocked one, else the stored
+/// record's).
+fn device_state(app: &App) -> DeviceState {
+    consent::device(
+        stored_record().as_deref(),
+        app.vault.as_ref(),
+        app.stored.as_ref().and_then(|s| s.vault_id().ok()),
+    )
 }
 
 fn page_origin() -> Option<(String, String)> {
@@ -456,13 +410,13 @@ fn js_error(e: &JsValue) -> String {
 }
 
 /// Asks the authenticator for a user-verifying assertion and verifies it.
-async fn assert_person(authenticator: &Authenticator) -> Result<(), String> {
+async fn assert_person(device: &Device) -> Result<Confirmed, String> {
     let challenge = random::<32>().ok_or("no randomness for a challenge")?;
     let (origin, rp_id) = page_origin().ok_or("no page origin")?;
     let promise = get_assertion(
         &Uint8Array::from(&challenge[..]),
         &rp_id,
-        &Uint8Array::from(&authenticator.credential_id[..]),
+        &Uint8Array::from(device.credential_id()),
     )
     .map_err(|e| js_error(&e))?;
     let answer = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
@@ -472,22 +426,19 @@ async fn assert_person(authenticator: &Authenticator) -> Result<(), String> {
         field(&answer, "authenticatorData"),
         field(&answer, "signature"),
     );
-    webauthn::verify_assertion(
-        &authenticator.public_key,
-        &Assertion {
-            credential_id: &raw_id,
-            client_data_json: &client_data,
-            authenticator_data: &auth_data,
-            signature_der: &signature,
-        },
-        &Expected {
-            challenge: &challenge,
-            origin: &origin,
-            rp_id: &rp_id,
-            credential_id: &authenticator.credential_id,
-        },
-    )
-    .map_err(|e| e.to_string())
+    device
+        .confirm(
+            &Assertion {
+                credential_id: &raw_id,
+                client_data_json: &client_data,
+                authenticator_data: &auth_data,
+                signature_der: &signature,
+            },
+            &challenge,
+            &origin,
+            &rp_id,
+        )
+        .map_err(|e| e.to_string())
 }
 
 /// `[data-action=register-authenticator]`: confirmed with the passphrase first.
@@ -521,43 +472,32 @@ async fn register() {
             "Tacit wallet",
         )
         .map_err(|e| js_error(&e))?;
-        let made = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
-        let credential_id = field(&made, "rawId");
-        let public_key = field(&made, "publicKey");
-        let algorithm = Reflect::get(&made, &"algorithm".into())
-            .ok()
-            .and_then(|a| a.as_f64())
-            .unwrap_or(0.0);
-        webauthn::verify_registration(&field(&made, "clientDataJSON"), &challenge, &origin)
-            .map_err(|e| e.to_string())?;
-        webauthn::check_authenticator_data(&field(&made, "authenticatorData"), &rp_id)
-            .map_err(|e| e.to_string())?;
-        if algorithm != f64::from(COSE_ES256) {
-            return Err("the device offered no ES256 key".to_owned());
-        }
-        webauthn::check_public_key(&public_key).map_err(|e| e.to_string())?;
-        if credential_id.is_empty() {
-            return Err("the device gave no credential id".to_owned());
-        }
-        let plain = serde_json::to_vec(&SealedAuthenticator {
-            credential_id: URL_SAFE_NO_PAD.encode(&credential_id),
-            public_key: URL_SAFE_NO_PAD.encode(&public_key),
-        })
-        .map_err(|e| e.to_string())?;
+        let answer = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
+        let (credential_id, public_key, client_data, auth_data) = (
+            field(&answer, "rawId"),
+            field(&answer, "publicKey"),
+            field(&answer, "clientDataJSON"),
+            field(&answer, "authenticatorData"),
+        );
+        let made = Made {
+            credential_id: &credential_id,
+            public_key: &public_key,
+            algorithm: Reflect::get(&answer, &"algorithm".into())
+                .ok()
+                .and_then(|a| a.as_f64())
+                .unwrap_or(0.0),
+            client_data_json: &client_data,
+            authenticator_data: &auth_data,
+        };
+        let device =
+            Device::register(&made, &challenge, &origin, &rp_id).map_err(|e| e.to_string())?;
         with_app(|app| {
             let vault = app
                 .vault
                 .as_ref()
                 .filter(|v| v.envelope().vault_id() == &vault_id)
                 .ok_or("the wallet was locked")?;
-            let sealed = vault
-                .seal_aux(AUTHENTICATOR_LABEL, &plain, &mut rng())
-                .map_err(|e| e.to_string())?;
-            let record = serde_json::to_string(&StoredAuthenticator {
-                vault_id: hex::encode(vault_id),
-                sealed: hex::encode(sealed),
-            })
-            .map_err(|e| e.to_string())?;
+            let record = device.seal(vault, &mut rng()).map_err(|e| e.to_string())?;
             local()
                 .ok_or("this browser offers no local storage")?
                 .set_item(AUTHENTICATOR_KEY, &record)
@@ -595,22 +535,33 @@ pub fn remove() {
 /// Settings → "Confirm with this device": whether one is registered for this vault.
 pub fn render(app: &App) {
     listen_once();
-    if app.stored.is_none() && stored_authenticator().is_some() {
+    if app.stored.is_none() && stored_record().is_some() {
         // The profile was deleted (not merely unreadable): its device goes with it.
         if matches!(storage::load(), Ok(None)) {
             forget_authenticator();
         }
     }
-    let on = has_authenticator(app);
+    let state = device_state(app);
+    let on = !matches!(state, DeviceState::NotRegistered);
     if let Some(status) = dom::by_id("authenticator-status") {
-        let text = if on {
-            "On: this device's screen lock or biometrics confirm grants, releases and the end of \
-             a session."
-        } else {
-            "Off: your passphrase confirms grants, releases and the end of a session."
+        let (text, code) = match state {
+            DeviceState::Ready(_) | DeviceState::Locked => (
+                "On: this device's screen lock or biometrics confirm grants, releases and the \
+                 end of a session.",
+                "on",
+            ),
+            DeviceState::Unreadable => (
+                "Unreadable: a device is registered but its record could not be read, so your \
+                 passphrase confirms. Remove it and register the device again.",
+                "unreadable",
+            ),
+            DeviceState::NotRegistered => (
+                "Off: your passphrase confirms grants, releases and the end of a session.",
+                "off",
+            ),
         };
         dom::set_text_of(&status, text);
-        dom::attr(&status, "data-state", if on { "on" } else { "off" });
+        dom::attr(&status, "data-state", code);
     }
     let enable = |id: &str, enabled: bool| {
         if let Some(b) = dom::by_id(id) {
