@@ -268,6 +268,17 @@ impl Wallet {
         }
     }
 
+    /// Whether the page shows the person's facts section: only while a first profile is made
+    /// (nothing stored, the fields empty) or while the editor is open (after the passphrase was
+    /// checked again). Locked with a stored profile, or unlocked with the editor closed, not even
+    /// the empty, disabled fields show.
+    pub fn facts_shown(&self) -> bool {
+        match self {
+            Self::Locked(l) => l.loaded.is_none(),
+            Self::Unlocked(u) => u.editor == Editor::Open,
+        }
+    }
+
     /// The record this tab last loaded or wrote.
     pub fn loaded(&self) -> Option<&StoredVault> {
         match self {

@@ -455,6 +455,37 @@ fn unlock_writes_a_fresh_or_format_1_record_in_the_current_format_at_once() {
 // ----- the editor ------------------------------------------------------------------------------
 
 #[test]
+fn the_facts_show_only_to_make_a_first_profile_or_in_the_open_editor() {
+    let mut storage = Storage::new();
+    let mut tab = Tab::new(&storage, 1);
+    assert!(tab.wallet.facts_shown(), "nothing stored: the setup form");
+    tab.create(&mut storage, &input());
+    assert!(!tab.wallet.facts_shown(), "created: the editor is closed");
+    tab.open_editor(&mut storage, "not the passphrase");
+    assert!(!tab.wallet.facts_shown(), "a wrong passphrase");
+    tab.open_editor(&mut storage, PASS);
+    assert!(tab.wallet.facts_shown(), "the editor is open");
+    tab.step(&mut storage, |w, _, _, _, _| w.close_editor("Closed."));
+    assert!(!tab.wallet.facts_shown(), "closed");
+    tab.open_editor(&mut storage, PASS);
+    tab.lock(&mut storage);
+    assert!(!tab.wallet.facts_shown(), "locked with the editor open");
+    // Another tab over the stored profile: locked, then unlocked, never shown until opened.
+    let mut other = Tab::new(&storage, 2);
+    assert!(!other.wallet.facts_shown(), "a stored profile, locked");
+    other.unlock(&mut storage, PASS);
+    assert!(other.wallet.is_unlocked() && !other.wallet.facts_shown());
+    other.open_editor(&mut storage, PASS);
+    assert!(other.wallet.facts_shown());
+    // A write that failed locks: the facts go with it.
+    let effects = other.step(&mut storage, |w, g, v, _, _| {
+        w.write_failed(g, v, "storage full")
+    });
+    assert!(has(&effects, |e| matches!(e, Effect::ClearEditor)));
+    assert!(!other.wallet.facts_shown());
+}
+
+#[test]
 fn the_editor_opens_only_with_the_passphrase_and_empties_on_close() {
     let (mut storage, mut tab) = created();
     let effects = tab.open_editor(&mut storage, "not the passphrase");

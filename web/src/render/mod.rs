@@ -118,12 +118,9 @@ fn status(view: &View<'_>) {
         attr(&p, "title", &view.detection.describe());
     }
     let stored = view.stored.is_some();
-    let editing = view.wallet.editor() == capability_gate::wallet::Editor::Open;
     dom::show("setup", !stored);
     dom::show("setup-actions", !stored);
-    // The person's facts are on the page only while a new profile is made or the editor is
-    // open ("Edit my facts"); otherwise not even the empty, disabled fields show.
-    dom::show("facts", !stored || (unlocked && editing));
+    dom::show("facts", view.wallet.facts_shown());
     dom::show("unlock", stored && !unlocked);
     dom::show("editor-actions", unlocked);
     dom::show("end-session-btn", unlocked);
