@@ -186,6 +186,66 @@ pub fn host_of(origin: &str) -> &str {
         .trim_end_matches('/')
 }
 
+/// The longest issuer name shown, in characters; a longer one is cut and ends in "…".
+pub const ISSUER_NAME_MAX: usize = 48;
+
+/// How an issuer is named to the person: the name it calls itself, always beside its address,
+/// because an issuer elsewhere can take any name ("Tax Office Nordstadt (tax.example)"); the
+/// address alone when there is no other name to show (none, empty, or the address itself).
+///
+/// The name is cleaned first so that it cannot hide or fake the address beside it: control and
+/// invisible formatting characters (bidi overrides, zero-width, soft hyphen) and brackets are
+/// dropped, runs of white space become one space, and it is cut at [`ISSUER_NAME_MAX`]. The
+/// address is the origin's host, which the URL parser keeps in ASCII (an internationalised name
+/// is shown in punycode), so a look-alike name never matches it.
+pub fn issuer_label(name: Option<&str>, issuer: &str) -> String {
+    let host = host_of(issuer);
+    let name = name.map(clean_name).unwrap_or_default();
+    if name.is_empty() || name.eq_ignore_ascii_case(host) || name.eq_ignore_ascii_case(issuer) {
+        host.to_owned()
+    } else {
+        format!("{name} ({host})")
+    }
+}
+
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{34f}'
+                | '\u{61c}'
+                | '\u{115f}'
+                | '\u{1160}'
+                | '\u{17b4}'
+                | '\u{17b5}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
+                | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff0}'..='\u{fffb}'
+        )
+}
+
+fn clean_name(name: &str) -> String {
+    let kept: String = name
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .filter(|&c| !invisible(c) && !matches!(c, '(' | ')' | '[' | ']' | '<' | '>'))
+        .collect();
+    let words: Vec<&str> = kept.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.chars().count() <= ISSUER_NAME_MAX {
+        return joined;
+    }
+    let cut: String = joined.chars().take(ISSUER_NAME_MAX - 1).collect();
+    format!("{}\u{2026}", cut.trim_end())
+}
+
 /// The consent card's heading: "Housing Programme asks".
 pub fn heading(site: &str) -> String {
     format!("{site} asks")
@@ -337,6 +397,81 @@ mod tests {
         assert_eq!(site_label(None, "http://127.0.0.1:8081"), "127.0.0.1:8081");
         assert_eq!(site_label(Some(" "), "https://a.example/"), "a.example");
         assert_eq!(site_label(Some("Housing"), "https://a.example"), "Housing");
+    }
+
+    #[test]
+    fn an_issuer_is_named_beside_its_address_and_a_look_alike_name_cannot_pass_for_it() {
+        const TAX: &str = "https://tax.example";
+        let cases: &[(Option<&str>, &str)] = &[
+            (
+                Some("Tax Office Nordstadt"),
+                "Tax Office Nordstadt (tax.example)",
+            ),
+            (None, "tax.example"),
+            (Some(""), "tax.example"),
+            (Some(" \u{200b}\t "), "tax.example"),
+            (Some("tax.example"), "tax.example"),
+            (Some("TAX.example"), "tax.example"),
+            (Some("https://tax.example"), "tax.example"),
+            // A name that looks like another issuer's address is still shown beside this one's.
+            (Some("tax.example.gov"), "tax.example.gov (tax.example)"),
+            (
+                Some("tax\u{0435}.example"),
+                "tax\u{0435}.example (tax.example)",
+            ),
+            // A name cannot fake the brackets with the address.
+            (
+                Some("Federal Tax (federal.example)"),
+                "Federal Tax federal.example (tax.example)",
+            ),
+            (Some("Tax [gov.example]"), "Tax gov.example (tax.example)"),
+            // Right-to-left override and zero-width characters cannot reorder or hide text.
+            (
+                Some("Tax\u{202e}elpmaxe.vog\u{202c}"),
+                "Taxelpmaxe.vog (tax.example)",
+            ),
+            (
+                Some("Ta\u{200d}x\u{feff} Office"),
+                "Tax Office (tax.example)",
+            ),
+            (
+                Some("Tax\nOffice\r\n  Nordstadt"),
+                "Tax Office Nordstadt (tax.example)",
+            ),
+        ];
+        for (name, shown) in cases {
+            assert_eq!(issuer_label(*name, TAX), *shown, "{name:?}");
+        }
+        // A port is part of the address shown.
+        assert_eq!(
+            issuer_label(Some("Civil Registry"), "http://127.0.0.1:8093"),
+            "Civil Registry (127.0.0.1:8093)"
+        );
+        // A long name is cut, so the address is never pushed out of sight.
+        let long = "Ministry ".repeat(20);
+        let shown = issuer_label(Some(&long), TAX);
+        assert!(shown.ends_with("\u{2026} (tax.example)"), "{shown}");
+        assert_eq!(
+            shown.chars().count(),
+            ISSUER_NAME_MAX + " (tax.example)".chars().count()
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn whatever_an_issuer_calls_itself_its_address_ends_the_label(name in "\\PC{0,80}") {
+            let shown = issuer_label(Some(&name), "https://tax.example");
+            let name_part = shown.strip_suffix(" (tax.example)");
+            proptest::prop_assert!(shown == "tax.example" || name_part.is_some(), "{shown:?}");
+            if let Some(part) = name_part {
+                proptest::prop_assert!(!part.is_empty());
+                proptest::prop_assert!(
+                    !part.chars().any(|c| super::invisible(c) || "()[]<>".contains(c)),
+                    "{part:?}"
+                );
+                proptest::prop_assert!(part.chars().count() <= ISSUER_NAME_MAX);
+            }
+        }
     }
 
     #[test]

@@ -141,23 +141,13 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
         append(&said, &el("strong", answer, answer));
         append(&li, &said);
         match &item.issuer {
-            Some(issuer) => {
+            Some(_) => {
                 proofs += 1;
-                let credentials = view.gate.credentials();
                 let name = item
-                    .issuer_name
-                    .clone()
-                    .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
-                    .unwrap_or_else(|| words::host_of(issuer.as_str()).to_owned());
+                    .issuer_label(view.gate.credentials())
+                    .unwrap_or_default();
                 attr(&li, "data-proof", "issuer");
-                // The address beside the name: an issuer elsewhere can take any name.
-                let host = words::host_of(issuer.as_str());
-                let proof = if name == host || name == issuer.as_str() {
-                    format!("proven by {host}")
-                } else {
-                    format!("proven by {name} ({host})")
-                };
-                append(&li, &el("span", "proof", &proof));
+                append(&li, &el("span", "proof", &format!("proven by {name}")));
                 append(
                     &li,
                     &el(
