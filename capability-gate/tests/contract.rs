@@ -1,19 +1,75 @@
-//! One place per contract: each tool's published `inputSchema` is the schema generated from
-//! its input type, and an input that drifts from the published schema (a property it does not
-//! list, a string past its `maxLength`, a missing required property, an array past its
-//! `maxItems`) is refused `invalid_input` by the tool itself.
+//! One place per contract: each tool's published `inputSchema` is its static file under
+//! `capability-gate/schemas/`, which must equal the schema generated from its input type (the
+//! page ships the file, not schemars), and an input that drifts from the published schema (a
+//! property it does not list, a string past its `maxLength`, a missing required property, an
+//! array past its `maxItems`) is refused `invalid_input` by the tool itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
+use std::path::PathBuf;
+
 use capability_gate::Lifetime;
 use capability_gate::contract::{
     CheckProposalInput, CheckRequestInput, ClaimInput, DraftApplicationInput, RequestClaimsInput,
-    WalletStatusInput, schema_of,
+    WalletStatusInput, generated_schema_of, published_and_generated, schema_file_text, schema_of,
 };
 use capability_gate::tool::{claim_input_schema, persistent_tools};
 use common::*;
 use serde_json::{Value, json};
+
+/// What rewrites `schemas/*.json` from the input types.
+const REGENERATE: &str =
+    "cargo test -p capability-gate --test contract -- --ignored regenerate_published_schemas";
+
+fn schemas_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas")
+}
+
+#[test]
+fn every_schema_file_is_the_generated_schema_byte_for_byte() {
+    let published = published_and_generated();
+    assert_eq!(published.len(), 6, "one file per tool input");
+    let mut stale = Vec::new();
+    for (file, text, generated) in &published {
+        // What the crate ships (include_str!) is what is on disk.
+        let on_disk = std::fs::read_to_string(schemas_dir().join(format!("{file}.json")))
+            .unwrap_or_else(|e| panic!("{file}.json: {e}"));
+        assert_eq!(*text, on_disk, "{file}.json");
+        if *text != schema_file_text(generated) {
+            stale.push(*file);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "capability-gate/schemas/{{{}}}.json differ from the schemas generated from the input \
+         types; regenerate them with\n    {REGENERATE}\nand review the diff",
+        stale.join(",")
+    );
+    let mut files: Vec<String> = std::fs::read_dir(schemas_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = published
+        .iter()
+        .map(|(f, ..)| format!("{f}.json"))
+        .collect();
+    expected.sort();
+    assert_eq!(files, expected, "a schema file no tool publishes");
+}
+
+/// Rewrites `schemas/*.json` from the input types (see [`REGENERATE`]).
+#[test]
+#[ignore = "writes capability-gate/schemas/; run on purpose"]
+fn regenerate_published_schemas() {
+    std::fs::create_dir_all(schemas_dir()).unwrap();
+    for (file, _, generated) in published_and_generated() {
+        let path = schemas_dir().join(format!("{file}.json"));
+        std::fs::write(&path, schema_file_text(&generated)).unwrap();
+        println!("wrote {}", path.display());
+    }
+}
 
 #[test]
 fn published_schemas_are_the_generated_ones() {
@@ -26,21 +82,37 @@ fn published_schemas_are_the_generated_ones() {
             .input_schema
             .clone()
     };
-    assert_eq!(published("wallet_status"), schema_of::<WalletStatusInput>());
+    let pairs = [
+        (
+            published("wallet_status"),
+            generated_schema_of::<WalletStatusInput>(),
+        ),
+        (
+            published("request_claims"),
+            generated_schema_of::<RequestClaimsInput>(),
+        ),
+        (
+            published("check_request"),
+            generated_schema_of::<CheckRequestInput>(),
+        ),
+        (
+            published("draft_application"),
+            generated_schema_of::<DraftApplicationInput>(),
+        ),
+        (
+            published("check_proposal"),
+            generated_schema_of::<CheckProposalInput>(),
+        ),
+        (claim_input_schema(), generated_schema_of::<ClaimInput>()),
+    ];
+    for (published, generated) in &pairs {
+        assert!(published.is_object(), "{published}");
+        assert_eq!(published, generated, "{REGENERATE}");
+    }
     assert_eq!(
-        published("request_claims"),
-        schema_of::<RequestClaimsInput>()
+        schema_of::<ClaimInput>(),
+        generated_schema_of::<ClaimInput>()
     );
-    assert_eq!(published("check_request"), schema_of::<CheckRequestInput>());
-    assert_eq!(
-        published("draft_application"),
-        schema_of::<DraftApplicationInput>()
-    );
-    assert_eq!(
-        published("check_proposal"),
-        schema_of::<CheckProposalInput>()
-    );
-    assert_eq!(claim_input_schema(), schema_of::<ClaimInput>());
     for tool in &tools {
         let s = &tool.input_schema;
         assert_eq!(s["type"], "object", "{}", tool.name);
