@@ -1,4 +1,5 @@
-//! The host trait, the registry that keeps a host in step with the gate, and `MemoryHost`.
+//! The host trait, the registry that keeps a host in step with the gate, `MemoryHost`, and
+//! which WebMCP the wallet page trusts ([`Detection`], decided from what the page [`Seen`]).
 //!
 //! A host carries tools to an agent: the WebMCP page (`document.modelContext`), `MemoryHost` in
 //! tests, later an MCP server. Hosts decide nothing: the gate says which tools exist.
@@ -208,5 +209,140 @@ impl MemoryHost {
         now: Timestamp,
     ) -> Result<Value, HostError> {
         Ok(self.start(gate, name, input, now)?.complete(gate, now))
+    }
+}
+
+/// The WebMCP polyfill the wallet page loads without native WebMCP, as the page names it to the
+/// person (`tacit-web` checks at compile time that it is `tacit_webmcp::POLYFILL`).
+pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
+
+/// What the wallet page sees of WebMCP, read by the page and decided here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Seen<'a> {
+    /// `document.modelContext` exists.
+    pub has_context: bool,
+    /// Its getter is the browser's own (native code).
+    pub native_getter: bool,
+    /// What the page's loader marked (`native`, `polyfilled`, `polyfill-failed`,
+    /// `insecure-context`); a page script can set it too.
+    pub marker: Option<&'a str>,
+    /// A secure context (https or localhost).
+    pub secure: bool,
+    /// `navigator.modelContext.provideContext`, the API from before March 2026, is present.
+    pub superseded_api: bool,
+}
+
+/// Why WebMCP is or is not available, as shown in the page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Detection {
+    /// The browser's own `document.modelContext`.
+    Available,
+    /// `document.modelContext` is the vendored polyfill ([`POLYFILL`]), loaded by the page.
+    Polyfilled,
+    /// `document.modelContext` comes from some other script, not from the browser nor from the
+    /// page's own loader. Tools are registered there all the same.
+    Scripted,
+    Absent,
+    /// No native WebMCP and the vendored polyfill did not load (or did not install itself).
+    PolyfillFailed,
+    InsecureContext,
+    /// `navigator.modelContext.provideContext`, the API from before March 2026.
+    SupersededApi,
+    /// The browser refused a registration; its error.
+    RegistrationRefused(String),
+}
+
+impl Seen<'_> {
+    /// Decides. Native means the browser's own getter: a marker a page script set cannot make a
+    /// script-made context pass for native, nor for the page's polyfill over native WebMCP. The
+    /// superseded API counts only where there is no `document.modelContext`, in a secure context
+    /// whose loader did not report a failed polyfill.
+    pub fn decide(&self) -> Detection {
+        match (self.has_context, self.native_getter, self.marker) {
+            (true, true, _) => Detection::Available,
+            (true, false, Some("polyfilled")) => Detection::Polyfilled,
+            (true, false, _) => Detection::Scripted,
+            (false, _, _) if !self.secure => Detection::InsecureContext,
+            (false, _, Some("polyfill-failed")) => Detection::PolyfillFailed,
+            (false, _, _) if self.superseded_api => Detection::SupersededApi,
+            (false, _, _) => Detection::Absent,
+        }
+    }
+}
+
+impl Detection {
+    /// Every code [`Detection::code`] can return (what `window.tacit.status()` returns).
+    pub const CODES: [&'static str; 7] = [
+        "available",
+        "polyfilled",
+        "scripted",
+        "absent",
+        "insecure-context",
+        "superseded-api",
+        "registration-refused",
+    ];
+
+    /// [`Seen::decide`] without the superseded API.
+    pub fn decide(
+        has_context: bool,
+        native_getter: bool,
+        marker: Option<&str>,
+        secure: bool,
+    ) -> Self {
+        Seen {
+            has_context,
+            native_getter,
+            marker,
+            secure,
+            superseded_api: false,
+        }
+        .decide()
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Detection::Available => "available",
+            Detection::Polyfilled => "polyfilled",
+            Detection::Scripted => "scripted",
+            Detection::Absent | Detection::PolyfillFailed => "absent",
+            Detection::InsecureContext => "insecure-context",
+            Detection::SupersededApi => "superseded-api",
+            Detection::RegistrationRefused(_) => "registration-refused",
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Detection::Available => "WebMCP available".into(),
+            Detection::Polyfilled => format!(
+                "WebMCP: polyfilled ({POLYFILL}): this browser has no WebMCP of its own; the \
+                 tools are in the polyfill's document.modelContext. It drops the \
+                 consequentialHint annotation, so agents are not told which tools act for you."
+            ),
+            Detection::Scripted => "WebMCP: document.modelContext comes from a script on this \
+                page, not from the browser nor from Tacit's polyfill; tools are registered there"
+                .into(),
+            Detection::Absent => "WebMCP absent: tools offered through window.tacit".into(),
+            Detection::PolyfillFailed => format!(
+                "WebMCP absent and the bundled polyfill ({POLYFILL}) did not load: tools \
+                 offered through window.tacit"
+            ),
+            Detection::InsecureContext => {
+                "WebMCP needs a secure context (https or localhost)".into()
+            }
+            Detection::SupersededApi => "Only the superseded navigator.modelContext API is \
+                present: tools offered through window.tacit"
+                .into(),
+            Detection::RegistrationRefused(e) => format!("The browser refused a tool: {e}"),
+        }
+    }
+
+    /// Whether tools go to a `document.modelContext` registry (and `window.tacit` is not
+    /// offered).
+    pub fn has_registry(&self) -> bool {
+        matches!(
+            self,
+            Detection::Available | Detection::Polyfilled | Detection::Scripted
+        )
     }
 }

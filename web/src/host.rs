@@ -14,105 +14,29 @@
 //! table, which `window.tacit.tools()` and `window.tacit.call()` expose to agents that run script
 //! in the page. With a registry, `window.tacit` is fixed to `undefined` so that no door bypasses
 //! the browser's (or the polyfill's) tool registry.
+//!
+//! Which WebMCP is trusted, and its words, are decided in the pure crate
+//! ([`capability_gate::host::Seen::decide`]); this module reads what the page sees.
 
+pub use capability_gate::host::{Detection, Seen};
 pub use tacit_webmcp::{MARKER, POLYFILL};
 
-use tacit_webmcp::Source;
+/// The person is told the name of the polyfill the page really loads.
+const _: () = assert!(same(capability_gate::host::POLYFILL, POLYFILL));
 
-/// Why WebMCP is or is not available, as shown in the page.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Detection {
-    /// The browser's own `document.modelContext`.
-    Available,
-    /// `document.modelContext` is the vendored polyfill ([`POLYFILL`]), loaded by the page.
-    Polyfilled,
-    /// `document.modelContext` comes from some other script, not from the browser nor from the
-    /// page's own loader. Tools are registered there all the same.
-    Scripted,
-    Absent,
-    /// No native WebMCP and the vendored polyfill did not load (or did not install itself).
-    PolyfillFailed,
-    InsecureContext,
-    /// `navigator.modelContext.provideContext`, the API from before March 2026.
-    SupersededApi,
-    /// The browser refused a registration; its error.
-    RegistrationRefused(String),
-}
-
-impl Detection {
-    /// Every code [`Detection::code`] can return (what `window.tacit.status()` returns).
-    pub const CODES: [&'static str; 7] = [
-        "available",
-        "polyfilled",
-        "scripted",
-        "absent",
-        "insecure-context",
-        "superseded-api",
-        "registration-refused",
-    ];
-
-    pub fn code(&self) -> &'static str {
-        match self {
-            Detection::Available => "available",
-            Detection::Polyfilled => "polyfilled",
-            Detection::Scripted => "scripted",
-            Detection::Absent | Detection::PolyfillFailed => "absent",
-            Detection::InsecureContext => "insecure-context",
-            Detection::SupersededApi => "superseded-api",
-            Detection::RegistrationRefused(_) => "registration-refused",
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
         }
+        i += 1;
     }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Detection::Available => "WebMCP available".into(),
-            Detection::Polyfilled => format!(
-                "WebMCP: polyfilled ({POLYFILL}): this browser has no WebMCP of its own; the \
-                 tools are in the polyfill's document.modelContext. It drops the \
-                 consequentialHint annotation, so agents are not told which tools act for you."
-            ),
-            Detection::Scripted => "WebMCP: document.modelContext comes from a script on this \
-                page, not from the browser nor from Tacit's polyfill; tools are registered there"
-                .into(),
-            Detection::Absent => "WebMCP absent: tools offered through window.tacit".into(),
-            Detection::PolyfillFailed => format!(
-                "WebMCP absent and the bundled polyfill ({POLYFILL}) did not load: tools \
-                 offered through window.tacit"
-            ),
-            Detection::InsecureContext => "WebMCP needs a secure context (https or localhost)".into(),
-            Detection::SupersededApi => {
-                "Only the superseded navigator.modelContext API is present: tools offered through window.tacit".into()
-            }
-            Detection::RegistrationRefused(e) => format!("The browser refused a tool: {e}"),
-        }
-    }
-
-    /// Whether tools go to a `document.modelContext` registry (and `window.tacit` is not
-    /// offered).
-    pub fn has_registry(&self) -> bool {
-        matches!(
-            self,
-            Detection::Available | Detection::Polyfilled | Detection::Scripted
-        )
-    }
-
-    /// What the page sees, decided: whether `document.modelContext` exists, whether its getter
-    /// is the browser's own, what the loader marked, and whether the context is secure.
-    pub fn decide(
-        has_context: bool,
-        native_getter: bool,
-        marker: Option<&str>,
-        secure: bool,
-    ) -> Self {
-        match Source::decide(has_context, native_getter, marker) {
-            Source::Native => Detection::Available,
-            Source::Polyfilled => Detection::Polyfilled,
-            Source::Scripted => Detection::Scripted,
-            Source::Absent if !secure => Detection::InsecureContext,
-            Source::Absent if marker == Some("polyfill-failed") => Detection::PolyfillFailed,
-            Source::Absent => Detection::Absent,
-        }
-    }
+    true
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -132,32 +56,28 @@ mod glue {
 
     pub use tacit_webmcp::{error_text, model_context};
 
-    use super::Detection;
+    use super::{Detection, Seen};
 
     /// Detects WebMCP the way WEBMCP.md describes this browser, and whether the page's loader
-    /// installed the vendored polyfill.
+    /// installed the vendored polyfill: what the page sees, decided by [`Seen::decide`].
     pub fn detect() -> Detection {
         let Some(window) = web_sys::window() else {
             return Detection::Absent;
         };
         let has_context = model_context().is_some();
-        let found = Detection::decide(
-            has_context,
-            has_context && native_getter(),
-            marker().as_deref(),
-            window.is_secure_context(),
-        );
-        if found != Detection::Absent {
-            return found;
-        }
         let navigator_ctx =
             Reflect::get(&window.navigator(), &"modelContext".into()).unwrap_or(JsValue::UNDEFINED);
         let provide =
             Reflect::get(&navigator_ctx, &"provideContext".into()).unwrap_or(JsValue::UNDEFINED);
-        if !navigator_ctx.is_undefined() && provide.is_function() {
-            return Detection::SupersededApi;
+        let marker = marker();
+        Seen {
+            has_context,
+            native_getter: has_context && native_getter(),
+            marker: marker.as_deref(),
+            secure: window.is_secure_context(),
+            superseded_api: !navigator_ctx.is_undefined() && provide.is_function(),
         }
-        Detection::Absent
+        .decide()
     }
 
     /// Fixes `window.tacit` to `undefined` (not writable, not configurable): with a WebMCP registry
