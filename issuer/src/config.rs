@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use tacit_protocol::request_auth::parse_code_validity;
 use wallet_core::Origin;
 
 use crate::credential::Attribute;
@@ -54,8 +55,8 @@ pub enum Command {
     /// Print a fresh one-time enrolment code for everyone on record (seeding the three demo
     /// people first if there is nobody yet).
     Codes {
-        /// How long the codes stay valid: a whole number and s, m, h or d.
-        #[arg(long, default_value = "30d", value_parser = parse_duration)]
+        /// How long the codes stay valid: a whole number and s, m, h or d, at most 30 days.
+        #[arg(long, default_value = "30d", value_parser = parse_code_validity)]
         valid_for: Duration,
     },
     /// Add demo people and print one one-time enrolment code each.
@@ -63,8 +64,8 @@ pub enum Command {
         /// How many people.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
         count: u16,
-        /// How long the codes stay valid: a whole number and s, m, h or d.
-        #[arg(long, default_value = "30d", value_parser = parse_duration)]
+        /// How long the codes stay valid: a whole number and s, m, h or d, at most 30 days.
+        #[arg(long, default_value = "30d", value_parser = parse_code_validity)]
         valid_for: Duration,
     },
 }
@@ -206,30 +207,6 @@ fn parse_origin(text: &str) -> Result<Origin, String> {
     Origin::parse(text.trim()).map_err(|e| e.to_string())
 }
 
-/// Reads `24h`, `30m`, `90s`, `7d` (a whole number and one unit).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or("add a unit: s, m, h or d (for example 24h)")?;
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| "expected a whole number then s, m, h or d (for example 24h)")?;
-    let seconds = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err("the unit is one of s, m, h or d (for example 24h)".to_owned()),
-    };
-    let duration = Duration::from_secs(n.saturating_mul(seconds));
-    if duration.is_zero() || duration > Duration::from_secs(365 * 86_400) {
-        return Err("between 1 second and 365 days".to_owned());
-    }
-    Ok(duration)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
@@ -274,6 +251,8 @@ mod tests {
         assert!(parse(&["--origin", "http://a.example/path"]).is_err());
         assert!(parse(&["seed", "--count", "0"]).is_err());
         assert!(parse(&["seed", "--valid-for", "0s"]).is_err());
+        assert!(parse(&["seed", "--valid-for", "31d"]).is_err());
+        assert!(parse(&["codes", "--valid-for", "30d"]).is_ok());
         assert!(parse(&["--request-timeout-secs", "0"]).is_err());
     }
 

@@ -9,11 +9,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
-use tacit_protocol::request_auth::{EnrolmentCode, derive_code_hash, make_enrolment_code};
+use tacit_protocol::request_auth::{
+    EnrolmentCode, code_expiry, derive_code_hash, make_enrolment_code,
+};
 use tacit_store::sqlx::{self, Any, Row, Transaction};
 use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
@@ -234,10 +237,10 @@ impl IssuerDb {
         now: Timestamp,
     ) -> Result<Redemption, Error> {
         let mut tx = self.db.begin_write().await?;
-        let nonce_taken = sqlx::query(
-            "UPDATE nonces SET used_at = $1 \
-             WHERE nonce = $2 AND used_at IS NULL AND expires_at > $1",
-        )
+        let nonce_taken = sqlx::query(concat!(
+            "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND ",
+            tacit_protocol::usable_at_1!()
+        ))
         .bind(now.millis())
         .bind(nonce)
         .execute(&mut *tx)
@@ -246,21 +249,21 @@ impl IssuerDb {
             return Err(Error::NonceRefused);
         }
         let person_row = match grant {
-            Grant::Code(code) => sqlx::query(
-                "UPDATE enrolment_codes SET used_at = $1 \
-                 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 \
-                 RETURNING person_id",
-            )
+            Grant::Code(code) => sqlx::query(concat!(
+                "UPDATE enrolment_codes SET used_at = $1 WHERE code_hash = $2 AND ",
+                tacit_protocol::usable_at_1!(),
+                " RETURNING person_id"
+            ))
             .bind(now.millis())
             .bind(hex::encode(derive_code_hash(code)))
             .fetch_optional(&mut *tx)
             .await?
             .ok_or(Error::CodeRefused)?,
-            Grant::RefreshToken(token) => sqlx::query(
-                "UPDATE refresh_tokens SET used_at = $1 \
-                 WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1 \
-                 RETURNING person_id",
-            )
+            Grant::RefreshToken(token) => sqlx::query(concat!(
+                "UPDATE refresh_tokens SET used_at = $1 WHERE token_hash = $2 AND ",
+                tacit_protocol::usable_at_1!(),
+                " RETURNING person_id"
+            ))
             .bind(now.millis())
             .bind(refresh_hash(token))
             .fetch_optional(&mut *tx)
@@ -367,6 +370,13 @@ pub const DEMO_PEOPLE: &[(&str, i64, &str, &str)] = &[
     ("Chloe Demo", 1_500_000, "EUR", "1958-06-30"),
 ];
 
+/// When a code made at `now`, valid for `valid_for_ms`, expires: within the bounds every
+/// enrolment code keeps ([`tacit_protocol::request_auth::code_expiry`]).
+fn code_expires_at(now: Timestamp, valid_for_ms: i64) -> Result<Timestamp, Error> {
+    let valid_for = Duration::from_millis(u64::try_from(valid_for_ms).unwrap_or(0));
+    code_expiry(now, valid_for).map_err(|e| Error::Config(e.to_string()))
+}
+
 /// `tacit-issuer seed`: adds the first `count` demo people (cycling through [`DEMO_PEOPLE`])
 /// with fresh ids, and a one-time code each valid for `valid_for_ms`. Returns (person, code).
 pub async fn seed(
@@ -375,6 +385,7 @@ pub async fn seed(
     valid_for_ms: i64,
     now: Timestamp,
 ) -> Result<Vec<(Person, EnrolmentCode)>, Error> {
+    let expires_at = code_expires_at(now, valid_for_ms)?;
     let mut out = Vec::with_capacity(count);
     for (name, income_minor, currency, birth_date) in DEMO_PEOPLE.iter().cycle().take(count) {
         let mut id = [0u8; 16];
@@ -387,9 +398,7 @@ pub async fn seed(
             birth_date: Some((*birth_date).to_owned()),
         };
         db.add_person(&person, now).await?;
-        let code = db
-            .make_code(&person.person_id, now, now.plus_millis(valid_for_ms))
-            .await?;
+        let code = db.make_code(&person.person_id, now, expires_at).await?;
         out.push((person, code));
     }
     Ok(out)
@@ -407,11 +416,10 @@ pub async fn fresh_codes(
     if people.is_empty() {
         return seed(db, DEMO_PEOPLE.len(), valid_for_ms, now).await;
     }
+    let expires_at = code_expires_at(now, valid_for_ms)?;
     let mut out = Vec::with_capacity(people.len());
     for person in people {
-        let code = db
-            .make_code(&person.person_id, now, now.plus_millis(valid_for_ms))
-            .await?;
+        let code = db.make_code(&person.person_id, now, expires_at).await?;
         out.push((person, code));
     }
     Ok(out)

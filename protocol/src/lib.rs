@@ -10,6 +10,10 @@
 //!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
 //!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
 //! - [`limits`]: the request-body limit and the credential batch sizes every party shares.
+//! - [`single_use`]: when a nonce, code or token handed out once may still be used (and the
+//!   same rule as the SQL predicate the services' conditional `UPDATE`s carry).
+//! - [`trust`]: the rules a relying site's configuration of whom it trusts must meet (key
+//!   sources, trusted issuers).
 //! - [`predicates`]: which SD-JWT VC claim (`income_below_30000`, `age_equal_or_over_18`) proves
 //!   which wallet claim, the one table issuers, wallets and sites share.
 //!
@@ -21,5 +25,7 @@ pub mod limits;
 pub mod predicates;
 pub mod request_auth;
 pub mod sd_jwt;
+pub mod single_use;
 pub mod site_auth;
+pub mod trust;
 pub mod webauthn;

@@ -20,7 +20,9 @@ use wallet_core::Timestamp;
 
 mod enrolment;
 pub use enrolment::{
-    EnrolmentCode, EnrolmentRequest, EnrolmentResponse, derive_code_hash, make_enrolment_code,
+    CodeValidityError, EnrolmentCode, EnrolmentRequest, EnrolmentResponse, MAX_CODE_VALIDITY,
+    MIN_CODE_VALIDITY, check_code_validity, code_expiry, derive_code_hash, make_enrolment_code,
+    parse_code_validity,
 };
 
 /// The install id header (the key's thumbprint).
@@ -33,6 +35,12 @@ pub const HEADER_SIGNATURE: &str = "tacit-signature";
 pub const SIGNING_DOMAIN: &str = "tacit-signer-request-v1";
 /// How far a request's timestamp may be from the signer's clock, either way.
 pub const MAX_CLOCK_SKEW_MS: i64 = 120_000;
+/// How long past its timestamp a request's [`RequestAuth::replay_token`] is kept: the skew
+/// window on both sides. A request stays fresh until `timestamp + MAX_CLOCK_SKEW_MS` on the
+/// clock of the instance that checks it, and the instance that purges old tokens may run up to
+/// [`MAX_CLOCK_SKEW_MS`] ahead of that one, so a token kept any shorter could be purged while
+/// a replay of its request would still be fresh somewhere.
+pub const REPLAY_KEEP_MS: i64 = 2 * MAX_CLOCK_SKEW_MS;
 
 /// Why a request's authentication (or an enrolment's key or code) was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -263,6 +271,13 @@ impl RequestAuth {
     /// too) does not make a replay look new.
     pub fn replay_token(&self) -> [u8; 32] {
         Sha256::digest(self.signature.normalize_s().to_bytes()).into()
+    }
+
+    /// Until when the signer must keep [`RequestAuth::replay_token`]: [`REPLAY_KEEP_MS`] past
+    /// the request's timestamp (saturating). Purging a token at or after this time never lets a
+    /// replay through, since [`RequestAuth::verify`] refuses it as stale by then.
+    pub fn replay_keep_until(&self) -> Timestamp {
+        Timestamp::from_millis(self.timestamp_ms.saturating_add(REPLAY_KEEP_MS))
     }
 }
 

@@ -182,6 +182,47 @@ fn stale_and_future_timestamps_are_refused_at_the_edge() {
 }
 
 #[test]
+fn replay_tokens_are_kept_while_a_replay_could_still_be_fresh_anywhere() {
+    assert_eq!(REPLAY_KEEP_MS, 2 * MAX_CLOCK_SKEW_MS);
+    assert_eq!(REPLAY_KEEP_MS, 240_000);
+    let key = test_key();
+    let auth = headers(&key, "POST", PATH, TS, BODY);
+    let keep_until = auth.replay_keep_until();
+    assert_eq!(keep_until, at(TS + 240_000));
+    // The last instant any instance takes the request as fresh, by its own clock…
+    let last_fresh = TS + MAX_CLOCK_SKEW_MS;
+    assert_eq!(
+        auth.verify(&install_key(&key), "POST", PATH, BODY, at(last_fresh)),
+        Ok(())
+    );
+    // …while a purging instance may run a whole skew ahead: the token must outlive that
+    // (purges delete `expires_at < now`).
+    assert!(keep_until >= at(last_fresh + MAX_CLOCK_SKEW_MS));
+    // Once the token may go, every instance within the skew calls the request stale.
+    for clock in [
+        keep_until.millis() - MAX_CLOCK_SKEW_MS + 1,
+        keep_until.millis(),
+    ] {
+        assert_eq!(
+            auth.verify(&install_key(&key), "POST", PATH, BODY, at(clock)),
+            Err(AuthError::Stale),
+            "{clock}"
+        );
+    }
+    // Timestamps come from the request (16 digits at most): no overflow.
+    let far = RequestAuth::parse(
+        Some(install_key(&key).id().as_str()),
+        Some("9999999999999999"),
+        Some(&sign(&key, "POST", PATH, 9_999_999_999_999_999, BODY)),
+    )
+    .unwrap();
+    assert_eq!(
+        far.replay_keep_until(),
+        at(9_999_999_999_999_999 + REPLAY_KEEP_MS)
+    );
+}
+
+#[test]
 fn a_signature_by_another_key_or_for_another_install_is_refused() {
     let mine = install_key(&test_key());
     let theirs = install_key(&other_key());
@@ -444,5 +485,69 @@ fn only_a_listed_wallet_origin_is_allowed() {
     assert!(
         !origin_allowed(&[], b"http://localhost:8080"),
         "an empty list allows nothing"
+    );
+}
+
+#[test]
+fn enrolment_codes_are_valid_for_one_second_to_thirty_days() {
+    use std::time::Duration;
+    let day = 86_400;
+    for (text, secs) in [
+        ("1s", 1),
+        ("90s", 90),
+        ("30m", 1_800),
+        ("24h", day),
+        ("7d", 7 * day),
+        (" 30d ", 30 * day),
+        ("720h", 30 * day),
+        ("2592000s", 30 * day),
+    ] {
+        assert_eq!(
+            parse_code_validity(text),
+            Ok(Duration::from_secs(secs)),
+            "{text}"
+        );
+    }
+    for (text, why) in [
+        ("", CodeValidityError::NoUnit),
+        ("24", CodeValidityError::NoUnit),
+        ("h", CodeValidityError::NotANumber),
+        ("-1h", CodeValidityError::NotANumber),
+        ("1.5h", CodeValidityError::BadUnit),
+        ("24 h", CodeValidityError::BadUnit),
+        ("24x", CodeValidityError::BadUnit),
+        ("1w", CodeValidityError::BadUnit),
+        ("0s", CodeValidityError::OutOfRange),
+        ("31d", CodeValidityError::OutOfRange),
+        ("721h", CodeValidityError::OutOfRange),
+        ("2592001s", CodeValidityError::OutOfRange),
+        ("365d", CodeValidityError::OutOfRange),
+        // Saturating, not wrapping into a short validity.
+        ("99999999999999999999d", CodeValidityError::NotANumber),
+        ("18446744073709551615d", CodeValidityError::OutOfRange),
+    ] {
+        assert_eq!(parse_code_validity(text), Err(why), "{text}");
+    }
+    assert_eq!(MAX_CODE_VALIDITY, Duration::from_secs(30 * day));
+    let now = at(TS);
+    assert_eq!(
+        code_expiry(now, Duration::from_secs(60)),
+        Ok(at(TS + 60_000))
+    );
+    assert_eq!(
+        code_expiry(now, MAX_CODE_VALIDITY),
+        Ok(at(TS + 30 * day as i64 * 1000))
+    );
+    assert_eq!(
+        code_expiry(now, Duration::from_millis(999)),
+        Err(CodeValidityError::OutOfRange)
+    );
+    assert_eq!(
+        code_expiry(now, MAX_CODE_VALIDITY + Duration::from_millis(1)),
+        Err(CodeValidityError::OutOfRange)
+    );
+    assert_eq!(
+        code_expiry(now, Duration::MAX),
+        Err(CodeValidityError::OutOfRange)
     );
 }

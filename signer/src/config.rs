@@ -60,8 +60,8 @@ pub enum Command {
         /// A note for `installs` (whose wallet this is); not secret, not shown to the wallet.
         #[arg(long, default_value = "")]
         label: String,
-        /// How long the code stays valid: a whole number and s, m, h or d.
-        #[arg(long, default_value = "24h", value_parser = crate::db::parse_duration)]
+        /// How long the code stays valid: a whole number and s, m, h or d, at most 30 days.
+        #[arg(long, default_value = "24h", value_parser = tacit_protocol::request_auth::parse_code_validity)]
         valid_for: Duration,
     },
     /// List enrolled wallet installs: id, label, enrolled, revoked.

@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tacit_protocol::request_auth::{
-    EnrolmentCode, InstallId, InstallKey, Jwk, MAX_CLOCK_SKEW_MS, derive_code_hash,
-    make_enrolment_code,
+    EnrolmentCode, InstallId, InstallKey, Jwk, code_expiry, derive_code_hash, make_enrolment_code,
 };
 use tacit_store::sqlx::{self, Row};
 use tacit_store::{Db, Migration};
@@ -47,18 +46,11 @@ const MIGRATIONS: &[Migration] = &[Migration {
     CREATE INDEX seen_requests_expiry ON seen_requests (expires_at);",
 }];
 
-/// A replay token is kept this long past its request's timestamp: the skew window on both
-/// sides, so an instance whose clock runs behind still finds it.
-const SEEN_KEEP_MS: i64 = 2 * MAX_CLOCK_SKEW_MS;
-
 /// Expired replay tokens are purged once every this many new ones.
 const PURGE_EVERY: u64 = 256;
 
 /// Longest label `enroll --label` accepts.
 pub const MAX_LABEL_CHARS: usize = 100;
-
-/// Longest an enrolment code may stay valid.
-pub const MAX_CODE_VALIDITY: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// One enrolled install, as `tacit-signer installs` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,10 +138,11 @@ impl SignerDb {
         if known.is_some() {
             return Ok(Enrolment::AlreadyEnrolled);
         }
-        let label = sqlx::query(
-            "UPDATE enrolment_codes SET used_at = $1 \
-             WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING label",
-        )
+        let label = sqlx::query(concat!(
+            "UPDATE enrolment_codes SET used_at = $1 WHERE code_hash = $2 AND ",
+            tacit_protocol::usable_at_1!(),
+            " RETURNING label"
+        ))
         .bind(now.millis())
         .bind(hex::encode(derive_code_hash(code)))
         .fetch_optional(&mut *tx)
@@ -229,12 +222,13 @@ impl SignerDb {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Records a request's replay token; `false` when it was already there (a replay). Purges
-    /// expired tokens now and then.
+    /// Records a request's replay token, kept until `keep_until`
+    /// ([`tacit_protocol::request_auth::RequestAuth::replay_keep_until`]); `false` when it was
+    /// already there (a replay). Purges expired tokens now and then.
     pub async fn remember_request(
         &self,
         token: &[u8; 32],
-        request_timestamp_ms: i64,
+        keep_until: Timestamp,
         now: Timestamp,
     ) -> Result<bool, Error> {
         let done = sqlx::query(
@@ -242,7 +236,7 @@ impl SignerDb {
              ON CONFLICT DO NOTHING",
         )
         .bind(hex::encode(token))
-        .bind(request_timestamp_ms.saturating_add(SEEN_KEEP_MS))
+        .bind(keep_until.millis())
         .execute(self.db.pool())
         .await?;
         let fresh = done.rows_affected() == 1;
@@ -285,52 +279,10 @@ pub async fn enrol_code(
             "the label must be at most {MAX_LABEL_CHARS} characters, without control characters"
         )));
     }
-    if valid_for.is_zero() || valid_for > MAX_CODE_VALIDITY {
-        return Err(Error::Config(
-            "an enrolment code is valid for between 1 second and 30 days".to_owned(),
-        ));
-    }
+    let expires_at = code_expiry(now, valid_for).map_err(|e| Error::Config(e.to_string()))?;
     let mut random = [0u8; 10];
     getrandom::fill(&mut random).map_err(|_| Error::Random)?;
     let code = make_enrolment_code(random);
-    let millis = i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX);
-    db.create_code(&code, label, now, now.plus_millis(millis))
-        .await?;
+    db.create_code(&code, label, now, expires_at).await?;
     Ok(code)
-}
-
-/// Reads `24h`, `30m`, `90s`, `7d` (a whole number and one unit).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or("add a unit: s, m, h or d (for example 24h)")?;
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| "expected a whole number then s, m, h or d (for example 24h)")?;
-    let seconds = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err("the unit is one of s, m, h or d (for example 24h)".to_owned()),
-    };
-    Ok(Duration::from_secs(n.saturating_mul(seconds)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("24h"), Ok(Duration::from_secs(86_400)));
-        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
-        assert_eq!(parse_duration("7d"), Ok(Duration::from_secs(7 * 86_400)));
-        for bad in ["", "24", "h", "24x", "-1h", "1.5h", "24 h"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 }

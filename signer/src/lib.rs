@@ -50,10 +50,7 @@ pub use config::{
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
     DEFAULT_WALLET_ORIGIN,
 };
-pub use db::{
-    Enrolment, InstallRecord, MAX_CODE_VALIDITY, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb,
-    enrol_code, parse_duration,
-};
+pub use db::{Enrolment, InstallRecord, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb, enrol_code};
 pub use error::Error;
 pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
 pub use keys::{KeyStore, make_signing_key};

@@ -179,7 +179,7 @@ impl SignedRequest {
         let token = self.auth.replay_token();
         if !state
             .db()
-            .remember_request(&token, self.auth.timestamp_ms(), now)
+            .remember_request(&token, self.auth.replay_keep_until(), now)
             .await?
         {
             return Err(Error::ReplayedRequest);

@@ -19,7 +19,7 @@ use serde_json::json;
 use signer::{AppState, Config, KeyStore, SignerDb, enrol_code};
 use tacit_protocol::request_auth::{
     EnrolmentCode, HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, MAX_CLOCK_SKEW_MS,
-    make_enrolment_code,
+    REPLAY_KEEP_MS, make_enrolment_code,
 };
 use tacit_store::sqlx::{self, Row};
 use wallet_core::receipt::verify;
@@ -471,7 +471,7 @@ async fn replays_are_refused_across_instances(url: String) {
         .await
         .unwrap();
     assert_eq!(purged, 0);
-    let later = Timestamp::from_millis(NOW + 2 * MAX_CLOCK_SKEW_MS + 10 * MINUTE);
+    let later = Timestamp::from_millis(NOW + REPLAY_KEEP_MS + 10 * MINUTE);
     assert_eq!(app.db().purge_seen(later).await.unwrap(), kept as u64);
     assert_eq!(app.db().seen_count().await.unwrap(), 0);
 }
@@ -659,12 +659,14 @@ async fn expired_replay_tokens_are_purged_as_new_ones_arrive() {
     let (db, _dir) = sqlite_db().await;
     let now = Timestamp::from_millis(NOW);
     // Requests long stale by now: their tokens are kept until a purge runs.
+    let stale = Timestamp::from_millis(REPLAY_KEEP_MS);
     for i in 0..255u8 {
-        assert!(db.remember_request(&[i; 32], 0, now).await.unwrap());
+        assert!(db.remember_request(&[i; 32], stale, now).await.unwrap());
     }
-    assert!(!db.remember_request(&[0; 32], 0, now).await.unwrap());
+    assert!(!db.remember_request(&[0; 32], stale, now).await.unwrap());
     assert_eq!(db.seen_count().await.unwrap(), 255);
     // A fresh one arrives: the 256th new token purges the expired ones, and is kept itself.
-    assert!(db.remember_request(&[255; 32], NOW, now).await.unwrap());
+    let fresh = now.plus_millis(REPLAY_KEEP_MS);
+    assert!(db.remember_request(&[255; 32], fresh, now).await.unwrap());
     assert_eq!(db.seen_count().await.unwrap(), 1);
 }

@@ -7,17 +7,40 @@
 //!   [`NONCE_LIFETIME_MS`] (`now < expires_at`);
 //! - only an open nonce can be consumed, exactly once; a consumed nonce stays **used**, so a
 //!   second submission is told it is a replay;
+//! - a site may configure the lifetime, from [`MIN_NONCE_LIFETIME_MS`] (two seconds) to
+//!   [`MAX_NONCE_LIFETIME_MS`] (a day, the longest a receipt lives) ([`check_lifetime_ms`]);
 //! - rows are kept [`NONCE_RETENTION_MS`] past their expiry, then may be forgotten; a forgotten
 //!   nonce reads as unknown. Either way it can never be accepted again.
 //!
-//! The server consumes with one statement that holds exactly when [`NonceRecord::state`] is
-//! [`NonceState::Open`]: `UPDATE nonces SET used_at = $now WHERE nonce = $n AND used_at IS NULL
-//! AND expires_at > $now`, accepted only if it changed one row.
+//! Open is [`tacit_protocol::single_use::usable`], the rule every single-use value follows. The
+//! server consumes with one statement that holds exactly when [`NonceRecord::state`] is
+//! [`NonceState::Open`]: `UPDATE nonces SET used_at = $now WHERE nonce = $n AND`
+//! [`tacit_protocol::single_use::USABLE_AT_1`], accepted only if it changed one row.
 
+use tacit_protocol::single_use;
 use wallet_core::{Nonce, Timestamp};
 
 /// How long an issued nonce stays open: one hour.
 pub const NONCE_LIFETIME_MS: i64 = 60 * 60 * 1000;
+
+/// Shortest configurable nonce lifetime: two seconds.
+pub const MIN_NONCE_LIFETIME_MS: i64 = 2_000;
+
+/// Longest configurable nonce lifetime: one day (a receipt lives at most that long).
+pub const MAX_NONCE_LIFETIME_MS: i64 = wallet_core::receipt::MAX_WINDOW_MS;
+
+/// A configured nonce lifetime, if it lies within [`MIN_NONCE_LIFETIME_MS`] to
+/// [`MAX_NONCE_LIFETIME_MS`]; the error is the sentence a configuration's reader is told.
+pub fn check_lifetime_ms(lifetime_ms: i64) -> Result<i64, String> {
+    if (MIN_NONCE_LIFETIME_MS..=MAX_NONCE_LIFETIME_MS).contains(&lifetime_ms) {
+        Ok(lifetime_ms)
+    } else {
+        Err(format!(
+            "nonce_lifetime_ms must be {MIN_NONCE_LIFETIME_MS} to {MAX_NONCE_LIFETIME_MS}, not \
+             {lifetime_ms}"
+        ))
+    }
+}
 
 /// How long a row is kept after its expiry (so a late replay still reads `replayed_nonce`):
 /// seven days. Receipts live at most a day, so a forgotten nonce's receipts are long expired.
@@ -88,10 +111,12 @@ impl NonceRecord {
 
     /// Where this nonce stands at `now`.
     pub fn state(&self, now: Timestamp) -> NonceState {
-        match self.used_at {
-            Some(_) => NonceState::Used,
-            None if now >= self.expires_at => NonceState::Lapsed,
-            None => NonceState::Open,
+        if single_use::usable(self.used_at, self.expires_at, now) {
+            NonceState::Open
+        } else if self.used_at.is_some() {
+            NonceState::Used
+        } else {
+            NonceState::Lapsed
         }
     }
 
@@ -168,6 +193,25 @@ mod tests {
             r.state(T0.plus_millis(NONCE_LIFETIME_MS * 2)),
             NonceState::Used
         );
+    }
+
+    #[test]
+    fn a_configured_lifetime_is_two_seconds_to_a_day() {
+        for ok in [2_000, 2_001, NONCE_LIFETIME_MS, 86_399_999, 86_400_000] {
+            assert_eq!(check_lifetime_ms(ok), Ok(ok), "{ok}");
+        }
+        for bad in [i64::MIN, -1, 0, 1, 1_999, 86_400_001, i64::MAX] {
+            let err = check_lifetime_ms(bad).unwrap_err();
+            assert!(
+                err.contains("nonce_lifetime_ms must be 2000 to 86400000"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(MAX_NONCE_LIFETIME_MS, 24 * 60 * 60 * 1000);
+        // The default lies inside the bounds, and the retention outlives the longest lifetime.
+        const { assert!(MIN_NONCE_LIFETIME_MS <= NONCE_LIFETIME_MS) };
+        const { assert!(NONCE_LIFETIME_MS <= MAX_NONCE_LIFETIME_MS) };
+        const { assert!(NONCE_RETENTION_MS > MAX_NONCE_LIFETIME_MS) };
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! Enrolment: the one-time code an operator hands a person, and the bodies of
 //! `POST /v1/installs`.
 
+use core::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use wallet_core::Timestamp;
 
 use super::{AuthError, InstallId, Jwk};
 
@@ -88,4 +91,65 @@ pub struct EnrolmentResponse {
     pub install_id: InstallId,
     pub signer_origin: String,
     pub keys_url: String,
+}
+
+/// Shortest an enrolment code may stay valid: one second.
+pub const MIN_CODE_VALIDITY: Duration = Duration::from_secs(1);
+
+/// Longest an enrolment code may stay valid, at the signer and at an issuer alike: 30 days. A
+/// code is a bearer secret handed to a person out of band, redeemable by whoever holds it; a
+/// month covers a letter in the post, and a code not redeemed by then is best made anew.
+pub const MAX_CODE_VALIDITY: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Why a code validity was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CodeValidityError {
+    #[error("add a unit: s, m, h or d (for example 24h)")]
+    NoUnit,
+    #[error("expected a whole number then s, m, h or d (for example 24h)")]
+    NotANumber,
+    #[error("the unit is one of s, m, h or d (for example 24h)")]
+    BadUnit,
+    #[error("an enrolment code is valid for between 1 second and 30 days")]
+    OutOfRange,
+}
+
+/// Reads a code validity as an operator types it: a whole number and one unit, `90s`, `30m`,
+/// `24h`, `7d`; surrounding spaces are ignored. Within [`MIN_CODE_VALIDITY`] to
+/// [`MAX_CODE_VALIDITY`] ([`code_expiry`]).
+pub fn parse_code_validity(text: &str) -> Result<Duration, CodeValidityError> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or(CodeValidityError::NoUnit)?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().map_err(|_| CodeValidityError::NotANumber)?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(CodeValidityError::BadUnit),
+    };
+    let valid_for = Duration::from_secs(n.saturating_mul(seconds));
+    check_code_validity(valid_for)?;
+    Ok(valid_for)
+}
+
+/// Whether a code may stay valid for `valid_for`: [`MIN_CODE_VALIDITY`] to
+/// [`MAX_CODE_VALIDITY`], both included.
+pub fn check_code_validity(valid_for: Duration) -> Result<(), CodeValidityError> {
+    if (MIN_CODE_VALIDITY..=MAX_CODE_VALIDITY).contains(&valid_for) {
+        Ok(())
+    } else {
+        Err(CodeValidityError::OutOfRange)
+    }
+}
+
+/// When a code made at `now` and valid for `valid_for` expires; refused outside
+/// [`check_code_validity`]'s bounds.
+pub fn code_expiry(now: Timestamp, valid_for: Duration) -> Result<Timestamp, CodeValidityError> {
+    check_code_validity(valid_for)?;
+    let millis = i64::try_from(valid_for.as_millis()).map_err(|_| CodeValidityError::OutOfRange)?;
+    Ok(now.plus_millis(millis))
 }

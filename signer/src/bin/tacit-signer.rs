@@ -44,7 +44,8 @@ async fn enroll(config: &Config, label: &str, valid_for: Duration) -> Result<(),
     let db = open_database(config).await?;
     let now = system_now();
     let code = enrol_code(&db, label, valid_for, now).await?;
-    let until = now.plus_millis(i64::try_from(valid_for.as_millis()).unwrap_or(i64::MAX));
+    let until = tacit_protocol::request_auth::code_expiry(now, valid_for)
+        .map_err(|e| Error::Config(e.to_string()))?;
     println!("{code}");
     eprintln!(
         "one-time enrolment code{}, valid until {}: type it into the wallet's settings \

@@ -30,16 +30,20 @@
 //! keys_url = "http://127.0.0.1:8787/v1/keys"  # or: pinned_keys = "signer-keys.json"
 //! ```
 //!
-//! Relative paths are taken from the configuration file's directory. Unknown keys are refused,
+//! The rules an entry must meet live in pure code: [`tacit_protocol::trust`] (key sources,
+//! trusted issuers) and [`crate::nonce::check_lifetime_ms`]; this module reads the file and
+//! calls them. Relative paths are taken from the configuration file's directory. Unknown keys are refused,
 //! so a misspelt setting cannot silently fall back to a default.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use tacit_protocol::trust::{self, IssuerEntry, IssuerEntryError, KeySource};
 use wallet_core::Origin;
 
 use super::ServerError;
+use crate::nonce::check_lifetime_ms;
 use crate::policy::Policy;
 
 /// Largest configuration file read.
@@ -77,17 +81,12 @@ pub struct Config {
     /// off. Default [`super::DEFAULT_RATE_LIMIT_PER_MINUTE`].
     #[serde(default = "default_rate_limit_per_minute")]
     pub rate_limit_per_minute: u32,
-    /// How long an issued nonce stays open, in milliseconds, from [`MIN_NONCE_LIFETIME_MS`] to
-    /// [`MAX_NONCE_LIFETIME_MS`]. Default [`crate::nonce::NONCE_LIFETIME_MS`] (an hour); tests of
+    /// How long an issued nonce stays open, in milliseconds, from
+    /// [`crate::nonce::MIN_NONCE_LIFETIME_MS`] to [`crate::nonce::MAX_NONCE_LIFETIME_MS`]. Default [`crate::nonce::NONCE_LIFETIME_MS`] (an hour); tests of
     /// the page's submit tool (which leaves when the nonce lapses) set a few seconds.
     #[serde(default = "default_nonce_lifetime_ms")]
     pub nonce_lifetime_ms: i64,
 }
-
-/// Shortest configurable nonce lifetime: two seconds.
-pub const MIN_NONCE_LIFETIME_MS: i64 = 2_000;
-/// Longest configurable nonce lifetime: one day (a receipt lives at most that long).
-pub const MAX_NONCE_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
 
 fn default_nonce_lifetime_ms() -> i64 {
     crate::nonce::NONCE_LIFETIME_MS
@@ -134,48 +133,20 @@ pub struct TrustedIssuer {
 }
 
 impl TrustedIssuer {
-    fn check(&self) -> Result<(), String> {
-        let who = self.issuer.as_str();
-        if who.ends_with('/') {
-            return Err(format!("trusted issuer {who}: issuer must not end with /"));
-        }
-        if self.name.trim().is_empty() || self.name.chars().count() > 120 {
-            return Err(format!(
-                "trusted issuer {who}: name must be 1 to 120 characters"
-            ));
-        }
-        if matches!(
-            self.vouches_for,
-            Some(wallet_core::Attribute::District | wallet_core::Attribute::Conditions)
-        ) {
-            return Err(format!(
-                "trusted issuer {who}: vouches_for must be income or age (districts and \
-                 conditions are always self-asserted)"
-            ));
-        }
-        match (&self.keys_url, &self.pinned_keys) {
-            (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
-                Ok(())
-            }
-            (Some(_), None) => Err(format!(
-                "trusted issuer {who}: keys_url must be an http:// or https:// URL"
-            )),
-            (None, Some(_)) => Ok(()),
-            _ => Err(format!(
-                "trusted issuer {who}: needs exactly one of keys_url and pinned_keys"
-            )),
+    /// This entry as [`tacit_protocol::trust`] checks it.
+    fn entry(&self) -> IssuerEntry<'_> {
+        IssuerEntry {
+            issuer: &self.issuer,
+            name: &self.name,
+            vouches_for: self.vouches_for,
+            keys_url: self.keys_url.as_deref(),
+            pinned: self.pinned_keys.is_some(),
         }
     }
 }
 
 /// Where the signer's keys come from, once the configuration is checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SignerSource {
-    /// Fetched from this `http(s)://` URL.
-    Url(String),
-    /// Read from this file.
-    Pinned(PathBuf),
-}
+pub type SignerSource = KeySource<PathBuf>;
 
 impl Config {
     /// Reads and checks the file at `path`; relative paths in it become relative to its
@@ -231,42 +202,25 @@ impl Config {
     pub fn check(&self) -> Result<(), String> {
         self.policy.check().map_err(|e| format!("[policy]: {e}"))?;
         self.signer_source()?;
-        if let Some(origin) = &self.origin
-            && origin.as_str().ends_with('/')
-        {
-            return Err("origin must not end with /".into());
-        }
-        if !(MIN_NONCE_LIFETIME_MS..=MAX_NONCE_LIFETIME_MS).contains(&self.nonce_lifetime_ms) {
-            return Err(format!(
-                "nonce_lifetime_ms must be {MIN_NONCE_LIFETIME_MS} to {MAX_NONCE_LIFETIME_MS}, not {}",
-                self.nonce_lifetime_ms
-            ));
-        }
-        for (i, issuer) in self.trusted_issuers.iter().enumerate() {
-            issuer.check()?;
-            if self.trusted_issuers[..i]
-                .iter()
-                .any(|other| other.issuer == issuer.issuer)
-            {
-                return Err(format!("trusted issuer {} is listed twice", issuer.issuer));
-            }
-        }
-        Ok(())
+        check_lifetime_ms(self.nonce_lifetime_ms)?;
+        let entries: Vec<_> = self
+            .trusted_issuers
+            .iter()
+            .map(TrustedIssuer::entry)
+            .collect();
+        trust::check_issuers(&entries).map_err(|(who, e)| match e {
+            IssuerEntryError::ListedTwice => format!("trusted issuer {who} {e}"),
+            _ => format!("trusted issuer {who}: {e}"),
+        })
     }
 
     /// The signer keys' source: exactly one of `keys_url` and `pinned_keys`.
     pub fn signer_source(&self) -> Result<SignerSource, String> {
-        match (&self.signer.keys_url, &self.signer.pinned_keys) {
-            (Some(url), None) => {
-                if url.starts_with("http://") || url.starts_with("https://") {
-                    Ok(SignerSource::Url(url.clone()))
-                } else {
-                    Err("[signer] keys_url must be an http:// or https:// URL".into())
-                }
-            }
-            (None, Some(path)) => Ok(SignerSource::Pinned(path.clone())),
-            _ => Err("[signer] needs exactly one of keys_url and pinned_keys".into()),
-        }
+        trust::key_source(
+            self.signer.keys_url.as_deref(),
+            self.signer.pinned_keys.clone(),
+        )
+        .map_err(|e| format!("[signer] {e}"))
     }
 
     /// `<data_dir>/site.key`.

@@ -31,8 +31,11 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
 const INSERT: &str =
     "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, $2, $3, NULL)";
 const SELECT: &str = "SELECT issued_at, expires_at, used_at FROM nonces WHERE nonce = $1";
-const CONSUME: &str =
-    "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND used_at IS NULL AND expires_at > $1";
+/// Consumes a nonce while it is usable ([`tacit_protocol::single_use`]).
+const CONSUME: &str = concat!(
+    "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND ",
+    tacit_protocol::usable_at_1!()
+);
 const FORGET: &str = "DELETE FROM nonces WHERE expires_at < $1";
 
 /// The nonce table of one site.
@@ -151,4 +154,60 @@ pub enum IssueError {
     Random,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use tacit_protocol::single_use::usable;
+
+    use super::*;
+
+    /// The SQL predicate the consume statement carries selects exactly the rows the pure rule
+    /// calls usable, on a real database.
+    #[tokio::test]
+    async fn the_database_applies_the_single_use_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let nonces = Nonces::open(&tacit_store::sqlite_url(&dir.path().join("n.db")))
+            .await
+            .unwrap();
+        let rows: Vec<(Option<i64>, i64)> = [None, Some(0), Some(100), Some(300)]
+            .into_iter()
+            .flat_map(|used| [0, 99, 100, 101, 200].map(|expires| (used, expires)))
+            .collect();
+        for (i, (used_at, expires_at)) in rows.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, 0, $2, $3)",
+            )
+            .bind(format!("{i:032}"))
+            .bind(*expires_at)
+            .bind(*used_at)
+            .execute(nonces.db().pool())
+            .await
+            .unwrap();
+        }
+        for now in [-1, 0, 98, 99, 100, 101, 199, 200, 201] {
+            let selected: Vec<String> = sqlx::query(concat!(
+                "SELECT nonce FROM nonces WHERE ",
+                tacit_protocol::usable_at_1!(),
+                " ORDER BY nonce"
+            ))
+            .bind(now)
+            .fetch_all(nonces.db().pool())
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.try_get::<String, _>(0).unwrap())
+            .collect();
+            let expected: Vec<String> = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, (used_at, expires_at))| usable(*used_at, *expires_at, now))
+                .map(|(i, _)| format!("{i:032}"))
+                .collect();
+            assert_eq!(selected, expected, "now = {now}");
+            assert!(!expected.is_empty() || now >= 200);
+        }
+    }
 }

@@ -1,0 +1,114 @@
+//! Whom a relying site trusts, as its configuration names them: the rules every signer and
+//! issuer entry must meet before a server acts on it. The servers only read the file and call
+//! these; a configuration that breaks one is refused at start, with the rule's sentence.
+//!
+//! Rules:
+//! - keys come from exactly one place: a `keys_url` (fetched; `http://` or `https://` only, so a
+//!   `file://` or a bare path cannot smuggle a local file in as "fetched") or a pinned file
+//!   ([`key_source`]);
+//! - a trusted issuer has a name people read, 1 to [`MAX_ISSUER_NAME_CHARS`] characters, not
+//!   blank;
+//! - an issuer may be trusted for `income` or `age` only: districts and conditions are always
+//!   self-asserted, so an entry claiming an issuer vouches for them is refused
+//!   ([`check_issuer`]);
+//! - each issuer is listed once ([`check_issuers`]): two entries for one issuer would let the
+//!   looser one silently widen the stricter.
+
+use wallet_core::{Attribute, Origin};
+
+/// Longest name of a trusted issuer, in characters.
+pub const MAX_ISSUER_NAME_CHARS: usize = 120;
+
+/// Where a trusted party's keys come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource<P> {
+    /// Fetched from this `http(s)://` URL (and refreshed).
+    Url(String),
+    /// Read from this pinned file.
+    Pinned(P),
+}
+
+/// Why an entry's key source is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeySourceError {
+    #[error("keys_url must be an http:// or https:// URL")]
+    NotHttp,
+    #[error("needs exactly one of keys_url and pinned_keys")]
+    NotExactlyOne,
+}
+
+/// The key source an entry names: exactly one of `keys_url` (an `http://` or `https://` URL)
+/// and `pinned` (whatever names the file; the caller reads it).
+pub fn key_source<P>(
+    keys_url: Option<&str>,
+    pinned: Option<P>,
+) -> Result<KeySource<P>, KeySourceError> {
+    match (keys_url, pinned) {
+        (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
+            Ok(KeySource::Url(url.to_owned()))
+        }
+        (Some(_), None) => Err(KeySourceError::NotHttp),
+        (None, Some(path)) => Ok(KeySource::Pinned(path)),
+        _ => Err(KeySourceError::NotExactlyOne),
+    }
+}
+
+/// One trusted-issuer entry, as a configuration names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IssuerEntry<'a> {
+    pub issuer: &'a Origin,
+    pub name: &'a str,
+    pub vouches_for: Option<Attribute>,
+    pub keys_url: Option<&'a str>,
+    /// Whether the entry names a pinned key file.
+    pub pinned: bool,
+}
+
+/// Why a trusted-issuer entry is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IssuerEntryError {
+    #[error("name must be 1 to {MAX_ISSUER_NAME_CHARS} characters")]
+    Name,
+    #[error(
+        "vouches_for must be income or age (districts and conditions are always self-asserted)"
+    )]
+    VouchesFor,
+    #[error(transparent)]
+    Keys(#[from] KeySourceError),
+    #[error("is listed twice")]
+    ListedTwice,
+}
+
+/// Whether `attribute` is one an issuer can be trusted to vouch for.
+pub const fn issuer_may_vouch_for(attribute: Attribute) -> bool {
+    matches!(attribute, Attribute::Income | Attribute::Age)
+}
+
+/// The rules for one entry (see the module documentation).
+pub fn check_issuer(entry: &IssuerEntry<'_>) -> Result<(), IssuerEntryError> {
+    if entry.name.trim().is_empty() || entry.name.chars().count() > MAX_ISSUER_NAME_CHARS {
+        return Err(IssuerEntryError::Name);
+    }
+    if entry.vouches_for.is_some_and(|a| !issuer_may_vouch_for(a)) {
+        return Err(IssuerEntryError::VouchesFor);
+    }
+    key_source(entry.keys_url, entry.pinned.then_some(()))?;
+    Ok(())
+}
+
+/// The rules for a whole list: each entry's, and each issuer once. The error names the issuer
+/// whose entry is refused.
+pub fn check_issuers<'a>(
+    entries: &[IssuerEntry<'a>],
+) -> Result<(), (&'a Origin, IssuerEntryError)> {
+    for (i, entry) in entries.iter().enumerate() {
+        check_issuer(entry).map_err(|e| (entry.issuer, e))?;
+        if entries[..i]
+            .iter()
+            .any(|other| other.issuer == entry.issuer)
+        {
+            return Err((entry.issuer, IssuerEntryError::ListedTwice));
+        }
+    }
+    Ok(())
+}
