@@ -1,7 +1,10 @@
 //! The persistent tools. None reads the profile; each validates its input strictly.
+//!
+//! They see the gate only through [`Book`], the narrow view the gate implements: this module
+//! does not import the gate, so the dependency goes one way (`gate` → `exec`).
 
 use serde_json::{Value, json};
-use wallet_core::{Claim, ClaimKind, Timestamp};
+use wallet_core::{Claim, ClaimKind, LogEntry, Nonce, Origin, Timestamp};
 
 use crate::contract::MAX_CLAIMS;
 use crate::contract::{
@@ -9,9 +12,39 @@ use crate::contract::{
     WalletStatusInput,
 };
 use crate::envelope::{Code, Refusal, Reply};
-use crate::gate::{Gate, MAX_PENDING, tool_name_of};
 use crate::ids::{ProposalId, RequestId};
-use crate::state::{AskerStatus, GrantState, Proposal, ProposalState, Request, RequestState};
+use crate::state::{
+    AskerStatus, Grant, GrantState, Proposal, ProposalState, Request, RequestState,
+};
+use crate::tool::tool_name_of;
+
+/// How many requests, and how many proposals, may wait for the person at once.
+pub const MAX_PENDING: usize = 16;
+
+/// What the persistent tools read and change of the gate.
+pub(crate) trait Book {
+    fn is_unlocked(&self) -> bool;
+    fn requests(&self) -> impl Iterator<Item = &Request>;
+    fn grants(&self) -> impl Iterator<Item = &Grant>;
+    fn proposals(&self) -> impl Iterator<Item = &Proposal>;
+    fn request(&self, id: &RequestId) -> Option<&Request>;
+    fn proposal(&self, id: &ProposalId) -> Option<&Proposal>;
+    /// The answers given to the request from `audience` with `nonce`.
+    fn answers_for(&self, audience: &Origin, nonce: &Nonce) -> Vec<LogEntry>;
+    /// An issuer's display name, as the person's credentials know it.
+    fn issuer_name(&self, issuer: &Origin) -> Option<String>;
+    fn presentations(&self, id: &ProposalId) -> Option<&[String]>;
+    fn presentations_failure(&self, id: &ProposalId) -> Option<&str>;
+    fn awaits_presentations(&self, id: &ProposalId) -> bool;
+    /// A fresh request id and its arrival sequence number.
+    fn next_request_id(&mut self) -> (RequestId, u64);
+    /// A fresh proposal id and its arrival sequence number.
+    fn next_proposal_id(&mut self) -> (ProposalId, u64);
+    /// Holds a new request for the person.
+    fn hold_request(&mut self, request: Request);
+    /// Holds a new proposal for the person.
+    fn hold_proposal(&mut self, proposal: Proposal);
+}
 
 const HELD_REQUEST: &str = "Nothing has been granted. The request is held for the person, who \
     decides in the Tacit wallet page; this can take minutes. Do not call request_claims again \
@@ -21,7 +54,7 @@ const HELD_PROPOSAL: &str = "Nothing has been disclosed yet. The proposal is hel
     person to release or refuse in the Tacit wallet page. Do not draft it again; poll \
     check_proposal with this proposal_id every few seconds.";
 
-pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
+pub(crate) fn wallet_status(gate: &impl Book, input: &Value) -> Reply {
     let WalletStatusInput {} = contract::parse(input)?;
     let kinds: Vec<&str> = if gate.is_unlocked() {
         ClaimKind::ALL.iter().map(|k| k.name()).collect()
@@ -52,7 +85,7 @@ pub(crate) fn wallet_status(gate: &Gate, input: &Value) -> Reply {
     }))
 }
 
-pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
+pub(crate) fn request_claims(gate: &mut impl Book, input: &Value, now: Timestamp) -> Reply {
     let RequestClaimsInput {
         origin,
         nonce,
@@ -97,26 +130,23 @@ pub(crate) fn request_claims(gate: &mut Gate, input: &Value, now: Timestamp) -> 
         ));
     }
     let (id, arrival) = gate.next_request_id();
-    gate.requests.insert(
-        id.clone(),
-        Request {
-            id: id.clone(),
-            origin,
-            nonce,
-            site_name,
-            purpose,
-            claims,
-            attestation,
-            asker: AskerStatus::Unconfirmed,
-            received_at: now,
-            arrival,
-            state: RequestState::Held,
-        },
-    );
+    gate.hold_request(Request {
+        id: id.clone(),
+        origin,
+        nonce,
+        site_name,
+        purpose,
+        claims,
+        attestation,
+        asker: AskerStatus::Unconfirmed,
+        received_at: now,
+        arrival,
+        state: RequestState::Held,
+    });
     Ok(json!({ "request_id": id, "status": "held", "message": HELD_REQUEST }))
 }
 
-pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
+pub(crate) fn check_request(gate: &impl Book, input: &Value) -> Reply {
     let CheckRequestInput { request_id } = contract::parse(input)?;
     let id = request_id.0.as_str();
     // A text that is no id (bad characters) names no request, as an unknown id does.
@@ -173,7 +203,7 @@ pub(crate) fn check_request(gate: &Gate, input: &Value) -> Reply {
     Ok(result)
 }
 
-pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) -> Reply {
+pub(crate) fn draft_application(gate: &mut impl Book, input: &Value, now: Timestamp) -> Reply {
     let DraftApplicationInput { audience, nonce } = contract::parse(input)?;
     if !gate
         .requests()
@@ -206,10 +236,9 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
         ));
     }
     let (id, arrival) = gate.next_proposal_id();
-    let credentials = &gate.credentials;
     let mut proposal =
         Proposal::with_issuer_names(id.clone(), audience, nonce, entries, now, |o| {
-            credentials.issuer_name(o).map(str::to_owned)
+            gate.issuer_name(o)
         });
     proposal.arrival = arrival;
     // Outcomes only: whether an answer is issuer-backed is not the agent's to know before the
@@ -227,11 +256,11 @@ pub(crate) fn draft_application(gate: &mut Gate, input: &Value, now: Timestamp) 
         "would_disclose": disclosed,
         "message": HELD_PROPOSAL,
     });
-    gate.proposals.insert(id, proposal);
+    gate.hold_proposal(proposal);
     Ok(reply)
 }
 
-pub(crate) fn check_proposal(gate: &Gate, input: &Value) -> Reply {
+pub(crate) fn check_proposal(gate: &impl Book, input: &Value) -> Reply {
     let CheckProposalInput { proposal_id } = contract::parse(input)?;
     let id = proposal_id.0.as_str();
     // A text that is no id (bad characters) names no proposal, as an unknown id does.

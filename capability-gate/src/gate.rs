@@ -15,7 +15,7 @@ use tacit_protocol::site_auth::{SITE_KEYS_PATH, SiteAuthError, SiteKeys, verify_
 use wallet_core::receipt::KeySet;
 use wallet_core::{
     Claim, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome, Profile,
-    ReceiptPayload, SessionId, SignedReceipt, Timestamp, ToolName,
+    ReceiptPayload, SessionId, SignedReceipt, Timestamp,
 };
 
 use tacit_protocol::sd_jwt::{
@@ -24,8 +24,10 @@ use tacit_protocol::sd_jwt::{
 
 use crate::credentials::{Credentials, TakeError};
 use crate::envelope::{Code, Refusal, Reply, envelope};
+use crate::exec::Book;
 use crate::ids::{ProposalId, RequestId};
 use crate::state::GrantOf;
+pub use crate::tool::tool_name_of;
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
 use tool_gate::Ended;
 
@@ -36,8 +38,7 @@ pub use crate::state::{
 
 /// How long a released receipt stays valid.
 pub const RECEIPT_TTL_MS: i64 = 15 * 60 * 1000;
-/// Most requests, and most proposals, that may wait for the person at once.
-pub const MAX_PENDING: usize = 16;
+pub use crate::exec::MAX_PENDING;
 /// Dead grants remembered (to tell a stale handle why it is refused).
 pub const MAX_DEAD_GRANTS: usize = 256;
 /// Decided requests, and decided proposals, remembered (for `check_request`/`check_proposal`);
@@ -1245,26 +1246,6 @@ impl Gate {
             issuer,
         );
     }
-
-    /// A fresh request id and its arrival sequence number.
-    pub(crate) fn next_request_id(&mut self) -> (RequestId, u64) {
-        loop {
-            let id = RequestId::made(&self.make_id_suffix(RequestId::PREFIX));
-            if !self.requests.contains_key(&id) {
-                return (id, self.next_arrival());
-            }
-        }
-    }
-
-    /// A fresh proposal id and its arrival sequence number.
-    pub(crate) fn next_proposal_id(&mut self) -> (ProposalId, u64) {
-        loop {
-            let id = ProposalId::made(&self.make_id_suffix(ProposalId::PREFIX));
-            if !self.proposals.contains_key(&id) {
-                return (id, self.next_arrival());
-            }
-        }
-    }
 }
 
 /// Whether a log entry is an answer (satisfied or not), the only kind a receipt carries.
@@ -1347,7 +1328,77 @@ fn check_reason(reason: &str) -> Result<String, GateError> {
     Ok(trimmed.to_owned())
 }
 
-/// For the page: the tool name a grant's claim tool has.
-pub fn tool_name_of(grant: &Grant) -> Option<ToolName> {
-    claim_tool(&grant.claim, &grant.origin, &grant.id, grant.epoch).map(|t| t.name)
+/// The persistent tools' view of the gate ([`crate::exec`]).
+impl Book for Gate {
+    fn is_unlocked(&self) -> bool {
+        Gate::is_unlocked(self)
+    }
+
+    fn requests(&self) -> impl Iterator<Item = &Request> {
+        Gate::requests(self)
+    }
+
+    fn grants(&self) -> impl Iterator<Item = &Grant> {
+        Gate::grants(self)
+    }
+
+    fn proposals(&self) -> impl Iterator<Item = &Proposal> {
+        Gate::proposals(self)
+    }
+
+    fn request(&self, id: &RequestId) -> Option<&Request> {
+        Gate::request(self, id)
+    }
+
+    fn proposal(&self, id: &ProposalId) -> Option<&Proposal> {
+        Gate::proposal(self, id)
+    }
+
+    fn answers_for(&self, audience: &Origin, nonce: &Nonce) -> Vec<LogEntry> {
+        Gate::answers_for(self, audience, nonce)
+    }
+
+    fn issuer_name(&self, issuer: &Origin) -> Option<String> {
+        self.credentials.issuer_name(issuer).map(str::to_owned)
+    }
+
+    fn presentations(&self, id: &ProposalId) -> Option<&[String]> {
+        Gate::presentations(self, id)
+    }
+
+    fn presentations_failure(&self, id: &ProposalId) -> Option<&str> {
+        Gate::presentations_failure(self, id)
+    }
+
+    fn awaits_presentations(&self, id: &ProposalId) -> bool {
+        Gate::awaits_presentations(self, id)
+    }
+
+    /// A fresh request id and its arrival sequence number.
+    fn next_request_id(&mut self) -> (RequestId, u64) {
+        loop {
+            let id = RequestId::made(&self.make_id_suffix(RequestId::PREFIX));
+            if !self.requests.contains_key(&id) {
+                return (id, self.next_arrival());
+            }
+        }
+    }
+
+    /// A fresh proposal id and its arrival sequence number.
+    fn next_proposal_id(&mut self) -> (ProposalId, u64) {
+        loop {
+            let id = ProposalId::made(&self.make_id_suffix(ProposalId::PREFIX));
+            if !self.proposals.contains_key(&id) {
+                return (id, self.next_arrival());
+            }
+        }
+    }
+
+    fn hold_request(&mut self, request: Request) {
+        self.requests.insert(request.id.clone(), request);
+    }
+
+    fn hold_proposal(&mut self, proposal: Proposal) {
+        self.proposals.insert(proposal.id.clone(), proposal);
+    }
 }

@@ -336,18 +336,6 @@ impl ProposalItem {
     pub fn is_issuer_backed(&self) -> bool {
         self.issuer.is_some()
     }
-
-    /// How the person is shown the issuer behind this answer ([`crate::words::issuer_label`]):
-    /// the name it had when the proposal was drafted, else the name `credentials` knows now,
-    /// always beside its address. `None` when the answer is the person's own word.
-    pub fn issuer_label(&self, credentials: &crate::Credentials) -> Option<String> {
-        let issuer = self.issuer.as_ref()?;
-        let name = self
-            .issuer_name
-            .as_deref()
-            .or_else(|| credentials.issuer_name(issuer));
-        Some(crate::words::issuer_label(name, issuer.as_str()))
-    }
 }
 
 /// A drafted application: what would be disclosed to one audience, held for the person.

@@ -9,6 +9,7 @@ use crate::contract::{
     CheckProposalInput, CheckRequestInput, ClaimInput, DraftApplicationInput, RequestClaimsInput,
     WalletStatusInput, schema_of,
 };
+use crate::state::Grant;
 
 /// The WebMCP annotations Chromium reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -186,6 +187,11 @@ struct Draft {
     annotations: Annotations,
     tier: Tier,
     handler: Handler,
+}
+
+/// For the page: the tool name a grant's claim tool has.
+pub fn tool_name_of(grant: &Grant) -> Option<ToolName> {
+    claim_tool(&grant.claim, &grant.origin, &grant.id, grant.epoch).map(|t| t.name)
 }
 
 /// The tool a grant creates for one claim: the threshold or set is fixed in the tool; its input

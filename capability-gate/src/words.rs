@@ -11,7 +11,8 @@
 use wallet_core::catalogue::{self, CONDITIONS, DISTRICTS};
 use wallet_core::{Assessment, Attribute, Claim, Floors, LogEntry, Money, Outcome, Preview};
 
-use crate::state::{GrantState, Lifetime};
+use crate::credentials::Credentials;
+use crate::state::{GrantState, Lifetime, ProposalItem};
 
 /// Formats an amount for a person (the page passes one built on `Intl.NumberFormat`).
 pub type MoneyWords<'a> = &'a dyn Fn(&Money) -> String;
@@ -206,6 +207,18 @@ pub fn issuer_label(name: Option<&str>, issuer: &str) -> String {
     } else {
         format!("{name} ({host})")
     }
+}
+
+/// How the person is shown the issuer behind a proposal's answer ([`issuer_label`]): the name
+/// it had when the proposal was drafted, else the name `credentials` knows now, always beside
+/// its address. `None` when the answer is the person's own word.
+pub fn item_issuer(item: &ProposalItem, credentials: &Credentials) -> Option<String> {
+    let issuer = item.issuer.as_ref()?;
+    let name = item
+        .issuer_name
+        .as_deref()
+        .or_else(|| credentials.issuer_name(issuer));
+    Some(issuer_label(name, issuer.as_str()))
 }
 
 fn invisible(c: char) -> bool {
@@ -455,6 +468,35 @@ mod tests {
             shown.chars().count(),
             ISSUER_NAME_MAX + " (tax.example)".chars().count()
         );
+    }
+
+    #[test]
+    fn a_proposal_item_names_its_issuer_as_drafted_beside_its_address() {
+        let issuer = wallet_core::Origin::parse("https://tax.example").unwrap();
+        let item = |name: Option<&str>| ProposalItem {
+            claim: Claim::AgeAtLeast { years: 18 },
+            satisfied: true,
+            issuer: Some(issuer.clone()),
+            issuer_name: name.map(str::to_owned),
+        };
+        let none = Credentials::default();
+        assert_eq!(
+            item_issuer(&item(Some("Tax Office")), &none).as_deref(),
+            Some("Tax Office (tax.example)")
+        );
+        assert_eq!(
+            item_issuer(&item(Some("gov.example")), &none).as_deref(),
+            Some("gov.example (tax.example)")
+        );
+        assert_eq!(
+            item_issuer(&item(None), &none).as_deref(),
+            Some("tax.example")
+        );
+        let own_word = ProposalItem {
+            issuer: None,
+            ..item(Some("Tax Office"))
+        };
+        assert_eq!(item_issuer(&own_word, &none), None);
     }
 
     proptest::proptest! {

@@ -143,9 +143,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
         match &item.issuer {
             Some(_) => {
                 proofs += 1;
-                let name = item
-                    .issuer_label(view.gate.credentials())
-                    .unwrap_or_default();
+                let name = words::item_issuer(item, view.gate.credentials()).unwrap_or_default();
                 attr(&li, "data-proof", "issuer");
                 append(&li, &el("span", "proof", &format!("proven by {name}")));
                 append(
