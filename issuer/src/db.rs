@@ -67,14 +67,9 @@ const MIGRATIONS: &[Migration] = &[Migration {
     );",
 }];
 
-/// How long a nonce from `GET /v1/nonce` stays usable: five minutes.
-pub const NONCE_VALIDITY_MS: i64 = 5 * 60 * 1000;
-
-/// How long a refresh token stays usable: 180 days.
-pub const REFRESH_VALIDITY_MS: i64 = 180 * 24 * 3600 * 1000;
-
-/// How long a seeded enrolment code stays usable by default: 30 days.
-pub const DEFAULT_CODE_VALIDITY_MS: i64 = 30 * 24 * 3600 * 1000;
+pub use tacit_protocol::issuance::{
+    DEFAULT_CODE_VALIDITY_MS, NONCE_VALIDITY_MS, REFRESH_VALIDITY_MS,
+};
 
 /// Expired nonces are purged once every this many new ones.
 const PURGE_EVERY: u64 = 256;
@@ -121,19 +116,11 @@ fn refresh_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// 32 random bytes as base64url (43 characters).
+/// 32 random bytes as base64url (43 characters, [`tacit_protocol::issuance::token_shaped`]).
 pub fn random_token() -> Result<String, Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|_| Error::Random)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// Whether `text` could be a token from [`random_token`] (43 base64url characters).
-pub fn token_shaped(text: &str) -> bool {
-    text.len() == 43
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 impl IssuerDb {

@@ -109,6 +109,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// The answer to a request [`tacit_protocol::issuance::check_request`] refused.
+    pub fn from_request(error: tacit_protocol::issuance::RequestError) -> Self {
+        use tacit_protocol::issuance::RequestError as R;
+        match error {
+            R::CodeOrRefreshToken => Error::CodeOrRefreshToken,
+            R::CodeRefused => Error::CodeRefused,
+            R::RefreshRefused => Error::RefreshRefused,
+            R::BatchSize => Error::BatchSize,
+            R::NonceRefused => Error::NonceRefused,
+            R::DuplicateHolderKey => Error::DuplicateHolderKey,
+            R::BadHolderKey { index } => Error::BadHolderKey { index },
+            R::BadProof { index } => Error::BadProof { index },
+        }
+    }
+
     /// The HTTP status and the stable code a client can match on.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {

@@ -15,7 +15,6 @@
 //! Outside in: request trace (method and route template only), request timeout, body limit,
 //! CORS, per-client rate limit (nonce and credentials), handler.
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -27,15 +26,15 @@ use axum::middleware::{Next, from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
-use tacit_protocol::request_auth::{EnrolmentCode, InstallKey, Jwk};
+use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
+use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::credential::{Issuance, issue_batch};
-use crate::db::{Grant, token_shaped};
-use crate::pop::{PopError, verify_pop};
+use crate::db::Grant;
 use crate::{AppState, Error};
 
 pub use tacit_protocol::limits::MAX_BODY_BYTES;
@@ -206,39 +205,26 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
         })?;
     let request: CredentialRequest =
         serde_json::from_slice(&body).map_err(|_| Error::InvalidRequest)?;
-    let code = match (&request.code, &request.refresh_token) {
-        (Some(code), None) => Some(EnrolmentCode::parse(code).map_err(|_| Error::CodeRefused)?),
-        (None, Some(token)) if token_shaped(token) => None,
-        (None, Some(_)) => return Err(Error::RefreshRefused),
-        _ => return Err(Error::CodeOrRefreshToken),
-    };
-    if request.holder_keys.is_empty() || request.holder_keys.len() > MAX_BATCH {
-        return Err(Error::BatchSize);
-    }
-    if !token_shaped(&request.nonce) {
-        return Err(Error::NonceRefused);
-    }
-    let mut seen = HashSet::with_capacity(request.holder_keys.len());
-    for (index, holder) in request.holder_keys.iter().enumerate() {
-        let key = InstallKey::from_jwk(&holder.jwk).map_err(|_| Error::BadHolderKey { index })?;
-        if !seen.insert(key.id()) {
-            return Err(Error::DuplicateHolderKey);
-        }
-    }
-    let mut holder_jwks = Vec::with_capacity(request.holder_keys.len());
-    for (index, holder) in request.holder_keys.iter().enumerate() {
-        let key = verify_pop(&holder.jwk, &holder.proof, state.issuer(), &request.nonce).map_err(
-            |e| match e {
-                PopError::BadKey => Error::BadHolderKey { index },
-                PopError::Malformed | PopError::BadSignature => Error::BadProof { index },
-            },
-        )?;
-        holder_jwks.push(key.to_jwk());
-    }
-    let grant = match (&code, &request.refresh_token) {
-        (Some(code), _) => Grant::Code(code),
-        (None, Some(token)) => Grant::RefreshToken(token),
-        (None, None) => return Err(Error::CodeOrRefreshToken),
+    let holders: Vec<Holder<'_>> = request
+        .holder_keys
+        .iter()
+        .map(|h| Holder {
+            jwk: &h.jwk,
+            proof: &h.proof,
+        })
+        .collect();
+    let checked = check_request(
+        request.code.as_deref(),
+        request.refresh_token.as_deref(),
+        &request.nonce,
+        &holders,
+        state.issuer(),
+    )
+    .map_err(Error::from_request)?;
+    let holder_jwks = checked.holder_jwks;
+    let grant = match &checked.grant {
+        CheckedGrant::Code(code) => Grant::Code(code),
+        CheckedGrant::RefreshToken(token) => Grant::RefreshToken(token),
     };
     let now = state.now();
     let redemption = state.db().redeem(&request.nonce, grant, now).await?;

@@ -9,6 +9,8 @@
 //! - [`site_auth`]: a relying site signs its requirements (origin, policy digest, nonce,
 //!   expiry) with a key it publishes at `<origin>/.well-known/tacit-site.json`; the wallet checks
 //!   them with [`site_auth::verify_requirements`] before it calls the asker verified.
+//! - [`issuance`]: an issuer's checks of a credential request before its database is asked, and
+//!   the lifetimes of its nonces, refresh tokens and enrolment codes.
 //! - [`limits`]: the request-body limit and the credential batch sizes every party shares.
 //! - [`single_use`]: when a nonce, code or token handed out once may still be used (and the
 //!   same rule as the SQL predicate the services' conditional `UPDATE`s carry).
@@ -20,6 +22,7 @@
 //! It refuses to touch the outside world: no clock (time is an argument), no randomness of its
 //! own, no I/O, no browser types. It builds for `wasm32-unknown-unknown`.
 
+pub mod issuance;
 pub mod issuer_pop;
 pub mod limits;
 pub mod predicates;
