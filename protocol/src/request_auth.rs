@@ -170,6 +170,18 @@ impl InstallKey {
             .map_err(|_| AuthError::BadKey)
     }
 
+    /// The key of install `id` from its JWK: refused unless the JWK is a P-256 key
+    /// ([`AuthError::BadKey`]) whose thumbprint is `id` ([`AuthError::WrongKey`]). For a key read
+    /// back from storage: a stored row that no longer matches its id is not trusted.
+    pub fn for_install(jwk: &Jwk, id: &InstallId) -> Result<Self, AuthError> {
+        let key = Self::from_jwk(jwk)?;
+        if key.id() == *id {
+            Ok(key)
+        } else {
+            Err(AuthError::WrongKey)
+        }
+    }
+
     pub fn from_verifying_key(key: VerifyingKey) -> Self {
         Self(key)
     }

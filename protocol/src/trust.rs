@@ -12,9 +12,27 @@
 //!   self-asserted, so an entry claiming an issuer vouches for them is refused
 //!   ([`check_issuer`]);
 //! - each issuer is listed once ([`check_issuers`]): two entries for one issuer would let the
-//!   looser one silently widen the stricter.
+//!   looser one silently widen the stricter;
+//! - fetched keys are refreshed every [`REFRESH_INTERVAL`], and a request naming a key the
+//!   cached set lacks may trigger one more fetch only if none happened in the last
+//!   [`MIN_REFETCH_INTERVAL`] ([`may_refetch`]), so forged key ids cannot make a site hammer a
+//!   signer or an issuer.
+
+use core::time::Duration;
 
 use wallet_core::{Attribute, Origin};
+
+/// How often fetched keys are refreshed in the background: five minutes.
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5 * 60);
+
+/// The least time between two fetches triggered by unknown key ids: ten seconds.
+pub const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Whether an unknown key id may trigger a fetch, given the time since the last fetch of that
+/// party's keys (none yet: `None`). The caller measures the time (a monotonic clock).
+pub fn may_refetch(since_last_fetch: Option<Duration>) -> bool {
+    since_last_fetch.is_none_or(|elapsed| elapsed >= MIN_REFETCH_INTERVAL)
+}
 
 /// Longest name of a trusted issuer, in characters.
 pub const MAX_ISSUER_NAME_CHARS: usize = 120;

@@ -243,6 +243,33 @@ fn a_signature_by_another_key_or_for_another_install_is_refused() {
         auth.verify(&theirs, "POST", PATH, BODY, at(TS)),
         Err(AuthError::WrongKey)
     );
+    // …and before the clock: an enrolment whose body key is not the headers' install is told
+    // so even when it is also stale (the signer answers `install_mismatch`).
+    assert_eq!(
+        auth.verify(&theirs, "POST", PATH, BODY, at(TS + 10 * MAX_CLOCK_SKEW_MS)),
+        Err(AuthError::WrongKey)
+    );
+}
+
+#[test]
+fn a_stored_key_is_trusted_only_for_its_own_install() {
+    let mine = install_key(&test_key());
+    let theirs = install_key(&other_key());
+    let id = mine.id();
+    assert_eq!(
+        InstallKey::for_install(&mine.to_jwk(), &id),
+        Ok(mine.clone())
+    );
+    assert_eq!(
+        InstallKey::for_install(&theirs.to_jwk(), &id),
+        Err(AuthError::WrongKey)
+    );
+    let mut off_curve = mine.to_jwk();
+    off_curve.x = off_curve.y.clone();
+    assert_eq!(
+        InstallKey::for_install(&off_curve, &id),
+        Err(AuthError::BadKey)
+    );
 }
 
 #[test]

@@ -164,3 +164,23 @@ fn each_issuer_is_listed_once() {
         Ok(())
     );
 }
+
+#[test]
+fn an_unknown_key_refetches_at_most_every_ten_seconds() {
+    use std::time::Duration;
+    assert_eq!(MIN_REFETCH_INTERVAL, Duration::from_secs(10));
+    assert_eq!(REFRESH_INTERVAL, Duration::from_secs(300));
+    assert!(MIN_REFETCH_INTERVAL < REFRESH_INTERVAL);
+    // Never fetched: fetch.
+    assert!(may_refetch(None));
+    for (since, allowed) in [
+        (Duration::ZERO, false),
+        (Duration::from_millis(1), false),
+        (Duration::from_millis(9_999), false),
+        (Duration::from_secs(10), true),
+        (Duration::from_secs(11), true),
+        (Duration::MAX, true),
+    ] {
+        assert_eq!(may_refetch(Some(since)), allowed, "{since:?}");
+    }
+}

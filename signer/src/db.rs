@@ -182,8 +182,7 @@ impl SignerDb {
         // The row was written from a checked key; a row that no longer parses is not trusted.
         let key = serde_json::from_str::<Jwk>(&text)
             .ok()
-            .and_then(|jwk| InstallKey::from_jwk(&jwk).ok())
-            .filter(|key| key.id() == *id);
+            .and_then(|jwk| InstallKey::for_install(&jwk, id).ok());
         Ok(key)
     }
 

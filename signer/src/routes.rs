@@ -138,10 +138,15 @@ async fn enrol(State(state): State<AppState>, request: Request) -> Result<Respon
     let body: EnrolmentRequest =
         serde_json::from_slice(&signed.body).map_err(|_| Error::InvalidEnrolment)?;
     let key = InstallKey::from_jwk(&body.public_key).map_err(|_| Error::InvalidEnrolment)?;
-    if key.id() != *signed.auth.install_id() {
-        return Err(Error::InstallMismatch);
-    }
-    signed.verify(&state, &key, now).await?;
+    // `RequestAuth::verify` refuses a key that is not the install the headers name; for an
+    // enrolment that is the body's key disagreeing with the headers.
+    signed
+        .verify(&state, &key, now)
+        .await
+        .map_err(|e| match e {
+            Error::UnknownInstall => Error::InstallMismatch,
+            other => other,
+        })?;
     let code = EnrolmentCode::parse(&body.code).map_err(|_| Error::EnrolmentRefused)?;
     match state.db().enrol(&code, &key, now).await? {
         Enrolment::Enrolled => {}

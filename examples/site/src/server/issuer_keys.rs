@@ -12,17 +12,19 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use tacit_protocol::sd_jwt::{IssuerMetadata, Jwks, MAX_JWKS_BYTES};
+use tacit_protocol::trust;
 use wallet_core::Origin;
 
 use super::ServerError;
 use super::config::TrustedIssuer;
 use crate::proof::{Issuer, Trust};
 
-/// How often fetched issuer keys are refreshed in the background.
-pub const REFRESH_INTERVAL: Duration = super::signer_keys::REFRESH_INTERVAL;
+/// How often fetched issuer keys are refreshed in the background ([`trust::REFRESH_INTERVAL`]).
+pub const REFRESH_INTERVAL: Duration = trust::REFRESH_INTERVAL;
 
-/// The least time between two fetches of one issuer's keys triggered by submissions.
-pub const MIN_REFETCH_INTERVAL: Duration = super::signer_keys::MIN_REFETCH_INTERVAL;
+/// The least time between two fetches of one issuer's keys triggered by submissions
+/// ([`trust::MIN_REFETCH_INTERVAL`], [`trust::may_refetch`]).
+pub const MIN_REFETCH_INTERVAL: Duration = trust::MIN_REFETCH_INTERVAL;
 
 /// How long one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -174,10 +176,7 @@ impl One {
     async fn refetch(&self) -> bool {
         let before = self.read().jwks.clone();
         let _one_at_a_time = self.fetching.lock().await;
-        let recent = self
-            .read()
-            .fetched_at
-            .is_some_and(|at| at.elapsed() < MIN_REFETCH_INTERVAL);
+        let recent = !trust::may_refetch(self.read().fetched_at.map(|at| at.elapsed()));
         if !recent {
             let _ = self.fetch_locked().await;
         }

@@ -7,15 +7,18 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use tacit_protocol::trust;
+
 use wallet_core::KeySet;
 
 use super::ServerError;
 
-/// How often a fetched key set is refreshed in the background.
-pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5 * 60);
+/// How often a fetched key set is refreshed in the background ([`trust::REFRESH_INTERVAL`]).
+pub const REFRESH_INTERVAL: Duration = trust::REFRESH_INTERVAL;
 
-/// The least time between two fetches triggered by unknown key ids.
-pub const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+/// The least time between two fetches triggered by unknown key ids
+/// ([`trust::MIN_REFETCH_INTERVAL`], [`trust::may_refetch`]).
+pub const MIN_REFETCH_INTERVAL: Duration = trust::MIN_REFETCH_INTERVAL;
 
 /// How long one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -110,10 +113,7 @@ impl SignerKeys {
         };
         let before = self.current();
         let _one_at_a_time = self.fetching.lock().await;
-        let recent = self
-            .read()
-            .fetched_at
-            .is_some_and(|at| at.elapsed() < MIN_REFETCH_INTERVAL);
+        let recent = !trust::may_refetch(self.read().fetched_at.map(|at| at.elapsed()));
         let fresh = if recent {
             // Someone fetched while we waited, or just before: use theirs.
             self.current()?
