@@ -4,13 +4,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tacit_protocol::predicates::disclosure_for;
-use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
 use tacit_protocol::site_auth::{Attestation, Requirements};
 use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::profile::format_minor;
 use wallet_core::{Claim, ClaimKind, Nonce, Origin, ToolName};
 
-use crate::proof::MAX_PRESENTATIONS;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::api::{RequirementsInput, SubmissionBody, input_schema};
 
 /// Most claims one policy may require (the wallet's `request_claims` takes at most eight).
 pub const MAX_CLAIMS: usize = 8;
@@ -127,12 +127,14 @@ impl Policy {
     }
 
     /// What the page needs to start: the words it shows and the two tools it registers. Public,
-    /// like everything in a policy.
+    /// like everything in a policy. (Native: the server hands it to the page.)
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn site_json(&self) -> Value {
         json!(self.site_info())
     }
 
     /// The page's words and tools (`GET /api/site` adds the trusted issuers).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn site_info(&self) -> crate::api::SiteInfo {
         crate::api::SiteInfo {
             site_name: self.site_name.clone(),
@@ -144,7 +146,9 @@ impl Policy {
         }
     }
 
-    /// The requirements tool, as `registerTool` takes it (without `execute`).
+    /// The requirements tool, as `registerTool` takes it (without `execute`); its
+    /// `inputSchema` is generated from [`RequirementsInput`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn requirements_tool_json(&self) -> Value {
         let needs: Vec<String> = self.claims.iter().map(|c| self.need(c)).collect();
         json!({
@@ -164,12 +168,13 @@ impl Policy {
                 needs.join("; "),
                 self.submit_tool
             ),
-            "inputSchema": { "type": "object", "properties": {}, "additionalProperties": false },
+            "inputSchema": input_schema::<RequirementsInput>(),
             "annotations": { "readOnlyHint": true },
         })
     }
 
     /// A claim in words, with "(proven by an issuer)" when the policy requires proof.
+    #[cfg(not(target_arch = "wasm32"))]
     fn need(&self, claim: &Claim) -> String {
         if self.requires_proof(claim) {
             format!("{} (proven by an issuer)", describe(claim))
@@ -178,7 +183,9 @@ impl Policy {
         }
     }
 
-    /// The submission tool, as `registerTool` takes it (without `execute`).
+    /// The submission tool, as `registerTool` takes it (without `execute`); its `inputSchema`
+    /// is generated from [`SubmissionBody`], the type its input is read as.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn submit_tool_json(&self) -> Value {
         json!({
             "name": self.submit_tool,
@@ -216,28 +223,7 @@ impl Policy {
                 },
                 self.requirements_tool,
             ),
-            "inputSchema": {
-                "type": "object",
-                "properties": {
-                    "receipt": {
-                        "type": "object",
-                        "description": "The signed receipt object from the wallet's check_proposal (payload, key_id, signature, signed_at)."
-                    },
-                    "presentations": {
-                        "type": "array",
-                        "maxItems": MAX_PRESENTATIONS,
-                        "items": { "type": "string", "minLength": 1, "maxLength": MAX_SD_JWT_LEN },
-                        "description": "The `presentations` array from the wallet's check_proposal, unchanged: one SD-JWT (with key binding) per answer an issuer vouches for. Omit it, or pass [], when check_proposal returned none."
-                    },
-                    "nonce": {
-                        "type": "string",
-                        "maxLength": Nonce::MAX_LEN,
-                        "description": format!("Optional: the nonce {} gave you; the receipt must carry it.", self.requirements_tool)
-                    }
-                },
-                "required": ["receipt"],
-                "additionalProperties": false
-            },
+            "inputSchema": input_schema::<SubmissionBody>(),
             "annotations": { "consequentialHint": true },
         })
     }

@@ -14,17 +14,18 @@
 //! that answer after the nonce's state, before the claims. A policy may also name claim kinds
 //! it takes only with an issuer's proof (`require_proof`).
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
+use wallet_core::receipt::verify;
 use wallet_core::{
     Claim, Error, KeyId, KeySet, Nonce, Origin, SessionId, SignedReceipt, Timestamp,
     VerifiedReceipt,
 };
 
+use crate::api::{RequirementsInput, SubmissionBody};
 use crate::nonce::NonceState;
 use crate::policy::{Policy, describe};
-use crate::proof::{MAX_PRESENTATIONS, Proofs, Proven};
-use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
+use crate::proof::{Proofs, Proven};
 
 /// Why a submission was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -177,34 +178,35 @@ fn invalid(message: impl Into<String>) -> Refusal {
     Refusal::new(Code::InvalidInput, message)
 }
 
-/// An object whose keys are all in `allowed`; `null` reads as `{}`.
-fn object<'a>(
-    input: &'a Value,
-    allowed: &[&str],
-    empty: &'a Map<String, Value>,
-) -> Result<&'a Map<String, Value>, Refusal> {
-    let map = match input {
-        Value::Object(map) => map,
-        Value::Null => empty,
+/// Reads a tool's input as `T`: no argument (`null`) is `{}`; anything else must deserialise,
+/// which refuses unknown, missing, mistyped and over-long fields (`T`'s fields say what is wrong
+/// in their own words). The refusal is `invalid_input`.
+pub fn parse<T: DeserializeOwned>(input: &Value) -> Result<T, Refusal> {
+    let value = match input {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(_) => input.clone(),
         _ => return Err(invalid("The input must be a JSON object.")),
     };
-    if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        let shown: String = unknown.chars().take(40).collect();
-        let expected = if allowed.is_empty() {
-            "no properties".to_owned()
-        } else {
-            allowed.join(", ")
-        };
-        return Err(invalid(format!(
-            "Unknown property \"{shown}\": this tool accepts only: {expected}."
-        )));
-    }
-    Ok(map)
+    serde_json::from_value(value).map_err(|e| {
+        // serde quotes names with backticks; these messages quote with `"`.
+        let why = e.to_string().replace('`', "\"");
+        let mut chars = why.chars();
+        let mut message: String = chars
+            .next()
+            .map(|c| c.to_ascii_uppercase())
+            .into_iter()
+            .collect();
+        message.extend(chars.take(300));
+        if !message.ends_with('.') {
+            message.push('.');
+        }
+        invalid(message)
+    })
 }
 
-/// The requirements tool takes nothing: `{}` or no input.
+/// The requirements tool takes nothing: `{}` or no input ([`RequirementsInput`]).
 pub fn parse_requirements_input(input: &Value) -> Result<(), Refusal> {
-    object(input, &[], &Map::new()).map(|_| ())
+    parse::<RequirementsInput>(input).map(|_| ())
 }
 
 /// A submission that passed input validation.
@@ -218,94 +220,29 @@ pub struct Submission {
     pub presentations: Vec<String>,
 }
 
-/// Validates the submission tool's input: `{receipt: object, presentations?: [string],
-/// nonce?: string}`, nothing else.
-pub fn parse_submission(input: &Value) -> Result<Submission, Refusal> {
-    let empty = Map::new();
-    let map = object(input, &["receipt", "presentations", "nonce"], &empty)?;
-    let receipt = match map.get("receipt") {
-        None => {
-            return Err(invalid(
-                "Field \"receipt\" is required: the receipt object from the wallet's check_proposal.",
-            ));
+impl From<SubmissionBody> for Submission {
+    fn from(body: SubmissionBody) -> Self {
+        Self {
+            receipt: body.receipt,
+            nonce: body.nonce,
+            presentations: body.presentations.0,
         }
-        Some(Value::String(_)) => {
-            return Err(invalid(
-                "Field \"receipt\" must be the receipt object itself, not its JSON text.",
-            ));
-        }
-        Some(Value::Object(_)) => map.get("receipt").cloned().unwrap_or(Value::Null),
-        Some(_) => return Err(invalid("Field \"receipt\" must be an object.")),
-    };
-    let bytes = serde_json::to_vec(&receipt).unwrap_or_default();
-    if bytes.len() > MAX_RECEIPT_BYTES {
-        return Err(invalid("Field \"receipt\" is larger than 1 MiB."));
     }
-    let receipt: SignedReceipt = serde_json::from_slice(&bytes).map_err(|e| {
-        let detail: String = e.to_string().chars().take(160).collect();
-        invalid(format!(
-            "Field \"receipt\" is not a signed Tacit receipt ({detail}). Submit the `receipt` \
-             object check_proposal returned, unchanged."
-        ))
-    })?;
-    let nonce = match map.get("nonce") {
-        None => None,
-        Some(Value::String(s)) => Some(
-            Nonce::parse(s)
-                .map_err(|_| invalid("Field \"nonce\" must match [A-Za-z0-9_.~-]{1,128}."))?,
-        ),
-        Some(_) => return Err(invalid("Field \"nonce\" must be a string.")),
-    };
-    let presentations = match map.get("presentations") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => parse_presentations(items)?,
-        Some(_) => {
-            return Err(invalid(
-                "Field \"presentations\" must be an array of strings: the `presentations` \
-                 check_proposal returned beside the receipt.",
-            ));
-        }
-    };
-    Ok(Submission {
-        receipt,
-        nonce,
-        presentations,
-    })
 }
 
-fn parse_presentations(items: &[Value]) -> Result<Vec<String>, Refusal> {
-    if items.len() > MAX_PRESENTATIONS {
-        return Err(invalid(format!(
-            "Field \"presentations\" holds {} items; at most {MAX_PRESENTATIONS}.",
-            items.len()
-        )));
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let n = i + 1;
-            match item {
-                Value::String(text) if text.is_empty() => Err(invalid(format!(
-                    "Presentation {n} is empty; submit the presentations check_proposal \
-                     returned, unchanged."
-                ))),
-                Value::String(text) if text.len() > MAX_SD_JWT_LEN => Err(invalid(format!(
-                    "Presentation {n} is longer than {MAX_SD_JWT_LEN} bytes."
-                ))),
-                Value::String(text) if !text.bytes().all(|b| b.is_ascii_graphic()) => {
-                    Err(invalid(format!(
-                        "Presentation {n} is not an SD-JWT (base64url, '.' and '~' only); \
-                         submit it as check_proposal returned it."
-                    )))
-                }
-                Value::String(text) => Ok(text.clone()),
-                _ => Err(invalid(format!(
-                    "Presentation {n} must be a string (an SD-JWT with key binding)."
-                ))),
+/// Validates the submission tool's input (the body of `POST /api/applications`): it must read
+/// as a [`SubmissionBody`], nothing else.
+pub fn parse_submission(input: &Value) -> Result<Submission, Refusal> {
+    parse::<SubmissionBody>(input)
+        .map(Submission::from)
+        .map_err(|mut refusal| {
+            if refusal.message.starts_with("Missing field") {
+                refusal
+                    .message
+                    .push_str(" Submit the `receipt` object check_proposal returned, unchanged.");
             }
+            refusal
         })
-        .collect()
 }
 
 /// An accepted submission.

@@ -408,13 +408,13 @@ async fn malformed_bodies_get_4xx_and_the_envelope() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(code(&body), "invalid_input");
     let (status, body, _) =
-        send_raw("application/json", b"{\"receipt\":{},\"x\":1}".to_vec()).await;
+        send_raw("application/json", b"{\"a\":1,\"receipt\":{}}".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("Unknown property")
+            .contains("Unknown field \"a\"")
     );
     let (status, body, _) = send_raw("application/json", b"{\"receipt\":\"text\"}".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -684,4 +684,192 @@ async fn the_served_openapi_is_valid_and_describes_real_answers() {
     for sample in &samples[7..] {
         assert_eq!(sample["valid"], false, "accepted: {sample}");
     }
+}
+
+/// The two tools' `inputSchema`, as `GET /api/site` serves them, are the schemas generated from
+/// the types their input is read as; and schema and reading agree: every input of a corpus
+/// (good ones, and ones with an extra property, an over-long or mistyped value, a missing field)
+/// is accepted by Ajv against the served schema exactly when the site reads it, and each one
+/// the site refuses is answered 400 `invalid_input` by the real route.
+#[tokio::test]
+async fn the_tools_schemas_are_generated_and_agree_with_the_reading() {
+    use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
+    use tacit_site::api::{RequirementsInput, SubmissionBody, input_schema};
+    use tacit_site::parse_submission;
+    use tacit_site::proof::MAX_PRESENTATIONS;
+    use tacit_site::submit::parse_requirements_input;
+
+    let f = Fixture::new().await;
+    let (status, site, _) = get(&f.router, "/api/site").await;
+    assert_eq!(status, StatusCode::OK);
+    let requirements_schema = site["tools"][0]["inputSchema"].clone();
+    let submit_schema = site["tools"][1]["inputSchema"].clone();
+    assert_eq!(requirements_schema, input_schema::<RequirementsInput>());
+    assert_eq!(submit_schema, input_schema::<SubmissionBody>());
+    assert_eq!(
+        requirements_schema,
+        json!({ "type": "object", "properties": {}, "additionalProperties": false })
+    );
+    // What the generated schema must say, pinned against the limits it is generated from.
+    assert_eq!(submit_schema["type"], "object");
+    assert_eq!(submit_schema["additionalProperties"], false);
+    assert_eq!(submit_schema["required"], json!(["receipt"]));
+    let mut names: Vec<&String> = submit_schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    names.sort();
+    assert_eq!(names, ["nonce", "presentations", "receipt"]);
+    let properties = &submit_schema["properties"];
+    assert_eq!(properties["receipt"]["type"], "object");
+    assert_eq!(properties["receipt"]["additionalProperties"], false);
+    assert_eq!(properties["nonce"]["type"], "string");
+    assert_eq!(
+        properties["nonce"]["maxLength"],
+        wallet_core::Nonce::MAX_LEN
+    );
+    assert_eq!(properties["presentations"]["maxItems"], MAX_PRESENTATIONS);
+    assert_eq!(
+        properties["presentations"]["items"]["maxLength"],
+        MAX_SD_JWT_LEN
+    );
+    assert!(
+        !submit_schema.to_string().contains("$ref"),
+        "one self-contained schema: {submit_schema}"
+    );
+
+    let (_, receipt) = f.good_receipt().await;
+    let mut extra_inside = receipt.clone();
+    extra_inside["payload"]["income"] = json!(2_840_000);
+    let mut unsigned = receipt.clone();
+    unsigned.as_object_mut().unwrap().remove("signature");
+    let long = "x".repeat(MAX_SD_JWT_LEN);
+    let with = |field: &str, value: Value| {
+        let mut input = json!({ "receipt": receipt.clone() });
+        input[field] = value;
+        input
+    };
+    let submit_cases: Vec<(&str, Value)> = vec![
+        ("the receipt alone", json!({ "receipt": receipt.clone() })),
+        ("a nonce", with("nonce", json!("abc"))),
+        ("a longest nonce", with("nonce", json!("n".repeat(128)))),
+        ("no presentations", with("presentations", json!([]))),
+        (
+            "a presentation",
+            with("presentations", json!(["a.b.c~d~e.f.g"])),
+        ),
+        (
+            "eight longest presentations",
+            with("presentations", json!(vec![long.clone(); 8])),
+        ),
+        ("missing receipt", json!({})),
+        ("missing receipt, a nonce", json!({ "nonce": "abc" })),
+        ("an extra property", with("extra", json!(1))),
+        (
+            "an extra property in the receipt",
+            json!({ "receipt": extra_inside }),
+        ),
+        (
+            "a receipt without signature",
+            json!({ "receipt": unsigned }),
+        ),
+        (
+            "the receipt as text",
+            json!({ "receipt": receipt.to_string() }),
+        ),
+        ("a number as receipt", json!({ "receipt": 5 })),
+        ("a number as nonce", with("nonce", json!(5))),
+        ("a null nonce", with("nonce", Value::Null)),
+        ("an empty nonce", with("nonce", json!(""))),
+        ("a too long nonce", with("nonce", json!("n".repeat(129)))),
+        ("a nonce with a space", with("nonce", json!("has space"))),
+        (
+            "presentations as text",
+            with("presentations", json!("a~b~")),
+        ),
+        ("null presentations", with("presentations", Value::Null)),
+        ("a number presentation", with("presentations", json!([5]))),
+        (
+            "an empty presentation",
+            with("presentations", json!(["a~", ""])),
+        ),
+        (
+            "nine presentations",
+            with("presentations", json!(vec!["a~"; 9])),
+        ),
+        (
+            "a too long presentation",
+            with("presentations", json!([format!("{long}x")])),
+        ),
+        (
+            "a presentation with a space",
+            with("presentations", json!(["a~b c~"])),
+        ),
+        ("an array", json!([receipt.clone()])),
+    ];
+    let requirements_cases: Vec<(&str, Value)> = vec![
+        ("nothing", json!({})),
+        ("a property", json!({ "nonce": "x" })),
+        ("an array", json!([])),
+        ("a number", json!(1)),
+    ];
+
+    let (_, mut document, _) = get(&f.router, "/api/openapi.json").await;
+    document["components"]["schemas"]["SubmitToolInput"] = submit_schema.clone();
+    document["components"]["schemas"]["RequirementsToolInput"] = requirements_schema.clone();
+    // Each case with the tool it is for: the submit tool's, then the requirements tool's.
+    let cases_len = submit_cases.len() + requirements_cases.len();
+    let cases: Vec<(bool, &str, &Value)> = submit_cases
+        .iter()
+        .map(|(id, input)| (true, *id, input))
+        .chain(
+            requirements_cases
+                .iter()
+                .map(|(id, input)| (false, *id, input)),
+        )
+        .collect();
+    let samples: Vec<Value> = cases
+        .iter()
+        .map(|(submit, id, input)| {
+            let schema = if *submit {
+                "SubmitToolInput"
+            } else {
+                "RequirementsToolInput"
+            };
+            json!({ "id": id, "schema": schema, "value": input })
+        })
+        .collect();
+    let verdict = node::run(
+        "openapi.mjs",
+        &json!({ "document": document, "samples": samples }),
+    );
+    let judged = verdict["samples"].as_array().unwrap();
+    assert_eq!(judged.len(), cases.len());
+
+    let mut refused = 0;
+    for ((submit, id, input), ajv) in cases.into_iter().zip(judged) {
+        let read = if submit {
+            parse_submission(input).map(drop)
+        } else {
+            parse_requirements_input(input)
+        };
+        assert_eq!(
+            ajv["valid"].as_bool(),
+            Some(read.is_ok()),
+            "{id}: the schema says {ajv}, the site read {read:?}"
+        );
+        let Err(refusal) = read else { continue };
+        refused += 1;
+        assert_eq!(refusal.code, tacit_site::Code::InvalidInput, "{id}");
+        if submit {
+            let (status, body, _) = post(&f.router, "/api/applications", input).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{id}: {body}");
+            assert_eq!(code(&body), "invalid_input", "{id}");
+            assert_eq!(body["isError"], true, "{id}");
+            assert_eq!(body["error"]["message"], refusal.message, "{id}");
+        }
+    }
+    // Six good submissions and one good requirements input; every other case is refused.
+    assert_eq!(refused, cases_len - 7);
 }

@@ -17,7 +17,7 @@ use common::issuer::*;
 use common::*;
 use serde_json::{Value, json};
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
-use tacit_site::server::config::{SignerConfig, TrustedIssuer};
+use tacit_site::server::config::TrustedIssuer;
 use tacit_site::server::issuer_keys::MIN_REFETCH_INTERVAL;
 use tacit_site::server::{Config, RunningSite, spawn, system_now};
 use wallet_core::{Nonce, Origin, Outcome};
@@ -63,22 +63,8 @@ impl IssuerServer {
 /// The housing configuration on port 0, a temp data dir, the test's signer pinned, trusting
 /// the issuer at `issuer` (keys from its well-known metadata).
 fn config(root: &Path, issuer: &Origin) -> Config {
-    let mut config = housing_config();
+    let mut config = pinned_config(root, None);
     config.origin = None;
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.data_dir = root.join("data");
-    config.static_dir = static_dir(root);
-    let keys = root.join("signer-keys.json");
-    std::fs::write(
-        &keys,
-        serde_json::to_vec(&key_set(&[&signer_key()], system_now())).unwrap(),
-    )
-    .unwrap();
-    config.signer = SignerConfig {
-        keys_url: None,
-        pinned_keys: Some(keys),
-    };
-    config.database_url = Some(tacit_store::sqlite_url(&root.join("data/nonces.db")));
     config.trusted_issuers = vec![TrustedIssuer {
         issuer: issuer.clone(),
         name: "Tax Office Nordstadt".into(),

@@ -14,7 +14,6 @@ use std::sync::Barrier;
 
 use common::*;
 use serde_json::Value;
-use tacit_site::server::config::SignerConfig;
 use tacit_site::server::{Config, RunningSite, spawn, system_now};
 use tacit_store::testing::PgCluster;
 
@@ -25,22 +24,7 @@ fn cluster() -> PgCluster {
 /// The housing configuration on `database_url`, listening on a free port, pinning the test's
 /// signer key in a file, keeping the site key in `root` (shared, as two instances would).
 fn config(database_url: &str, root: &Path) -> Config {
-    let mut config = housing_config();
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.database_url = Some(database_url.to_owned());
-    config.data_dir = root.join("data");
-    config.static_dir = static_dir(root);
-    let keys = root.join("signer-keys.json");
-    std::fs::write(
-        &keys,
-        serde_json::to_vec(&key_set(&[&signer_key()], system_now())).unwrap(),
-    )
-    .unwrap();
-    config.signer = SignerConfig {
-        keys_url: None,
-        pinned_keys: Some(keys),
-    };
-    config
+    pinned_config(root, Some(database_url))
 }
 
 fn agent() -> ureq::Agent {

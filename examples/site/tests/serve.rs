@@ -11,26 +11,11 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::*;
-use tacit_site::server::config::SignerConfig;
-use tacit_site::server::{Config, HEADER_READ_TIMEOUT, spawn, system_now};
+use tacit_site::server::{Config, HEADER_READ_TIMEOUT, spawn};
 
 fn config(root: &std::path::Path) -> Config {
-    let mut config = housing_config();
+    let mut config = pinned_config(root, None);
     config.origin = None;
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.data_dir = root.join("data");
-    config.static_dir = static_dir(root);
-    let keys = root.join("signer-keys.json");
-    std::fs::write(
-        &keys,
-        serde_json::to_vec(&key_set(&[&signer_key()], system_now())).unwrap(),
-    )
-    .unwrap();
-    config.signer = SignerConfig {
-        keys_url: None,
-        pinned_keys: Some(keys),
-    };
-    config.database_url = Some(tacit_store::sqlite_url(&root.join("data/nonces.db")));
     config
 }
 

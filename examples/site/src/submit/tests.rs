@@ -2,17 +2,16 @@ use std::collections::HashMap;
 
 use ed25519_dalek::SigningKey;
 use serde_json::json;
-use wallet_core::receipt::{ReceiptPayload, sign};
-use wallet_core::{
-    ComparisonLog, GrantId, KeyStatus, Outcome, PublicKeyEntry, SessionId, ToolName,
-};
+use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
+use tacit_testkit::fixtures::{MINUTE, key_set, payload};
+use wallet_core::receipt::{MAX_RECEIPT_BYTES, sign};
+use wallet_core::{KeyStatus, Outcome, PublicKeyEntry};
 
 use super::*;
 use crate::nonce::{NonceRecord, make_nonce};
 use crate::proof::{Trust, check_presentations};
 
 const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
-const MINUTE: i64 = 60_000;
 
 fn policy() -> Policy {
     let claims = serde_json::from_value(json!([
@@ -41,48 +40,7 @@ fn key(seed: u8) -> SigningKey {
 }
 
 fn keys_for(keys: &[&SigningKey]) -> KeySet {
-    KeySet {
-        keys: keys
-            .iter()
-            .map(|k| {
-                PublicKeyEntry::new(
-                    &k.verifying_key(),
-                    NOW.plus_millis(-24 * 60 * MINUTE),
-                    None,
-                    KeyStatus::Active,
-                )
-            })
-            .collect(),
-    }
-}
-
-/// A payload for `audience` and `nonce` answering `answers`, issued at `issued` for 15 minutes.
-fn payload(
-    audience: &Origin,
-    nonce: &Nonce,
-    answers: &[(Claim, Outcome)],
-    issued: Timestamp,
-) -> ReceiptPayload {
-    let mut log = ComparisonLog::new();
-    for (i, (claim, outcome)) in answers.iter().enumerate() {
-        log.append(
-            issued.plus_millis(-1000),
-            audience.clone(),
-            ToolName::parse(&format!("claim.{}.g{i}", claim.kind())).unwrap(),
-            claim.clone(),
-            *outcome,
-            GrantId::parse(&format!("g{i}")).unwrap(),
-        );
-    }
-    ReceiptPayload::new(
-        SessionId::parse("s-test").unwrap(),
-        audience.clone(),
-        nonce.clone(),
-        issued,
-        issued.plus_millis(15 * MINUTE),
-        &log,
-    )
-    .unwrap()
+    key_set(keys, NOW)
 }
 
 fn all_satisfied() -> Vec<(Claim, Outcome)> {
@@ -392,13 +350,16 @@ fn input_is_validated_strictly() {
     let mut extra_inside = receipt.clone();
     extra_inside["payload"]["income"] = json!(2_840_000);
     let cases = [
-        (json!(null), "is required"),
+        (
+            json!(null),
+            "Missing field \"receipt\". Submit the `receipt` object",
+        ),
         (json!([]), "must be a JSON object"),
         (json!("receipt"), "must be a JSON object"),
-        (json!({}), "is required"),
+        (json!({}), "Missing field \"receipt\""),
         (
             json!({ "receipt": receipt.clone(), "extra": 1 }),
-            "Unknown property \"extra\"",
+            "Unknown field \"extra\", expected one of \"receipt\"",
         ),
         (
             json!({ "receipt": receipt.to_string() }),

@@ -10,10 +10,9 @@ use tacit_protocol::sd_jwt::{
 };
 use tacit_site::{Issuer, Trust};
 use wallet_core::receipt::sign;
-use wallet_core::{
-    Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
-    ToolName,
-};
+use wallet_core::{Nonce, Origin, Timestamp};
+
+pub use tacit_testkit::fixtures::{Answer, payload_with};
 
 use super::MINUTE;
 
@@ -185,39 +184,6 @@ pub fn presentation(
     iat: Timestamp,
 ) -> String {
     present(credential, keep, holder, aud.as_str(), nonce.as_str(), iat).unwrap()
-}
-
-/// One answer of a receipt: its claim, outcome, and the issuer that backs it (if one does).
-pub type Answer = (Claim, Outcome, Option<Origin>);
-
-/// A payload for `audience` and `nonce` answering `answers`, issued at `issued` for 15 minutes.
-pub fn payload_with(
-    audience: &Origin,
-    nonce: &Nonce,
-    answers: &[Answer],
-    issued: Timestamp,
-) -> ReceiptPayload {
-    let mut log = ComparisonLog::new();
-    for (i, (claim, outcome, issuer)) in answers.iter().enumerate() {
-        log.append_with(
-            issued.plus_millis(-1000),
-            audience.clone(),
-            ToolName::parse(&format!("claim.{}.g{i}", claim.kind())).unwrap(),
-            claim.clone(),
-            *outcome,
-            GrantId::parse(&format!("g{i}")).unwrap(),
-            issuer.clone(),
-        );
-    }
-    ReceiptPayload::new(
-        SessionId::parse("s-test").unwrap(),
-        audience.clone(),
-        nonce.clone(),
-        issued,
-        issued.plus_millis(15 * MINUTE),
-        &log,
-    )
-    .unwrap()
 }
 
 /// A signed receipt with issuer-backed entries, as the JSON check_proposal returns.

@@ -2,7 +2,7 @@
 //! knows (pinned, as the configuration would pin them), receipts signed with them, and requests
 //! through the router.
 
-#![allow(dead_code)] // each test file uses its own part
+#![allow(dead_code, unused_imports)] // each test file uses its own part
 
 pub mod issuer;
 
@@ -15,19 +15,17 @@ use axum::http::{HeaderMap, Request, StatusCode};
 use ed25519_dalek::SigningKey;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
+use tacit_site::server::config::SignerConfig;
 use tacit_site::server::{
     Config, IssuerKeys, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, SiteState, app,
+    system_now,
 };
 use tower::ServiceExt as _;
 use wallet_core::receipt::sign;
-use wallet_core::{
-    Claim, ComparisonLog, GrantId, KeySet, KeyStatus, Nonce, Origin, Outcome, PublicKeyEntry,
-    ReceiptPayload, SessionId, Timestamp, ToolName,
-};
+use wallet_core::{Claim, KeySet, Nonce, Origin, Outcome, Timestamp};
 
 pub const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
-pub const MINUTE: i64 = 60_000;
-pub const HOUR: i64 = 60 * MINUTE;
+pub use tacit_testkit::fixtures::{HOUR, MINUTE, key_set, payload};
 
 /// The signer's key, known to the test so it can sign whatever it likes.
 pub fn signer_key() -> SigningKey {
@@ -39,27 +37,36 @@ pub fn attacker_key() -> SigningKey {
     SigningKey::from_bytes(&[66; 32])
 }
 
-/// The key set the site pins: `keys`, valid from a day before `at`.
-pub fn key_set(keys: &[&SigningKey], at: Timestamp) -> KeySet {
-    KeySet {
-        keys: keys
-            .iter()
-            .map(|k| {
-                PublicKeyEntry::new(
-                    &k.verifying_key(),
-                    at.plus_millis(-24 * HOUR),
-                    None,
-                    KeyStatus::Active,
-                )
-            })
-            .collect(),
-    }
-}
-
 /// The workspace's `examples/housing/site.toml`, as shipped.
 pub fn housing_config() -> Config {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../housing/site.toml");
     Config::load(&path).unwrap()
+}
+
+/// The shipped housing configuration made to run in a test: listening on a free port, its data
+/// and static page under `root`, pinning the test's signer key (written to a file in `root`,
+/// valid from a day before now) and storing its nonces in `database_url` (SQLite in `root`'s
+/// data directory when `None`).
+pub fn pinned_config(root: &Path, database_url: Option<&str>) -> Config {
+    let mut config = housing_config();
+    config.listen = "127.0.0.1:0".parse().unwrap();
+    config.data_dir = root.join("data");
+    config.static_dir = static_dir(root);
+    let keys = root.join("signer-keys.json");
+    std::fs::write(
+        &keys,
+        serde_json::to_vec(&key_set(&[&signer_key()], system_now())).unwrap(),
+    )
+    .unwrap();
+    config.signer = SignerConfig {
+        keys_url: None,
+        pinned_keys: Some(keys),
+    };
+    config.database_url = Some(database_url.map_or_else(
+        || tacit_store::sqlite_url(&root.join("data/nonces.db")),
+        str::to_owned,
+    ));
+    config
 }
 
 pub fn housing_origin() -> Origin {
@@ -112,35 +119,6 @@ pub fn all_satisfied() -> Vec<(Claim, Outcome)> {
         .into_iter()
         .map(|c| (c, Outcome::Satisfied))
         .collect()
-}
-
-/// A payload for `audience` and `nonce` answering `answers`, issued at `issued` for 15 minutes.
-pub fn payload(
-    audience: &Origin,
-    nonce: &Nonce,
-    answers: &[(Claim, Outcome)],
-    issued: Timestamp,
-) -> ReceiptPayload {
-    let mut log = ComparisonLog::new();
-    for (i, (claim, outcome)) in answers.iter().enumerate() {
-        log.append(
-            issued.plus_millis(-1000),
-            audience.clone(),
-            ToolName::parse(&format!("claim.{}.g{i}", claim.kind())).unwrap(),
-            claim.clone(),
-            *outcome,
-            GrantId::parse(&format!("g{i}")).unwrap(),
-        );
-    }
-    ReceiptPayload::new(
-        SessionId::parse("s-test").unwrap(),
-        audience.clone(),
-        nonce.clone(),
-        issued,
-        issued.plus_millis(15 * MINUTE),
-        &log,
-    )
-    .unwrap()
 }
 
 /// A signed receipt, as the JSON check_proposal returns.
