@@ -519,41 +519,36 @@ fn only_a_listed_wallet_origin_is_allowed() {
 fn enrolment_codes_are_valid_for_one_second_to_thirty_days() {
     use std::time::Duration;
     let day = 86_400;
-    for (text, secs) in [
-        ("1s", 1),
-        ("90s", 90),
-        ("30m", 1_800),
-        ("24h", day),
-        ("7d", 7 * day),
-        (" 30d ", 30 * day),
-        ("720h", 30 * day),
-        ("2592000s", 30 * day),
-    ] {
-        assert_eq!(
-            parse_code_validity(text),
-            Ok(Duration::from_secs(secs)),
-            "{text}"
-        );
-    }
-    for (text, why) in [
-        ("", CodeValidityError::NoUnit),
-        ("24", CodeValidityError::NoUnit),
-        ("h", CodeValidityError::NotANumber),
-        ("-1h", CodeValidityError::NotANumber),
-        ("1.5h", CodeValidityError::BadUnit),
-        ("24 h", CodeValidityError::BadUnit),
-        ("24x", CodeValidityError::BadUnit),
-        ("1w", CodeValidityError::BadUnit),
-        ("0s", CodeValidityError::OutOfRange),
-        ("31d", CodeValidityError::OutOfRange),
-        ("721h", CodeValidityError::OutOfRange),
-        ("2592001s", CodeValidityError::OutOfRange),
-        ("365d", CodeValidityError::OutOfRange),
+    use CodeValidityError::*;
+    let ok = |secs: u64| Ok(Duration::from_secs(secs));
+    let cases = [
+        ("1s", ok(1)),
+        ("90s", ok(90)),
+        ("30m", ok(1_800)),
+        ("24h", ok(day)),
+        ("7d", ok(7 * day)),
+        (" 30d ", ok(30 * day)),
+        ("720h", ok(30 * day)),
+        ("2592000s", ok(30 * day)),
+        ("", Err(NoUnit)),
+        ("24", Err(NoUnit)),
+        ("h", Err(NotANumber)),
+        ("-1h", Err(NotANumber)),
+        ("1.5h", Err(BadUnit)),
+        ("24 h", Err(BadUnit)),
+        ("24x", Err(BadUnit)),
+        ("1w", Err(BadUnit)),
+        ("0s", Err(OutOfRange)),
+        ("31d", Err(OutOfRange)),
+        ("721h", Err(OutOfRange)),
+        ("2592001s", Err(OutOfRange)),
+        ("365d", Err(OutOfRange)),
         // Saturating, not wrapping into a short validity.
-        ("99999999999999999999d", CodeValidityError::NotANumber),
-        ("18446744073709551615d", CodeValidityError::OutOfRange),
-    ] {
-        assert_eq!(parse_code_validity(text), Err(why), "{text}");
+        ("99999999999999999999d", Err(NotANumber)),
+        ("18446744073709551615d", Err(OutOfRange)),
+    ];
+    for (text, answer) in cases {
+        assert_eq!(parse_code_validity(text), answer, "{text:?}");
     }
     assert_eq!(MAX_CODE_VALIDITY, Duration::from_secs(30 * day));
     let now = at(TS);
