@@ -163,6 +163,18 @@ pub fn device(
     opened().map_or(DeviceState::Unreadable, DeviceState::Ready)
 }
 
+/// What `navigator.credentials.create` handed back, as plain values: `credential.rawId`,
+/// `response.getPublicKey()` (SPKI DER), `response.getPublicKeyAlgorithm()` (a COSE algorithm
+/// number), `response.clientDataJSON` and `response.authenticatorData`.
+#[derive(Debug, Clone, Copy)]
+pub struct Made<'a> {
+    pub credential_id: &'a [u8],
+    pub public_key: &'a [u8],
+    pub algorithm: f64,
+    pub client_data_json: &'a [u8],
+    pub authenticator_data: &'a [u8],
+}
+
 /// Why a device was not registered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegisterError {
@@ -172,19 +184,6 @@ pub enum RegisterError {
     NotEs256,
     #[error("the device gave no credential id")]
     NoCredentialId,
-}
-
-/// What `navigator.credentials.create` handed back, as plain values.
-#[derive(Debug, Clone, Copy)]
-pub struct Made<'a> {
-    /// `credential.rawId`.
-    pub credential_id: &'a [u8],
-    /// `response.getPublicKey()` (SPKI DER).
-    pub public_key: &'a [u8],
-    /// `response.getPublicKeyAlgorithm()` (a COSE algorithm number).
-    pub algorithm: f64,
-    pub client_data_json: &'a [u8],
-    pub authenticator_data: &'a [u8],
 }
 
 impl Device {

@@ -389,12 +389,21 @@ fn page_origin() -> Option<(String, String)> {
     Some((location.origin().ok()?, location.hostname().ok()?))
 }
 
-fn field(object: &JsValue, name: &str) -> Vec<u8> {
-    Reflect::get(object, &name.into())
-        .ok()
-        .filter(|v| v.is_instance_of::<Uint8Array>())
-        .map(|v| Uint8Array::new(&v).to_vec())
-        .unwrap_or_default()
+/// The byte fields `names` of a ceremony's answer (empty where missing or not bytes).
+fn fields<const N: usize>(object: &JsValue, names: [&str; N]) -> [Vec<u8>; N] {
+    names.map(|name| {
+        Reflect::get(object, &name.into())
+            .ok()
+            .filter(|v| v.is_instance_of::<Uint8Array>())
+            .map(|v| Uint8Array::new(&v).to_vec())
+            .unwrap_or_default()
+    })
+}
+
+/// Awaits a WebAuthn ceremony the page started; its refusal in words.
+async fn ceremony(started: Result<Promise, JsValue>) -> Result<JsValue, String> {
+    let promise = started.map_err(|e| js_error(&e))?;
+    JsFuture::from(promise).await.map_err(|e| js_error(&e))
 }
 
 fn js_error(e: &JsValue) -> String {
@@ -413,18 +422,15 @@ fn js_error(e: &JsValue) -> String {
 async fn assert_person(device: &Device) -> Result<Confirmed, String> {
     let challenge = random::<32>().ok_or("no randomness for a challenge")?;
     let (origin, rp_id) = page_origin().ok_or("no page origin")?;
-    let promise = get_assertion(
+    let answer = ceremony(get_assertion(
         &Uint8Array::from(&challenge[..]),
         &rp_id,
         &Uint8Array::from(device.credential_id()),
-    )
-    .map_err(|e| js_error(&e))?;
-    let answer = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
-    let (raw_id, client_data, auth_data, signature) = (
-        field(&answer, "rawId"),
-        field(&answer, "clientDataJSON"),
-        field(&answer, "authenticatorData"),
-        field(&answer, "signature"),
+    ))
+    .await?;
+    let [raw_id, client_data, auth_data, signature] = fields(
+        &answer,
+        ["rawId", "clientDataJSON", "authenticatorData", "signature"],
     );
     device
         .confirm(
@@ -465,19 +471,16 @@ async fn register() {
             .flatten()
             .ok_or("the wallet was locked")?;
         dom::set_msg("authenticator-msg", "Follow your device's prompt…", true);
-        let promise = create_credential(
+        let answer = ceremony(create_credential(
             &Uint8Array::from(&challenge[..]),
             &rp_id,
             &Uint8Array::from(&user_id[..]),
             "Tacit wallet",
-        )
-        .map_err(|e| js_error(&e))?;
-        let answer = JsFuture::from(promise).await.map_err(|e| js_error(&e))?;
-        let (credential_id, public_key, client_data, auth_data) = (
-            field(&answer, "rawId"),
-            field(&answer, "publicKey"),
-            field(&answer, "clientDataJSON"),
-            field(&answer, "authenticatorData"),
+        ))
+        .await?;
+        let [credential_id, public_key, client_data, auth_data] = fields(
+            &answer,
+            ["rawId", "publicKey", "clientDataJSON", "authenticatorData"],
         );
         let made = Made {
             credential_id: &credential_id,
