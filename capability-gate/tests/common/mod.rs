@@ -1,58 +1,12 @@
-//! A wallet on a `MemoryHost` with a fake clock, and a scripted agent.
-#![allow(dead_code)]
+//! A wallet on a `MemoryHost` with a fake clock, and a scripted agent. The fixtures it starts
+//! from (profiles, policies, the clock) are `tacit-testkit`'s, named here for `use common::*`.
+#![allow(dead_code, unused_imports)]
+
+pub use tacit_testkit::fixtures::*;
 
 use capability_gate::{Gate, Host, Lifetime, MemoryHost, Registry};
-use serde_json::{Value, json};
-use time::{Date, Month};
-use wallet_core::{DisclosureLedger, Profile, ProfileInput, SessionId, Timestamp};
-
-/// 2026-11-29T12:00:00Z.
-pub const T0: i64 = 1_795_953_600_000;
-
-pub fn today() -> Date {
-    Date::from_calendar_date(2026, Month::November, 29).unwrap()
-}
-
-pub fn input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 2_840_000,
-        currency: "EUR".into(),
-        date_of_birth: "1990-02-28".into(),
-        district: "nordhafen".into(),
-        conditions: vec!["asthma".into()],
-    }
-}
-
-pub fn profile() -> Profile {
-    Profile::new(&input(), today()).unwrap()
-}
-
-pub const HOUSING: &str = "http://127.0.0.1:8081";
-pub const PHARMACY: &str = "http://127.0.0.1:8082";
-
-pub fn housing_policy(nonce: &str) -> Value {
-    json!({
-        "origin": HOUSING,
-        "nonce": nonce,
-        "site_name": "City Housing Programme",
-        "purpose": "Eligibility for subsidised housing",
-        "claims": [
-            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
-            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
-        ]
-    })
-}
-
-pub fn pharmacy_policy(nonce: &str) -> Value {
-    json!({
-        "origin": PHARMACY,
-        "nonce": nonce,
-        "claims": [
-            { "kind": "age_at_least", "years": 18 },
-            { "kind": "has_none_of", "conditions": ["anticoagulant-therapy", "liver-disease", "pregnancy"] }
-        ]
-    })
-}
+use serde_json::Value;
+use wallet_core::{DisclosureLedger, Profile, SessionId, Timestamp};
 
 pub struct World {
     pub gate: Gate,
