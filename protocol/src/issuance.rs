@@ -14,9 +14,13 @@
 //! 5. every key's proof of possession verifies over this issuer's origin and the nonce
 //!    ([`verify_pop`]).
 //!
+//! Which predicates a credential carries, and until when it is valid: [`claims`].
+//!
 //! Lifetimes: a nonce [`NONCE_VALIDITY_MS`], a refresh token [`REFRESH_VALIDITY_MS`], an
 //! enrolment code [`DEFAULT_CODE_VALIDITY_MS`] unless the operator says otherwise (never longer
 //! than [`crate::request_auth::MAX_CODE_VALIDITY`]).
+
+pub mod claims;
 
 use crate::issuer_pop::{PopError, verify_pop};
 pub use crate::limits::MAX_BATCH;

@@ -1,0 +1,365 @@
+//! An issuer's privacy rules: which predicates a credential carries and until when it is
+//! valid. No clock, no I/O, no randomness: time and the person's record come in as arguments.
+//! (Moved from the issuer service's `predicates.rs`, which re-exports it.)
+//!
+//! - **Income** ([`income_claims`]): a ladder fixed by the issuer, `income_below_<amount>` for
+//!   every 5,000 (major units of the currency) from 10,000 to 200,000: 39 booleans, each
+//!   selectively disclosable. `income_below_30000` is `true` exactly when the annual income is
+//!   strictly below 30,000.00. The currency is a **plain** (always visible) claim `currency`:
+//!   a step means nothing without it, and one issuer vouches in one currency for everyone, so it
+//!   tells a verifier nothing about the person. The raw income is never a claim.
+//! - **Age** ([`age_claims`]): `age_equal_or_over_16`, `_18`, `_21`, `_65`, each selectively
+//!   disclosable. These are **flat** names: the SD-JWT module discloses top-level claims only,
+//!   so the nested `age_equal_or_over: {"18": true}` object of the SD-JWT VC examples is not
+//!   used. The birth date is never a claim.
+//! - **Validity** ([`credential_expiry`]): 30 days from issuance; an age credential ends no later
+//!   than the next birthday on which one of its booleans would change (so a `false` is never
+//!   served stale). A person born on 29 February turns a year older on 1 March in common years.
+
+use time::{Date, Month};
+
+/// How long a credential is valid at most: 30 days, in milliseconds.
+pub const CREDENTIAL_VALIDITY_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// The ladder and the thresholds are the protocol's: one table for issuers, wallets and sites.
+pub use crate::predicates::{
+    AGE_THRESHOLDS, INCOME_LADDER_MAX, INCOME_LADDER_MIN, INCOME_LADDER_STEP, age_claim_name,
+    income_claim_name, income_ladder,
+};
+
+const MS_PER_DAY: i64 = 24 * 3600 * 1000;
+/// Julian day number of 1970-01-01.
+const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+
+/// Why a record cannot become a credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PredicateError {
+    /// The currency is not three uppercase ASCII letters.
+    #[error("the currency must be an ISO 4217 code of three uppercase letters")]
+    BadCurrency,
+    /// The income is negative.
+    #[error("an income cannot be negative")]
+    NegativeIncome,
+    /// The birth date is not `YYYY-MM-DD`, or is not a calendar date.
+    #[error("the birth date must be a calendar date written YYYY-MM-DD")]
+    BadBirthDate,
+    /// The birth date lies after the issuance time.
+    #[error("the birth date lies in the future")]
+    BornInTheFuture,
+    /// The time is outside what the calendar arithmetic covers.
+    #[error("the time is out of range")]
+    TimeOutOfRange,
+}
+
+/// Named claim values, in order.
+pub type Claims = Vec<(String, serde_json::Value)>;
+
+/// Whether `currency` is three uppercase ASCII letters.
+pub fn valid_currency(currency: &str) -> bool {
+    currency.len() == 3 && currency.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// The income credential's claims for an annual income of `income_minor` (hundredths of the
+/// currency): the plain claims (`currency`) and the disclosable ladder, in ladder order.
+pub fn income_claims(
+    income_minor: i64,
+    currency: &str,
+) -> Result<(Claims, Claims), PredicateError> {
+    if !valid_currency(currency) {
+        return Err(PredicateError::BadCurrency);
+    }
+    if income_minor < 0 {
+        return Err(PredicateError::NegativeIncome);
+    }
+    let plain = vec![(
+        "currency".to_owned(),
+        serde_json::Value::String(currency.to_owned()),
+    )];
+    let ladder = income_ladder()
+        .map(|step| {
+            let below = income_minor < i64::try_from(step).unwrap_or(i64::MAX).saturating_mul(100);
+            (income_claim_name(step), serde_json::Value::Bool(below))
+        })
+        .collect();
+    Ok((plain, ladder))
+}
+
+/// Parses `YYYY-MM-DD` strictly (four-digit year from 1800, two-digit month and day).
+pub fn parse_birth_date(text: &str) -> Result<Date, PredicateError> {
+    let bytes = text.as_bytes();
+    let shape_ok = bytes.len() == 10
+        && bytes[4] == b'-'
+        && bytes[7] == b'-'
+        && bytes
+            .iter()
+            .enumerate()
+            .all(|(i, b)| i == 4 || i == 7 || b.is_ascii_digit());
+    if !shape_ok {
+        return Err(PredicateError::BadBirthDate);
+    }
+    let number = |range: std::ops::Range<usize>| -> Result<u32, PredicateError> {
+        text.get(range)
+            .and_then(|t| t.parse().ok())
+            .ok_or(PredicateError::BadBirthDate)
+    };
+    let year = i32::try_from(number(0..4)?).map_err(|_| PredicateError::BadBirthDate)?;
+    let month = u8::try_from(number(5..7)?)
+        .ok()
+        .and_then(|m| Month::try_from(m).ok())
+        .ok_or(PredicateError::BadBirthDate)?;
+    let day = u8::try_from(number(8..10)?).map_err(|_| PredicateError::BadBirthDate)?;
+    if year < 1800 {
+        return Err(PredicateError::BadBirthDate);
+    }
+    Date::from_calendar_date(year, month, day).map_err(|_| PredicateError::BadBirthDate)
+}
+
+/// The UTC calendar date of a time in milliseconds since the Unix epoch.
+pub fn utc_date(now_ms: i64) -> Result<Date, PredicateError> {
+    let day = now_ms.div_euclid(MS_PER_DAY) + UNIX_EPOCH_JULIAN_DAY;
+    i32::try_from(day)
+        .ok()
+        .and_then(|d| Date::from_julian_day(d).ok())
+        .ok_or(PredicateError::TimeOutOfRange)
+}
+
+/// Midnight UTC at the start of `date`, in milliseconds since the Unix epoch.
+pub fn start_of_day_ms(date: Date) -> i64 {
+    (i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY) * MS_PER_DAY
+}
+
+/// The date on which someone born on `birth` turns `years` old (29 February → 1 March in a
+/// common year).
+pub fn birthday(birth: Date, years: u32) -> Result<Date, PredicateError> {
+    let year = birth
+        .year()
+        .checked_add(i32::try_from(years).map_err(|_| PredicateError::TimeOutOfRange)?)
+        .ok_or(PredicateError::TimeOutOfRange)?;
+    match Date::from_calendar_date(year, birth.month(), birth.day()) {
+        Ok(date) => Ok(date),
+        // Only 29 February can be missing.
+        Err(_) => Date::from_calendar_date(year, Month::March, 1)
+            .map_err(|_| PredicateError::TimeOutOfRange),
+    }
+}
+
+/// Whether someone born on `birth` is at least `years` old on `today`.
+pub fn is_at_least(birth: Date, years: u32, today: Date) -> Result<bool, PredicateError> {
+    Ok(birthday(birth, years)? <= today)
+}
+
+/// The age credential's disclosable claims at `now_ms` (`age_equal_or_over_16` …), in
+/// threshold order.
+pub fn age_claims(birth: Date, now_ms: i64) -> Result<Claims, PredicateError> {
+    let today = utc_date(now_ms)?;
+    if birth > today {
+        return Err(PredicateError::BornInTheFuture);
+    }
+    AGE_THRESHOLDS
+        .iter()
+        .map(|&years| {
+            Ok((
+                age_claim_name(years),
+                serde_json::Value::Bool(is_at_least(birth, u32::from(years), today)?),
+            ))
+        })
+        .collect()
+}
+
+/// When a credential issued at `now_ms` expires: [`CREDENTIAL_VALIDITY_MS`] later, or — for an
+/// age credential (`birth` given) — at midnight UTC of the next birthday that changes one of its
+/// booleans, whichever comes first.
+pub fn credential_expiry(now_ms: i64, birth: Option<Date>) -> Result<i64, PredicateError> {
+    let mut exp = now_ms
+        .checked_add(CREDENTIAL_VALIDITY_MS)
+        .ok_or(PredicateError::TimeOutOfRange)?;
+    if let Some(birth) = birth {
+        for years in AGE_THRESHOLDS {
+            let change = start_of_day_ms(birthday(birth, u32::from(years))?);
+            if change > now_ms {
+                exp = exp.min(change);
+            }
+        }
+    }
+    Ok(exp)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn ms(date: &str) -> i64 {
+        start_of_day_ms(parse_birth_date(date).unwrap())
+    }
+
+    #[test]
+    fn the_ladder_has_39_steps_from_10000_to_200000() {
+        let steps: Vec<u64> = income_ladder().collect();
+        assert_eq!(steps.len(), 39);
+        assert_eq!(steps.first(), Some(&10_000));
+        assert_eq!(steps.get(4), Some(&30_000));
+        assert_eq!(steps.last(), Some(&200_000));
+    }
+
+    #[test]
+    fn income_predicates_are_strictly_below() {
+        let (plain, ladder) = income_claims(2_850_000, "EUR").unwrap();
+        assert_eq!(
+            plain,
+            vec![("currency".to_owned(), serde_json::json!("EUR"))]
+        );
+        let step = |ladder: &Claims, name: &str| {
+            ladder
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        assert_eq!(
+            step(&ladder, "income_below_25000"),
+            serde_json::json!(false)
+        );
+        assert_eq!(step(&ladder, "income_below_30000"), serde_json::json!(true));
+        assert_eq!(
+            step(&ladder, "income_below_200000"),
+            serde_json::json!(true)
+        );
+        // Exactly on a step is not below it.
+        let (_, on) = income_claims(3_000_000, "EUR").unwrap();
+        assert_eq!(step(&on, "income_below_30000"), serde_json::json!(false));
+        assert_eq!(step(&on, "income_below_35000"), serde_json::json!(true));
+        // One cent under.
+        let (_, ladder) = income_claims(2_999_999, "EUR").unwrap();
+        assert_eq!(step(&ladder, "income_below_30000"), serde_json::json!(true));
+        // No claim carries the raw value.
+        for (name, value) in ladder.iter().chain(plain.iter()) {
+            assert!(!name.contains("2999999") && !value.to_string().contains("2999999"));
+        }
+    }
+
+    #[test]
+    fn bad_income_records_are_refused() {
+        assert_eq!(income_claims(1, "eur"), Err(PredicateError::BadCurrency));
+        assert_eq!(income_claims(1, "EURO"), Err(PredicateError::BadCurrency));
+        assert_eq!(
+            income_claims(-1, "EUR"),
+            Err(PredicateError::NegativeIncome)
+        );
+    }
+
+    #[test]
+    fn birth_dates_parse_strictly() {
+        assert!(parse_birth_date("1990-04-12").is_ok());
+        assert!(parse_birth_date("2000-02-29").is_ok());
+        for bad in [
+            "1990-4-12",
+            "1990-02-30",
+            "1900-02-29",
+            "1990/04/12",
+            "19900412",
+            "1700-01-01",
+            "1990-13-01",
+            "1990-00-10",
+            "+990-01-01",
+            " 990-01-01",
+            "1990-01-01T00:00",
+        ] {
+            assert_eq!(
+                parse_birth_date(bad),
+                Err(PredicateError::BadBirthDate),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn age_flips_at_midnight_utc_of_the_birthday() {
+        let birth = parse_birth_date("2008-12-02").unwrap();
+        let eve = ms("2026-12-01") + 23 * 3_600_000;
+        let claims = age_claims(birth, eve).unwrap();
+        assert_eq!(
+            claims,
+            vec![
+                ("age_equal_or_over_16".to_owned(), serde_json::json!(true)),
+                ("age_equal_or_over_18".to_owned(), serde_json::json!(false)),
+                ("age_equal_or_over_21".to_owned(), serde_json::json!(false)),
+                ("age_equal_or_over_65".to_owned(), serde_json::json!(false)),
+            ]
+        );
+        let day = age_claims(birth, ms("2026-12-02")).unwrap();
+        assert_eq!(day[1].1, serde_json::json!(true));
+        // The credential issued the evening before ends at that midnight.
+        assert_eq!(
+            credential_expiry(eve, Some(birth)).unwrap(),
+            ms("2026-12-02")
+        );
+    }
+
+    #[test]
+    fn leap_day_birthdays_turn_on_the_first_of_march() {
+        let birth = parse_birth_date("2008-02-29").unwrap();
+        assert_eq!(
+            birthday(birth, 18).unwrap(),
+            parse_birth_date("2026-03-01").unwrap()
+        );
+        assert_eq!(
+            birthday(birth, 16).unwrap(),
+            parse_birth_date("2024-02-29").unwrap()
+        );
+        let feb28 = ms("2026-02-28");
+        assert_eq!(
+            age_claims(birth, feb28).unwrap()[1].1,
+            serde_json::json!(false)
+        );
+        assert_eq!(
+            credential_expiry(feb28, Some(birth)).unwrap(),
+            ms("2026-03-01")
+        );
+    }
+
+    #[test]
+    fn expiry_is_30_days_unless_a_birthday_comes_first() {
+        let now = ms("2026-12-01") + 5;
+        assert_eq!(
+            credential_expiry(now, None).unwrap(),
+            now + CREDENTIAL_VALIDITY_MS
+        );
+        // 40 years old: the next change is at 65, far away.
+        let birth = parse_birth_date("1986-12-10").unwrap();
+        assert_eq!(
+            credential_expiry(now, Some(birth)).unwrap(),
+            now + CREDENTIAL_VALIDITY_MS
+        );
+        // Turns 21 in ten days.
+        let birth = parse_birth_date("2005-12-11").unwrap();
+        assert_eq!(
+            credential_expiry(now, Some(birth)).unwrap(),
+            ms("2026-12-11")
+        );
+        // Over 65: nothing changes any more.
+        let birth = parse_birth_date("1950-12-11").unwrap();
+        assert_eq!(
+            credential_expiry(now, Some(birth)).unwrap(),
+            now + CREDENTIAL_VALIDITY_MS
+        );
+    }
+
+    #[test]
+    fn a_future_birth_date_is_refused() {
+        let birth = parse_birth_date("2030-01-01").unwrap();
+        assert_eq!(
+            age_claims(birth, ms("2026-12-01")),
+            Err(PredicateError::BornInTheFuture)
+        );
+    }
+
+    #[test]
+    fn utc_dates_round_trip() {
+        for date in ["1970-01-01", "1969-12-31", "2000-02-29", "2026-12-01"] {
+            let d = parse_birth_date(date).unwrap();
+            assert_eq!(utc_date(start_of_day_ms(d)).unwrap(), d);
+            assert_eq!(utc_date(start_of_day_ms(d) + MS_PER_DAY - 1).unwrap(), d);
+        }
+    }
+}
