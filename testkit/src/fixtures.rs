@@ -14,6 +14,8 @@ pub mod profile;
 pub mod receipt;
 
 pub use canary::{arb_profile_outside, renderings};
-pub use policy::{HOUSING, PHARMACY, housing_policy, pharmacy_policy};
+pub use policy::{
+    HOUSING, PHARMACY, REQUEST_CLAIMS_KEYS, housing_policy, pharmacy_policy, sorted_keys,
+};
 pub use profile::{T0, arb_input, input, profile, today};
 pub use receipt::{Answer, HOUR, MINUTE, key_set, payload, payload_with};

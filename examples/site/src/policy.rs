@@ -325,18 +325,9 @@ mod tests {
             signature: "s".into(),
         };
         let out = attested_json(&policy.requirements(&origin, &nonce), &attestation);
-        let mut keys: Vec<&String> = out.as_object().unwrap().keys().collect();
-        keys.sort();
         assert_eq!(
-            keys,
-            [
-                "attestation",
-                "claims",
-                "nonce",
-                "origin",
-                "purpose",
-                "site_name"
-            ]
+            tacit_testkit::fixtures::sorted_keys(&out),
+            tacit_testkit::fixtures::REQUEST_CLAIMS_KEYS
         );
         assert_eq!(
             out["attestation"],

@@ -89,19 +89,7 @@ async fn requirements_are_signed_by_the_key_the_site_publishes() {
     let f = Fixture::new().await;
     let req = requirements(&f.router).await;
     // Exactly the wallet's request_claims input: the requirements and the attestation.
-    let mut names: Vec<&String> = req.as_object().unwrap().keys().collect();
-    names.sort();
-    assert_eq!(
-        names,
-        [
-            "attestation",
-            "claims",
-            "nonce",
-            "origin",
-            "purpose",
-            "site_name"
-        ]
-    );
+    assert_eq!(sorted_keys(&req), REQUEST_CLAIMS_KEYS);
     assert_eq!(req["origin"], "http://127.0.0.1:8081");
     assert_eq!(req["claims"], json!(housing_config().policy.claims));
 

@@ -25,7 +25,9 @@ use wallet_core::receipt::sign;
 use wallet_core::{Claim, KeySet, Nonce, Origin, Outcome, Timestamp};
 
 pub const NOW: Timestamp = Timestamp::from_millis(1_800_000_000_000);
-pub use tacit_testkit::fixtures::{HOUR, MINUTE, key_set, payload};
+pub use tacit_testkit::fixtures::{
+    HOUR, MINUTE, REQUEST_CLAIMS_KEYS, key_set, payload, sorted_keys,
+};
 
 /// The signer's key, known to the test so it can sign whatever it likes.
 pub fn signer_key() -> SigningKey {
