@@ -1,6 +1,7 @@
 //! The person's decisions on what agents asked: grant, deny, revoke, release, refuse, end the
 //! session, and the receipts that follow.
 
+use capability_gate::consent::Confirmed;
 use capability_gate::{Acknowledgement, GateError, Lifetime, ProposalId, RequestId, check_signed};
 use wallet_core::GrantId;
 
@@ -61,8 +62,10 @@ pub fn on_action(action: &str, id: &str, button: &web_sys::Element) {
     }
 }
 
-/// Runs an act the person confirmed, with the choices snapshotted at their click.
-pub fn carry_out(act: Act) {
+/// Runs an act the person confirmed, with the choices snapshotted at their click: only with the
+/// proof of that confirmation in hand ([`Confirmed`] is made only by the device or passphrase
+/// check in `capability_gate::consent`).
+pub fn carry_out(act: Act, _confirmed: Confirmed) {
     match act {
         Act::Grant {
             request_id,

@@ -282,41 +282,6 @@ mod shipped {
     }
 
     #[test]
-    fn detection_trusts_the_browser_getter_over_any_marker() {
-        use Detection as D;
-        // (has document.modelContext, its getter is native code, marker, secure context)
-        let cases = [
-            ((true, true, None), D::Available),
-            ((true, true, Some("native")), D::Available),
-            // A page script that marks "polyfilled" over native WebMCP gains nothing.
-            ((true, true, Some("polyfilled")), D::Available),
-            ((true, false, Some("polyfilled")), D::Polyfilled),
-            // A script-made modelContext cannot pass for native by marking it so.
-            ((true, false, Some("native")), D::Scripted),
-            ((true, false, None), D::Scripted),
-            ((false, false, Some("polyfill-failed")), D::PolyfillFailed),
-            // A marker without a modelContext is not WebMCP.
-            ((false, false, Some("polyfilled")), D::Absent),
-            ((false, false, Some("native")), D::Absent),
-            ((false, false, None), D::Absent),
-        ];
-        for ((context, native, marker), expected) in cases {
-            assert_eq!(
-                Detection::decide(context, native, marker, true),
-                expected,
-                "{context} {native} {marker:?}"
-            );
-        }
-        assert_eq!(
-            Detection::decide(false, false, None, false),
-            D::InsecureContext
-        );
-        assert!(D::Available.has_registry() && D::Polyfilled.has_registry());
-        assert!(D::Scripted.has_registry());
-        assert!(!D::Absent.has_registry() && !D::PolyfillFailed.has_registry());
-    }
-
-    #[test]
     fn the_pill_says_polyfilled_with_the_version_and_what_it_drops() {
         assert_eq!(Detection::Polyfilled.code(), "polyfilled");
         let text = Detection::Polyfilled.describe();

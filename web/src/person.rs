@@ -210,10 +210,10 @@ pub fn ask(act: Act) {
 }
 
 /// Carries out an act the person confirmed: only with the proof of it in hand.
-fn carry_out(act: Act, _confirmed: Confirmed) {
+fn carry_out(act: Act, confirmed: Confirmed) {
     match act {
         Act::RegisterAuthenticator => wasm_bindgen_futures::spawn_local(register()),
-        act => decisions::carry_out(act),
+        act => decisions::carry_out(act, confirmed),
     }
 }
 
