@@ -9,53 +9,14 @@ use capability_gate::{Acknowledgement, Gate, Lifetime, MemoryHost, Registry};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::{DisclosureLedger, Profile, ProfileInput, SessionId, Timestamp};
 
 const ASKED_DISTRICTS: [&str; 3] = ["altstadt", "nordhafen", "westend"];
 const ASKED_CONDITIONS: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
 
-fn renderings(p: &Profile) -> Vec<String> {
-    let minor = p.income().amount_minor;
-    let dob = p.date_of_birth();
-    let mut out = vec![
-        minor.to_string(),
-        format!("{}.{:02}", minor / 100, minor % 100),
-        capability_gate::tool::format_minor(minor),
-        wallet_core::profile::format_date(dob),
-        format!("{:04}{:02}{:02}", dob.year(), dob.month() as u8, dob.day()),
-        p.district().as_str().to_owned(),
-    ];
-    out.extend(p.conditions().iter().map(|c| c.as_str().to_owned()));
-    out
-}
-
+/// Random profiles holding none of the codes the two sites ask about.
 fn arb_profile() -> impl Strategy<Value = ProfileInput> {
-    let districts: Vec<&str> = DISTRICTS
-        .iter()
-        .map(|d| d.code)
-        .filter(|c| !ASKED_DISTRICTS.contains(c))
-        .collect();
-    let conditions: Vec<&str> = CONDITIONS
-        .iter()
-        .map(|c| c.code)
-        .filter(|c| !ASKED_CONDITIONS.contains(c))
-        .collect();
-    (
-        1_000_000i64..100_000_000,
-        365i64..(100 * 365),
-        proptest::sample::select(districts),
-        proptest::sample::subsequence(conditions.clone(), 0..conditions.len()),
-    )
-        .prop_map(|(income, age_days, district, conds)| ProfileInput {
-            income_minor: income,
-            currency: "EUR".into(),
-            date_of_birth: wallet_core::profile::format_date(
-                today() - time::Duration::days(age_days),
-            ),
-            district: district.into(),
-            conditions: conds.into_iter().map(str::to_owned).collect(),
-        })
+    arb_profile_outside(&ASKED_DISTRICTS, &ASKED_CONDITIONS)
 }
 
 proptest! {

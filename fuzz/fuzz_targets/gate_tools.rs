@@ -25,6 +25,7 @@ use capability_gate::{Acknowledgement, Gate, Handler, Lifetime};
 use ed25519_dalek::SigningKey;
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 use serde_json::{Value, json};
+use tacit_testkit::fixtures::{HOUSING, housing_policy};
 use time::{Date, Month};
 use wallet_core::{
     DisclosureLedger, GrantId, KeySet, KeyStatus, Outcome, Profile, ProfileInput, PublicKeyEntry,
@@ -34,7 +35,6 @@ use wallet_core::{
 /// 2026-11-29T12:00:00Z, as in capability-gate's tests.
 const T0: i64 = 1_795_953_600_000;
 const MINUTE: i64 = 60_000;
-const HOUSING: &str = "http://127.0.0.1:8081";
 const PHARMACY: &str = "http://127.0.0.1:8082";
 
 /// Every rendering of the profile's raw values a leak could take, grouped by value: income
@@ -54,19 +54,6 @@ fn profile() -> Profile {
     };
     let today = Date::from_calendar_date(2026, Month::November, 29).expect("date");
     Profile::new(&input, today).expect("valid profile")
-}
-
-fn housing(nonce: &str) -> Value {
-    json!({
-        "origin": HOUSING,
-        "nonce": nonce,
-        "site_name": "City Housing Programme",
-        "purpose": "Eligibility for subsidised housing",
-        "claims": [
-            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
-            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
-        ]
-    })
 }
 
 fn pharmacy(nonce: &str) -> Value {
@@ -113,7 +100,7 @@ fn world() -> World {
     let r1 = request_id(&call(
         &mut gate,
         Handler::RequestClaims,
-        housing("n-housing-1"),
+        housing_policy("n-housing-1"),
         now,
     ));
     let granted = gate

@@ -39,16 +39,7 @@ pub const PERSISTENT: [&str; 5] = [
 
 /// A policy like the housing site's, from `origin`.
 pub fn housing_policy(origin: &str, nonce: &str) -> Value {
-    json!({
-        "origin": origin,
-        "nonce": nonce,
-        "site_name": "City Housing Programme",
-        "purpose": "Eligibility for subsidised housing",
-        "claims": [
-            { "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "EUR" } },
-            { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] }
-        ]
-    })
+    tacit_testkit::fixtures::housing_policy_at(origin, nonce)
 }
 
 /// The `code` of a refusal envelope; panics if `out` is not a refusal.
