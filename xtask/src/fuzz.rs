@@ -14,7 +14,7 @@
 //!   libFuzzer's output goes to `<target dir>/logs/<target>.log`; a crash fails the task with the
 //!   log's tail and the input saved under `fuzz/artifacts/<target>/`.
 //!
-//! `--smoke` is 30 s per target (what `cargo xtask ci` runs); the default is 600 s per target.
+//! `--smoke` is 10 s per target (what `cargo xtask ci` runs); the default is 600 s per target.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ use crate::{run, target_dir, workspace_root};
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
 /// Seconds per target for `--smoke`, and without `--smoke` or `--seconds`.
-const SMOKE_SECONDS: u64 = 30;
+const SMOKE_SECONDS: u64 = 10;
 const DEFAULT_SECONDS: u64 = 600;
 
 /// Every target (a `[[bin]]` in `fuzz/Cargo.toml`) and its dictionary in `fuzz/dicts/`.
