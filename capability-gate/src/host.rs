@@ -213,8 +213,9 @@ impl MemoryHost {
 }
 
 /// The WebMCP polyfill the wallet page loads without native WebMCP, as the page names it to the
-/// person (`tacit-web` checks at compile time that it is `tacit_webmcp::POLYFILL`).
-pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
+/// person.
+pub use tacit_webmcp::POLYFILL;
+use tacit_webmcp::Source;
 
 /// What the wallet page sees of WebMCP, read by the page and decided here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -257,15 +258,16 @@ impl Seen<'_> {
     /// script-made context pass for native, nor for the page's polyfill over native WebMCP. The
     /// superseded API counts only where there is no `document.modelContext`, in a secure context
     /// whose loader did not report a failed polyfill.
+    /// Where the context comes from is [`Source::decide`]'s (the same rule the sites' pages use).
     pub fn decide(&self) -> Detection {
-        match (self.has_context, self.native_getter, self.marker) {
-            (true, true, _) => Detection::Available,
-            (true, false, Some("polyfilled")) => Detection::Polyfilled,
-            (true, false, _) => Detection::Scripted,
-            (false, _, _) if !self.secure => Detection::InsecureContext,
-            (false, _, Some("polyfill-failed")) => Detection::PolyfillFailed,
-            (false, _, _) if self.superseded_api => Detection::SupersededApi,
-            (false, _, _) => Detection::Absent,
+        match Source::decide(self.has_context, self.native_getter, self.marker) {
+            Source::Native => Detection::Available,
+            Source::Polyfilled => Detection::Polyfilled,
+            Source::Scripted => Detection::Scripted,
+            Source::Absent if !self.secure => Detection::InsecureContext,
+            Source::Absent if self.marker == Some("polyfill-failed") => Detection::PolyfillFailed,
+            Source::Absent if self.superseded_api => Detection::SupersededApi,
+            Source::Absent => Detection::Absent,
         }
     }
 }

@@ -73,6 +73,7 @@ pub fn parse_query(
 /// a plain JS object, built member by member: never a `Map` (which would stringify to `{}`), and
 /// without serde_json's writer (which `tool-gate-js` keeps out of its package). It builds on
 /// every target (for `tool-gate-js`'s native tests) but calls into JavaScript.
+#[cfg(feature = "glue")]
 pub fn to_js(value: &serde_json::Value) -> wasm_bindgen::JsValue {
     use js_sys::{Array, Object, Reflect};
     use serde_json::Value;
@@ -93,9 +94,9 @@ pub fn to_js(value: &serde_json::Value) -> wasm_bindgen::JsValue {
     }
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(feature = "glue", target_arch = "wasm32"))]
 mod glue;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(feature = "glue", target_arch = "wasm32"))]
 pub use glue::*;
 
 #[cfg(test)]
