@@ -229,18 +229,18 @@ impl Device {
         &self,
         vault: &Vault,
         rng: &mut impl CryptoRng,
-    ) -> Result<String, wallet_core::Error> {
+    ) -> Result<String, wallet_core::SealError> {
         let plain = serde_json::to_vec(&SealedDevice {
             credential_id: URL_SAFE_NO_PAD.encode(&self.credential_id),
             public_key: URL_SAFE_NO_PAD.encode(&self.public_key),
         })
-        .map_err(|_| wallet_core::Error::Seal("the device record could not be written"))?;
+        .map_err(|_| wallet_core::SealError("the device record could not be written"))?;
         let sealed = vault.seal_aux(DEVICE_LABEL, &plain, rng)?;
         serde_json::to_string(&StoredDevice {
             vault_id: hex::encode(vault.envelope().vault_id()),
             sealed: hex::encode(sealed),
         })
-        .map_err(|_| wallet_core::Error::Seal("the device record could not be written"))
+        .map_err(|_| wallet_core::SealError("the device record could not be written"))
     }
 
     /// The person confirmed on this device: `assertion` verifies against its key, for its

@@ -85,7 +85,7 @@ pub enum GateError {
     )]
     UnconfirmedAudience,
     #[error("the receipt payload could not be built: {0}")]
-    Receipt(wallet_core::Error),
+    Receipt(wallet_core::StructureError),
     #[error("no proofs left from {issuer}; add a credential again")]
     NoProofsLeft { issuer: String },
     #[error(

@@ -142,19 +142,19 @@ pub enum Error {
 
     /// `tacit-verify` refused the receipt; wallet-core names the reason.
     #[error(transparent)]
-    Verify(wallet_core::Error),
+    Verify(wallet_core::VerifyError),
 }
 
 impl Error {
     /// Maps wallet-core's refusal of a payload (`ReceiptPayload::check_signable`) to the
     /// signer's answer.
-    pub fn from_structure(error: wallet_core::Error) -> Self {
+    pub fn from_structure(error: wallet_core::SignableError) -> Self {
+        use wallet_core::{ChainBroken, MalformedReceipt, SignableError as E};
         match error {
-            wallet_core::Error::Expired => Error::Expired,
-            wallet_core::Error::IssuedAtOutOfRange => Error::IssuedAtOutOfRange,
-            wallet_core::Error::ChainBroken { index } => Error::ChainBroken { index },
-            wallet_core::Error::ReceiptFormat(reason) => Error::InvalidReceipt(reason),
-            _ => Error::InvalidPayload,
+            E::Expired => Error::Expired,
+            E::IssuedAtOutOfRange => Error::IssuedAtOutOfRange,
+            E::ChainBroken(ChainBroken { index }) => Error::ChainBroken { index },
+            E::Malformed(MalformedReceipt(reason)) => Error::InvalidReceipt(reason),
         }
     }
 

@@ -60,8 +60,8 @@ pub struct VerifyArgs {
 }
 
 /// The short name of a verification failure and its exit code.
-pub fn reason(error: &wallet_core::Error) -> (&'static str, u8) {
-    use wallet_core::Error as E;
+pub fn reason(error: &wallet_core::VerifyError) -> (&'static str, u8) {
+    use wallet_core::VerifyError as E;
     match error {
         E::BadSignature => ("bad signature", exit::BAD_SIGNATURE),
         E::UnknownKey => ("unknown key", exit::UNKNOWN_KEY),
@@ -69,8 +69,8 @@ pub fn reason(error: &wallet_core::Error) -> (&'static str, u8) {
         E::NotYetValid => ("not yet valid", exit::NOT_YET_VALID),
         E::AudienceMismatch => ("audience mismatch", exit::AUDIENCE_MISMATCH),
         E::NonceMismatch => ("nonce mismatch", exit::NONCE_MISMATCH),
-        E::ChainBroken { .. } => ("broken chain", exit::BROKEN_CHAIN),
-        _ => ("malformed receipt", exit::MALFORMED_RECEIPT),
+        E::ChainBroken(_) => ("broken chain", exit::BROKEN_CHAIN),
+        E::Malformed(_) => ("malformed receipt", exit::MALFORMED_RECEIPT),
     }
 }
 
@@ -121,7 +121,7 @@ pub fn run(args: &VerifyArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 
 fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
     let bytes = read_limited(&args.receipt)?;
-    let signed = SignedReceipt::parse(&bytes).map_err(Error::Verify)?;
+    let signed = SignedReceipt::parse(&bytes).map_err(|e| Error::Verify(e.into()))?;
     let keys = load_keys(&args.keys)?;
     let mut notes = Vec::new();
     let audience = match &args.audience {

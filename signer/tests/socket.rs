@@ -42,7 +42,7 @@ fn published_keys(server: &TestServer) -> KeySet {
     KeySet::parse(&reply.body).unwrap()
 }
 
-fn verifies(receipt: &SignedReceipt, keys: &KeySet) -> Result<(), wallet_core::Error> {
+fn verifies(receipt: &SignedReceipt, keys: &KeySet) -> Result<(), wallet_core::VerifyError> {
     let now = Timestamp::from_millis(receipt.payload.issued_at.millis() + 1);
     verify(receipt, keys, &site(), &nonce(), now).map(|_| ())
 }

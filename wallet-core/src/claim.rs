@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use time::Date;
 
-use crate::error::{Error, Field};
+use crate::error::{ClaimError, Field};
 use crate::profile::{ConditionCode, Currency, DistrictId, MAX_AGE_YEARS, MAX_INCOME_MINOR, Money};
 use crate::profile::{Profile, years_before};
 
@@ -169,8 +169,8 @@ enum ClaimRepr {
 }
 
 impl TryFrom<ClaimRepr> for Claim {
-    type Error = Error;
-    fn try_from(repr: ClaimRepr) -> Result<Self, Error> {
+    type Error = ClaimError;
+    fn try_from(repr: ClaimRepr) -> Result<Self, ClaimError> {
         match repr {
             ClaimRepr::IncomeBelow { limit } => Claim::income_below(limit),
             ClaimRepr::AgeAtLeast { years } => Claim::age_at_least(years),
@@ -182,9 +182,9 @@ impl TryFrom<ClaimRepr> for Claim {
 
 impl Claim {
     /// Income strictly below `limit`; the limit must be positive and below the income ceiling.
-    pub fn income_below(limit: Money) -> Result<Self, Error> {
+    pub fn income_below(limit: Money) -> Result<Self, ClaimError> {
         if limit.amount_minor == 0 || limit.amount_minor > MAX_INCOME_MINOR {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "income limit must be between 1 and 100000000000 minor units",
             ));
         }
@@ -192,9 +192,9 @@ impl Claim {
     }
 
     /// At least `years` old; between 1 and 130.
-    pub fn age_at_least(years: u8) -> Result<Self, Error> {
+    pub fn age_at_least(years: u8) -> Result<Self, ClaimError> {
         if years == 0 || years > MAX_AGE_YEARS {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "age threshold must be between 1 and 130 years",
             ));
         }
@@ -202,16 +202,16 @@ impl Claim {
     }
 
     /// Resides in one of the given districts; at least one, no repeats.
-    pub fn resides_in(districts: impl IntoIterator<Item = DistrictId>) -> Result<Self, Error> {
+    pub fn resides_in(districts: impl IntoIterator<Item = DistrictId>) -> Result<Self, ClaimError> {
         let list: Vec<_> = districts.into_iter().collect();
         let set: BTreeSet<_> = list.iter().cloned().collect();
         if set.is_empty() {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "districts must name at least one district",
             ));
         }
         if set.len() != list.len() {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "districts lists a district more than once",
             ));
         }
@@ -219,16 +219,18 @@ impl Claim {
     }
 
     /// Has none of the given conditions; at least one, no repeats.
-    pub fn has_none_of(conditions: impl IntoIterator<Item = ConditionCode>) -> Result<Self, Error> {
+    pub fn has_none_of(
+        conditions: impl IntoIterator<Item = ConditionCode>,
+    ) -> Result<Self, ClaimError> {
         let list: Vec<_> = conditions.into_iter().collect();
         let set: BTreeSet<_> = list.iter().cloned().collect();
         if set.is_empty() {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "conditions must name at least one condition",
             ));
         }
         if set.len() != list.len() {
-            return Err(Error::InvalidClaim(
+            return Err(ClaimError::Invalid(
                 "conditions lists a condition more than once",
             ));
         }
@@ -281,15 +283,15 @@ impl Claim {
     }
 
     /// Parses [`Claim::canonical`] output, validating every parameter.
-    pub fn parse_canonical(text: &str) -> Result<Self, Error> {
-        let bad = Error::InvalidClaim("not a canonical claim");
+    pub fn parse_canonical(text: &str) -> Result<Self, ClaimError> {
+        let bad = ClaimError::Invalid("not a canonical claim");
         let mut parts = text.split(' ');
-        let kind = parts.next().ok_or_else(|| bad.clone())?;
+        let kind = parts.next().ok_or(bad)?;
         let rest: Vec<&str> = parts.collect();
         match (kind, rest.as_slice()) {
             ("income_below", [amount, currency]) => {
-                let amount_minor = parse_canonical_u64(amount).ok_or_else(|| bad.clone())?;
-                let currency = Currency::parse(currency).map_err(|_| bad.clone())?;
+                let amount_minor = parse_canonical_u64(amount).ok_or(bad)?;
+                let currency = Currency::parse(currency).map_err(|_| bad)?;
                 Claim::income_below(Money {
                     amount_minor,
                     currency,
@@ -298,14 +300,15 @@ impl Claim {
             ("age_at_least", [years]) => {
                 let years = parse_canonical_u64(years)
                     .and_then(|y| u8::try_from(y).ok())
-                    .ok_or_else(|| bad.clone())?;
+                    .ok_or(bad)?;
                 Claim::age_at_least(years)
             }
             ("resides_in", [list]) => {
                 let codes = list
                     .split(',')
                     .map(DistrictId::parse)
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| bad)?;
                 let claim = Claim::resides_in(codes)?;
                 if claim.canonical() == text {
                     Ok(claim)
@@ -317,7 +320,8 @@ impl Claim {
                 let codes = list
                     .split(',')
                     .map(ConditionCode::parse)
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|_| bad)?;
                 let claim = Claim::has_none_of(codes)?;
                 if claim.canonical() == text {
                     Ok(claim)
@@ -402,13 +406,13 @@ pub fn age_cutoff(today: Date, years: u8) -> Date {
 
 /// Evaluates `claim` against `profile` on `today` (the caller's date).
 ///
-/// An income claim in another currency than the profile's is [`Error::CurrencyMismatch`].
-pub fn evaluate(profile: &Profile, claim: &Claim, today: Date) -> Result<Evaluation, Error> {
+/// An income claim in another currency than the profile's is [`ClaimError::CurrencyMismatch`].
+pub fn evaluate(profile: &Profile, claim: &Claim, today: Date) -> Result<Evaluation, ClaimError> {
     let satisfied = match claim {
         Claim::IncomeBelow { limit } => {
             let income = profile.income();
             if income.currency != limit.currency {
-                return Err(Error::CurrencyMismatch);
+                return Err(ClaimError::CurrencyMismatch);
             }
             income.amount_minor < limit.amount_minor
         }

@@ -33,7 +33,11 @@ pub mod types;
 pub mod vault;
 
 pub use claim::{Attribute, Claim, ClaimKind, Evaluation, Outcome, age_cutoff, evaluate};
-pub use error::{Error, Field};
+pub use error::{
+    ChainBroken, ClaimError, EnvelopeError, Error, Field, LogError, MalformedReceipt, OpenError,
+    ProfileError, SealError, SignableError, StaleWrite, StoreError, StructureError, TextError,
+    VaultError, VerifyError, WeakPassphrase,
+};
 pub use format::{NewerFormat, ReadError};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};
 pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
@@ -43,4 +47,4 @@ pub use receipt::{
     derive_key_id,
 };
 pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
-pub use vault::{Envelope, KdfParams, OpenError, Passphrase, Vault};
+pub use vault::{Envelope, KdfParams, Passphrase, Vault};

@@ -63,7 +63,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::claim::{Claim, Outcome};
-use crate::error::Error;
+use crate::error::{ChainBroken, LogError, TextError};
 use crate::types::{GrantId, Origin, Timestamp, ToolName};
 
 /// Domain-separation prefix of an entry's canonical bytes.
@@ -141,9 +141,9 @@ impl core::fmt::Display for Hash {
 }
 
 impl TryFrom<String> for Hash {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self, Error> {
-        Self::from_hex(&value).ok_or(Error::LogField {
+    type Error = TextError;
+    fn try_from(value: String) -> Result<Self, TextError> {
+        Self::from_hex(&value).ok_or(TextError {
             field: "hash",
             reason: "must be 64 lowercase hex digits",
         })
@@ -236,8 +236,8 @@ impl LogEntry {
     }
 
     /// Parses one export line; `line` is its 1-based number, for errors.
-    fn parse_line(text: &str, line: usize) -> Result<Self, Error> {
-        let bad = |reason| Error::LogImport { line, reason };
+    fn parse_line(text: &str, line: usize) -> Result<Self, LogError> {
+        let bad = |reason| LogError::Import { line, reason };
         // At most 11 pieces, so a line of many tabs costs nothing.
         let mut fields: Vec<&str> = text.splitn(11, '\t').collect();
         let issuer = if fields.len() == 10 {
@@ -302,15 +302,15 @@ fn parse_canonical_i64(text: &str) -> Option<i64> {
 /// Checks a chain of entries from genesis: entry `i` has `seq == i`, `prev_hash` equal to the
 /// previous entry's `hash` (or [`Hash::ZERO`]) and a `hash` that recomputes.
 ///
-/// Fails with [`Error::ChainBroken`] naming the first entry that does not hold.
-pub fn verify_entries(entries: &[LogEntry]) -> Result<(), Error> {
+/// Fails with [`ChainBroken`] naming the first entry that does not hold.
+pub fn verify_entries(entries: &[LogEntry]) -> Result<(), ChainBroken> {
     let mut prev = Hash::ZERO;
     for (index, entry) in entries.iter().enumerate() {
         let ok = u64::try_from(index).is_ok_and(|i| i == entry.seq)
             && bool::from(entry.prev_hash.ct_eq(&prev))
             && bool::from(entry.compute_hash().ct_eq(&entry.hash));
         if !ok {
-            return Err(Error::ChainBroken { index });
+            return Err(ChainBroken { index });
         }
         prev = entry.hash;
     }
@@ -354,7 +354,7 @@ impl ComparisonLog {
     }
 
     /// Takes entries from storage or the wire, refusing them unless the chain holds.
-    pub fn from_entries(entries: Vec<LogEntry>) -> Result<Self, Error> {
+    pub fn from_entries(entries: Vec<LogEntry>) -> Result<Self, ChainBroken> {
         verify_entries(&entries)?;
         Ok(Self { entries })
     }
@@ -421,20 +421,20 @@ impl ComparisonLog {
     }
 
     /// Checks the whole chain (see [`verify_entries`]).
-    pub fn verify(&self) -> Result<(), Error> {
+    pub fn verify(&self) -> Result<(), ChainBroken> {
         verify_entries(&self.entries)
     }
 
     /// Checks the chain and that it ends at `expected`, a head recorded earlier (for example in a
     /// receipt). This is what reveals entries removed from, or added to, the end.
     ///
-    /// A head mismatch is [`Error::ChainBroken`] with `index` equal to the number of entries.
-    pub fn verify_with_head(&self, expected: Hash) -> Result<(), Error> {
+    /// A head mismatch is [`ChainBroken`] with `index` equal to the number of entries.
+    pub fn verify_with_head(&self, expected: Hash) -> Result<(), ChainBroken> {
         self.verify()?;
         if bool::from(self.head().ct_eq(&expected)) {
             Ok(())
         } else {
-            Err(Error::ChainBroken {
+            Err(ChainBroken {
                 index: self.entries.len(),
             })
         }
@@ -455,18 +455,18 @@ impl ComparisonLog {
     /// Parses an export, validating every field and refusing any spelling `export` would not
     /// write, then verifies the chain. Never panics.
     ///
-    /// Format errors are [`Error::LogImport`] with the 1-based line; a chain that does not hold is
-    /// [`Error::ChainBroken`].
-    pub fn import(text: &str) -> Result<Self, Error> {
+    /// Format errors are [`LogError::Import`] with the 1-based line; a chain that does not hold
+    /// is [`LogError::ChainBroken`].
+    pub fn import(text: &str) -> Result<Self, LogError> {
         let Some(body) = text.strip_suffix('\n') else {
-            return Err(Error::LogImport {
+            return Err(LogError::Import {
                 line: text.split('\n').count(),
                 reason: "missing final newline",
             });
         };
         let mut lines = body.split('\n');
         if lines.next() != Some(EXPORT_HEADER) {
-            return Err(Error::LogImport {
+            return Err(LogError::Import {
                 line: 1,
                 reason: "not a tacit-comparison-log v1 export",
             });
@@ -475,16 +475,16 @@ impl ComparisonLog {
             .enumerate()
             .map(|(i, line)| LogEntry::parse_line(line, i + 2))
             .collect::<Result<Vec<_>, _>>()?;
-        Self::from_entries(entries)
+        Ok(Self::from_entries(entries)?)
     }
 
     /// [`ComparisonLog::import`] for raw bytes: refuses anything that is not UTF-8.
-    pub fn import_bytes(bytes: &[u8]) -> Result<Self, Error> {
+    pub fn import_bytes(bytes: &[u8]) -> Result<Self, LogError> {
         match core::str::from_utf8(bytes) {
             Ok(text) => Self::import(text),
             Err(e) => {
                 let before = bytes.get(..e.valid_up_to()).unwrap_or_default();
-                Err(Error::LogImport {
+                Err(LogError::Import {
                     line: 1 + before.iter().filter(|&&b| b == b'\n').count(),
                     reason: "not UTF-8",
                 })

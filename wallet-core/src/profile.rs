@@ -7,7 +7,7 @@ use time::{Date, Month};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::catalogue;
-use crate::error::{Error, Field};
+use crate::error::{Field, ProfileError};
 use crate::format::{self, ReadError, Record};
 
 /// Largest income accepted, in minor units (one billion major units). Also the top of the
@@ -24,16 +24,13 @@ pub struct Currency([u8; 3]);
 
 impl Currency {
     /// Parses a three-letter code from the catalogue.
-    pub fn parse(code: &str) -> Result<Self, Error> {
-        let bytes: [u8; 3] = code
-            .as_bytes()
-            .try_into()
-            .map_err(|_| Error::InvalidProfile {
-                field: Field::Currency,
-                reason: "must be a three-letter ISO 4217 code",
-            })?;
+    pub fn parse(code: &str) -> Result<Self, ProfileError> {
+        let bytes: [u8; 3] = code.as_bytes().try_into().map_err(|_| ProfileError {
+            field: Field::Currency,
+            reason: "must be a three-letter ISO 4217 code",
+        })?;
         if !catalogue::is_currency(code) {
-            return Err(Error::InvalidProfile {
+            return Err(ProfileError {
                 field: Field::Currency,
                 reason: "not a currency the wallet accepts",
             });
@@ -48,8 +45,8 @@ impl Currency {
 }
 
 impl TryFrom<String> for Currency {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self, Error> {
+    type Error = ProfileError;
+    fn try_from(value: String) -> Result<Self, ProfileError> {
         Self::parse(&value)
     }
 }
@@ -84,16 +81,16 @@ macro_rules! catalogue_code {
 
         impl $name {
             /// Accepts only a code from the published catalogue.
-            pub fn parse(code: &str) -> Result<Self, Error> {
+            pub fn parse(code: &str) -> Result<Self, ProfileError> {
                 if $check(code) {
                     Ok(Self(code.to_owned()))
                 } else {
-                    Err(Error::InvalidProfile { field: $field, reason: $what })
+                    Err(ProfileError { field: $field, reason: $what })
                 }
             }
         }
 
-        $crate::string_newtype!($name, Error);
+        $crate::string_newtype!($name, ProfileError);
 
         impl Zeroize for $name {
             fn zeroize(&mut self) {
@@ -130,8 +127,8 @@ impl LanguageTag {
     pub const MAX_LEN: usize = 35;
 
     /// Accepts a well-formed tag.
-    pub fn parse(tag: &str) -> Result<Self, Error> {
-        let refuse = |reason| Error::InvalidProfile {
+    pub fn parse(tag: &str) -> Result<Self, ProfileError> {
+        let refuse = |reason| ProfileError {
             field: Field::PreferredLanguage,
             reason,
         };
@@ -158,8 +155,8 @@ impl LanguageTag {
 }
 
 impl TryFrom<String> for LanguageTag {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self, Error> {
+    type Error = ProfileError;
+    fn try_from(value: String) -> Result<Self, ProfileError> {
         Self::parse(&value)
     }
 }
@@ -216,14 +213,13 @@ pub struct Profile {
 
 impl Profile {
     /// Validates what the person entered. `today` is the caller's date (the crate has no clock).
-    pub fn new(input: &ProfileInput, today: Date) -> Result<Self, Error> {
-        let amount_minor =
-            u64::try_from(input.income_minor).map_err(|_| Error::InvalidProfile {
-                field: Field::Income,
-                reason: "must not be negative",
-            })?;
+    pub fn new(input: &ProfileInput, today: Date) -> Result<Self, ProfileError> {
+        let amount_minor = u64::try_from(input.income_minor).map_err(|_| ProfileError {
+            field: Field::Income,
+            reason: "must not be negative",
+        })?;
         if amount_minor >= MAX_INCOME_MINOR {
-            return Err(Error::InvalidProfile {
+            return Err(ProfileError {
                 field: Field::Income,
                 reason: "must be below 1,000,000,000 in major units",
             });
@@ -231,13 +227,13 @@ impl Profile {
         let currency = Currency::parse(&input.currency)?;
         let date_of_birth = parse_date(&input.date_of_birth)?;
         if date_of_birth > today {
-            return Err(Error::InvalidProfile {
+            return Err(ProfileError {
                 field: Field::DateOfBirth,
                 reason: "must not be in the future",
             });
         }
         if date_of_birth < earliest_birth_date(today) {
-            return Err(Error::InvalidProfile {
+            return Err(ProfileError {
                 field: Field::DateOfBirth,
                 reason: "must not be more than 130 years ago",
             });
@@ -249,7 +245,7 @@ impl Profile {
             .map(|c| ConditionCode::parse(c))
             .collect::<Result<BTreeSet<_>, _>>()?;
         if conditions.len() != input.conditions.len() {
-            return Err(Error::InvalidProfile {
+            return Err(ProfileError {
                 field: Field::Conditions,
                 reason: "lists a condition more than once",
             });
@@ -268,7 +264,7 @@ impl Profile {
 
     /// The profile after the person edited the form: [`Profile::new`] of `input`, keeping
     /// what the form does not show (the preferred language).
-    pub fn edited(&self, input: &ProfileInput, today: Date) -> Result<Self, Error> {
+    pub fn edited(&self, input: &ProfileInput, today: Date) -> Result<Self, ProfileError> {
         Ok(Self::new(input, today)?.with_preferred_language(self.preferred_language.clone()))
     }
 
@@ -498,8 +494,8 @@ pub fn years_before(day: Date, years: u8) -> Date {
 }
 
 /// Parses `YYYY-MM-DD`.
-pub fn parse_date(text: &str) -> Result<Date, Error> {
-    Date::parse(text, &iso_date::FORMAT).map_err(|_| Error::InvalidProfile {
+pub fn parse_date(text: &str) -> Result<Date, ProfileError> {
+    Date::parse(text, &iso_date::FORMAT).map_err(|_| ProfileError {
         field: Field::DateOfBirth,
         reason: "must be a calendar date written YYYY-MM-DD",
     })

@@ -27,17 +27,18 @@
 //! # Verification order
 //!
 //! [`verify`] checks, and fails with a distinct error at the first that does not hold: the key is
-//! known and valid at `issued_at` ([`Error::UnknownKey`]); the signature
-//! ([`Error::BadSignature`]); the structure and chain ([`Error::ReceiptFormat`],
-//! [`Error::ChainBroken`]); the audience ([`Error::AudienceMismatch`]); the nonce
-//! ([`Error::NonceMismatch`]); the window ([`Error::NotYetValid`], [`Error::Expired`]).
+//! known and valid at `issued_at` ([`VerifyError::UnknownKey`]); the signature
+//! ([`VerifyError::BadSignature`]); the structure and chain ([`VerifyError::Malformed`],
+//! [`VerifyError::ChainBroken`]); the audience ([`VerifyError::AudienceMismatch`]); the nonce
+//! ([`VerifyError::NonceMismatch`]); the window ([`VerifyError::NotYetValid`],
+//! [`VerifyError::Expired`]).
 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
 use crate::claim::{Claim, Outcome};
-use crate::error::Error;
+use crate::error::{ChainBroken, MalformedReceipt, SignableError, StructureError, VerifyError};
 use crate::log::{ComparisonLog, Hash, LogEntry, chain_head, decode_lower_hex, put_field};
 use crate::types::{KeyId, Nonce, Origin, SessionId, Timestamp};
 
@@ -116,7 +117,7 @@ impl ReceiptPayload {
         issued_at: Timestamp,
         expires_at: Timestamp,
         log: &ComparisonLog,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, StructureError> {
         Self::from_entries(
             session_id,
             audience,
@@ -135,7 +136,7 @@ impl ReceiptPayload {
         issued_at: Timestamp,
         expires_at: Timestamp,
         entries: Vec<LogEntry>,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, StructureError> {
         let payload = Self {
             version: RECEIPT_VERSION,
             session_id,
@@ -154,13 +155,13 @@ impl ReceiptPayload {
     /// Whether a signer may sign this payload at `now` (its clock): the structure holds
     /// ([`ReceiptPayload::check_structure`]), the window has not ended, and `issued_at` is within
     /// [`ISSUE_SKEW_MS`] of `now`.
-    pub fn check_signable(&self, now: Timestamp) -> Result<(), Error> {
+    pub fn check_signable(&self, now: Timestamp) -> Result<(), SignableError> {
         self.check_structure()?;
         if self.expires_at <= now {
-            return Err(Error::Expired);
+            return Err(SignableError::Expired);
         }
         if self.issued_at.millis().abs_diff(now.millis()) > ISSUE_SKEW_MS.unsigned_abs() {
-            return Err(Error::IssuedAtOutOfRange);
+            return Err(SignableError::IssuedAtOutOfRange);
         }
         Ok(())
     }
@@ -188,36 +189,36 @@ impl ReceiptPayload {
     /// Checks what the signature cannot: the version, the entries' chain, that it ends at
     /// `log_head`, that every entry is for the audience, and that the window is not empty.
     ///
-    /// A chain fault is [`Error::ChainBroken`] (`index` = number of entries when only the head
-    /// disagrees); everything else is [`Error::ReceiptFormat`] with its own reason.
-    pub fn check_structure(&self) -> Result<(), Error> {
+    /// A chain fault is [`StructureError::ChainBroken`] (`index` = number of entries when only
+    /// the head disagrees); everything else is [`StructureError::Malformed`] with its own reason.
+    pub fn check_structure(&self) -> Result<(), StructureError> {
+        let bad = |reason| StructureError::Malformed(MalformedReceipt(reason));
         if self.version != RECEIPT_VERSION {
-            return Err(Error::ReceiptFormat("unsupported receipt version"));
+            return Err(bad("unsupported receipt version"));
         }
         crate::log::verify_entries(&self.entries)?;
         if !bool::from(chain_head(&self.entries).ct_eq(&self.log_head)) {
-            return Err(Error::ChainBroken {
+            return Err(ChainBroken {
                 index: self.entries.len(),
-            });
+            }
+            .into());
         }
         if self.provenance != Provenance::of_entries(&self.entries) {
-            return Err(Error::ReceiptFormat(
+            return Err(bad(
                 "provenance must be issuer_backed exactly when an entry names an issuer",
             ));
         }
         if self.entries.iter().any(|e| e.origin != self.audience) {
-            return Err(Error::ReceiptFormat(
-                "an entry's origin is not the receipt's audience",
-            ));
+            return Err(bad("an entry's origin is not the receipt's audience"));
         }
         if self.expires_at <= self.issued_at {
-            return Err(Error::ReceiptFormat("expires_at must be after issued_at"));
+            return Err(bad("expires_at must be after issued_at"));
         }
         // Both times come from outside and may be any i64: a subtraction could overflow (a
         // panic with overflow checks, a wrapped negative window that passes without them).
         let window = self.expires_at.millis().abs_diff(self.issued_at.millis());
         if window > MAX_WINDOW_MS.unsigned_abs() {
-            return Err(Error::ReceiptFormat("validity window longer than 24 hours"));
+            return Err(bad("validity window longer than 24 hours"));
         }
         Ok(())
     }
@@ -237,12 +238,11 @@ pub struct SignedReceipt {
 impl SignedReceipt {
     /// Parses a signed receipt's JSON, refusing unknown fields and invalid field values. Checks
     /// no signature: that is [`verify`]'s job. Never panics.
-    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+    pub fn parse(bytes: &[u8]) -> Result<Self, MalformedReceipt> {
         if bytes.len() > MAX_RECEIPT_BYTES {
-            return Err(Error::ReceiptFormat("receipt too large"));
+            return Err(MalformedReceipt("receipt too large"));
         }
-        serde_json::from_slice(bytes)
-            .map_err(|_| Error::ReceiptFormat("not a valid signed receipt"))
+        serde_json::from_slice(bytes).map_err(|_| MalformedReceipt("not a valid signed receipt"))
     }
 }
 
@@ -315,11 +315,11 @@ impl KeySet {
     pub const MAX_BYTES: usize = 1 << 20;
 
     /// Parses a key set's JSON. Never panics.
-    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+    pub fn parse(bytes: &[u8]) -> Result<Self, MalformedReceipt> {
         if bytes.len() > Self::MAX_BYTES {
-            return Err(Error::ReceiptFormat("key set too large"));
+            return Err(MalformedReceipt("key set too large"));
         }
-        serde_json::from_slice(bytes).map_err(|_| Error::ReceiptFormat("not a valid key set"))
+        serde_json::from_slice(bytes).map_err(|_| MalformedReceipt("not a valid key set"))
     }
 
     /// The key named `key_id` that was valid at `at`, if one is listed and well-formed.
@@ -365,21 +365,21 @@ pub fn verify(
     expected_audience: &Origin,
     expected_nonce: &Nonce,
     now: Timestamp,
-) -> Result<VerifiedReceipt, Error> {
+) -> Result<VerifiedReceipt, VerifyError> {
     // The key must have been valid when the receipt was issued. `issued_at` is covered by the
     // signature, unlike `signed_at`, so a holder of a retired key cannot backdate with it.
     let key = keys
         .key_for(&signed.key_id, signed.payload.issued_at)
-        .ok_or(Error::UnknownKey)?;
+        .ok_or(VerifyError::UnknownKey)?;
     let signature = decode_lower_hex::<64>(&signed.signature)
         .map(|bytes| Signature::from_bytes(&bytes))
-        .ok_or(Error::BadSignature)?;
+        .ok_or(VerifyError::BadSignature)?;
     let payload = &signed.payload;
     key.verify_strict(&payload.signing_bytes(), &signature)
-        .map_err(|_| Error::BadSignature)?;
+        .map_err(|_| VerifyError::BadSignature)?;
     payload.check_structure()?;
     if &payload.audience != expected_audience {
-        return Err(Error::AudienceMismatch);
+        return Err(VerifyError::AudienceMismatch);
     }
     let nonce_ok = payload
         .nonce
@@ -387,13 +387,13 @@ pub fn verify(
         .as_bytes()
         .ct_eq(expected_nonce.as_str().as_bytes());
     if !bool::from(nonce_ok) {
-        return Err(Error::NonceMismatch);
+        return Err(VerifyError::NonceMismatch);
     }
     if now < payload.issued_at {
-        return Err(Error::NotYetValid);
+        return Err(VerifyError::NotYetValid);
     }
     if now >= payload.expires_at {
-        return Err(Error::Expired);
+        return Err(VerifyError::Expired);
     }
     Ok(VerifiedReceipt {
         session_id: payload.session_id.clone(),

@@ -13,11 +13,11 @@
 //! for an older copy: the page keeps, per vault, the highest memory generation it has written or
 //! read (a [`MemoryFloors`] map) and [`StoredVault::open_memory`] refuses anything older.
 //! A record whose memory is missing, will not open or is older is refused
-//! ([`Error::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
+//! ([`StoreStoreError::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
 //!
 //! The memory's plaintext is a versioned record ([`MEMORY_FORMAT`], see [`crate::format`]):
 //! older formats are migrated on reading; a memory from a newer Tacit is
-//! [`Error::NewerFormat`], and the page must not overwrite it.
+//! [`StoreError::NewerFormat`], and the page must not overwrite it.
 //!
 //! Records of format 1 (`{generation, envelope}`, the memory sealed beside them under the
 //! label `"ledger"`) still open: their memory is read from that companion blob, and the page
@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::error::{SealError, StaleWrite, StoreError};
 use crate::format::{self, ReadError, Record, Tag};
 use crate::ledger::{DisclosureLedger, LedgerV1};
 use crate::vault::{Envelope, Vault};
@@ -131,7 +131,7 @@ impl StoredVault {
         vault: &Vault,
         ledger: &DisclosureLedger,
         rng: &mut impl CryptoRng,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, StoreError> {
         Self::sealed_with_envelope(generation, &vault.to_bytes(), vault, ledger, rng)
     }
 
@@ -143,16 +143,16 @@ impl StoredVault {
         vault: &Vault,
         ledger: &DisclosureLedger,
         rng: &mut impl CryptoRng,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, StoreError> {
         if Envelope::parse(envelope)?.vault_id() != vault.envelope().vault_id() {
-            return Err(Error::StoreFormat("the envelope belongs to another vault"));
+            return Err(StoreError::Format("the envelope belongs to another vault"));
         }
         let plaintext = serde_json::to_vec(&SealedMemoryOut {
             format: Tag,
             generation,
             ledger,
         })
-        .map_err(|_| Error::Seal("the disclosure memory could not be serialised"))?;
+        .map_err(|_| SealError("the disclosure memory could not be serialised"))?;
         let sealed = vault.seal_aux(MEMORY_LABEL, &plaintext, rng)?;
         Ok(Self {
             generation,
@@ -165,7 +165,7 @@ impl StoredVault {
     /// the current record's memory is carried over unchanged (it opens with the same data key),
     /// so an import never forgets. Otherwise the memory starts empty; the page asks the person
     /// first ([`StoredVault::same_vault`] tells which).
-    pub fn imported(envelope: &[u8], current: Option<&StoredVault>) -> Result<Self, Error> {
+    pub fn imported(envelope: &[u8], current: Option<&StoredVault>) -> Result<Self, StoreError> {
         let id = *Envelope::parse(envelope)?.vault_id();
         let generation = current.map_or(1, |c| c.generation.saturating_add(1));
         let memory = match current {
@@ -180,17 +180,17 @@ impl StoredVault {
     }
 
     /// Whether `envelope` is a copy of the vault this record holds.
-    pub fn same_vault(&self, envelope: &[u8]) -> Result<bool, Error> {
+    pub fn same_vault(&self, envelope: &[u8]) -> Result<bool, StoreError> {
         Ok(*Envelope::parse(envelope)?.vault_id() == self.vault_id()?)
     }
 
     /// The record's vault id.
-    pub fn vault_id(&self) -> Result<[u8; 16], Error> {
+    pub fn vault_id(&self) -> Result<[u8; 16], StoreError> {
         Ok(*Envelope::parse(&self.envelope_bytes()?)?.vault_id())
     }
 
     /// The record's vault id, hex (the key of [`MemoryFloors`]).
-    pub fn vault_key(&self) -> Result<String, Error> {
+    pub fn vault_key(&self) -> Result<String, StoreError> {
         self.vault_id().map(hex::encode)
     }
 
@@ -198,41 +198,41 @@ impl StoredVault {
     /// generation this browser wrote or read for the vault ([`MemoryFloors::get`]); `legacy` is
     /// the format-1 companion blob, if one is stored. Fails closed: a memory that is missing
     /// where one is expected, that does not open, or that is older than `floor` is
-    /// [`Error::MemoryUnreadable`].
+    /// [`StoreError::MemoryUnreadable`].
     pub fn open_memory(
         &self,
         vault: &Vault,
         floor: Option<u64>,
         legacy: Option<&[u8]>,
-    ) -> Result<(DisclosureLedger, MemoryOrigin), Error> {
+    ) -> Result<(DisclosureLedger, MemoryOrigin), StoreError> {
         if self.vault_id()? != *vault.envelope().vault_id() {
-            return Err(Error::MemoryUnreadable);
+            return Err(StoreError::MemoryUnreadable);
         }
         match (&self.memory, floor, legacy) {
             (Some(text), _, _) => {
-                let sealed = hex::decode(text).map_err(|_| Error::MemoryUnreadable)?;
+                let sealed = hex::decode(text).map_err(|_| StoreError::MemoryUnreadable)?;
                 let plaintext = vault
                     .open_aux(MEMORY_LABEL, &sealed)
-                    .map_err(|_| Error::MemoryUnreadable)?;
+                    .map_err(|_| StoreError::MemoryUnreadable)?;
                 // A newer memory is refused as such (and must not be overwritten); anything
                 // else unreadable is the one fail-closed error.
                 let memory = SealedMemory::read(&plaintext).map_err(|e| match e {
-                    ReadError::Newer(newer) => Error::NewerFormat(newer),
-                    ReadError::Malformed(_) => Error::MemoryUnreadable,
+                    ReadError::Newer(newer) => StoreError::NewerFormat(newer),
+                    ReadError::Malformed(_) => StoreError::MemoryUnreadable,
                 })?;
                 if floor.is_some_and(|f| memory.generation < f) {
-                    return Err(Error::MemoryUnreadable);
+                    return Err(StoreError::MemoryUnreadable);
                 }
                 Ok((memory.ledger, MemoryOrigin::Sealed(memory.generation)))
             }
             // This browser has seen this vault's memory in a record: it cannot vanish.
-            (None, Some(_), _) => Err(Error::MemoryUnreadable),
+            (None, Some(_), _) => Err(StoreError::MemoryUnreadable),
             (None, None, Some(blob)) => {
                 let plaintext = vault
                     .open_aux(LEGACY_LEDGER_LABEL, blob)
-                    .map_err(|_| Error::MemoryUnreadable)?;
+                    .map_err(|_| StoreError::MemoryUnreadable)?;
                 let ledger = format::parse::<LedgerV1>(&plaintext, Record::Memory)
-                    .map_err(|_| Error::MemoryUnreadable)?;
+                    .map_err(|_| StoreError::MemoryUnreadable)?;
                 Ok((ledger.into(), MemoryOrigin::Migrated))
             }
             (None, None, None) => Ok((DisclosureLedger::default(), MemoryOrigin::Fresh)),
@@ -245,16 +245,16 @@ impl StoredVault {
     }
 
     /// Parses stored text and checks that the envelope is well-formed (not that it opens).
-    pub fn decode(text: &str) -> Result<Self, Error> {
+    pub fn decode(text: &str) -> Result<Self, StoreError> {
         let record: Self = serde_json::from_str(text)
-            .map_err(|_| Error::StoreFormat("not a Tacit profile record"))?;
+            .map_err(|_| StoreError::Format("not a Tacit profile record"))?;
         Envelope::parse(&record.envelope_bytes()?)?;
         Ok(record)
     }
 
     /// The envelope's bytes.
-    pub fn envelope_bytes(&self) -> Result<Vec<u8>, Error> {
-        hex::decode(&self.envelope).map_err(|_| Error::StoreFormat("envelope is not hex"))
+    pub fn envelope_bytes(&self) -> Result<Vec<u8>, StoreError> {
+        hex::decode(&self.envelope).map_err(|_| StoreError::Format("envelope is not hex"))
     }
 }
 
@@ -267,8 +267,8 @@ pub struct MemoryFloors(BTreeMap<String, u64>);
 impl MemoryFloors {
     /// Parses stored text; anything unreadable is an error (the page then refuses to open
     /// memory rather than assume there is no floor).
-    pub fn decode(text: &str) -> Result<Self, Error> {
-        serde_json::from_str(text).map_err(|_| Error::StoreFormat("memory floors unreadable"))
+    pub fn decode(text: &str) -> Result<Self, StoreError> {
+        serde_json::from_str(text).map_err(|_| StoreError::Format("memory floors unreadable"))
     }
 
     pub fn encode(&self) -> String {
@@ -294,11 +294,11 @@ impl MemoryFloors {
 
 /// The generation a save may write, given what storage holds now and what the writer loaded.
 /// Refuses when storage holds a record the writer did not load.
-pub fn next_generation(in_storage: Option<u64>, loaded: Option<u64>) -> Result<u64, Error> {
+pub fn next_generation(in_storage: Option<u64>, loaded: Option<u64>) -> Result<u64, StaleWrite> {
     match (in_storage, loaded) {
         (None, None) => Ok(1),
         (Some(current), Some(mine)) if current == mine => Ok(current + 1),
-        _ => Err(Error::StaleWrite),
+        _ => Err(StaleWrite),
     }
 }
 
@@ -308,13 +308,13 @@ pub fn next_generation(in_storage: Option<u64>, loaded: Option<u64>) -> Result<u
 pub fn next_profile_generation(
     in_storage: Option<&StoredVault>,
     loaded: Option<&StoredVault>,
-) -> Result<u64, Error> {
+) -> Result<u64, StaleWrite> {
     match (in_storage, loaded) {
         (None, None) => Ok(1),
         (Some(current), Some(mine)) if current.envelope == mine.envelope => {
             Ok(current.generation.saturating_add(1))
         }
-        _ => Err(Error::StaleWrite),
+        _ => Err(StaleWrite),
     }
 }
 
@@ -326,15 +326,15 @@ mod tests {
     fn store_generations_refuse_stale_writes() {
         assert_eq!(next_generation(None, None), Ok(1));
         assert_eq!(next_generation(Some(3), Some(3)), Ok(4));
-        assert_eq!(next_generation(Some(4), Some(3)), Err(Error::StaleWrite));
+        assert_eq!(next_generation(Some(4), Some(3)), Err(StaleWrite));
         assert_eq!(
             next_generation(Some(1), None),
-            Err(Error::StaleWrite),
+            Err(StaleWrite),
             "a fresh tab cannot clobber"
         );
         assert_eq!(
             next_generation(None, Some(2)),
-            Err(Error::StaleWrite),
+            Err(StaleWrite),
             "deleted elsewhere"
         );
     }

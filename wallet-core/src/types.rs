@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::error::TextError;
 
 /// A point in time as Unix milliseconds. The crate never reads a clock: callers pass these in.
 #[derive(
@@ -46,8 +46,8 @@ pub struct Origin(String);
 impl Origin {
     pub const MAX_LEN: usize = 256;
 
-    pub fn parse(text: &str) -> Result<Self, Error> {
-        let bad = |reason| Error::LogField {
+    pub fn parse(text: &str) -> Result<Self, TextError> {
+        let bad = |reason| TextError {
             field: "origin",
             reason,
         };
@@ -75,8 +75,8 @@ impl Origin {
 }
 
 impl TryFrom<String> for Origin {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self, Error> {
+    type Error = TextError;
+    fn try_from(value: String) -> Result<Self, TextError> {
         Self::parse(&value)
     }
 }
@@ -103,7 +103,7 @@ macro_rules! token {
         impl $name {
             pub const MAX_LEN: usize = $max;
 
-            pub fn parse(text: &str) -> Result<Self, Error> {
+            pub fn parse(text: &str) -> Result<Self, TextError> {
                 let extra: &[u8] = $extra;
                 let ok = !text.is_empty()
                     && text.len() <= Self::MAX_LEN
@@ -111,12 +111,12 @@ macro_rules! token {
                 if ok {
                     Ok(Self(text.to_owned()))
                 } else {
-                    Err(Error::LogField { field: $field, reason: $reason })
+                    Err(TextError { field: $field, reason: $reason })
                 }
             }
         }
 
-        $crate::string_newtype!($name, Error);
+        $crate::string_newtype!($name, TextError);
     };
 }
 

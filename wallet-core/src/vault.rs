@@ -37,8 +37,8 @@
 //!
 //! # Refusals
 //! - Creating (or changing the passphrase) below [`KdfParams::MINIMUM`] (m = 19 MiB, t = 2,
-//!   p = 1) gives [`Error::WeakKdfParams`]; above [`KdfParams::MAXIMUM`] gives
-//!   [`Error::KdfParamsTooCostly`], since no vault could open it.
+//!   p = 1) gives [`VaultError::WeakKdfParams`]; above [`KdfParams::MAXIMUM`] gives
+//!   [`VaultError::KdfParamsTooCostly`], since no vault could open it.
 //! - Opening a header that asks for more than m = 1 GiB, t = 10 or p = 16 is refused before
 //!   Argon2 runs, so a hostile file cannot hang the page or exhaust its memory.
 //! - [`Vault::unlock`] reports every failure — bad magic, truncation, unknown version, hostile
@@ -65,30 +65,9 @@ use argon2::{Algorithm, Argon2, Block, Params, Version};
 use rand_core::CryptoRng;
 use zeroize::Zeroizing;
 
-use crate::error::Error;
-use crate::format::{NewerFormat, ReadError};
+use crate::error::{EnvelopeError, OpenError, SealError, VaultError, WeakPassphrase};
+use crate::format::ReadError;
 use crate::profile::Profile;
-
-/// Why [`Vault::unlock`] failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum OpenError {
-    /// Wrong passphrase, tampering, truncation, a hostile header, an undecodable profile:
-    /// deliberately one uninformative variant.
-    #[error("the passphrase is wrong or the vault is damaged")]
-    CannotOpen,
-    /// The passphrase opened the vault, but its profile record was written by a newer Tacit.
-    #[error(transparent)]
-    NewerFormat(NewerFormat),
-}
-
-impl From<OpenError> for Error {
-    fn from(error: OpenError) -> Self {
-        match error {
-            OpenError::CannotOpen => Error::CannotOpen,
-            OpenError::NewerFormat(newer) => Error::NewerFormat(newer),
-        }
-    }
-}
 
 /// The first eight bytes of every vault.
 pub const MAGIC: [u8; 8] = *b"TACITVLT";
@@ -143,17 +122,19 @@ impl KdfParams {
     };
 
     /// Checks the bounds enforced when creating a vault or changing its passphrase.
-    pub fn check_for_create(self) -> Result<(), Error> {
+    /// Fails with [`VaultError::WeakKdfParams`] or [`VaultError::KdfParamsTooCostly`].
+    pub fn check_for_create(self) -> Result<(), VaultError> {
         if self.m_kib < Self::MINIMUM.m_kib {
-            return Err(Error::WeakKdfParams("memory cost below 19 MiB"));
+            return Err(VaultError::WeakKdfParams("memory cost below 19 MiB"));
         }
         if self.t < Self::MINIMUM.t {
-            return Err(Error::WeakKdfParams("fewer than 2 passes"));
+            return Err(VaultError::WeakKdfParams("fewer than 2 passes"));
         }
         if self.p < Self::MINIMUM.p {
-            return Err(Error::WeakKdfParams("parallelism must be at least 1"));
+            return Err(VaultError::WeakKdfParams("parallelism must be at least 1"));
         }
-        self.check_for_open().map_err(Error::KdfParamsTooCostly)
+        self.check_for_open()
+            .map_err(VaultError::KdfParamsTooCostly)
     }
 
     /// Checks a header's parameters before any Argon2 work: the ceiling, and Argon2's own floor.
@@ -199,13 +180,13 @@ pub struct Passphrase {
 impl Passphrase {
     /// Accepts a passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters (counted after
     /// NFC normalisation).
-    pub fn new(text: String) -> Result<Self, Error> {
+    pub fn new(text: String) -> Result<Self, WeakPassphrase> {
         use unicode_normalization::UnicodeNormalization;
         let text = Zeroizing::new(text);
         let mut nfc = Zeroizing::new(String::with_capacity(text.len()));
         nfc.extend(text.nfc());
         if nfc.chars().count() < MIN_PASSPHRASE_CHARS {
-            return Err(Error::WeakPassphrase("shorter than 8 characters"));
+            return Err(WeakPassphrase("shorter than 8 characters"));
         }
         let as_given = (*nfc != *text).then_some(text);
         Ok(Self { nfc, as_given })
@@ -245,37 +226,37 @@ pub struct Envelope {
 
 impl Envelope {
     /// Parses the byte layout described in the module docs. Never panics; refuses hostile KDF
-    /// parameters (see [`KdfParams::MAXIMUM`]) with an [`Error::Envelope`] naming the problem.
-    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+    /// parameters (see [`KdfParams::MAXIMUM`]) with an [`EnvelopeError`] naming the problem.
+    pub fn parse(bytes: &[u8]) -> Result<Self, EnvelopeError> {
         let mut r = Reader(bytes);
         if r.array::<8>()? != MAGIC {
-            return Err(Error::Envelope("not a Tacit vault"));
+            return Err(EnvelopeError("not a Tacit vault"));
         }
         if u16::from_be_bytes(r.array()?) != FORMAT_VERSION {
-            return Err(Error::Envelope("unsupported format version"));
+            return Err(EnvelopeError("unsupported format version"));
         }
         if u8::from_be_bytes(r.array()?) != KDF_ARGON2ID_V13 {
-            return Err(Error::Envelope("unknown key derivation function"));
+            return Err(EnvelopeError("unknown key derivation function"));
         }
         let params = KdfParams {
             m_kib: u32::from_be_bytes(r.array()?),
             t: u32::from_be_bytes(r.array()?),
             p: u32::from_be_bytes(r.array()?),
         };
-        params.check_for_open().map_err(Error::Envelope)?;
+        params.check_for_open().map_err(EnvelopeError)?;
         let salt = r.array()?;
         let vault_id = r.array()?;
         let wrap_nonce = r.array()?;
         let wrapped_key = r.array()?;
         let seal_nonce = r.array()?;
         let sealed_len = usize::try_from(u32::from_be_bytes(r.array()?))
-            .map_err(|_| Error::Envelope("sealed profile too long"))?;
+            .map_err(|_| EnvelopeError("sealed profile too long"))?;
         if sealed_len < TAG_LEN {
-            return Err(Error::Envelope("sealed profile shorter than its tag"));
+            return Err(EnvelopeError("sealed profile shorter than its tag"));
         }
         let sealed = r.take(sealed_len)?.to_vec();
         if !r.0.is_empty() {
-            return Err(Error::Envelope("bytes after the sealed profile"));
+            return Err(EnvelopeError("bytes after the sealed profile"));
         }
         Ok(Self {
             params,
@@ -368,23 +349,23 @@ impl core::fmt::Debug for Envelope {
     }
 }
 
-/// Checked reading from the front of a byte slice; running out is `Error::Envelope`.
+/// Checked reading from the front of a byte slice; running out is an [`EnvelopeError`].
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], EnvelopeError> {
         let (head, rest) = self
             .0
             .split_at_checked(n)
-            .ok_or(Error::Envelope("truncated"))?;
+            .ok_or(EnvelopeError("truncated"))?;
         self.0 = rest;
         Ok(head)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Error> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], EnvelopeError> {
         self.take(N)?
             .try_into()
-            .map_err(|_| Error::Envelope("truncated"))
+            .map_err(|_| EnvelopeError("truncated"))
     }
 }
 
@@ -403,7 +384,7 @@ impl Vault {
         passphrase: &Passphrase,
         params: KdfParams,
         rng: &mut impl CryptoRng,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, VaultError> {
         params.check_for_create()?;
         let mut salt = [0u8; SALT_LEN];
         rng.fill_bytes(&mut salt);
@@ -428,10 +409,10 @@ impl Vault {
         Ok(vault)
     }
 
-    /// Opens a vault's bytes: [`Vault::unlock`] with its error in the crate's [`Error`]
-    /// ([`Error::CannotOpen`], or [`Error::NewerFormat`]).
-    pub fn open(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), Error> {
-        Self::unlock(bytes, passphrase).map_err(Error::from)
+    /// Opens a vault's bytes: the same as [`Vault::unlock`] ([`OpenError::CannotOpen`], or
+    /// [`OpenError::NewerFormat`]).
+    pub fn open(bytes: &[u8], passphrase: &Passphrase) -> Result<(Self, Profile), OpenError> {
+        Self::unlock(bytes, passphrase)
     }
 
     /// Opens a vault's bytes and reads its profile record, migrating an older format.
@@ -503,7 +484,7 @@ impl Vault {
     }
 
     /// Seals `profile` again under the same data key with a fresh nonce. No Argon2 run.
-    pub fn reseal(&mut self, profile: &Profile, rng: &mut impl CryptoRng) -> Result<(), Error> {
+    pub fn reseal(&mut self, profile: &Profile, rng: &mut impl CryptoRng) -> Result<(), SealError> {
         let plaintext = profile_bytes(profile)?;
         let mut seal_nonce = [0u8; NONCE_LEN];
         rng.fill_bytes(&mut seal_nonce);
@@ -515,9 +496,9 @@ impl Vault {
                     aad: &self.envelope.seal_aad(),
                 },
             )
-            .map_err(|_| Error::Seal("the profile could not be encrypted"))?;
+            .map_err(|_| SealError("the profile could not be encrypted"))?;
         if u32::try_from(sealed.len()).is_err() {
-            return Err(Error::Seal("the profile is too large"));
+            return Err(SealError("the profile is too large"));
         }
         self.envelope.seal_nonce = seal_nonce;
         self.envelope.sealed = sealed;
@@ -533,7 +514,7 @@ impl Vault {
         label: &str,
         plaintext: &[u8],
         rng: &mut impl CryptoRng,
-    ) -> Result<Vec<u8>, Error> {
+    ) -> Result<Vec<u8>, SealError> {
         let mut nonce = [0u8; NONCE_LEN];
         rng.fill_bytes(&mut nonce);
         let sealed = cipher(&self.data_key)
@@ -544,17 +525,17 @@ impl Vault {
                     aad: &self.aux_aad(label),
                 },
             )
-            .map_err(|_| Error::Seal("companion data could not be encrypted"))?;
+            .map_err(|_| SealError("companion data could not be encrypted"))?;
         Ok([&nonce[..], &sealed].concat())
     }
 
     /// Opens what [`Vault::seal_aux`] sealed with the same label. Any failure is
-    /// [`Error::CannotOpen`].
-    pub fn open_aux(&self, label: &str, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+    /// [`OpenError::CannotOpen`].
+    pub fn open_aux(&self, label: &str, sealed: &[u8]) -> Result<Zeroizing<Vec<u8>>, OpenError> {
         let (nonce, body) = sealed
             .split_at_checked(NONCE_LEN)
-            .ok_or(Error::CannotOpen)?;
-        let nonce: [u8; NONCE_LEN] = nonce.try_into().map_err(|_| Error::CannotOpen)?;
+            .ok_or(OpenError::CannotOpen)?;
+        let nonce: [u8; NONCE_LEN] = nonce.try_into().map_err(|_| OpenError::CannotOpen)?;
         cipher(&self.data_key)
             .decrypt(
                 &Nonce::from(nonce),
@@ -564,7 +545,7 @@ impl Vault {
                 },
             )
             .map(Zeroizing::new)
-            .map_err(|_| Error::CannotOpen)
+            .map_err(|_| OpenError::CannotOpen)
     }
 
     fn aux_aad(&self, label: &str) -> Vec<u8> {
@@ -585,7 +566,7 @@ impl Vault {
         new: &Passphrase,
         params: KdfParams,
         rng: &mut impl CryptoRng,
-    ) -> Result<(), Error> {
+    ) -> Result<(), VaultError> {
         params.check_for_create()?;
         let mut envelope = self.envelope.clone();
         envelope.params = params;
@@ -601,10 +582,10 @@ impl Vault {
         mut envelope: Envelope,
         passphrase: &Passphrase,
         rng: &mut impl CryptoRng,
-    ) -> Result<Envelope, Error> {
+    ) -> Result<Envelope, SealError> {
         rng.fill_bytes(&mut envelope.wrap_nonce);
         let kek = derive_kek(passphrase, &envelope.salt, envelope.params)
-            .map_err(|_| Error::Seal("key derivation failed"))?;
+            .map_err(|_| SealError("key derivation failed"))?;
         let mut buffer = self.data_key.clone();
         let tag = cipher(&kek)
             .encrypt_inout_detached(
@@ -612,7 +593,7 @@ impl Vault {
                 &envelope.header(),
                 buffer.as_mut_slice().into(),
             )
-            .map_err(|_| Error::Seal("the data key could not be wrapped"))?;
+            .map_err(|_| SealError("the data key could not be wrapped"))?;
         for (dst, src) in envelope
             .wrapped_key
             .iter_mut()
@@ -667,8 +648,8 @@ fn cipher(key: &Zeroizing<[u8; KEY_LEN]>) -> Aes256Gcm {
 
 /// The profile's JSON in a buffer sized exactly beforehand, so that no reallocation leaves an
 /// unwiped copy behind.
-fn profile_bytes(profile: &Profile) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let fail = |_| Error::Seal("the profile could not be serialised");
+fn profile_bytes(profile: &Profile) -> Result<Zeroizing<Vec<u8>>, SealError> {
+    let fail = |_| SealError("the profile could not be serialised");
     let mut counter = ByteCounter(0);
     serde_json::to_writer(&mut counter, profile).map_err(fail)?;
     let mut bytes = Zeroizing::new(Vec::with_capacity(counter.0));
@@ -698,7 +679,7 @@ mod tests {
     use rand_core::SeedableRng;
 
     use super::*;
-    use crate::format::Record;
+    use crate::format::{NewerFormat, Record};
     use crate::profile::{PROFILE_FORMAT, ProfileInput};
 
     const PASS: &str = "correct horse battery staple";
@@ -757,10 +738,10 @@ mod tests {
         );
         assert_eq!(
             Vault::open(&bytes, &pass).unwrap_err(),
-            Error::NewerFormat(expected)
+            OpenError::NewerFormat(expected)
         );
         assert!(
-            Error::NewerFormat(expected)
+            OpenError::NewerFormat(expected)
                 .to_string()
                 .contains("made by a newer Tacit")
         );

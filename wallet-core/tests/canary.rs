@@ -113,7 +113,7 @@ proptest! {
         bad.date_of_birth = format!("{}x", input.date_of_birth);
         texts.push(Profile::new(&bad, today()).unwrap_err().to_string());
         texts.push(format!("{profile:?} {input:?}"));
-        texts.push(wallet_core::Error::CannotOpen.to_string());
+        texts.push(wallet_core::OpenError::CannotOpen.to_string());
         for text in &texts {
             for raw in renderings(&profile) {
                 prop_assert!(!text.contains(&raw), "{raw:?} leaked into {text}");

@@ -15,8 +15,8 @@ use time::{Date, macros::date};
 use wallet_core::format::Record;
 use wallet_core::store::{MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
 use wallet_core::{
-    Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, Error, KdfParams,
-    LanguageTag, Money, NewerFormat, Passphrase, Profile, ProfileInput, Vault,
+    Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, KdfParams,
+    LanguageTag, Money, NewerFormat, Passphrase, Profile, ProfileInput, StoreError, Vault,
 };
 
 const PASSPHRASE: &str = "correct horse battery staple";
@@ -269,7 +269,7 @@ fn memory_from_a_newer_tacit_is_refused_as_such_and_malformed_memory_fails_close
     let refused = record.open_memory(&vault, Some(9), None).unwrap_err();
     assert_eq!(
         refused,
-        Error::NewerFormat(NewerFormat {
+        StoreError::NewerFormat(NewerFormat {
             record: Record::Memory,
             found: newer,
             known: MEMORY_FORMAT,
@@ -293,7 +293,7 @@ fn memory_from_a_newer_tacit_is_refused_as_such_and_malformed_memory_fails_close
         let record = record_with_memory(&vault, &text);
         assert_eq!(
             record.open_memory(&vault, Some(9), None),
-            Err(Error::MemoryUnreadable),
+            Err(StoreError::MemoryUnreadable),
             "{text}"
         );
     }

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use wallet_core::log::{ENTRY_DOMAIN, EXPORT_HEADER, chain_head};
 use wallet_core::profile::MAX_INCOME_MINOR;
 use wallet_core::{
-    Claim, ComparisonLog, ConditionCode, Currency, DistrictId, Error, GrantId, Hash, LogEntry,
-    Money, Origin, Outcome, Timestamp, ToolName, catalogue, verify_entries,
+    ChainBroken, Claim, ComparisonLog, ConditionCode, Currency, DistrictId, GrantId, Hash,
+    LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue, verify_entries,
 };
 
 const T0: i64 = 1_777_627_800_000; // 2026-05-01T09:30:00Z
@@ -191,12 +191,12 @@ fn verify_detects_an_edit_to_each_field() {
         assert_ne!(entries[1], log.entries()[1], "{name}: edit was a no-op");
         assert_eq!(
             verify_entries(&entries),
-            Err(Error::ChainBroken { index: 1 }),
+            Err(ChainBroken { index: 1 }),
             "{name}"
         );
         assert_eq!(
             ComparisonLog::from_entries(entries),
-            Err(Error::ChainBroken { index: 1 }),
+            Err(ChainBroken { index: 1 }),
             "{name}"
         );
     }
@@ -219,7 +219,7 @@ fn verify_detects_an_edit_that_recomputes_the_hash() {
         };
         assert_eq!(
             verify_entries(&entries),
-            Err(Error::ChainBroken { index }),
+            Err(ChainBroken { index }),
             "{name}"
         );
     }
@@ -230,7 +230,7 @@ fn verify_detects_an_edit_that_recomputes_the_hash() {
     let forged = ComparisonLog::from_entries(entries).unwrap();
     assert_eq!(
         forged.verify_with_head(log.head()),
-        Err(Error::ChainBroken { index: 4 })
+        Err(ChainBroken { index: 4 })
     );
 }
 
@@ -242,7 +242,7 @@ fn verify_detects_removal_of_first_and_middle_entries() {
         entries.remove(removed);
         assert_eq!(
             verify_entries(&entries),
-            Err(Error::ChainBroken { index }),
+            Err(ChainBroken { index }),
             "removed {removed}"
         );
     }
@@ -262,7 +262,7 @@ fn verify_against_head() {
     // ...which a known head exposes.
     assert_eq!(
         truncated.verify_with_head(head),
-        Err(Error::ChainBroken { index: 3 })
+        Err(ChainBroken { index: 3 })
     );
 
     // So does an entry appended after the head was recorded.
@@ -277,11 +277,11 @@ fn verify_against_head() {
     );
     assert_eq!(
         extended.verify_with_head(head),
-        Err(Error::ChainBroken { index: 5 })
+        Err(ChainBroken { index: 5 })
     );
     assert_eq!(
         ComparisonLog::new().verify_with_head(head),
-        Err(Error::ChainBroken { index: 0 })
+        Err(ChainBroken { index: 0 })
     );
 }
 
@@ -304,17 +304,14 @@ fn verify_detects_insertion() {
         entries.insert(at, foreign.clone());
         assert_eq!(
             verify_entries(&entries),
-            Err(Error::ChainBroken { index }),
+            Err(ChainBroken { index }),
             "inserted at {at}"
         );
     }
     // A duplicate of an existing entry.
     let mut entries = log.entries().to_vec();
     entries.insert(2, entries[1].clone());
-    assert_eq!(
-        verify_entries(&entries),
-        Err(Error::ChainBroken { index: 2 })
-    );
+    assert_eq!(verify_entries(&entries), Err(ChainBroken { index: 2 }));
 }
 
 #[test]
@@ -325,7 +322,7 @@ fn verify_detects_reordering() {
         entries.swap(i, j);
         assert_eq!(
             verify_entries(&entries),
-            Err(Error::ChainBroken { index: i }),
+            Err(ChainBroken { index: i }),
             "swapped {i} and {j}"
         );
     }
@@ -374,11 +371,11 @@ fn with_field(text: &str, line: usize, field: usize, value: &str) -> String {
 fn import_rejects_bad_exports() {
     let good = sample_log().export();
     let hash1 = sample_log().entries()[1].hash.to_hex();
-    let import_err = |line, reason| Error::LogImport { line, reason };
+    let import_err = |line, reason| LogError::Import { line, reason };
     let fields9 = "an entry must have 9 tab-separated fields, or 10 with the issuer";
     // A tenth field is read as the issuer's origin.
     let issuer10 = "invalid issuer";
-    let cases: Vec<(&str, String, Error)> = vec![
+    let cases: Vec<(&str, String, LogError)> = vec![
         (
             "empty input",
             String::new(),
@@ -497,7 +494,7 @@ fn import_rejects_bad_exports() {
         (
             "broken chain (edited outcome)",
             with_field(&good, 3, 5, "satisfied"),
-            Error::ChainBroken { index: 1 },
+            LogError::ChainBroken(ChainBroken { index: 1 }),
         ),
         (
             "broken chain (removed entry)",
@@ -506,7 +503,7 @@ fn import_rejects_bad_exports() {
                 lines.remove(2);
                 lines.join("\n") + "\n"
             },
-            Error::ChainBroken { index: 1 },
+            LogError::ChainBroken(ChainBroken { index: 1 }),
         ),
         (
             "trailing garbage line",
@@ -532,7 +529,7 @@ fn import_rejects_bad_exports() {
     for (name, text, expected) in cases {
         assert_eq!(
             ComparisonLog::import(&text),
-            Err(expected.clone()),
+            Err(expected),
             "{name}"
         );
         assert_eq!(
@@ -550,7 +547,7 @@ fn import_bytes_rejects_non_utf8() {
     bytes[second_line] = 0xff;
     assert_eq!(
         ComparisonLog::import_bytes(&bytes),
-        Err(Error::LogImport {
+        Err(LogError::Import {
             line: 2,
             reason: "not UTF-8"
         })
@@ -664,7 +661,7 @@ proptest! {
         let (i, j) = (i.index(entries.len()), j.index(entries.len()));
         prop_assume!(i != j && entries[i] != entries[j]);
         entries.swap(i, j);
-        prop_assert_eq!(verify_entries(&entries), Err(Error::ChainBroken { index: i.min(j) }));
+        prop_assert_eq!(verify_entries(&entries), Err(ChainBroken { index: i.min(j) }));
     }
 
     #[test]

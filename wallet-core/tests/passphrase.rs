@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use common::profile;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use wallet_core::{Error, KdfParams, Passphrase, Vault};
+use wallet_core::{KdfParams, OpenError, Passphrase, Vault};
 
 /// "Crème brûlée à Zürich", composed (NFC).
 const NFC: &str = "Cr\u{e8}me br\u{fb}l\u{e9}e \u{e0} Z\u{fc}rich";
@@ -46,7 +46,7 @@ fn passphrase_nfd_and_nfc_open_the_same_vault() {
             &Passphrase::new("Creme brulee a Zurich".into()).unwrap()
         )
         .unwrap_err(),
-        Error::CannotOpen,
+        OpenError::CannotOpen,
         "normalisation is NFC, not a stripping of accents"
     );
 }

@@ -5,19 +5,17 @@
 mod common;
 
 use common::{input, profile, today};
-use wallet_core::{Error, Field, Profile, ProfileInput};
+use wallet_core::{Field, Profile, ProfileError, ProfileInput};
 
-fn refused(edit: impl FnOnce(&mut ProfileInput)) -> Error {
+fn refused(edit: impl FnOnce(&mut ProfileInput)) -> ProfileError {
     let mut i = input();
     edit(&mut i);
     Profile::new(&i, today()).unwrap_err()
 }
 
-fn field_of(err: Error) -> Field {
-    match err {
-        Error::InvalidProfile { field, .. } => field,
-        other => panic!("expected InvalidProfile, got {other:?}"),
-    }
+fn field_of(err: ProfileError) -> Field {
+    let ProfileError { field, reason: _ } = err;
+    field
 }
 
 #[test]

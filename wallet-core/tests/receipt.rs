@@ -9,9 +9,10 @@ use ed25519_dalek::SigningKey;
 use proptest::prelude::*;
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, RECEIPT_DOMAIN, RECEIPT_VERSION, sign, verify};
 use wallet_core::{
-    Claim, ComparisonLog, Currency, DistrictId, Error, GrantId, Hash, KeySet, KeyStatus, Money,
-    Nonce, Origin, Outcome, Provenance, PublicKeyEntry, ReceiptPayload, SessionId, SignedReceipt,
-    Timestamp, ToolName, derive_key_id,
+    ChainBroken, Claim, ComparisonLog, Currency, DistrictId, GrantId, Hash, KeySet, KeyStatus,
+    MalformedReceipt, Money, Nonce, Origin, Outcome, Provenance, PublicKeyEntry, ReceiptPayload,
+    SessionId, SignableError, SignedReceipt, StructureError, Timestamp, ToolName, VerifyError,
+    derive_key_id,
 };
 
 const T0: i64 = 1_777_627_800_000; // 2026-05-01T09:30:00Z
@@ -130,7 +131,10 @@ fn now() -> Timestamp {
     Timestamp::from_millis(T0 + 5 * MINUTE)
 }
 
-fn check(signed: &SignedReceipt, keys: &KeySet) -> Result<wallet_core::VerifiedReceipt, Error> {
+fn check(
+    signed: &SignedReceipt,
+    keys: &KeySet,
+) -> Result<wallet_core::VerifiedReceipt, VerifyError> {
     verify(signed, keys, &site(), &nonce(), now())
 }
 
@@ -225,37 +229,40 @@ fn verify_unknown_key() {
     // Not in the set at all.
     assert_eq!(
         check(&signed, &keys_for(&other_key())),
-        Err(Error::UnknownKey)
+        Err(VerifyError::UnknownKey)
     );
-    assert_eq!(check(&signed, &KeySet::default()), Err(Error::UnknownKey));
+    assert_eq!(
+        check(&signed, &KeySet::default()),
+        Err(VerifyError::UnknownKey)
+    );
 
     // Known, but issued before the key's window opened (beyond the two-minute skew allowance)
     // or after it closed.
     let mut keys = keys_for(&test_key());
     keys.keys[0].not_before = Timestamp::from_millis(signed_at().millis() + 2 * MINUTE + 1);
-    assert_eq!(check(&signed, &keys), Err(Error::UnknownKey));
+    assert_eq!(check(&signed, &keys), Err(VerifyError::UnknownKey));
     keys.keys[0].not_before = Timestamp::from_millis(signed_at().millis() + 2 * MINUTE);
     assert!(check(&signed, &keys).is_ok(), "within the skew allowance");
     let mut keys = keys_for(&test_key());
     keys.keys[0].not_after = Some(signed_at());
-    assert_eq!(check(&signed, &keys), Err(Error::UnknownKey));
+    assert_eq!(check(&signed, &keys), Err(VerifyError::UnknownKey));
 
     // An entry whose id does not derive from its key, or whose key is malformed.
     let mut keys = keys_for(&other_key());
     keys.keys[0].key_id = signed.key_id.clone();
-    assert_eq!(check(&signed, &keys), Err(Error::UnknownKey));
+    assert_eq!(check(&signed, &keys), Err(VerifyError::UnknownKey));
     let mut keys = keys_for(&test_key());
     keys.keys[0].public_key = keys.keys[0].public_key.to_uppercase();
-    assert_eq!(check(&signed, &keys), Err(Error::UnknownKey));
+    assert_eq!(check(&signed, &keys), Err(VerifyError::UnknownKey));
     keys.keys[0].public_key = "00".repeat(31);
-    assert_eq!(check(&signed, &keys), Err(Error::UnknownKey));
+    assert_eq!(check(&signed, &keys), Err(VerifyError::UnknownKey));
 
     // The receipt names another key id.
     let mut renamed = signed;
     renamed.key_id = derive_key_id(&other_key().verifying_key());
     assert_eq!(
         check(&renamed, &keys_for(&test_key())),
-        Err(Error::UnknownKey)
+        Err(VerifyError::UnknownKey)
     );
 }
 
@@ -270,7 +277,7 @@ fn verify_bad_signature_flipped_byte() {
         tampered.signature = hex::encode(bytes);
         assert_eq!(
             check(&tampered, &keys),
-            Err(Error::BadSignature),
+            Err(VerifyError::BadSignature),
             "byte {position}"
         );
     }
@@ -291,7 +298,11 @@ fn verify_bad_signature_malformed() {
     ] {
         let mut tampered = signed.clone();
         tampered.signature = bad.clone();
-        assert_eq!(check(&tampered, &keys), Err(Error::BadSignature), "{bad:?}");
+        assert_eq!(
+            check(&tampered, &keys),
+            Err(VerifyError::BadSignature),
+            "{bad:?}"
+        );
     }
 }
 
@@ -333,7 +344,11 @@ fn verify_bad_signature_payload_edited_after_signing() {
             signed.payload.signing_bytes(),
             "{name}"
         );
-        assert_eq!(check(&tampered, &keys), Err(Error::BadSignature), "{name}");
+        assert_eq!(
+            check(&tampered, &keys),
+            Err(VerifyError::BadSignature),
+            "{name}"
+        );
     }
 }
 
@@ -349,7 +364,7 @@ fn verify_expired() {
     ] {
         assert_eq!(
             verify(&signed, &keys, &site(), &nonce(), now),
-            Err(Error::Expired)
+            Err(VerifyError::Expired)
         );
     }
     verify(&signed, &keys, &site(), &nonce(), expires.plus_millis(-1)).unwrap();
@@ -363,7 +378,7 @@ fn verify_not_yet_valid() {
     for now in [issued.plus_millis(-1), Timestamp::from_millis(i64::MIN)] {
         assert_eq!(
             verify(&signed, &keys, &site(), &nonce(), now),
-            Err(Error::NotYetValid)
+            Err(VerifyError::NotYetValid)
         );
     }
     verify(&signed, &keys, &site(), &nonce(), issued).unwrap();
@@ -375,7 +390,7 @@ fn verify_audience_mismatch() {
     let other = Origin::parse("https://pharmacy.example").unwrap();
     assert_eq!(
         verify(&signed, &keys_for(&test_key()), &other, &nonce(), now()),
-        Err(Error::AudienceMismatch)
+        Err(VerifyError::AudienceMismatch)
     );
 }
 
@@ -386,7 +401,7 @@ fn verify_nonce_mismatch() {
         let other = Nonce::parse(other).unwrap();
         assert_eq!(
             verify(&signed, &keys_for(&test_key()), &site(), &other, now()),
-            Err(Error::NonceMismatch)
+            Err(VerifyError::NonceMismatch)
         );
     }
 }
@@ -399,21 +414,21 @@ fn verify_chain_broken_with_one_entry_removed() {
     payload.entries.remove(1);
     assert_eq!(
         check(&sign_raw(payload), &keys),
-        Err(Error::ChainBroken { index: 1 })
+        Err(VerifyError::ChainBroken(ChainBroken { index: 1 }))
     );
     // The last entry removed, the signed head still names it.
     let mut payload = self::payload();
     payload.entries.pop();
     assert_eq!(
         check(&sign_raw(payload), &keys),
-        Err(Error::ChainBroken { index: 2 })
+        Err(VerifyError::ChainBroken(ChainBroken { index: 2 }))
     );
     // The first entry removed.
     let mut payload = self::payload();
     payload.entries.remove(0);
     assert_eq!(
         check(&sign_raw(payload), &keys),
-        Err(Error::ChainBroken { index: 0 })
+        Err(VerifyError::ChainBroken(ChainBroken { index: 0 }))
     );
 }
 
@@ -428,7 +443,7 @@ fn verify_rejects_an_entry_with_another_origin() {
         Claim::age_at_least(18).unwrap(),
         Outcome::Satisfied,
     );
-    let expected = Error::ReceiptFormat("an entry's origin is not the receipt's audience");
+    let expected = MalformedReceipt("an entry's origin is not the receipt's audience");
     let refused = ReceiptPayload::new(
         session(),
         site(),
@@ -437,14 +452,14 @@ fn verify_rejects_an_entry_with_another_origin() {
         Timestamp::from_millis(T0 + 11 * MINUTE),
         &log,
     );
-    assert_eq!(refused, Err(expected.clone()));
+    assert_eq!(refused, Err(StructureError::Malformed(expected)));
 
     let mut payload = payload();
     payload.entries = log.entries().to_vec();
     payload.log_head = log.head();
     assert_eq!(
         check(&sign_raw(payload), &keys_for(&test_key())),
-        Err(expected)
+        Err(VerifyError::Malformed(expected))
     );
 }
 
@@ -453,15 +468,23 @@ fn verify_rejects_an_empty_window_and_other_versions() {
     let keys = keys_for(&test_key());
     let mut payload = payload();
     payload.expires_at = payload.issued_at;
-    let expected = Error::ReceiptFormat("expires_at must be after issued_at");
-    assert_eq!(payload.check_structure(), Err(expected.clone()));
-    assert_eq!(check(&sign_raw(payload), &keys), Err(expected));
+    let expected = MalformedReceipt("expires_at must be after issued_at");
+    assert_eq!(
+        payload.check_structure(),
+        Err(StructureError::Malformed(expected))
+    );
+    assert_eq!(
+        check(&sign_raw(payload), &keys),
+        Err(VerifyError::Malformed(expected))
+    );
 
     let mut payload = self::payload();
     payload.version = RECEIPT_VERSION + 1;
     assert_eq!(
         check(&sign_raw(payload), &keys),
-        Err(Error::ReceiptFormat("unsupported receipt version"))
+        Err(VerifyError::Malformed(MalformedReceipt(
+            "unsupported receipt version"
+        )))
     );
 
     let refused = ReceiptPayload::new(
@@ -474,7 +497,9 @@ fn verify_rejects_an_empty_window_and_other_versions() {
     );
     assert_eq!(
         refused,
-        Err(Error::ReceiptFormat("expires_at must be after issued_at"))
+        Err(StructureError::Malformed(MalformedReceipt(
+            "expires_at must be after issued_at"
+        )))
     );
 }
 
@@ -491,7 +516,7 @@ fn a_window_at_the_ends_of_time_is_refused_without_overflow() {
             KeyStatus::Active,
         )],
     };
-    let too_long = Error::ReceiptFormat("validity window longer than 24 hours");
+    let too_long = MalformedReceipt("validity window longer than 24 hours");
     for (issued_at, expires_at) in [
         (i64::MIN, T0 + 11 * MINUTE),
         (i64::MIN + 1, T0 + 11 * MINUTE),
@@ -504,10 +529,13 @@ fn a_window_at_the_ends_of_time_is_refused_without_overflow() {
         payload.expires_at = Timestamp::from_millis(expires_at);
         assert_eq!(
             payload.check_structure(),
-            Err(too_long.clone()),
+            Err(StructureError::Malformed(too_long)),
             "{issued_at}..{expires_at}"
         );
-        assert_eq!(check(&sign_raw(payload), &keys), Err(too_long.clone()));
+        assert_eq!(
+            check(&sign_raw(payload), &keys),
+            Err(VerifyError::Malformed(too_long))
+        );
     }
     let mut payload = payload();
     payload.issued_at = Timestamp::from_millis(i64::MAX - DAY);
@@ -537,30 +565,30 @@ fn checks_run_in_the_documented_order() {
             &wrong_nonce,
             late
         ),
-        Err(Error::UnknownKey)
+        Err(VerifyError::UnknownKey)
     );
     let mut bad_sig = signed.clone();
     bad_sig.signature = "00".repeat(64);
     assert_eq!(
         verify(&bad_sig, &keys, &wrong_site, &wrong_nonce, late),
-        Err(Error::BadSignature)
+        Err(VerifyError::BadSignature)
     );
     assert_eq!(
         verify(&signed, &keys, &wrong_site, &wrong_nonce, late),
-        Err(Error::ChainBroken { index: 1 })
+        Err(VerifyError::ChainBroken(ChainBroken { index: 1 }))
     );
     let good = sign_raw(self::payload());
     assert_eq!(
         verify(&good, &keys, &wrong_site, &wrong_nonce, late),
-        Err(Error::AudienceMismatch)
+        Err(VerifyError::AudienceMismatch)
     );
     assert_eq!(
         verify(&good, &keys, &site(), &wrong_nonce, late),
-        Err(Error::NonceMismatch)
+        Err(VerifyError::NonceMismatch)
     );
     assert_eq!(
         verify(&good, &keys, &site(), &nonce(), late),
-        Err(Error::Expired)
+        Err(VerifyError::Expired)
     );
 }
 
@@ -603,7 +631,7 @@ fn retired_keys_still_verify_old_receipts() {
             &nonce(),
             Timestamp::from_millis(T0 + 3 * MINUTE)
         ),
-        Err(Error::UnknownKey)
+        Err(VerifyError::UnknownKey)
     );
     // Nor may the successor vouch for a payload issued well before its window.
     let mut early = payload();
@@ -617,7 +645,7 @@ fn retired_keys_still_verify_old_receipts() {
             &nonce(),
             later
         ),
-        Err(Error::UnknownKey)
+        Err(VerifyError::UnknownKey)
     );
 }
 
@@ -648,7 +676,7 @@ fn payload_with_an_extra_income_field_fails_to_parse() {
     ] {
         assert_eq!(
             SignedReceipt::parse(&serde_json::to_vec(&value).unwrap()),
-            Err(Error::ReceiptFormat("not a valid signed receipt")),
+            Err(MalformedReceipt("not a valid signed receipt")),
             "{name}"
         );
     }
@@ -692,7 +720,7 @@ fn parse_refuses_invalid_field_values() {
     assert!(SignedReceipt::parse(duplicate).is_err());
     assert_eq!(
         SignedReceipt::parse(&vec![b' '; MAX_RECEIPT_BYTES + 1]),
-        Err(Error::ReceiptFormat("receipt too large"))
+        Err(MalformedReceipt("receipt too large"))
     );
 }
 
@@ -842,18 +870,21 @@ fn check_signable_wants_an_open_window_issued_near_the_signers_clock() {
     );
     assert_eq!(
         p.check_signable(at(3 * MINUTE + 1)),
-        Err(Error::IssuedAtOutOfRange)
+        Err(SignableError::IssuedAtOutOfRange)
     );
     assert_eq!(
         p.check_signable(at(-MINUTE - 1)),
-        Err(Error::IssuedAtOutOfRange)
+        Err(SignableError::IssuedAtOutOfRange)
     );
-    assert_eq!(p.check_signable(at(11 * MINUTE)), Err(Error::Expired));
+    assert_eq!(
+        p.check_signable(at(11 * MINUTE)),
+        Err(SignableError::Expired)
+    );
     let mut broken = payload();
     broken.entries.remove(0);
     assert!(matches!(
         broken.check_signable(at(MINUTE)),
-        Err(Error::ChainBroken { .. })
+        Err(SignableError::ChainBroken(ChainBroken { .. }))
     ));
 }
 
@@ -903,16 +934,16 @@ fn issuer_backed_answers_are_named_per_entry() {
     lying.provenance = Provenance::SelfAsserted;
     assert!(matches!(
         lying.check_structure(),
-        Err(Error::ReceiptFormat(_))
+        Err(StructureError::Malformed(_))
     ));
     assert!(matches!(
         check(&sign_raw(lying), &keys_for(&test_key())),
-        Err(Error::ReceiptFormat(_))
+        Err(VerifyError::Malformed(_))
     ));
     let mut boasting = self::payload();
     boasting.provenance = Provenance::IssuerBacked;
     assert!(matches!(
         boasting.check_structure(),
-        Err(Error::ReceiptFormat(_))
+        Err(StructureError::Malformed(_))
     ));
 }

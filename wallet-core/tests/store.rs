@@ -14,7 +14,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
 use wallet_core::{
-    Claim, ConditionCode, DisclosureLedger, Error, KdfParams, Outcome, Passphrase, Vault,
+    Claim, ConditionCode, DisclosureLedger, KdfParams, Outcome, Passphrase, StaleWrite, StoreError,
+    Vault,
 };
 
 fn rng(seed: u64) -> ChaCha20Rng {
@@ -83,12 +84,12 @@ fn store_memory_cannot_be_dropped_moved_damaged_or_rolled_back() {
     };
     assert_eq!(
         dropped.open_memory(&vault, floor, None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     // Rolled back: the whole older record restored, or its memory put in the newer record.
     assert_eq!(
         old.open_memory(&vault, floor, None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     let swapped = StoredVault {
         memory: old.memory.clone(),
@@ -96,7 +97,7 @@ fn store_memory_cannot_be_dropped_moved_damaged_or_rolled_back() {
     };
     assert_eq!(
         swapped.open_memory(&vault, floor, None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     // Moved: another vault's memory does not open with this one.
     let other = open(&OTHER_BYTES);
@@ -108,7 +109,7 @@ fn store_memory_cannot_be_dropped_moved_damaged_or_rolled_back() {
     };
     assert_eq!(
         moved.open_memory(&vault, None, None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     // Damaged: any flipped byte.
     let mut bytes = hex::decode(record.memory.as_ref().unwrap()).unwrap();
@@ -120,7 +121,7 @@ fn store_memory_cannot_be_dropped_moved_damaged_or_rolled_back() {
         };
         assert_eq!(
             damaged.open_memory(&vault, None, None),
-            Err(Error::MemoryUnreadable)
+            Err(StoreError::MemoryUnreadable)
         );
         bytes[i] ^= 1;
     }
@@ -134,12 +135,12 @@ fn store_memory_cannot_be_dropped_moved_damaged_or_rolled_back() {
         .unwrap();
     assert_eq!(
         dropped.open_memory(&vault, floor, Some(&legacy)),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     // A record of this vault opened with another vault's key.
     assert_eq!(
         record.open_memory(&other, None, None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
     // The genuine record opens.
     assert!(record.open_memory(&vault, floor, None).is_ok());
@@ -184,12 +185,12 @@ fn store_profile_saves_pass_memory_writes_but_not_edits() {
     let edit = StoredVault::sealed(3, &edited_vault, &used_ledger(), &mut rng(12)).unwrap();
     assert_eq!(
         next_profile_generation(Some(&edit), Some(&loaded)),
-        Err(Error::StaleWrite)
+        Err(StaleWrite)
     );
     assert_eq!(next_profile_generation(None, None), Ok(1));
     assert_eq!(
         next_profile_generation(Some(&loaded), None),
-        Err(Error::StaleWrite)
+        Err(StaleWrite)
     );
 }
 
@@ -272,6 +273,6 @@ fn store_frozen_format1_record_opens_and_migrates() {
     );
     assert_eq!(
         record.open_memory(&vault, Some(1), None),
-        Err(Error::MemoryUnreadable)
+        Err(StoreError::MemoryUnreadable)
     );
 }

@@ -16,7 +16,10 @@ use time::{Date, macros::date};
 use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
 use wallet_core::profile::{MAX_INCOME_MINOR, format_date, parse_date};
 use wallet_core::vault::{FORMAT_VERSION, MAGIC};
-use wallet_core::{Envelope, Error, KdfParams, Passphrase, Profile, ProfileInput, Vault};
+use wallet_core::{
+    Envelope, EnvelopeError, KdfParams, OpenError, Passphrase, Profile, ProfileInput, Vault,
+    VaultError, WeakPassphrase,
+};
 
 const PASSPHRASE: &str = "correct horse battery staple";
 const TODAY: Date = date!(2026 - 11 - 29);
@@ -150,7 +153,7 @@ fn vault_wrong_passphrase_is_cannot_open() {
     ] {
         assert_eq!(
             Vault::open(&SAMPLE, &passphrase(wrong)).unwrap_err(),
-            Error::CannotOpen
+            OpenError::CannotOpen
         );
     }
 }
@@ -179,7 +182,7 @@ fn vault_any_flipped_bit_is_cannot_open() {
                     tampered[at] ^= 1 << (at % 8);
                     assert_eq!(
                         Vault::open(&tampered, pass).unwrap_err(),
-                        Error::CannotOpen,
+                        OpenError::CannotOpen,
                         "flipping bit {} of byte {at} went unnoticed",
                         at % 8
                     );
@@ -195,12 +198,12 @@ fn vault_truncated_at_every_length_is_cannot_open() {
     for len in 0..SAMPLE.len() {
         let cut = &SAMPLE[..len];
         assert!(
-            matches!(Envelope::parse(cut), Err(Error::Envelope(_))),
+            matches!(Envelope::parse(cut), Err(EnvelopeError(_))),
             "length {len}"
         );
         assert_eq!(
             Vault::open(cut, &pass).unwrap_err(),
-            Error::CannotOpen,
+            OpenError::CannotOpen,
             "length {len}"
         );
     }
@@ -214,9 +217,12 @@ fn vault_appended_bytes_are_cannot_open() {
         longer.extend_from_slice(extra);
         assert_eq!(
             Envelope::parse(&longer).unwrap_err(),
-            Error::Envelope("bytes after the sealed profile")
+            EnvelopeError("bytes after the sealed profile")
         );
-        assert_eq!(Vault::open(&longer, &pass).unwrap_err(), Error::CannotOpen);
+        assert_eq!(
+            Vault::open(&longer, &pass).unwrap_err(),
+            OpenError::CannotOpen
+        );
     }
 }
 
@@ -237,9 +243,12 @@ fn vault_hostile_header_is_refused_before_argon2() {
         put_u32(&mut hostile, at, value);
         assert_eq!(
             Envelope::parse(&hostile).unwrap_err(),
-            Error::Envelope(reason)
+            EnvelopeError(reason)
         );
-        assert_eq!(Vault::open(&hostile, &pass).unwrap_err(), Error::CannotOpen);
+        assert_eq!(
+            Vault::open(&hostile, &pass).unwrap_err(),
+            OpenError::CannotOpen
+        );
     }
     // The ceiling itself is accepted by the parser (opening would run Argon2 at 1 GiB).
     let mut at_ceiling = SAMPLE.clone();
@@ -264,18 +273,18 @@ fn vault_malformed_headers_are_cannot_open() {
     for (at, value, reason) in cases {
         let mut bad = SAMPLE.clone();
         bad[at] = value;
-        assert_eq!(Envelope::parse(&bad).unwrap_err(), Error::Envelope(reason));
-        assert_eq!(Vault::open(&bad, &pass).unwrap_err(), Error::CannotOpen);
+        assert_eq!(Envelope::parse(&bad).unwrap_err(), EnvelopeError(reason));
+        assert_eq!(Vault::open(&bad, &pass).unwrap_err(), OpenError::CannotOpen);
     }
     let mut short_seal = SAMPLE[..SEALED_AT].to_vec();
     put_u32(&mut short_seal, SEALED_LEN_AT, 0);
     assert_eq!(
         Envelope::parse(&short_seal).unwrap_err(),
-        Error::Envelope("sealed profile shorter than its tag")
+        EnvelopeError("sealed profile shorter than its tag")
     );
     assert_eq!(
         Vault::open(&short_seal, &pass).unwrap_err(),
-        Error::CannotOpen
+        OpenError::CannotOpen
     );
 }
 
@@ -289,30 +298,30 @@ fn vault_weak_or_costly_params_are_refused_at_create() {
                 m_kib: 19_455,
                 ..min
             },
-            Error::WeakKdfParams("memory cost below 19 MiB"),
+            VaultError::WeakKdfParams("memory cost below 19 MiB"),
         ),
         (
             KdfParams { t: 1, ..min },
-            Error::WeakKdfParams("fewer than 2 passes"),
+            VaultError::WeakKdfParams("fewer than 2 passes"),
         ),
         (
             KdfParams { p: 0, ..min },
-            Error::WeakKdfParams("parallelism must be at least 1"),
+            VaultError::WeakKdfParams("parallelism must be at least 1"),
         ),
         (
             KdfParams {
                 m_kib: max.m_kib + 1,
                 ..min
             },
-            Error::KdfParamsTooCostly("memory cost above 1 GiB"),
+            VaultError::KdfParamsTooCostly("memory cost above 1 GiB"),
         ),
         (
             KdfParams { t: 11, ..min },
-            Error::KdfParamsTooCostly("more than 10 passes"),
+            VaultError::KdfParamsTooCostly("more than 10 passes"),
         ),
         (
             KdfParams { p: 17, ..min },
-            Error::KdfParamsTooCostly("parallelism above 16"),
+            VaultError::KdfParamsTooCostly("parallelism above 16"),
         ),
     ];
     let pass = passphrase(PASSPHRASE);
@@ -374,7 +383,7 @@ fn vault_change_passphrase_rewraps_the_data_key_only() {
 
     assert_eq!(
         Vault::open(&new_bytes, &old).unwrap_err(),
-        Error::CannotOpen
+        OpenError::CannotOpen
     );
     let (reopened, profile) = Vault::open(&new_bytes, &new).unwrap();
     assert_eq!(profile, sample_profile());
@@ -453,7 +462,7 @@ fn vault_debug_prints_nothing_secret() {
 fn passphrase_shorter_than_8_characters_is_refused() {
     for short in ["", "1234567", "ééééééé", "🔑🔑🔑🔑🔑🔑🔑"] {
         let err = Passphrase::new(short.to_owned()).unwrap_err();
-        assert_eq!(err, Error::WeakPassphrase("shorter than 8 characters"));
+        assert_eq!(err, WeakPassphrase("shorter than 8 characters"));
     }
     let err = Passphrase::new("hunter2".to_owned()).unwrap_err();
     assert!(!err.to_string().contains("hunter2"));
@@ -628,7 +637,7 @@ fn frozen_vault_v1_still_opens() {
     );
     assert_eq!(
         Vault::open(&bytes, &passphrase("not the frozen passphrase")).unwrap_err(),
-        Error::CannotOpen
+        OpenError::CannotOpen
     );
 }
 
@@ -641,19 +650,25 @@ fn vault_companion_data_is_bound_to_vault_and_label() {
     let b = Vault::create(&profile, &pass, KdfParams::MINIMUM, &mut rng).unwrap();
     let sealed = a.seal_aux("ledger", b"{\"x\":1}", &mut rng).unwrap();
     assert_eq!(&a.open_aux("ledger", &sealed).unwrap()[..], b"{\"x\":1}");
-    assert_eq!(a.open_aux("other", &sealed).unwrap_err(), Error::CannotOpen);
+    assert_eq!(
+        a.open_aux("other", &sealed).unwrap_err(),
+        OpenError::CannotOpen
+    );
     assert_eq!(
         b.open_aux("ledger", &sealed).unwrap_err(),
-        Error::CannotOpen
+        OpenError::CannotOpen
     );
     for i in 0..sealed.len() {
         let mut bad = sealed.clone();
         bad[i] ^= 1;
-        assert_eq!(a.open_aux("ledger", &bad).unwrap_err(), Error::CannotOpen);
+        assert_eq!(
+            a.open_aux("ledger", &bad).unwrap_err(),
+            OpenError::CannotOpen
+        );
     }
     assert_eq!(
         a.open_aux("ledger", &sealed[..5]).unwrap_err(),
-        Error::CannotOpen
+        OpenError::CannotOpen
     );
     // Survives a passphrase change: the data key is the same.
     let mut a = a;
