@@ -4,8 +4,10 @@
 //!   flag refused with exit code 2).
 //! - [`fixtures`]: profiles, policies, canary renderings and receipt payloads the crates' tests
 //!   share.
+//! - [`modules`]: a crate's module graph from its `src/`, and the check that it has no cycle.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test support code
 
 pub mod cli;
 pub mod fixtures;
+pub mod modules;

@@ -1,16 +1,22 @@
 //! What the person does in the page. Each action reads the form, runs one transition of the
 //! wallet core (`capability_gate::wallet`) under the cross-tab lock, and the app carries out its
 //! effects; nothing here decides about records, generations, floors, memory or locking.
+//!
+//! This is the top of the page's modules: it routes every click, also the decisions on what
+//! agents asked (carried out by `decisions`, after the person's act `person` asks for) and the
+//! receipts' buttons (`receipts`).
 
 use capability_gate::wallet::{Effect, ImportKind, Wallet};
-use js_sys::{Array, Uint8Array};
+use capability_gate::{ProposalId, RequestId};
+use js_sys::Uint8Array;
 use wallet_core::KdfParams;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::app::{App, now, with_app};
+use crate::app::{App, now, run, with_app};
+use crate::decisions::{self, Act};
 use crate::signer::{self, Enrolment};
-use crate::{credentials, decisions, dom, editor, storage};
+use crate::{credentials, dom, editor, person, receipts, storage};
 
 /// Routes every click on a `[data-action]` element.
 pub fn on_click(event: web_sys::Event) {
@@ -68,7 +74,58 @@ fn dispatch(button: &web_sys::Element) {
                 }
             });
         }
-        other => decisions::on_action(other, &id, button),
+        other => decide(other, &id, button),
+    }
+}
+
+/// Routes a trusted click on a decision's `[data-action]`, or on a button of the confirmation
+/// dialog or the device setting. Grant, Release and End session read the card's choices now,
+/// then wait for the person's act ([`person::ask`]); the others act at once.
+///
+/// A request's or proposal's `data-id` is parsed here, at the page's edge: a text that is no id
+/// names nothing, and nothing happens (as for an id the gate does not hold).
+fn decide(action: &str, id: &str, button: &web_sys::Element) {
+    let request = || RequestId::parse(id).ok();
+    let proposal = || ProposalId::parse(id).ok();
+    match action {
+        "grant" => {
+            if let Some(act) = request().and_then(|id| decisions::snapshot_grant(&id)) {
+                person::ask(act);
+            }
+        }
+        "deny" => {
+            if let Some(id) = request() {
+                run(|app| decisions::deny(app, &id));
+            }
+        }
+        "revoke" => run(|app| decisions::revoke(app, id)),
+        "release" => {
+            if let Some(act) = proposal().and_then(|id| decisions::snapshot_release(&id, button)) {
+                person::ask(act);
+            }
+        }
+        "refuse" => {
+            if let Some(id) = proposal() {
+                run(|app| decisions::refuse(app, &id));
+            }
+        }
+        "sign-again" => {
+            if let Some(id) = proposal() {
+                receipts::sign_later(id);
+            }
+        }
+        "download-receipt" => {
+            if let Some(id) = proposal() {
+                receipts::download_receipt(&id);
+            }
+        }
+        "end-session" => person::ask(Act::EndSession),
+        "download-session" => receipts::download_session_receipt(id),
+        "confirm-ok" => person::confirm_ok(),
+        "confirm-cancel" => person::confirm_cancel(),
+        "register-authenticator" => person::ask_register(),
+        "remove-authenticator" => person::remove(),
+        _ => {}
     }
 }
 
@@ -165,14 +222,6 @@ pub fn install() {
     }
 }
 
-/// Runs an action and redraws.
-pub(crate) fn run(f: impl FnOnce(&mut App)) {
-    with_app(|app| {
-        f(app);
-        app.after_change();
-    });
-}
-
 /// Runs an action under the cross-tab lock (it reads, merges and writes the record), then
 /// redraws.
 fn locked_run(f: fn(&mut App)) {
@@ -224,7 +273,7 @@ fn clear_if(cleared: bool, ids: &[&str]) {
 fn create_profile(app: &mut App) {
     let input = match editor::read_input() {
         Ok(input) => input,
-        Err(e) => return msg(&e, false),
+        Err(e) => return msg(&e.to_string(), false),
     };
     let (pass, repeat) = (dom::value("new-pass"), dom::value("new-pass2"));
     let had_profile = app.stored.is_some();
@@ -366,7 +415,7 @@ fn close_editor(app: &mut App) {
 fn save_profile(app: &mut App) {
     let input = match editor::read_input() {
         Ok(input) => input,
-        Err(e) => return msg(&e, false),
+        Err(e) => return msg(&e.to_string(), false),
     };
     app.step(|wallet, gate, vault, snap, rng| {
         wallet.save_profile(gate, vault, snap, &input, now(), rng)
@@ -405,31 +454,11 @@ fn change_passphrase(app: &mut App) {
     }
 }
 
-pub(crate) fn download(bytes: &[u8], name: &str, mime: &str) {
-    let array = Uint8Array::from(bytes);
-    let parts = Array::of1(&array);
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
-        return;
-    };
-    let anchor = dom::el("a", "", "");
-    dom::attr(&anchor, "href", &url);
-    dom::attr(&anchor, "download", name);
-    if let Some(a) = anchor.dyn_ref::<web_sys::HtmlElement>() {
-        a.click();
-    }
-    let _ = web_sys::Url::revoke_object_url(&url);
-}
-
 fn export() {
     match storage::load() {
         Ok(Some(record)) => match record.envelope_bytes() {
             Ok(bytes) => {
-                download(
+                dom::download(
                     &bytes,
                     "tacit-profile.tacitvault",
                     "application/octet-stream",
@@ -477,7 +506,7 @@ pub fn on_import(event: web_sys::Event) {
             // passphrase of the stored profile, or the registered device), not a dialog a
             // page script can answer.
             ImportKind::DifferentVault => {
-                return crate::person::ask(crate::person::Act::ReplaceProfile { backup: bytes });
+                return person::ask(Act::ReplaceProfile { backup: bytes });
             }
             ImportKind::Nothing => None,
             ImportKind::SameVault => web_sys::window()
@@ -488,22 +517,7 @@ pub fn on_import(event: web_sys::Event) {
                 .unwrap_or(false)
                 .then_some(kind),
         };
-        finish_import(bytes, confirmed);
-    });
-}
-
-/// Imports `backup` as the person answered (`confirmed`: the kind they said yes to). The core
-/// refuses a replacement the person did not say yes to, also if storage changed meanwhile.
-pub fn finish_import(backup: Vec<u8>, confirmed: Option<ImportKind>) {
-    wasm_bindgen_futures::spawn_local(async move {
-        let _ = storage::locked(move || {
-            run(|app| {
-                app.step(|wallet, gate, vault, snap, rng| {
-                    wallet.import(gate, vault, snap, &backup, confirmed, rng)
-                });
-            })
-        })
-        .await;
+        decisions::finish_import(bytes, confirmed);
     });
 }
 

@@ -1,6 +1,10 @@
 //! The page's state and its wiring to the browser: events, timers, and the path every tool call
 //! takes (host → gate → envelope). No rule lives here: the wallet's lifecycle is
 //! `capability_gate::wallet`, whose effects [`App::step`] carries out.
+//!
+//! The page's features that read and change the app (`asker`, `credentials`, `person`) are
+//! above it: it reaches them only through [`Features`], which `page` implements and hands to
+//! [`start`]. What it draws (`render`, `editor`) and the browser's services are below it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -18,17 +22,32 @@ use wallet_core::{DisclosureLedger, Origin, Vault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::asker::AskerCheck;
 use crate::dom::{self, attr};
 use crate::host::{Detection, WebMcpHost, detect};
 use crate::signer::Enrolment;
+use crate::state::AskerCheck;
 use crate::storage::StorageError;
-use crate::{asker, credentials, editor, render, signer, storage};
+use crate::{editor, render, signer, storage};
 use tacit_webmcp::{query_param, to_js};
 
 pub use crate::clock::now;
 pub use crate::render::View;
 pub use crate::state::{Call, SessionReceipt};
+
+/// What the app asks of the features above it, at its moments (`page` implements it).
+pub trait Features {
+    /// After every change, before the redraw is queued (`asker`: start the checks of newly
+    /// attested requests).
+    fn changed(&self, app: &mut App);
+    /// A redraw, after the sections of the [`View`]: what draws from more than the view
+    /// (`person`: the device setting).
+    fn draw(&self, app: &App);
+    /// [`Effect::LoadCredentials`]: hand the vault's stored credentials to the gate.
+    fn load_credentials(&self, app: &mut App);
+    /// [`Effect::DeleteCredentials`]: delete the credentials and their keys (the page says so
+    /// if they could not all be deleted).
+    fn delete_credentials(&self);
+}
 
 /// Everything the page holds. The profile itself lives only inside the gate and the vault.
 pub struct App {
@@ -64,6 +83,7 @@ pub struct App {
     _countdown: Option<Interval>,
     /// What the person has been told of, for announcing changes they did not make.
     pub told: crate::told::Told,
+    features: &'static dyn Features,
 }
 
 thread_local! {
@@ -85,6 +105,14 @@ thread_local! {
     static REDRAWS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     /// Run once after the next redraw (focus moves that need the drawn page).
     static AFTER_REDRAW: RefCell<Vec<Box<dyn FnOnce()>>> = RefCell::new(Vec::new());
+}
+
+/// Runs an action and redraws.
+pub fn run(f: impl FnOnce(&mut App)) {
+    with_app(|app| {
+        f(app);
+        app.after_change();
+    });
 }
 
 /// Queues one redraw of the page for a later task. Everything a change must do at once (the
@@ -213,7 +241,8 @@ impl App {
                 });
             });
         }
-        asker::start_new_checks(self);
+        let features = self.features;
+        features.changed(self);
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
         }
@@ -224,8 +253,8 @@ impl App {
     /// Draws what changed, then tells the person in words of changes they did not make.
     fn redraw(&mut self) {
         render::all(&self.view());
-        crate::person::render(self);
-        editor::render(self);
+        self.features.draw(self);
+        editor::render(&self.view());
         self.told.update(&self.gate);
         let count = REDRAWS.with(|r| {
             r.set(r.get() + 1);
@@ -280,16 +309,11 @@ impl App {
             Effect::RaiseFloor { key, generation } => storage::raise_floor(&key, generation)?,
             Effect::ForgetFloor { key } => storage::forget_floor(&key)?,
             Effect::ForgetLegacyLedger => storage::forget_legacy_ledger(),
-            Effect::LoadCredentials => credentials::load_into_gate(self),
-            Effect::DeleteCredentials => wasm_bindgen_futures::spawn_local(async {
-                if let Err(e) = credentials::delete_all().await {
-                    dom::set_msg(
-                        "profile-msg",
-                        &format!("The credentials and their keys could not all be deleted ({e})."),
-                        false,
-                    );
-                }
-            }),
+            Effect::LoadCredentials => {
+                let features = self.features;
+                features.load_credentials(self);
+            }
+            Effect::DeleteCredentials => self.features.delete_credentials(),
             Effect::DeleteSignerKey => {
                 self.enrolment = Enrolment::NotEnrolled;
                 wasm_bindgen_futures::spawn_local(async {
@@ -503,7 +527,7 @@ fn install_window_api() {
 }
 
 /// Builds the app, wires events, registers the persistent tools.
-pub fn start() {
+pub fn start(features: &'static dyn Features) {
     let executor: crate::host::Executor = Rc::new(execute);
     let on_refused: crate::host::OnRefused = Rc::new(|error: String| {
         with_app(|app| {
@@ -552,6 +576,7 @@ pub fn start() {
             with_app(|app| render::grants(&app.view()));
         })),
         told: crate::told::Told::default(),
+        features,
     };
     APP.with(|cell| *cell.borrow_mut() = Some(app));
 
@@ -575,8 +600,12 @@ pub fn start() {
                 .and_then(|e| e.key());
             if key.as_deref() == Some(storage::CREDENTIALS_KEY) {
                 // Another tab added or used credentials: its saved copy is the current one.
+                // (Only while unlocked: a locked wallet holds no credentials.)
                 with_app(|app| {
-                    credentials::reload_from_storage(app);
+                    if app.gate.is_unlocked() {
+                        let features = app.features;
+                        features.load_credentials(app);
+                    }
                     app.after_change();
                 });
             }

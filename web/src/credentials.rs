@@ -13,15 +13,13 @@ use crate::app::{App, now, with_app};
 use crate::issuer::{self, Grant, IssuerError};
 use crate::keystore::KeyStoreError;
 use crate::storage::StorageError;
-use crate::{dom, keystore, storage};
+use crate::{dom, keystore, receipts, storage};
 
 const MSG: &str = "credential-msg";
 
 fn say(text: &str, ok: bool) {
     dom::set_msg(MSG, text, ok);
 }
-
-pub use crate::render::proofs_left;
 
 /// Seals the gate's credentials with the vault and saves them. Must succeed before anything a
 /// credential backs leaves the wallet.
@@ -262,7 +260,7 @@ pub fn present(proposal_id: ProposalId, proofs: Vec<ProofToSign>) {
         let used: Vec<String> = proofs.iter().map(|p| p.holder_key_id.clone()).collect();
         let _ = keystore::delete_holder_keys(&used).await;
         if attached {
-            crate::decisions::sign_later(proposal_id);
+            receipts::sign_later(proposal_id);
         }
         let mut issuers: Vec<Origin> = proofs.iter().map(|p| p.issuer.clone()).collect();
         issuers.sort();

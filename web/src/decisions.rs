@@ -1,64 +1,49 @@
 //! The person's decisions on what agents asked: grant, deny, revoke, release, refuse, end the
-//! session, and the receipts that follow.
+//! session, and the receipts that follow. `actions` routes the clicks here; an [`Act`] that
+//! needs the person's confirmation is carried out ([`carry_out`]) once `person` has it.
 
-use capability_gate::consent::Confirmed;
-use capability_gate::{Acknowledgement, GateError, Lifetime, ProposalId, RequestId, check_signed};
+use capability_gate::consent::{self, Confirmed};
+use capability_gate::wallet::ImportKind;
+use capability_gate::{Acknowledgement, Lifetime, ProposalId, RequestId, check_signed};
 use wallet_core::GrantId;
 
-use crate::actions::{download, run};
-use crate::app::{App, now, with_app};
-use crate::person::{self, Act};
+use crate::app::{App, now, run, with_app};
 use crate::signer::{self, SignError};
-use crate::{credentials, dom};
+use crate::{credentials, dom, receipts, storage};
 
-/// Routes a trusted click on a decision's `[data-action]` (the router has checked `isTrusted`).
-/// Grant, Release and End session read the card's choices now, then wait for the person's act
-/// ([`person::ask`]); the others act at once.
-///
-/// A request's or proposal's `data-id` is parsed here, at the page's edge: a text that is no id
-/// names nothing, and nothing happens (as for an id the gate does not hold).
-pub fn on_action(action: &str, id: &str, button: &web_sys::Element) {
-    let request = || RequestId::parse(id).ok();
-    let proposal = || ProposalId::parse(id).ok();
-    match action {
-        "grant" => {
-            if let Some(act) = request().and_then(|id| snapshot_grant(&id)) {
-                person::ask(act);
-            }
+/// What the person chose on a card, snapshotted at their click.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    Grant {
+        request_id: capability_gate::RequestId,
+        chosen: Vec<usize>,
+        /// The duration choice's value (`once`, `60000`, `600000`, `3600000`, `2000`).
+        lifetime: String,
+    },
+    Release {
+        proposal_id: capability_gate::ProposalId,
+        digest: String,
+        acknowledged: bool,
+        kept: Vec<usize>,
+    },
+    EndSession,
+    RegisterAuthenticator,
+    /// Replace the stored profile with a backup of another vault (its memory starts empty).
+    ReplaceProfile {
+        backup: Vec<u8>,
+    },
+}
+
+impl Act {
+    /// Which act `capability_gate::consent` asks the person to confirm.
+    pub fn kind(&self) -> consent::Act {
+        match self {
+            Act::Grant { .. } => consent::Act::Grant,
+            Act::Release { .. } => consent::Act::Release,
+            Act::EndSession => consent::Act::EndSession,
+            Act::RegisterAuthenticator => consent::Act::RegisterDevice,
+            Act::ReplaceProfile { .. } => consent::Act::ReplaceProfile,
         }
-        "deny" => {
-            if let Some(id) = request() {
-                run(|app| deny(app, &id));
-            }
-        }
-        "revoke" => run(|app| revoke(app, id)),
-        "release" => {
-            if let Some(act) = proposal().and_then(|id| snapshot_release(&id, button)) {
-                person::ask(act);
-            }
-        }
-        "refuse" => {
-            if let Some(id) = proposal() {
-                run(|app| refuse(app, &id));
-            }
-        }
-        "sign-again" => {
-            if let Some(id) = proposal() {
-                sign_later(id);
-            }
-        }
-        "download-receipt" => {
-            if let Some(id) = proposal() {
-                download_receipt(&id);
-            }
-        }
-        "end-session" => person::ask(Act::EndSession),
-        "download-session" => download_session_receipt(id),
-        "confirm-ok" => person::confirm_ok(),
-        "confirm-cancel" => person::confirm_cancel(),
-        "register-authenticator" => person::ask_register(),
-        "remove-authenticator" => person::remove(),
-        _ => {}
     }
 }
 
@@ -87,15 +72,27 @@ pub fn carry_out(act: Act, _confirmed: Confirmed) {
         }
         Act::EndSession => run(end_session),
         Act::RegisterAuthenticator => {}
-        Act::ReplaceProfile { backup } => crate::actions::finish_import(
-            backup,
-            Some(capability_gate::wallet::ImportKind::DifferentVault),
-        ),
+        Act::ReplaceProfile { backup } => finish_import(backup, Some(ImportKind::DifferentVault)),
     }
 }
 
+/// Imports `backup` as the person answered (`confirmed`: the kind they said yes to). The core
+/// refuses a replacement the person did not say yes to, also if storage changed meanwhile.
+pub fn finish_import(backup: Vec<u8>, confirmed: Option<ImportKind>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = storage::locked(move || {
+            run(|app| {
+                app.step(|wallet, gate, vault, snap, rng| {
+                    wallet.import(gate, vault, snap, &backup, confirmed, rng)
+                });
+            })
+        })
+        .await;
+    });
+}
+
 /// The grant card's choices: the ticked claims that are not disabled, and the duration.
-fn snapshot_grant(request_id: &RequestId) -> Option<Act> {
+pub fn snapshot_grant(request_id: &RequestId) -> Option<Act> {
     let card = dom::by_id(&format!("req-{request_id}"))?;
     let chosen: Vec<usize> = dom::query_all(&card, "input[data-claim-index]")
         .into_iter()
@@ -119,7 +116,7 @@ fn snapshot_grant(request_id: &RequestId) -> Option<Act> {
 }
 
 /// The approval card's choices: the digest shown, the acknowledgement, the kept items.
-fn snapshot_release(proposal_id: &ProposalId, button: &web_sys::Element) -> Option<Act> {
+pub fn snapshot_release(proposal_id: &ProposalId, button: &web_sys::Element) -> Option<Act> {
     let card = dom::by_id(&format!("prop-{proposal_id}"))?;
     let kept: Vec<usize> = dom::query_all(&card, "input[data-item-index]")
         .into_iter()
@@ -158,7 +155,7 @@ fn grant(app: &mut App, request_id: &RequestId, chosen: &[usize], lifetime: &str
     }
 }
 
-fn deny(app: &mut App, request_id: &RequestId) {
+pub fn deny(app: &mut App, request_id: &RequestId) {
     let reason = dom::value(&format!("deny-{request_id}"));
     let reason = if reason.trim().is_empty() {
         "The person declined.".to_owned()
@@ -172,7 +169,7 @@ fn deny(app: &mut App, request_id: &RequestId) {
 
 /// The person's own Revoke: the tool goes at once (the redraw follows in a later task), and
 /// the page does not announce back to the person what they just did.
-fn revoke(app: &mut App, grant_id: &str) {
+pub fn revoke(app: &mut App, grant_id: &str) {
     if let Ok(id) = GrantId::parse(grant_id)
         && app.gate.revoke(&id).is_ok()
     {
@@ -198,7 +195,7 @@ fn release(
         Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
                 .insert(proposal_id.clone(), "Asking the signer to sign…".into());
-            sign_later(proposal_id.clone());
+            receipts::sign_later(proposal_id.clone());
         }
         Ok(released) => {
             // The picked credentials are marked used: saved before anything leaves.
@@ -227,7 +224,7 @@ fn release(
     }
 }
 
-fn refuse(app: &mut App, proposal_id: &ProposalId) {
+pub fn refuse(app: &mut App, proposal_id: &ProposalId) {
     let reason = dom::value(&format!("refuse-{proposal_id}"));
     let reason = if reason.trim().is_empty() {
         "The person refused.".to_owned()
@@ -237,58 +234,6 @@ fn refuse(app: &mut App, proposal_id: &ProposalId) {
     if let Err(e) = app.gate.refuse(proposal_id, &reason) {
         app.signer_notes.insert(proposal_id.clone(), e.to_string());
     }
-}
-
-/// Asks the pinned signer to sign a released payload; the signed receipt is attached for
-/// `check_proposal` only if the gate finds that it verifies against the signer's published keys.
-/// Otherwise the unsigned payload stays, and the page says why.
-pub fn sign_later(proposal_id: ProposalId) {
-    wasm_bindgen_futures::spawn_local(async move {
-        let job = with_app(|app| {
-            let payload = app
-                .gate
-                .proposal(&proposal_id)
-                .and_then(|p| match &p.state {
-                    capability_gate::ProposalState::Released { payload, .. } => {
-                        Some((**payload).clone())
-                    }
-                    _ => None,
-                })?;
-            Some((payload, app.enrolment.pin().cloned()))
-        })
-        .flatten();
-        let Some((payload, pin)) = job else { return };
-        let enrolled = pin.is_some();
-        if enrolled {
-            with_app(|app| {
-                app.signer_notes
-                    .insert(proposal_id.clone(), "Asking the signer to sign…".into());
-                app.after_change();
-            });
-        }
-        let outcome = signer::request_signature(pin, &payload).await;
-        with_app(|app| {
-            let note = match outcome {
-                Ok((signed, keys)) => {
-                    let who = format!(
-                        "Signed by your signer on {}; the signature verified against the \
-                         signer's published keys.",
-                        crate::intl::date_time(signed.signed_at.millis())
-                    );
-                    match app.gate.attach_signed(&proposal_id, signed, &keys, now()) {
-                        Ok(()) => who,
-                        Err(GateError::ReceiptUnverified | GateError::ReceiptMismatch) => {
-                            SignError::NotVerified.note()
-                        }
-                        Err(e) => format!("Signer answer refused: {e}."),
-                    }
-                }
-                Err(e) => e.note(),
-            };
-            app.signer_notes.insert(proposal_id.clone(), note);
-            app.after_change();
-        });
-    });
 }
 
 /// Ends the session: one receipt per audience for the person's record, each sent to the signer,
@@ -346,46 +291,5 @@ fn end_session(app: &mut App) {
                 app.after_change();
             });
         });
-    }
-}
-
-fn download_session_receipt(index: &str) {
-    let json = index.parse::<usize>().ok().and_then(|i| {
-        with_app(|app| {
-            app.session_receipts.get(i).and_then(|r| match &r.signed {
-                Some(s) => serde_json::to_string_pretty(s).ok(),
-                None => serde_json::to_string_pretty(&r.payload).ok(),
-            })
-        })
-        .flatten()
-    });
-    if let Some(json) = json {
-        download(
-            json.as_bytes(),
-            &format!("tacit-session-receipt-{index}.json"),
-            "application/json",
-        );
-    }
-}
-
-fn download_receipt(proposal_id: &ProposalId) {
-    let json = with_app(|app| {
-        app.gate.proposal(proposal_id).and_then(|p| match &p.state {
-            capability_gate::ProposalState::Released {
-                signed: Some(s), ..
-            } => serde_json::to_string_pretty(s).ok(),
-            capability_gate::ProposalState::Released { payload, .. } => {
-                serde_json::to_string_pretty(payload).ok()
-            }
-            _ => None,
-        })
-    })
-    .flatten();
-    if let Some(json) = json {
-        download(
-            json.as_bytes(),
-            &format!("tacit-receipt-{proposal_id}.json"),
-            "application/json",
-        );
     }
 }

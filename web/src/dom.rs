@@ -190,3 +190,24 @@ pub fn announce(text: &str) {
         region.set_text_content(Some(text));
     }
 }
+
+/// Offers `bytes` to the person as a file named `name` (a download; nothing is uploaded).
+pub fn download(bytes: &[u8], name: &str, mime: &str) {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let anchor = el("a", "", "");
+    attr(&anchor, "href", &url);
+    attr(&anchor, "download", name);
+    if let Some(a) = anchor.dyn_ref::<HtmlElement>() {
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}

@@ -1,6 +1,8 @@
 //! The profile editor: the only place a raw fact is ever put into the DOM, and only while it is
 //! open. It is filled by the wallet core's `FillEditor` effect (after the passphrase was checked
 //! again) and emptied by `ClearEditor` (close, idle, lock, every failure).
+//!
+//! Like `render`, it draws from the [`View`] the app hands it and knows nothing of the app.
 
 use capability_gate::wallet::Editor;
 use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
@@ -8,14 +10,14 @@ use wallet_core::form::{FormText, read_form};
 use wallet_core::{Attribute, Field, ProfileInput};
 use wasm_bindgen::JsCast;
 
-use crate::app::{App, now};
-use crate::credentials::proofs_left;
+use crate::clock::now;
 use crate::dom::{self, append, attr, el};
+use crate::render::{View, proofs_left};
 
 /// Draws what the editor shows besides the raw facts (where each fact's answers come from).
-pub fn render(app: &App) {
-    controls(app);
-    sources(app);
+pub fn render(view: &View<'_>) {
+    controls(view);
+    sources(view);
 }
 
 /// Fills the pickers from the published catalogues, once.
@@ -97,6 +99,16 @@ fn set_state(state: &str) {
     }
 }
 
+/// Why the editor's form was not read; `Display` is the form's message line (each field in
+/// error says its own problem beside it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormError {
+    #[error("Please check the field marked below. {0}")]
+    OneField(String),
+    #[error("Please check the {0} fields marked below.")]
+    Fields(usize),
+}
+
 /// The form's fields, in the order the person meets them, with the element each error
 /// message goes beside (the field's own box): wallet-core's form descriptor.
 fn fields() -> impl Iterator<Item = (Field, &'static str)> {
@@ -110,7 +122,7 @@ fn fields() -> impl Iterator<Item = (Field, &'static str)> {
 /// to it (an element referenced by the field's `aria-describedby`, the field marked
 /// `aria-invalid`), focus moves to the first one, and the returned text is for the form's
 /// message line. Passphrase fields are not touched.
-pub fn read_input() -> Result<ProfileInput, String> {
+pub fn read_input() -> Result<ProfileInput, FormError> {
     let conditions: Vec<String> = dom::by_id("f-conditions")
         .map(|root| dom::query_all(&root, "input[type=checkbox]"))
         .unwrap_or_default()
@@ -139,8 +151,8 @@ pub fn read_input() -> Result<ProfileInput, String> {
         Err(problems) => {
             show_problems(&problems);
             Err(match problems.as_slice() {
-                [(_, one)] => format!("Please check the field marked below. {one}"),
-                many => format!("Please check the {} fields marked below.", many.len()),
+                [(_, one)] => FormError::OneField(one.clone()),
+                many => FormError::Fields(many.len()),
             })
         }
     }
@@ -216,9 +228,9 @@ fn show_problems(problems: &[(Field, String)]) {
 
 /// The editor's controls: with a profile stored, its fields are usable only while it is open;
 /// without one they are the new profile's form.
-fn controls(app: &App) {
-    let creating = app.stored.is_none();
-    let open = app.wallet.editor() == Editor::Open;
+fn controls(view: &View<'_>) {
+    let creating = view.stored.is_none();
+    let open = view.wallet.editor() == Editor::Open;
     if creating && dom::value("f-currency").is_empty() {
         // A new profile's form starts at EUR (not the person's value: none is stored).
         dom::set_value("f-currency", "EUR");
@@ -234,15 +246,15 @@ fn controls(app: &App) {
             };
         }
     }
-    let unlocked = app.wallet.is_unlocked();
+    let unlocked = view.wallet.is_unlocked();
     dom::show("editor-open", unlocked && !open);
     dom::show("editor-close", unlocked && open);
 }
 
 /// Where each fact's answers come from: an issuer's credential, or what the person typed.
-fn sources(app: &App) {
-    let summary = if app.gate.is_unlocked() {
-        app.gate.credentials().summary(now())
+fn sources(view: &View<'_>) {
+    let summary = if view.gate.is_unlocked() {
+        view.gate.credentials().summary(view.now)
     } else {
         Vec::new()
     };

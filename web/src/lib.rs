@@ -55,7 +55,11 @@ pub mod keystore;
 #[cfg(target_arch = "wasm32")]
 mod net;
 #[cfg(target_arch = "wasm32")]
+mod page;
+#[cfg(target_arch = "wasm32")]
 mod person;
+#[cfg(target_arch = "wasm32")]
+mod receipts;
 #[cfg(target_arch = "wasm32")]
 mod render;
 #[cfg(target_arch = "wasm32")]
@@ -76,8 +80,7 @@ pub use host::{Detection, WebMcpHost, detect};
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
-    app::start();
-    actions::install();
+    page::start();
 }
 
 /// Native checks of what ships beside the wasm: the vendored polyfill, the typings, detection.

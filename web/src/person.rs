@@ -20,13 +20,15 @@ use std::cell::{Cell, RefCell};
 use capability_gate::consent::{self, Confirmation, Confirmed, Device, DeviceState, Made};
 use js_sys::{Promise, Reflect, Uint8Array};
 use rand_core::UnwrapErr;
-use tacit_protocol::webauthn::Assertion;
+use tacit_protocol::webauthn::{Assertion, WebAuthnError};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{App, with_app};
-use crate::{decisions, dom, storage};
+use crate::decisions::{self, Act};
+use crate::storage::StorageError;
+use crate::{dom, storage};
 
 #[wasm_bindgen(module = "/js/webauthn.js")]
 extern "C" {
@@ -45,43 +47,52 @@ extern "C" {
     ) -> Result<Promise, JsValue>;
 }
 
+/// Why the passphrase typed in the dialog did not confirm; `Display` is the dialog's message.
+#[derive(Debug, thiserror::Error)]
+enum PassphraseError {
+    #[error(transparent)]
+    Stored(#[from] StorageError),
+    #[error(transparent)]
+    NotConfirmed(#[from] consent::NotConfirmed),
+}
+
+/// Why this device did not confirm, or was not registered; `Display` is what the page's note
+/// says of it.
+#[derive(Debug, thiserror::Error)]
+enum DeviceError {
+    #[error("no randomness for a challenge")]
+    NoChallenge,
+    #[error("no randomness")]
+    NoRandomness,
+    #[error("no page origin")]
+    NoOrigin,
+    /// The person cancelled the ceremony, or it timed out (`NotAllowedError`).
+    #[error("cancelled or timed out")]
+    Cancelled,
+    /// The browser refused the ceremony: its exception's name, or the text it threw.
+    #[error("{0}")]
+    Refused(String),
+    #[error("the device did not answer")]
+    NoAnswer,
+    #[error(transparent)]
+    NotVerified(#[from] WebAuthnError),
+    #[error(transparent)]
+    NotRegistered(#[from] consent::RegisterError),
+    /// The record could not be sealed with the vault (whatever [`Device::seal`] said).
+    #[error("{0}")]
+    NotSealed(Box<dyn std::error::Error>),
+    #[error("the wallet was locked")]
+    Locked,
+    #[error("this browser offers no local storage")]
+    NoStorage,
+    #[error("the device could not be saved (storage full or blocked)")]
+    NotSaved,
+    #[error("the page was busy; try again")]
+    Busy,
+}
+
 /// Where the authenticator's record ([`Device::seal`]) is kept.
 pub const AUTHENTICATOR_KEY: &str = "tacit.authenticator.v1";
-
-/// What the person chose on a card, snapshotted at their click.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Act {
-    Grant {
-        request_id: capability_gate::RequestId,
-        chosen: Vec<usize>,
-        /// The duration choice's value (`once`, `60000`, `600000`, `3600000`, `2000`).
-        lifetime: String,
-    },
-    Release {
-        proposal_id: capability_gate::ProposalId,
-        digest: String,
-        acknowledged: bool,
-        kept: Vec<usize>,
-    },
-    EndSession,
-    RegisterAuthenticator,
-    /// Replace the stored profile with a backup of another vault (its memory starts empty).
-    ReplaceProfile {
-        backup: Vec<u8>,
-    },
-}
-
-impl Act {
-    fn kind(&self) -> consent::Act {
-        match self {
-            Act::Grant { .. } => consent::Act::Grant,
-            Act::Release { .. } => consent::Act::Release,
-            Act::EndSession => consent::Act::EndSession,
-            Act::RegisterAuthenticator => consent::Act::RegisterDevice,
-            Act::ReplaceProfile { .. } => consent::Act::ReplaceProfile,
-        }
-    }
-}
 
 thread_local! {
     /// The act waiting for the passphrase dialog.
@@ -331,7 +342,7 @@ pub fn confirm_ok() {
                 }
             }
             Err(e) => {
-                dom::set_msg("confirm-msg", &e, false);
+                dom::set_msg("confirm-msg", &e.to_string(), false);
                 if let Some(pass) = dom::input("confirm-pass") {
                     let _ = pass.focus();
                 }
@@ -350,11 +361,15 @@ pub fn confirm_cancel() {
 }
 
 /// The passphrase opens the stored vault, the one this page is unlocked on (if it is).
-fn check_passphrase(typed: String) -> Result<Confirmed, String> {
-    let stored = storage::load_record().map_err(|e| e.to_string())?;
+fn check_passphrase(typed: String) -> Result<Confirmed, PassphraseError> {
+    let stored = storage::load_record()?;
     let unlocked_on =
         with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
-    consent::by_passphrase(stored.as_ref(), &typed, unlocked_on.as_ref()).map_err(|e| e.to_string())
+    Ok(consent::by_passphrase(
+        stored.as_ref(),
+        &typed,
+        unlocked_on.as_ref(),
+    )?)
 }
 
 // ---- the authenticator ----
@@ -401,27 +416,27 @@ fn fields<const N: usize>(object: &JsValue, names: [&str; N]) -> [Vec<u8>; N] {
 }
 
 /// Awaits a WebAuthn ceremony the page started; its refusal in words.
-async fn ceremony(started: Result<Promise, JsValue>) -> Result<JsValue, String> {
+async fn ceremony(started: Result<Promise, JsValue>) -> Result<JsValue, DeviceError> {
     let promise = started.map_err(|e| js_error(&e))?;
     JsFuture::from(promise).await.map_err(|e| js_error(&e))
 }
 
-fn js_error(e: &JsValue) -> String {
+fn js_error(e: &JsValue) -> DeviceError {
     Reflect::get(e, &"name".into())
         .ok()
         .and_then(|n| n.as_string())
         .map(|name| match name.as_str() {
-            "NotAllowedError" => "cancelled or timed out".to_owned(),
-            other => other.to_owned(),
+            "NotAllowedError" => DeviceError::Cancelled,
+            _ => DeviceError::Refused(name),
         })
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| "the device did not answer".to_owned())
+        .or_else(|| e.as_string().map(DeviceError::Refused))
+        .unwrap_or(DeviceError::NoAnswer)
 }
 
 /// Asks the authenticator for a user-verifying assertion and verifies it.
-async fn assert_person(device: &Device) -> Result<Confirmed, String> {
-    let challenge = random::<32>().ok_or("no randomness for a challenge")?;
-    let (origin, rp_id) = page_origin().ok_or("no page origin")?;
+async fn assert_person(device: &Device) -> Result<Confirmed, DeviceError> {
+    let challenge = random::<32>().ok_or(DeviceError::NoChallenge)?;
+    let (origin, rp_id) = page_origin().ok_or(DeviceError::NoOrigin)?;
     let answer = ceremony(get_assertion(
         &Uint8Array::from(&challenge[..]),
         &rp_id,
@@ -432,19 +447,17 @@ async fn assert_person(device: &Device) -> Result<Confirmed, String> {
         &answer,
         ["rawId", "clientDataJSON", "authenticatorData", "signature"],
     );
-    device
-        .confirm(
-            &Assertion {
-                credential_id: &raw_id,
-                client_data_json: &client_data,
-                authenticator_data: &auth_data,
-                signature_der: &signature,
-            },
-            &challenge,
-            &origin,
-            &rp_id,
-        )
-        .map_err(|e| e.to_string())
+    Ok(device.confirm(
+        &Assertion {
+            credential_id: &raw_id,
+            client_data_json: &client_data,
+            authenticator_data: &auth_data,
+            signature_der: &signature,
+        },
+        &challenge,
+        &origin,
+        &rp_id,
+    )?)
 }
 
 /// `[data-action=register-authenticator]`: confirmed with the passphrase first.
@@ -464,12 +477,12 @@ pub fn ask_register() {
 /// Registers a platform credential and seals its id and public key with the vault.
 async fn register() {
     let outcome = async {
-        let challenge = random::<32>().ok_or("no randomness for a challenge")?;
-        let user_id = random::<16>().ok_or("no randomness")?;
-        let (origin, rp_id) = page_origin().ok_or("no page origin")?;
+        let challenge = random::<32>().ok_or(DeviceError::NoChallenge)?;
+        let user_id = random::<16>().ok_or(DeviceError::NoRandomness)?;
+        let (origin, rp_id) = page_origin().ok_or(DeviceError::NoOrigin)?;
         let vault_id = with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id()))
             .flatten()
-            .ok_or("the wallet was locked")?;
+            .ok_or(DeviceError::Locked)?;
         dom::set_msg("authenticator-msg", "Follow your device's prompt…", true);
         let answer = ceremony(create_credential(
             &Uint8Array::from(&challenge[..]),
@@ -492,21 +505,22 @@ async fn register() {
             client_data_json: &client_data,
             authenticator_data: &auth_data,
         };
-        let device =
-            Device::register(&made, &challenge, &origin, &rp_id).map_err(|e| e.to_string())?;
+        let device = Device::register(&made, &challenge, &origin, &rp_id)?;
         with_app(|app| {
             let vault = app
                 .vault
                 .as_ref()
                 .filter(|v| v.envelope().vault_id() == &vault_id)
-                .ok_or("the wallet was locked")?;
-            let record = device.seal(vault, &mut rng()).map_err(|e| e.to_string())?;
+                .ok_or(DeviceError::Locked)?;
+            let record = device
+                .seal(vault, &mut rng())
+                .map_err(|e| DeviceError::NotSealed(e.into()))?;
             local()
-                .ok_or("this browser offers no local storage")?
+                .ok_or(DeviceError::NoStorage)?
                 .set_item(AUTHENTICATOR_KEY, &record)
-                .map_err(|_| "the device could not be saved (storage full or blocked)".to_owned())
+                .map_err(|_| DeviceError::NotSaved)
         })
-        .unwrap_or_else(|| Err("the page was busy; try again".to_owned()))
+        .unwrap_or(Err(DeviceError::Busy))
     }
     .await;
     match outcome {
