@@ -42,6 +42,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tacit_protocol::sd_jwt::{IssuerKey, IssuerMetadata, Jwks};
+use tacit_service::middleware::{Limits, Service};
 use wallet_core::Timestamp;
 
 pub use config::{
@@ -78,9 +79,7 @@ struct Inner {
     name: String,
     vct: String,
     attribute: Attribute,
-    limiter: RateLimiter,
-    timeout: Duration,
-    header_read_timeout: Duration,
+    limits: Limits,
     clock: Box<dyn Clock>,
 }
 
@@ -148,9 +147,7 @@ impl AppState {
                 name: config.name.clone(),
                 vct: config.vct(),
                 attribute: config.attribute,
-                limiter: RateLimiter::new(config.rate_limit_per_minute),
-                timeout: config.request_timeout(),
-                header_read_timeout: config.header_read_timeout(),
+                limits: config.limits(),
                 clock: Box::new(clock),
             }),
         })
@@ -189,31 +186,30 @@ impl AppState {
     pub fn attribute(&self) -> Attribute {
         self.inner.attribute
     }
+}
 
-    pub fn limiter(&self) -> &RateLimiter {
-        &self.inner.limiter
+/// The shared middleware's view: the limits and the clock; the refusals are the default JSON
+/// errors.
+impl Service for AppState {
+    fn limits(&self) -> &Limits {
+        &self.inner.limits
     }
 
-    pub fn timeout(&self) -> Duration {
-        self.inner.timeout
-    }
-
-    pub fn header_read_timeout(&self) -> Duration {
-        self.inner.header_read_timeout
+    fn now(&self) -> Timestamp {
+        AppState::now(self)
     }
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
 /// waits for in-flight requests to finish: the shared loop, [`tacit_service::serve::serve`], with
-/// [`AppState::header_read_timeout`] as the read-header timeout. Each request carries its peer
+/// the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer
 /// address as `ConnectInfo<SocketAddr>`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let header_read_timeout = state.header_read_timeout();
-    tacit_service::serve::serve(listener, app(state), header_read_timeout, shutdown).await
+    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
 }
 
 /// Opens the configured database ([`Config::database_url`]) and migrates it.
@@ -245,7 +241,7 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         kid = state.keys().active_kid(),
         "tacit-issuer listening"
     );
-    let timeout = state.header_read_timeout();
+    let timeout = state.limits().header_read_timeout();
     let router = app(state);
     tacit_service::serve::serve_until_signal(listener, router, timeout, SHUTDOWN_GRACE).await?;
     Ok(())

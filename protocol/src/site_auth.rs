@@ -280,6 +280,22 @@ pub fn sign_requirements(
     }
 }
 
+/// The attestation a site hands out with the requirements for one nonce it has just issued
+/// (`issued_at`, open until `nonce_expires_at`): signed over exactly those requirements, and
+/// lapsing when the nonce does — so an agent never holds signed requirements for a nonce the
+/// site no longer honours — but never later than a wallet accepts
+/// ([`MAX_ATTESTATION_LIFETIME_MS`] after issue).
+pub fn attest_for_nonce(
+    key: &SigningKey,
+    kid: &str,
+    requirements: &Requirements,
+    issued_at: Timestamp,
+    nonce_expires_at: Timestamp,
+) -> Attestation {
+    let latest = issued_at.plus_millis(MAX_ATTESTATION_LIFETIME_MS);
+    sign_requirements(key, kid, requirements, nonce_expires_at.min(latest))
+}
+
 /// Checks that `attestation` is the site's signature over exactly `requirements`, by a key in
 /// `keys` (which must be the keys document of the requirements' origin), at `now`.
 pub fn verify_requirements(

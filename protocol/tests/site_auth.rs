@@ -10,7 +10,8 @@ use serde_json::json;
 use sha2::Digest as _;
 use tacit_protocol::site_auth::{
     Attestation, MAX_ATTESTATION_LIFETIME_MS, Requirements, SiteAuthError, SiteKey, SiteKeys,
-    derive_site_kid, requirements_signing_bytes, sign_requirements, verify_requirements,
+    attest_for_nonce, derive_site_kid, requirements_signing_bytes, sign_requirements,
+    verify_requirements,
 };
 use wallet_core::{Claim, Nonce, Origin, Timestamp};
 
@@ -78,6 +79,42 @@ fn round_trip() {
         serde_json::from_value::<Attestation>(att_json).unwrap(),
         att
     );
+}
+
+#[test]
+fn an_attestation_for_a_nonce_lapses_with_the_nonce() {
+    let k = key(1);
+    let kid = derive_site_kid(&k.verifying_key());
+    let req = requirements();
+    let doc = keys_doc(&[&k]);
+    let nonce_expires = NOW.plus_millis(HOUR);
+    let att = attest_for_nonce(&k, &kid, &req, NOW, nonce_expires);
+    assert_eq!(att.expires_at(), nonce_expires);
+    assert_eq!(att.kid, kid);
+    assert_eq!(verify_requirements(&doc, &req, &att, NOW), Ok(()));
+    assert_eq!(
+        verify_requirements(&doc, &req, &att, nonce_expires.plus_millis(-1)),
+        Ok(())
+    );
+    assert_eq!(
+        verify_requirements(&doc, &req, &att, nonce_expires),
+        Err(SiteAuthError::Expired)
+    );
+    // It signs exactly these requirements: another nonce does not verify.
+    let mut other = req.clone();
+    other.nonce = Nonce::parse("fedcba9876543210").unwrap();
+    assert_eq!(
+        verify_requirements(&doc, &other, &att, NOW),
+        Err(SiteAuthError::BadSignature)
+    );
+    // A nonce that would outlive what a wallet accepts: the attestation stops at the wallet's
+    // limit, so it is never refused as too long at issue.
+    let long = attest_for_nonce(&k, &kid, &req, NOW, NOW.plus_millis(48 * HOUR));
+    assert_eq!(
+        long.expires_at(),
+        NOW.plus_millis(MAX_ATTESTATION_LIFETIME_MS)
+    );
+    assert_eq!(verify_requirements(&doc, &req, &long, NOW), Ok(()));
 }
 
 #[test]

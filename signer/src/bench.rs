@@ -147,7 +147,9 @@ impl Report {
 
 /// A payload like the wallet sends: `entries` comparisons for one site, issued now.
 pub fn sample_payload(entries: usize, now: Timestamp) -> Result<ReceiptPayload, Error> {
-    let bad = |_| Error::Config("sample payload".to_owned());
+    fn bad<E>(_: E) -> Error {
+        Error::Config("sample payload".to_owned())
+    }
     let site = Origin::parse("https://housing.example").map_err(bad)?;
     let mut log = ComparisonLog::new();
     for i in 0..entries {

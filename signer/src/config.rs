@@ -1,10 +1,11 @@
 //! Configuration by flags and environment variables, with loopback defaults.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use tacit_service::config::parse_origin;
 use wallet_core::Origin;
 
 /// Default listen address: loopback only.
@@ -140,30 +141,28 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn request_timeout(&self) -> Duration {
-        Duration::from_secs(self.request_timeout_secs)
-    }
-
-    pub fn header_read_timeout(&self) -> Duration {
-        Duration::from_secs(self.header_read_timeout_secs)
+    /// The rate limit and time limits these settings give.
+    pub fn limits(&self) -> tacit_service::middleware::Limits {
+        tacit_service::middleware::Limits::new(
+            self.rate_limit_per_minute,
+            self.request_timeout_secs,
+            self.header_read_timeout_secs,
+        )
     }
 
     /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
     /// [`DEFAULT_DATABASE_FILE`] beside the key file.
     pub fn database_url(&self) -> String {
-        match self.database.as_deref().map(str::trim) {
-            Some(url) if url.contains("://") => url.to_owned(),
-            Some(path) if !path.is_empty() => tacit_store::sqlite_url(Path::new(path)),
-            _ => tacit_store::sqlite_url(&self.key_file.with_file_name(DEFAULT_DATABASE_FILE)),
-        }
+        tacit_service::config::database_url(
+            self.database.as_deref(),
+            &self.key_file,
+            DEFAULT_DATABASE_FILE,
+        )
     }
 
     /// The origin returned at enrolment.
     pub fn signer_origin(&self) -> String {
-        self.public_origin.as_ref().map_or_else(
-            || format!("http://{}", self.listen),
-            |o| o.as_str().to_owned(),
-        )
+        tacit_service::config::origin_or_listen(self.public_origin.as_ref(), self.listen)
     }
 }
 
@@ -185,10 +184,6 @@ impl Default for Config {
             log_level: tracing::Level::INFO,
         }
     }
-}
-
-fn parse_origin(text: &str) -> Result<Origin, String> {
-    Origin::parse(text.trim()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -216,7 +211,14 @@ mod tests {
             cli.config.rate_limit_per_minute,
             default.rate_limit_per_minute
         );
-        assert_eq!(cli.config.request_timeout(), default.request_timeout());
+        assert_eq!(
+            cli.config.request_timeout_secs,
+            default.request_timeout_secs
+        );
+        assert_eq!(
+            cli.config.header_read_timeout_secs,
+            default.header_read_timeout_secs
+        );
     }
 
     #[test]

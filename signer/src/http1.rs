@@ -5,6 +5,7 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use tacit_service::fetch::FetchFailure;
 use wallet_core::KeySet;
 
 use crate::Error;
@@ -42,30 +43,14 @@ pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
         }
         _ => return Err(fail("the keys URL must start with https:// or http://")),
     }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(FETCH_TIMEOUT))
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut response = agent
-        .get(url)
-        .header("accept", "application/json")
-        .call()
-        .map_err(|e| match e {
-            ureq::Error::Timeout(_) => fail("the server did not answer in time"),
-            _ => fail("cannot connect"),
-        })?;
-    let status = response.status().as_u16();
-    if status != 200 {
-        return Err(fail(&format!("the server answered HTTP {status}")));
-    }
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(KeySet::MAX_BYTES as u64)
-        .read_to_vec()
-        .map_err(|_| fail("cannot read the response"))?;
+    let body = tacit_service::fetch::get_json(url, FETCH_TIMEOUT, KeySet::MAX_BYTES).map_err(
+        |e| match e {
+            FetchFailure::Status(status) => fail(&format!("the server answered HTTP {status}")),
+            FetchFailure::Timeout => fail("the server did not answer in time"),
+            FetchFailure::Unreachable => fail("cannot connect"),
+            FetchFailure::Unreadable => fail("cannot read the response"),
+        },
+    )?;
     KeySet::parse(&body).map_err(|_| fail("the response is not a key set"))
 }
 

@@ -64,15 +64,13 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
 /// waits for in-flight requests to finish (idle keep-alive connections are closed): the shared
-/// loop, [`tacit_service::serve::serve`], with [`AppState::header_read_timeout`] as the
-/// read-header timeout. Each request carries its peer address as `ConnectInfo<SocketAddr>`.
+/// loop, [`tacit_service::serve::serve`], with the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer address as `ConnectInfo<SocketAddr>`.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let header_read_timeout = state.header_read_timeout();
-    tacit_service::serve::serve(listener, app(state), header_read_timeout, shutdown).await
+    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
 }
 
 /// Completes at every SIGHUP; never, where there are no such signals.
@@ -133,7 +131,7 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
     );
     let state = AppState::new(keys, db, &config, SystemClock);
     tokio::spawn(hangups(state.clone(), config.key_file.clone()));
-    let timeout = state.header_read_timeout();
+    let timeout = tacit_service::middleware::Service::limits(&state).header_read_timeout();
     let router = app(state);
     tacit_service::serve::serve_until_signal(listener, router, timeout, SHUTDOWN_GRACE).await?;
     Ok(())

@@ -17,20 +17,20 @@
 //! Outside in: request trace (method and route template only, never the path or body), request
 //! timeout, body limit, CORS per route, per-client rate limit (POST routes), handler.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::{Next, from_fn_with_state, map_response};
+use axum::extract::{DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tacit_protocol::request_auth::{
     EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
     HEADER_TIMESTAMP, InstallKey, RequestAuth,
 };
+use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, timeout};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -49,10 +49,10 @@ pub const KEYS_CACHE_CONTROL: &str = "public, max-age=300";
 /// limiter can tell clients apart; without that (as in `oneshot` tests) all share one bucket.
 pub fn app(state: AppState) -> Router {
     let receipts = post(sign_receipt)
-        .route_layer(from_fn_with_state(state.clone(), rate_limit))
+        .route_layer(from_fn_with_state(state.clone(), rate_limit::<AppState>))
         .layer(wallet_cors(&state));
     let installs = post(enrol)
-        .route_layer(from_fn_with_state(state.clone(), rate_limit))
+        .route_layer(from_fn_with_state(state.clone(), rate_limit::<AppState>))
         .layer(wallet_cors(&state));
     let keys = get(get_keys).layer(
         CorsLayer::new()
@@ -80,9 +80,9 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/keys", keys)
         .route("/v1/openapi.json", openapi)
         .route("/healthz", get(healthz))
-        .layer(map_response(json_for_bare_errors))
+        .layer(map_response(json_for_bare_errors::<AppState>))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(from_fn_with_state(state.clone(), timeout))
+        .layer(from_fn_with_state(state.clone(), timeout::<AppState>))
         .layer(trace)
         .with_state(state)
 }
@@ -232,14 +232,6 @@ async fn read_signed(state: &AppState, request: Request) -> Result<SignedRequest
     })
 }
 
-/// `application/json`, with or without parameters such as `charset=utf-8`.
-fn is_json(value: Option<&HeaderValue>) -> bool {
-    value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 /// `GET /v1/keys`: wallet-core's `KeySet`, cacheable.
 async fn get_keys(State(state): State<AppState>) -> Response {
     (
@@ -259,43 +251,4 @@ async fn healthz(State(state): State<AppState>) -> Response {
         "active_key_id": state.keys().active_key_id(),
     }))
     .into_response()
-}
-
-/// Answers 429 with `Retry-After` once the peer's bucket is empty.
-async fn rate_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let client = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(peer)| peer.ip());
-    match state.limiter().check(client, state.now()) {
-        Ok(()) => next.run(request).await,
-        Err(retry_after_secs) => Error::RateLimited { retry_after_secs }.into_response(),
-    }
-}
-
-/// Abandons a request (body reading included) after the configured time.
-async fn timeout(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(state.timeout(), next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => Error::Timeout.into_response(),
-    }
-}
-
-/// Gives axum's own bodiless 404 and 405 answers the JSON error shape (keeping `Allow`).
-async fn json_for_bare_errors(response: Response) -> Response {
-    let status = response.status();
-    let bare = !response.headers().contains_key(header::CONTENT_TYPE);
-    let replacement = match status {
-        StatusCode::NOT_FOUND if bare => Error::NotFound,
-        StatusCode::METHOD_NOT_ALLOWED if bare => Error::MethodNotAllowed,
-        _ => return response,
-    };
-    let (parts, _) = response.into_parts();
-    let mut fresh = replacement.into_response();
-    for (name, value) in &parts.headers {
-        if !fresh.headers().contains_key(name) {
-            fresh.headers_mut().insert(name.clone(), value.clone());
-        }
-    }
-    fresh
 }

@@ -3,12 +3,13 @@
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
 
 use axum::body::Bytes;
 use wallet_core::{KeyId, Origin, ReceiptPayload, Timestamp};
 
-use crate::{Config, Error, KeyStore, RateLimiter, SignerDb};
+use tacit_service::middleware::{Limits, Service};
+
+use crate::{Config, Error, KeyStore, SignerDb};
 
 pub use tacit_service::serve::{Clock, SystemClock, system_now};
 
@@ -47,9 +48,7 @@ struct Inner {
     db: SignerDb,
     signer_origin: String,
     allowed_origins: Arc<[Origin]>,
-    limiter: RateLimiter,
-    timeout: Duration,
-    header_read_timeout: Duration,
+    limits: Limits,
     clock: Box<dyn Clock>,
 }
 
@@ -59,8 +58,7 @@ impl core::fmt::Debug for AppState {
             .field("keys", &self.keys())
             .field("db", &self.inner.db.store().backend())
             .field("allowed_origins", &self.inner.allowed_origins)
-            .field("limiter", &self.inner.limiter.is_enabled())
-            .field("timeout", &self.inner.timeout)
+            .field("limits", &self.inner.limits)
             .finish_non_exhaustive()
     }
 }
@@ -75,9 +73,7 @@ impl AppState {
                 db,
                 signer_origin: config.signer_origin(),
                 allowed_origins: config.allowed_origins.clone().into(),
-                limiter: RateLimiter::new(config.rate_limit_per_minute),
-                timeout: config.request_timeout(),
-                header_read_timeout: config.header_read_timeout(),
+                limits: config.limits(),
                 clock: Box::new(clock),
             }),
         }
@@ -141,19 +137,6 @@ impl AppState {
         &self.inner.signer_origin
     }
 
-    pub fn limiter(&self) -> &RateLimiter {
-        &self.inner.limiter
-    }
-
-    pub fn timeout(&self) -> Duration {
-        self.inner.timeout
-    }
-
-    /// How long a client has to send a complete request head.
-    pub fn header_read_timeout(&self) -> Duration {
-        self.inner.header_read_timeout
-    }
-
     pub fn allowed_origins(&self) -> Arc<[Origin]> {
         self.inner.allowed_origins.clone()
     }
@@ -166,3 +149,15 @@ impl AppState {
 }
 
 pub(crate) use tacit_protocol::request_auth::origin_allowed as origin_listed;
+
+/// The shared middleware's view: the limits and the clock; the refusals are the default JSON
+/// errors.
+impl Service for AppState {
+    fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    fn now(&self) -> Timestamp {
+        AppState::now(self)
+    }
+}

@@ -128,24 +128,33 @@ pub fn start_of_day_ms(date: Date) -> i64 {
     (i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY) * MS_PER_DAY
 }
 
-/// The date on which someone born on `birth` turns `years` old (29 February → 1 March in a
-/// common year).
-pub fn birthday(birth: Date, years: u32) -> Result<Date, PredicateError> {
+/// The date on which someone born on `birth` turns `years` old: the first day on which
+/// [`is_at_least`] holds. Which day that is for a 29 February birthday in a common year is
+/// wallet-core's rule ([`wallet_core::age_cutoff`]: 1 March), not decided again here.
+pub fn birthday(birth: Date, years: u8) -> Result<Date, PredicateError> {
     let year = birth
         .year()
-        .checked_add(i32::try_from(years).map_err(|_| PredicateError::TimeOutOfRange)?)
+        .checked_add(i32::from(years))
         .ok_or(PredicateError::TimeOutOfRange)?;
-    match Date::from_calendar_date(year, birth.month(), birth.day()) {
-        Ok(date) => Ok(date),
-        // Only 29 February can be missing.
-        Err(_) => Date::from_calendar_date(year, Month::March, 1)
-            .map_err(|_| PredicateError::TimeOutOfRange),
+    // The same calendar day that year, or — when it has none (29 February in a common year) —
+    // the last day of February; the birthday is that day or the next.
+    let candidate = Date::from_calendar_date(year, birth.month(), birth.day())
+        .or_else(|_| Date::from_calendar_date(year, Month::February, 28))
+        .map_err(|_| PredicateError::TimeOutOfRange)?;
+    if is_at_least(birth, years, candidate) {
+        Ok(candidate)
+    } else {
+        candidate
+            .next_day()
+            .filter(|&day| is_at_least(birth, years, day))
+            .ok_or(PredicateError::TimeOutOfRange)
     }
 }
 
-/// Whether someone born on `birth` is at least `years` old on `today`.
-pub fn is_at_least(birth: Date, years: u32, today: Date) -> Result<bool, PredicateError> {
-    Ok(birthday(birth, years)? <= today)
+/// Whether someone born on `birth` is at least `years` old on `today`: wallet-core's age rule
+/// ([`wallet_core::age_cutoff`]), the one the wallet evaluates `age_at_least` claims with.
+pub fn is_at_least(birth: Date, years: u8, today: Date) -> bool {
+    birth <= wallet_core::age_cutoff(today, years)
 }
 
 /// The age credential's disclosable claims at `now_ms` (`age_equal_or_over_16` …), in
@@ -160,7 +169,7 @@ pub fn age_claims(birth: Date, now_ms: i64) -> Result<Claims, PredicateError> {
         .map(|&years| {
             Ok((
                 age_claim_name(years),
-                serde_json::Value::Bool(is_at_least(birth, u32::from(years), today)?),
+                serde_json::Value::Bool(is_at_least(birth, years, today)),
             ))
         })
         .collect()
@@ -175,7 +184,7 @@ pub fn credential_expiry(now_ms: i64, birth: Option<Date>) -> Result<i64, Predic
         .ok_or(PredicateError::TimeOutOfRange)?;
     if let Some(birth) = birth {
         for years in AGE_THRESHOLDS {
-            let change = start_of_day_ms(birthday(birth, u32::from(years))?);
+            let change = start_of_day_ms(birthday(birth, years)?);
             if change > now_ms {
                 exp = exp.min(change);
             }
@@ -316,6 +325,31 @@ mod tests {
             credential_expiry(feb28, Some(birth)).unwrap(),
             ms("2026-03-01")
         );
+    }
+
+    #[test]
+    fn the_birthday_is_the_first_day_the_wallet_counts_the_age() {
+        // Every birth date of 2003–2009 (three 29 Februaries), every threshold: the birthday
+        // the issuer's expiry uses is exactly the first day wallet-core's rule says "old
+        // enough", and it is the naive calendar birthday (29 February → 1 March in a common
+        // year).
+        let mut birth = parse_birth_date("2003-01-01").unwrap();
+        let end = parse_birth_date("2010-01-01").unwrap();
+        while birth < end {
+            for years in AGE_THRESHOLDS {
+                let day = birthday(birth, years).unwrap();
+                assert!(is_at_least(birth, years, day), "{birth} {years}");
+                assert!(
+                    !is_at_least(birth, years, day.previous_day().unwrap()),
+                    "{birth} {years}"
+                );
+                let year = birth.year() + i32::from(years);
+                let naive = Date::from_calendar_date(year, birth.month(), birth.day())
+                    .unwrap_or_else(|_| Date::from_calendar_date(year, Month::March, 1).unwrap());
+                assert_eq!(day, naive, "{birth} {years}");
+            }
+            birth = birth.next_day().unwrap();
+        }
     }
 
     #[test]

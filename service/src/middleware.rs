@@ -1,0 +1,402 @@
+//! The middleware the services' routers share: the per-client rate limit, the request timeout,
+//! the JSON shape for axum's bodiless errors, and the `application/json` test of a request's
+//! `Content-Type`. Each service says how its refusals look ([`Service`]); the glue is here once.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use wallet_core::Timestamp;
+
+use crate::RateLimiter;
+use crate::response::error_response;
+
+/// What a service's state carries for the shared middleware and serve loop: its one rate
+/// limiter and its two time limits.
+#[derive(Debug)]
+pub struct Limits {
+    limiter: RateLimiter,
+    request_timeout: Duration,
+    header_read_timeout: Duration,
+}
+
+impl Limits {
+    /// `per_minute` requests per client (0: off) on the limited routes; `request_timeout_secs`
+    /// for a whole request, body included; `header_read_timeout_secs` to send a request head.
+    pub fn new(per_minute: u32, request_timeout_secs: u64, header_read_timeout_secs: u64) -> Self {
+        Self {
+            limiter: RateLimiter::new(per_minute),
+            request_timeout: Duration::from_secs(request_timeout_secs),
+            header_read_timeout: Duration::from_secs(header_read_timeout_secs),
+        }
+    }
+
+    /// The same limits with another limiter (the site's table).
+    pub fn with_limiter(self, limiter: RateLimiter) -> Self {
+        Self { limiter, ..self }
+    }
+
+    /// The same limits with another request timeout.
+    pub fn with_request_timeout(self, request_timeout: Duration) -> Self {
+        Self {
+            request_timeout,
+            ..self
+        }
+    }
+
+    pub fn limiter(&self) -> &RateLimiter {
+        &self.limiter
+    }
+
+    /// How long a request (reading its body included) may take.
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// How long a client has to send a complete request head.
+    pub fn header_read_timeout(&self) -> Duration {
+        self.header_read_timeout
+    }
+}
+
+/// What the shared middleware needs of a service's state, and how the service answers. The
+/// answers default to the signer's and the issuer's JSON errors
+/// ([`crate::response::error_response`]: `rate_limited` 429 with `Retry-After`, `timeout` 503,
+/// `not_found` 404, `method_not_allowed` 405).
+pub trait Service: Clone + Send + Sync + 'static {
+    /// The service's limiter and time limits.
+    fn limits(&self) -> &Limits;
+    /// The service's clock.
+    fn now(&self) -> Timestamp;
+
+    /// The 429 answer, carrying `Retry-After: retry_after_secs`.
+    fn rate_limited(retry_after_secs: u64) -> Response {
+        Refusal::RateLimited { retry_after_secs }.into_response()
+    }
+
+    /// The answer to a request abandoned after [`Limits::request_timeout`].
+    fn timed_out() -> Response {
+        Refusal::Timeout.into_response()
+    }
+
+    /// The JSON answer that replaces axum's own bodiless answer with `status`, if this service
+    /// replaces it (by default 404 and 405).
+    fn bare_error(status: StatusCode) -> Option<Response> {
+        match status {
+            StatusCode::NOT_FOUND => Some(Refusal::NotFound.into_response()),
+            StatusCode::METHOD_NOT_ALLOWED => Some(Refusal::MethodNotAllowed.into_response()),
+            _ => None,
+        }
+    }
+}
+
+/// The refusals the shared middleware makes before any handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("too many requests; retry after {retry_after_secs} seconds")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("the request took too long and was abandoned")]
+    Timeout,
+    #[error("there is no such endpoint")]
+    NotFound,
+    #[error("this endpoint does not accept that method")]
+    MethodNotAllowed,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let (status, code, retry_after) = match self {
+            Refusal::RateLimited { retry_after_secs } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                Some(retry_after_secs),
+            ),
+            Refusal::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout", None),
+            Refusal::NotFound => (StatusCode::NOT_FOUND, "not_found", None),
+            Refusal::MethodNotAllowed => {
+                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
+            }
+        };
+        // None of these is a 500, so the service's name never shows.
+        error_response("service", status, code, &self, retry_after)
+    }
+}
+
+/// Serves `state`'s router (`app`) on `listener` until `shutdown` completes, with the state's
+/// [`Limits::header_read_timeout`]: [`crate::serve::serve`].
+pub async fn serve_state<S: Service>(
+    listener: tokio::net::TcpListener,
+    state: S,
+    app: impl FnOnce(S) -> Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let header_read_timeout = state.limits().header_read_timeout();
+    crate::serve::serve(listener, app(state), header_read_timeout, shutdown).await
+}
+
+/// The peer address the serve loop ([`crate::serve::serve`]) attaches to each request; `None`
+/// for requests without one (in-process tests), which share one bucket.
+pub fn peer_ip(request: &Request) -> Option<IpAddr> {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip())
+}
+
+/// Takes one request from the peer's bucket, or answers [`Service::rate_limited`] without
+/// running the handler.
+pub async fn rate_limit<S: Service>(
+    State(state): State<S>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match state
+        .limits()
+        .limiter()
+        .check(peer_ip(&request), state.now())
+    {
+        Ok(()) => next.run(request).await,
+        Err(retry_after_secs) => {
+            tracing::info!(retry_after_secs, "rate limited");
+            S::rate_limited(retry_after_secs)
+        }
+    }
+}
+
+/// Abandons a request (body reading included) after [`Limits::request_timeout`].
+pub async fn timeout<S: Service>(State(state): State<S>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.limits().request_timeout(), next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => S::timed_out(),
+    }
+}
+
+/// Gives axum's own bodiless answers (no `Content-Type`) the service's JSON shape
+/// ([`Service::bare_error`]), keeping their headers (`Allow` on a 405).
+pub async fn json_for_bare_errors<S: Service>(response: Response) -> Response {
+    if response.headers().contains_key(header::CONTENT_TYPE) {
+        return response;
+    }
+    let Some(mut fresh) = S::bare_error(response.status()) else {
+        return response;
+    };
+    let (parts, _) = response.into_parts();
+    for (name, value) in &parts.headers {
+        if !fresh.headers().contains_key(name) {
+            fresh.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    fresh
+}
+
+/// `application/json`, with or without parameters such as `charset=utf-8`.
+pub fn is_json(value: Option<&HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use std::sync::Arc;
+
+    use axum::Router;
+    use axum::body::Body;
+    use axum::middleware::{from_fn_with_state, map_response};
+    use axum::response::IntoResponse as _;
+    use axum::routing::{get, post};
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    #[derive(Clone)]
+    struct Toy(Arc<Limits>);
+
+    impl Service for Toy {
+        fn limits(&self) -> &Limits {
+            &self.0
+        }
+        fn now(&self) -> Timestamp {
+            Timestamp::from_millis(0)
+        }
+        fn rate_limited(retry_after_secs: u64) -> Response {
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("wait {retry_after_secs}"),
+            )
+                .into_response()
+        }
+        fn timed_out() -> Response {
+            (StatusCode::SERVICE_UNAVAILABLE, "slow").into_response()
+        }
+        fn bare_error(status: StatusCode) -> Option<Response> {
+            (status == StatusCode::METHOD_NOT_ALLOWED).then(|| {
+                (
+                    status,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    "\"wrong method\"",
+                )
+                    .into_response()
+            })
+        }
+    }
+
+    /// The defaults: the signer's and the issuer's answers.
+    #[derive(Clone)]
+    struct Plain(Arc<Limits>);
+
+    impl Service for Plain {
+        fn limits(&self) -> &Limits {
+            &self.0
+        }
+        fn now(&self) -> Timestamp {
+            Timestamp::from_millis(0)
+        }
+    }
+
+    fn app(per_minute: u32, limit: Duration) -> Router {
+        let limits = Limits::new(per_minute, 5, 5).with_request_timeout(limit);
+        let state = Toy(Arc::new(limits));
+        Router::new()
+            .route(
+                "/limited",
+                post(|| async { "done" })
+                    .route_layer(from_fn_with_state(state.clone(), rate_limit::<Toy>)),
+            )
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    "late"
+                }),
+            )
+            .layer(map_response(json_for_bare_errors::<Toy>))
+            .layer(from_fn_with_state(state.clone(), timeout::<Toy>))
+            .with_state(state)
+    }
+
+    async fn send(app: &Router, request: Request) -> (StatusCode, Option<String>, String) {
+        let response = app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let allow = response
+            .headers()
+            .get(header::ALLOW)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, allow, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    fn post_from(peer: &str) -> Request {
+        let mut request = Request::post("/limited").body(Body::empty()).unwrap();
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        request
+    }
+
+    #[tokio::test]
+    async fn the_limit_is_per_peer_and_refuses_before_the_handler() {
+        let app = app(1, Duration::from_secs(5));
+        assert_eq!(send(&app, post_from("192.0.2.1:1")).await.0, StatusCode::OK);
+        let (status, _, body) = send(&app, post_from("192.0.2.1:2")).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(body, "wait 60");
+        assert_eq!(send(&app, post_from("192.0.2.2:1")).await.0, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_slow_request_is_abandoned() {
+        let app = app(0, Duration::from_millis(20));
+        let request = Request::get("/slow").body(Body::empty()).unwrap();
+        let (status, _, body) = send(&app, request).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body, "slow");
+    }
+
+    #[tokio::test]
+    async fn bare_errors_get_the_services_shape_and_keep_allow() {
+        let app = app(0, Duration::from_secs(5));
+        let request = Request::get("/limited").body(Body::empty()).unwrap();
+        let (status, allow, body) = send(&app, request).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(allow.as_deref(), Some("POST"));
+        assert_eq!(body, "\"wrong method\"");
+        // A 404 this service does not replace stays bare.
+        let request = Request::get("/nowhere").body(Body::empty()).unwrap();
+        let (status, _, body) = send(&app, request).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body, "");
+    }
+
+    #[tokio::test]
+    async fn the_default_answers_are_the_services_json_errors() {
+        let json = |response: Response| async move {
+            let status = response.status();
+            let retry = response.headers().get(header::RETRY_AFTER).cloned();
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+                .await
+                .unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            (
+                status,
+                body["error"].clone(),
+                body["message"].clone(),
+                retry,
+            )
+        };
+        let (status, code, message, retry) = json(Plain::rate_limited(7)).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(code, "rate_limited");
+        assert_eq!(message, "too many requests; retry after 7 seconds");
+        assert_eq!(retry.unwrap(), "7");
+        let (status, code, _, retry) = json(Plain::timed_out()).await;
+        assert_eq!(
+            (status, code),
+            (StatusCode::SERVICE_UNAVAILABLE, "timeout".into())
+        );
+        assert!(retry.is_none());
+        let (status, code, _, _) = json(Plain::bare_error(StatusCode::NOT_FOUND).unwrap()).await;
+        assert_eq!((status, code), (StatusCode::NOT_FOUND, "not_found".into()));
+        let answer = Plain::bare_error(StatusCode::METHOD_NOT_ALLOWED).unwrap();
+        let (status, code, _, _) = json(answer).await;
+        assert_eq!(
+            (status, code),
+            (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed".into())
+        );
+        assert!(Plain::bare_error(StatusCode::BAD_REQUEST).is_none());
+        let limits = Limits::new(0, 10, 5);
+        assert!(!limits.limiter().is_enabled());
+        assert_eq!(limits.request_timeout(), Duration::from_secs(10));
+        assert_eq!(limits.header_read_timeout(), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn json_with_or_without_parameters() {
+        for yes in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/json ;x",
+        ] {
+            assert!(is_json(Some(&HeaderValue::from_static(yes))), "{yes}");
+        }
+        for no in [
+            "text/plain",
+            "application/jsonx",
+            "application/json-seq",
+            "",
+        ] {
+            assert!(!is_json(Some(&HeaderValue::from_static(no))), "{no}");
+        }
+        assert!(!is_json(None));
+    }
+}
