@@ -96,60 +96,45 @@ struct RecordVector {
     record: String,
 }
 
-/// Writes `store-v2.json` once, with the build of 1 December 2026 (profile record format 1,
-/// memory format 1). `cargo test -p wallet-core --test formats -- --ignored`. Never regenerate.
+/// The frozen records as their writers make them today. `store-v2.json` was written by the build
+/// of 1 December 2026 (profile record format 1, memory format 1) with seed 20261201,
+/// `store-v2-f2.json` by the first versioned build (formats 2) with seed 20261202: a vault
+/// from the seed, then `StoredVault::sealed(7, ..)` of [`rich_ledger`]. This build seals newer
+/// formats, so the vectors are never rewritten; what it still makes identically is checked: the
+/// inputs, the vault up to its sealed profile, and the memory's seal nonce.
 #[test]
-#[ignore = "writes a frozen vector; never regenerate"]
-fn write_frozen_record_vector() {
-    let profile = Profile::new(&record_input(), TODAY).unwrap();
-    let mut rng = rng(20_261_201);
-    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng).unwrap();
-    let record = StoredVault::sealed(7, &vault, &rich_ledger(&profile), &mut rng).unwrap();
-    let vector = RecordVector {
-        comment: "Stored record (record format 2) as written before issue 15: an unversioned \
-                  profile record (profile format 1) in the vault and an unversioned disclosure \
-                  memory (memory format 1) sealed in the record. Must open and migrate in every \
-                  future version. Never regenerate."
-            .to_owned(),
-        passphrase: PASSPHRASE.to_owned(),
-        today: wallet_core::profile::format_date(TODAY),
-        profile: record_input(),
-        floor: 7,
-        record: record.encode(),
-    };
-    std::fs::write(
-        vectors().join("store-v2.json"),
-        serde_json::to_string_pretty(&vector).unwrap() + "\n",
-    )
-    .unwrap();
-}
+fn frozen_record_vectors_are_what_their_writers_wrote() {
+    for (name, seed) in [
+        ("store-v2.json", 20_261_201),
+        ("store-v2-f2.json", 20_261_202),
+    ] {
+        let vector = read_vector(name);
+        assert_eq!(vector.passphrase, PASSPHRASE, "{name}");
+        assert_eq!(
+            vector.today,
+            wallet_core::profile::format_date(TODAY),
+            "{name}"
+        );
+        let json = |input: &ProfileInput| serde_json::to_value(input).unwrap();
+        assert_eq!(json(&vector.profile), json(&record_input()), "{name}");
+        assert_eq!(vector.floor, 7, "{name}");
 
-/// Writes `store-v2-f2.json` once, with the first versioned build (profile format 2, memory
-/// format 2). `cargo test -p wallet-core --test formats -- --ignored`. Never regenerate.
-#[test]
-#[ignore = "writes a frozen vector; never regenerate"]
-fn write_frozen_format2_vector() {
-    let profile = Profile::new(&record_input(), TODAY).unwrap();
-    let mut rng = rng(20_261_202);
-    let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng).unwrap();
-    let record = StoredVault::sealed(7, &vault, &rich_ledger(&profile), &mut rng).unwrap();
-    let vector = RecordVector {
-        comment:
-            "Stored record (record format 2) written by the first versioned build (issue 15): \
-                  profile record format 2 in the vault, disclosure memory format 2 sealed in the \
-                  record. Must open and migrate in every future version. Never regenerate."
-                .to_owned(),
-        passphrase: PASSPHRASE.to_owned(),
-        today: wallet_core::profile::format_date(TODAY),
-        profile: record_input(),
-        floor: 7,
-        record: record.encode(),
-    };
-    std::fs::write(
-        vectors().join("store-v2-f2.json"),
-        serde_json::to_string_pretty(&vector).unwrap() + "\n",
-    )
-    .unwrap();
+        let profile = Profile::new(&record_input(), TODAY).unwrap();
+        let mut rng = rng(seed);
+        let vault = Vault::create(&profile, &pass(), KdfParams::MINIMUM, &mut rng).unwrap();
+        let written = StoredVault::sealed(7, &vault, &rich_ledger(&profile), &mut rng).unwrap();
+        let frozen = StoredVault::decode(&vector.record).unwrap();
+        assert_eq!(frozen.generation, written.generation, "{name}");
+        let before = common::BEFORE_SEALED;
+        assert_eq!(
+            frozen.envelope_bytes().unwrap()[..before],
+            written.envelope_bytes().unwrap()[..before],
+            "{name}"
+        );
+        let nonce =
+            |r: &StoredVault| hex::decode(r.memory.as_ref().unwrap()).unwrap()[..12].to_vec();
+        assert_eq!(nonce(&frozen), nonce(&written), "{name}");
+    }
 }
 
 fn read_vector(name: &str) -> RecordVector {

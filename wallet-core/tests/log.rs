@@ -11,6 +11,8 @@ use wallet_core::{
     LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue, verify_entries,
 };
 
+mod common;
+
 const T0: i64 = 1_777_627_800_000; // 2026-05-01T09:30:00Z
 
 const VECTOR_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/log-v1.txt");
@@ -527,11 +529,7 @@ fn import_rejects_bad_exports() {
         ),
     ];
     for (name, text, expected) in cases {
-        assert_eq!(
-            ComparisonLog::import(&text),
-            Err(expected),
-            "{name}"
-        );
+        assert_eq!(ComparisonLog::import(&text), Err(expected), "{name}");
         assert_eq!(
             ComparisonLog::import_bytes(text.as_bytes()),
             Err(expected),
@@ -705,16 +703,13 @@ fn vector_log() -> ComparisonLog {
     log
 }
 
-#[test]
-#[ignore = "generator: rewrites the frozen log/receipt vectors"]
-fn generate_log_vectors() {
-    let log = vector_log();
-    std::fs::write(VECTOR_PATH, log.export()).unwrap();
-    println!("log head: {}", log.head());
-}
-
+/// `TACIT_WRITE_VECTORS=1` rewrites the vector from [`vector_log`] first.
 #[test]
 fn frozen_log_vector_reexports_byte_identical() {
+    common::assert_vector(
+        std::path::Path::new(VECTOR_PATH),
+        vector_log().export().as_bytes(),
+    );
     let text = std::fs::read_to_string(VECTOR_PATH).unwrap();
     let log = ComparisonLog::import(&text).unwrap();
     assert_eq!(log.export(), text);

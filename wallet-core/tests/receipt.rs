@@ -3,6 +3,7 @@
 // clippy.toml allows unwrap in `#[test]` fns only; the helpers here are test code too.
 #![allow(clippy::unwrap_used)]
 
+use std::path::Path;
 use std::sync::LazyLock;
 
 use ed25519_dalek::SigningKey;
@@ -14,6 +15,8 @@ use wallet_core::{
     SessionId, SignableError, SignedReceipt, StructureError, Timestamp, ToolName, VerifyError,
     derive_key_id,
 };
+
+mod common;
 
 const T0: i64 = 1_777_627_800_000; // 2026-05-01T09:30:00Z
 const MINUTE: i64 = 60_000;
@@ -816,20 +819,12 @@ fn pretty(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).unwrap() + "\n"
 }
 
-#[test]
-#[ignore = "generator: rewrites the frozen log/receipt vectors"]
-fn generate_receipt_vectors() {
-    let (signed, keys) = vector_receipt();
-    std::fs::write(RECEIPT_VECTOR, pretty(&signed)).unwrap();
-    std::fs::write(KEYS_VECTOR, pretty(&keys)).unwrap();
-    println!(
-        "signing bytes sha256: {}",
-        Hash::digest(&signed.payload.signing_bytes())
-    );
-}
-
+/// `TACIT_WRITE_VECTORS=1` rewrites both vectors from [`vector_receipt`] first.
 #[test]
 fn frozen_receipt_vector_verifies() {
+    let (written, written_keys) = vector_receipt();
+    common::assert_vector(Path::new(RECEIPT_VECTOR), pretty(&written).as_bytes());
+    common::assert_vector(Path::new(KEYS_VECTOR), pretty(&written_keys).as_bytes());
     let receipt_text = std::fs::read_to_string(RECEIPT_VECTOR).unwrap();
     let keys_text = std::fs::read_to_string(KEYS_VECTOR).unwrap();
     let signed = SignedReceipt::parse(receipt_text.as_bytes()).unwrap();
