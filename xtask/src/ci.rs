@@ -178,6 +178,15 @@ fn deny() -> Result<(), String> {
     run("cargo deny", &tool.to_string_lossy(), &args, &[])
 }
 
+/// How the tools are compiled: cargo-deny's own release profile asks for fat LTO in one codegen
+/// unit, minutes on two cores on every fresh machine, for a check that reads a lock file. The
+/// tools run for seconds; a quick optimised build is enough.
+const TOOL_BUILD_PROFILE: &[(&str, &str)] = &[
+    ("CARGO_PROFILE_RELEASE_LTO", "off"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1"),
+];
+
 /// `target/tools/bin/<bin>` of crate `krate` at `version`: kept when `<bin> --version` says
 /// that version, else installed with `cargo install <install_flags>` (a minute or more, once).
 pub(crate) fn ensure_tool(
@@ -205,7 +214,12 @@ pub(crate) fn ensure_tool(
         &root_str,
     ];
     args.extend_from_slice(install_flags);
-    run(&format!("cargo install {krate}"), &cargo(), &args, &[])?;
+    run(
+        &format!("cargo install {krate}"),
+        &cargo(),
+        &args,
+        TOOL_BUILD_PROFILE,
+    )?;
     match binary.is_file() {
         true => Ok(binary),
         false => Err(format!(
