@@ -228,27 +228,13 @@ fn read_pinned(path: &Path, issuer: &Origin) -> Result<Jwks, ServerError> {
 }
 
 fn fetch_blocking(url: &str, issuer: &Origin) -> Result<Jwks, &'static str> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(FETCH_TIMEOUT))
-        .max_redirects(0)
-        .http_status_as_error(true)
-        .build()
-        .into();
-    let mut response = agent
-        .get(url)
-        .header("accept", "application/json")
-        .call()
-        .map_err(|e| match e {
-            ureq::Error::StatusCode(_) => "the issuer answered with an error status",
-            ureq::Error::Timeout(_) => "the issuer did not answer in time",
-            _ => "the issuer could not be reached",
-        })?;
-    let bytes = response
-        .body_mut()
-        .with_config()
-        .limit(MAX_JWKS_BYTES as u64)
-        .read_to_vec()
-        .map_err(|_| "the issuer's answer could not be read")?;
+    use tacit_service::fetch::{FetchFailure, get_json};
+    let bytes = get_json(url, FETCH_TIMEOUT, MAX_JWKS_BYTES).map_err(|e| match e {
+        FetchFailure::Status(_) => "the issuer answered with an error status",
+        FetchFailure::Timeout => "the issuer did not answer in time",
+        FetchFailure::Unreachable => "the issuer could not be reached",
+        FetchFailure::Unreadable => "the issuer's answer could not be read",
+    })?;
     parse_keys(&bytes, issuer, false)
 }
 

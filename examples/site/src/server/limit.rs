@@ -1,8 +1,8 @@
 //! The per-client rate limit on the site API: `GET /api/requirements` (which writes a nonce row
 //! per call) and `POST /api/applications`, one bucket per client for both.
 //!
-//! A thin wrapper over the limiter the services share ([`tacit_service::RateLimiter`]): a token
-//! bucket of `rate_limit_per_minute` requests, refilled evenly over a minute, per peer IP address
+//! The services' shared middleware ([`tacit_service::middleware`]) over the rule of
+//! [`tacit_protocol::rate_limit`]: a token bucket of `rate_limit_per_minute` requests, refilled evenly over a minute, per peer IP address
 //! (IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as the IPv4 client; `X-Forwarded-For` is not
 //! trusted), over a table capped at [`tacit_service::MAX_TRACKED_CLIENTS`] clients (idle clients
 //! are forgotten first, then the least recently seen eighth). Behind a reverse proxy every client
@@ -13,63 +13,53 @@
 //! `{ok: false, error: {code: "rate_limited", message}}`. Nothing is issued or decided.
 //! `rate_limit_per_minute = 0` in `site.toml` turns it off.
 
-use std::net::{IpAddr, SocketAddr};
-
-use axum::extract::{ConnectInfo, Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use tacit_service::middleware::{Limits, Service};
 use wallet_core::Timestamp;
 
 use super::SiteState;
+use super::routes::api_error;
 
 /// Requests a client may make per minute when `site.toml` does not say.
 pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 120;
 
-/// The API's limiter. `per_minute == 0` turns it off.
-#[derive(Debug)]
-pub struct ApiLimit(tacit_service::RateLimiter);
-
-impl ApiLimit {
-    pub fn new(per_minute: u32) -> Self {
-        Self(tacit_service::RateLimiter::new(per_minute))
+/// The site's answers to the shared middleware ([`tacit_service::middleware`]): the limited
+/// routes' peer address comes from the `ConnectInfo` that [`super::serve`] attaches to each
+/// request; over the limit, 429 with the envelope; a timeout or a wrong method, the bare
+/// `{"error": code, "message": sentence}` shape.
+impl Service for SiteState {
+    fn limits(&self) -> &Limits {
+        SiteState::limits(self)
     }
 
-    /// Off: every request passes.
-    pub fn off() -> Self {
-        Self::new(0)
+    fn now(&self) -> Timestamp {
+        SiteState::now(self)
     }
 
-    pub fn is_enabled(&self) -> bool {
-        self.0.is_enabled()
+    fn rate_limited(retry_after_secs: u64) -> Response {
+        too_many(retry_after_secs)
     }
 
-    /// How many clients are tracked now (never more than the cap).
-    pub fn tracked(&self) -> usize {
-        self.0.tracked()
+    fn timed_out() -> Response {
+        api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            "The request took too long and was abandoned.",
+        )
     }
 
-    /// Takes one request from `peer`'s bucket at `now`, or says how many whole seconds until one
-    /// is available (at least 1).
-    pub fn check(&self, peer: Option<IpAddr>, now: Timestamp) -> Result<(), u64> {
-        self.0.check(peer, now)
-    }
-}
-
-/// The middleware on the limited routes: the peer address comes from the `ConnectInfo` that
-/// [`super::serve`] attaches to each request.
-pub async fn rate_limit(State(state): State<SiteState>, request: Request, next: Next) -> Response {
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(peer)| peer.ip());
-    match state.limit().check(peer, state.now()) {
-        Ok(()) => next.run(request).await,
-        Err(retry_after_secs) => {
-            tracing::info!(retry_after_secs, "rate limited");
-            too_many(retry_after_secs)
-        }
+    /// Axum's bodiless 405; an unknown `/api/...` route has its own JSON 404 and anything else
+    /// is the page's (static files).
+    fn bare_error(status: StatusCode) -> Option<Response> {
+        (status == StatusCode::METHOD_NOT_ALLOWED).then(|| {
+            api_error(
+                status,
+                "method_not_allowed",
+                "This route does not take that method.",
+            )
+        })
     }
 }
 
@@ -109,6 +99,10 @@ mod tests {
     use serde_json::Value;
     use tower::ServiceExt as _;
     use wallet_core::{KeySet, KeyStatus, PublicKeyEntry};
+
+    use std::net::SocketAddr;
+
+    use axum::extract::ConnectInfo;
 
     use super::*;
     use crate::server::{Config, ManualClock, Nonces, SignerKeys, SiteKey, SiteParts, app};
@@ -260,17 +254,5 @@ mod tests {
             let (status, _, _) = send(&router, requirements("192.0.2.1:1")).await;
             assert_eq!(status, StatusCode::OK);
         }
-    }
-
-    #[test]
-    fn the_limiter_refuses_with_a_wait_and_zero_is_off() {
-        let limit = ApiLimit::new(2);
-        let ip = Some(IpAddr::from([10, 0, 0, 1]));
-        assert!(limit.is_enabled());
-        assert_eq!(limit.check(ip, NOW), Ok(()));
-        assert_eq!(limit.check(ip, NOW), Ok(()));
-        assert_eq!(limit.check(ip, NOW), Err(30));
-        assert_eq!(limit.tracked(), 1);
-        assert!(!ApiLimit::off().is_enabled());
     }
 }

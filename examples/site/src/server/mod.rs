@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use tacit_protocol::site_auth::SiteKeys;
+use tacit_service::middleware::{Limits, serve_state};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use wallet_core::{Origin, Timestamp};
@@ -34,7 +35,7 @@ use wallet_core::{Origin, Timestamp};
 pub use config::{Config, SignerSource};
 pub use error::ServerError;
 pub use issuer_keys::IssuerKeys;
-pub use limit::{ApiLimit, DEFAULT_RATE_LIMIT_PER_MINUTE};
+pub use limit::DEFAULT_RATE_LIMIT_PER_MINUTE;
 pub use nonces::Nonces;
 pub use routes::app;
 pub use signer_keys::SignerKeys;
@@ -128,8 +129,7 @@ struct Inner {
     issuers: IssuerKeys,
     static_dir: PathBuf,
     clock: Box<dyn Clock>,
-    request_timeout: Duration,
-    limit: ApiLimit,
+    limits: Limits,
 }
 
 impl SiteState {
@@ -165,8 +165,11 @@ impl SiteState {
             issuers: parts.issuers,
             static_dir: parts.static_dir,
             clock: parts.clock,
-            request_timeout: REQUEST_TIMEOUT,
-            limit: ApiLimit::new(per_minute),
+            limits: Limits::new(
+                per_minute,
+                REQUEST_TIMEOUT.as_secs(),
+                HEADER_READ_TIMEOUT.as_secs(),
+            ),
         })))
     }
 
@@ -257,13 +260,9 @@ impl SiteState {
         self.0.clock.now()
     }
 
-    pub fn request_timeout(&self) -> Duration {
-        self.0.request_timeout
-    }
-
-    /// The API's per-client rate limit.
-    pub fn limit(&self) -> &ApiLimit {
-        &self.0.limit
+    /// The API's per-client rate limit and the time limits ([`limit`]).
+    pub fn limits(&self) -> &Limits {
+        &self.0.limits
     }
 }
 
@@ -281,8 +280,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let upkeep = AbortOnDrop(tokio::spawn(upkeep(state.clone())));
-    let served =
-        tacit_service::serve::serve(listener, app(state), HEADER_READ_TIMEOUT, shutdown).await;
+    let served = serve_state(listener, state, app, shutdown).await;
     drop(upkeep);
     served
 }

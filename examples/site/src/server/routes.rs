@@ -37,7 +37,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
-use tacit_protocol::site_auth::{SITE_KEYS_PATH, sign_requirements};
+use tacit_protocol::site_auth::{SITE_KEYS_PATH, attest_for_nonce};
+use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, timeout};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::services::ServeDir;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -72,7 +73,7 @@ pub fn app(state: SiteState) -> Router {
             .allow_methods([Method::GET]),
     );
     // Per client, one bucket for both routes that do work (see `limit`).
-    let limited = middleware::from_fn_with_state(state.clone(), super::limit::rate_limit);
+    let limited = middleware::from_fn_with_state(state.clone(), rate_limit::<SiteState>);
     let trace = TraceLayer::new_for_http()
         .make_span_with(|request: &Request| {
             let route = request
@@ -97,9 +98,12 @@ pub fn app(state: SiteState) -> Router {
         .route("/api/{*rest}", any(api_not_found))
         .route(SITE_KEYS_PATH, well_known)
         .fallback_service(static_files)
-        .layer(middleware::map_response(json_for_bare_errors))
+        .layer(middleware::map_response(json_for_bare_errors::<SiteState>))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            timeout::<SiteState>,
+        ))
         .layer(middleware::from_fn(security_headers))
         .layer(trace)
         .with_state(state)
@@ -150,8 +154,8 @@ async fn site(State(state): State<SiteState>) -> Response {
     .into_response()
 }
 
-/// `GET /api/requirements`: a fresh nonce stored in the database, the requirements, the
-/// attestation (expiring with the nonce).
+/// `GET /api/requirements`: a fresh nonce stored in the database, the requirements for it, the
+/// attestation ([`attest_for_nonce`]: it lapses with the nonce).
 async fn requirements(State(state): State<SiteState>) -> Response {
     let now = state.now();
     let (nonce, record) = match state.nonces().issue(now).await {
@@ -163,10 +167,11 @@ async fn requirements(State(state): State<SiteState>) -> Response {
     };
     let requirements = state.policy().requirements(state.origin(), &nonce);
     let key = state.site_key();
-    let attestation = sign_requirements(
+    let attestation = attest_for_nonce(
         key.signing_key(),
         key.kid(),
         &requirements,
+        record.issued_at,
         record.expires_at,
     );
     tracing::info!("issued requirements");
@@ -302,14 +307,6 @@ async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judg
     }
 }
 
-/// `application/json`, with or without parameters such as `charset=utf-8`.
-fn is_json(value: Option<&HeaderValue>) -> bool {
-    value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
 /// An unknown `/api/...` route is a JSON 404, never the page.
 async fn api_not_found() -> Response {
     api_error(
@@ -319,44 +316,12 @@ async fn api_not_found() -> Response {
     )
 }
 
-fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+pub(super) fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
     (
         status,
         axum::Json(json!({ "error": code, "message": message })),
     )
         .into_response()
-}
-
-/// Gives axum's bodiless 405 (and a timeout's 408) the JSON error shape, keeping `Allow`.
-async fn json_for_bare_errors(response: Response) -> Response {
-    let status = response.status();
-    if response.headers().contains_key(header::CONTENT_TYPE)
-        || status != StatusCode::METHOD_NOT_ALLOWED
-    {
-        return response;
-    }
-    let (parts, _) = response.into_parts();
-    let mut fresh = api_error(
-        status,
-        "method_not_allowed",
-        "This route does not take that method.",
-    );
-    if let Some(allow) = parts.headers.get(header::ALLOW) {
-        fresh.headers_mut().insert(header::ALLOW, allow.clone());
-    }
-    fresh
-}
-
-/// Abandons a request (body reading included) after the configured time.
-async fn timeout(State(state): State<SiteState>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(state.request_timeout(), next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => api_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
-            "The request took too long and was abandoned.",
-        ),
-    }
 }
 
 async fn security_headers(request: Request, next: Next) -> Response {

@@ -163,26 +163,12 @@ impl SignerKeys {
 pub struct FetchError(pub &'static str);
 
 fn fetch_blocking(url: &str) -> Result<KeySet, FetchError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(FETCH_TIMEOUT))
-        .max_redirects(0)
-        .http_status_as_error(true)
-        .build()
-        .into();
-    let mut response = agent
-        .get(url)
-        .header("accept", "application/json")
-        .call()
-        .map_err(|e| match e {
-            ureq::Error::StatusCode(_) => FetchError("the signer answered with an error status"),
-            ureq::Error::Timeout(_) => FetchError("the signer did not answer in time"),
-            _ => FetchError("the signer could not be reached"),
-        })?;
-    let bytes = response
-        .body_mut()
-        .with_config()
-        .limit(KeySet::MAX_BYTES as u64)
-        .read_to_vec()
-        .map_err(|_| FetchError("the signer's answer could not be read"))?;
+    use tacit_service::fetch::{FetchFailure, get_json};
+    let bytes = get_json(url, FETCH_TIMEOUT, KeySet::MAX_BYTES).map_err(|e| match e {
+        FetchFailure::Status(_) => FetchError("the signer answered with an error status"),
+        FetchFailure::Timeout => FetchError("the signer did not answer in time"),
+        FetchFailure::Unreachable => FetchError("the signer could not be reached"),
+        FetchFailure::Unreadable => FetchError("the signer's answer could not be read"),
+    })?;
     KeySet::parse(&bytes).map_err(|_| FetchError("the signer's answer is not a key set"))
 }
