@@ -63,17 +63,9 @@ pub enum Error {
     #[error("this issuer holds no record it could vouch for about this person")]
     NoRecord,
 
-    #[error("too many requests; retry after {retry_after_secs} seconds")]
-    RateLimited { retry_after_secs: u64 },
-
-    #[error("the request took too long and was abandoned")]
-    Timeout,
-
-    #[error("there is no such endpoint")]
-    NotFound,
-
-    #[error("this endpoint does not accept that method")]
-    MethodNotAllowed,
+    /// Refused before any handler ran: rate limited, timed out, no such route or method.
+    #[error(transparent)]
+    Refused(#[from] tacit_service::middleware::Refusal),
 
     /// The key file is missing, readable by others, malformed or in the way of `keygen`.
     #[error(transparent)]
@@ -144,10 +136,7 @@ impl Error {
             Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
             Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
             Error::NoRecord => (StatusCode::CONFLICT, "no_record"),
-            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            Error::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
-            Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
-            Error::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            Error::Refused(refusal) => refusal.status_and_code(),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -162,8 +151,8 @@ impl From<tacit_store::sqlx::Error> for Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let retry_after = match self {
-            Error::RateLimited { retry_after_secs } => Some(retry_after_secs),
+        let retry_after = match &self {
+            Error::Refused(refusal) => refusal.retry_after(),
             _ => None,
         };
         error_response("issuer", status, code, &self, retry_after)

@@ -108,22 +108,31 @@ pub enum Refusal {
     MethodNotAllowed,
 }
 
+impl Refusal {
+    /// The HTTP status and the stable code a client can match on.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Refusal::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            Refusal::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
+            Refusal::NotFound => (StatusCode::NOT_FOUND, "not_found"),
+            Refusal::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+        }
+    }
+
+    /// The `Retry-After` seconds a 429 carries.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            Refusal::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
+}
+
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let (status, code, retry_after) = match self {
-            Refusal::RateLimited { retry_after_secs } => (
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                Some(retry_after_secs),
-            ),
-            Refusal::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout", None),
-            Refusal::NotFound => (StatusCode::NOT_FOUND, "not_found", None),
-            Refusal::MethodNotAllowed => {
-                (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", None)
-            }
-        };
+        let (status, code) = self.status_and_code();
         // None of these is a 500, so the service's name never shows.
-        error_response("service", status, code, &self, retry_after)
+        error_response("service", status, code, &self, self.retry_after())
     }
 }
 
