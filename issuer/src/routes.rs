@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
 use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, timeout};
+use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -123,14 +123,7 @@ pub fn app(state: AppState) -> Router {
         .max_age(Duration::from_secs(600));
     let limited = from_fn_with_state(state.clone(), rate_limit::<AppState>);
     let trace = TraceLayer::new_for_http()
-        .make_span_with(|request: &Request| {
-            let route = request
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or("(unmatched)", MatchedPath::as_str)
-                .to_owned();
-            tracing::info_span!("request", method = %request.method(), route)
-        })
+        .make_span_with(request_span)
         .on_response(DefaultOnResponse::new().level(Level::INFO));
     Router::new()
         .route(WELL_KNOWN_PATH, get(metadata))

@@ -55,6 +55,18 @@ pub fn get_json(url: &str, timeout: Duration, max_bytes: usize) -> Result<Vec<u8
         })
 }
 
+/// [`get_json`] on tokio's blocking pool, for async callers (a task that cannot finish is
+/// [`FetchFailure::Unreachable`]).
+pub async fn get_json_async(
+    url: String,
+    timeout: Duration,
+    max_bytes: usize,
+) -> Result<Vec<u8>, FetchFailure> {
+    tokio::task::spawn_blocking(move || get_json(&url, timeout, max_bytes))
+        .await
+        .unwrap_or(Err(FetchFailure::Unreachable))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -108,6 +120,17 @@ mod tests {
     fn a_200_body_within_the_limit_is_returned() {
         let url = serve_once(answer("200 OK", "", r#"{"keys":[]}"#));
         assert_eq!(get_json(&url, T, 64).unwrap(), br#"{"keys":[]}"#);
+    }
+
+    #[tokio::test]
+    async fn the_async_form_is_the_same_fetch() {
+        let url = serve_once(answer("200 OK", "", "[1]"));
+        assert_eq!(get_json_async(url, T, 64).await.unwrap(), b"[1]");
+        let url = serve_once(answer("404 Not Found", "", "{}"));
+        assert_eq!(
+            get_json_async(url, T, 64).await,
+            Err(FetchFailure::Status(404))
+        );
     }
 
     #[test]

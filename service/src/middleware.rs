@@ -6,7 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::middleware::Next;
@@ -201,6 +201,18 @@ pub async fn json_for_bare_errors<S: Service>(response: Response) -> Response {
         }
     }
     fresh
+}
+
+/// The span a service's trace layer opens for a request (`make_span_with(request_span)`): the
+/// method and the route template, never the path (which may carry ids or tokens);
+/// `(unmatched)` where no route matched (the site's static files, unknown routes).
+pub fn request_span(request: &Request) -> tracing::Span {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("(unmatched)", MatchedPath::as_str)
+        .to_owned();
+    tracing::info_span!("request", method = %request.method(), route)
 }
 
 /// `application/json`, with or without parameters such as `charset=utf-8`.

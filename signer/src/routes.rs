@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
@@ -30,7 +30,7 @@ use tacit_protocol::request_auth::{
     EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
     HEADER_TIMESTAMP, InstallKey, RequestAuth,
 };
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, timeout};
+use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -65,14 +65,7 @@ pub fn app(state: AppState) -> Router {
             .allow_methods([Method::GET]),
     );
     let trace = TraceLayer::new_for_http()
-        .make_span_with(|request: &Request| {
-            let route = request
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or("(unmatched)", MatchedPath::as_str)
-                .to_owned();
-            tracing::info_span!("request", method = %request.method(), route)
-        })
+        .make_span_with(request_span)
         .on_response(DefaultOnResponse::new().level(Level::INFO));
     Router::new()
         .route("/v1/receipts", receipts)

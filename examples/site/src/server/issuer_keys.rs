@@ -187,10 +187,7 @@ impl One {
         let Some(url) = self.url.clone() else {
             return Ok(());
         };
-        let issuer = self.issuer.clone();
-        let fetched = tokio::task::spawn_blocking(move || fetch_blocking(&url, &issuer))
-            .await
-            .unwrap_or(Err("the fetch task failed"));
+        let fetched = fetch(url, &self.issuer).await;
         let mut cached = self
             .cached
             .write()
@@ -227,14 +224,16 @@ fn read_pinned(path: &Path, issuer: &Origin) -> Result<Jwks, ServerError> {
     })
 }
 
-fn fetch_blocking(url: &str, issuer: &Origin) -> Result<Jwks, &'static str> {
-    use tacit_service::fetch::{FetchFailure, get_json};
-    let bytes = get_json(url, FETCH_TIMEOUT, MAX_JWKS_BYTES).map_err(|e| match e {
-        FetchFailure::Status(_) => "the issuer answered with an error status",
-        FetchFailure::Timeout => "the issuer did not answer in time",
-        FetchFailure::Unreachable => "the issuer could not be reached",
-        FetchFailure::Unreadable => "the issuer's answer could not be read",
-    })?;
+async fn fetch(url: String, issuer: &Origin) -> Result<Jwks, &'static str> {
+    use tacit_service::fetch::{FetchFailure, get_json_async};
+    let bytes = get_json_async(url, FETCH_TIMEOUT, MAX_JWKS_BYTES)
+        .await
+        .map_err(|e| match e {
+            FetchFailure::Status(_) => "the issuer answered with an error status",
+            FetchFailure::Timeout => "the issuer did not answer in time",
+            FetchFailure::Unreachable => "the issuer could not be reached",
+            FetchFailure::Unreadable => "the issuer's answer could not be read",
+        })?;
     parse_keys(&bytes, issuer, false)
 }
 

@@ -30,7 +30,7 @@ use std::path::Path;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::header::{self, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -38,7 +38,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, attest_for_nonce};
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, timeout};
+use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::services::ServeDir;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -75,14 +75,7 @@ pub fn app(state: SiteState) -> Router {
     // Per client, one bucket for both routes that do work (see `limit`).
     let limited = middleware::from_fn_with_state(state.clone(), rate_limit::<SiteState>);
     let trace = TraceLayer::new_for_http()
-        .make_span_with(|request: &Request| {
-            let route = request
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or("(static)", MatchedPath::as_str)
-                .to_owned();
-            tracing::info_span!("request", method = %request.method(), route)
-        })
+        .make_span_with(request_span)
         .on_response(DefaultOnResponse::new().level(Level::DEBUG));
     Router::new()
         .route("/api/site", get(site))

@@ -125,10 +125,7 @@ impl SignerKeys {
     }
 
     async fn fetch_locked(&self, url: &str) -> Result<Arc<KeySet>, FetchError> {
-        let owned = url.to_owned();
-        let fetched = tokio::task::spawn_blocking(move || fetch_blocking(&owned))
-            .await
-            .map_err(|_| FetchError("the fetch task failed"))?;
+        let fetched = fetch(url).await;
         let mut cached = self
             .cached
             .write()
@@ -162,13 +159,15 @@ impl SignerKeys {
 #[error("{0}")]
 pub struct FetchError(pub &'static str);
 
-fn fetch_blocking(url: &str) -> Result<KeySet, FetchError> {
-    use tacit_service::fetch::{FetchFailure, get_json};
-    let bytes = get_json(url, FETCH_TIMEOUT, KeySet::MAX_BYTES).map_err(|e| match e {
-        FetchFailure::Status(_) => FetchError("the signer answered with an error status"),
-        FetchFailure::Timeout => FetchError("the signer did not answer in time"),
-        FetchFailure::Unreachable => FetchError("the signer could not be reached"),
-        FetchFailure::Unreadable => FetchError("the signer's answer could not be read"),
-    })?;
+async fn fetch(url: &str) -> Result<KeySet, FetchError> {
+    use tacit_service::fetch::{FetchFailure, get_json_async};
+    let bytes = get_json_async(url.to_owned(), FETCH_TIMEOUT, KeySet::MAX_BYTES)
+        .await
+        .map_err(|e| match e {
+            FetchFailure::Status(_) => FetchError("the signer answered with an error status"),
+            FetchFailure::Timeout => FetchError("the signer did not answer in time"),
+            FetchFailure::Unreachable => FetchError("the signer could not be reached"),
+            FetchFailure::Unreadable => FetchError("the signer's answer could not be read"),
+        })?;
     KeySet::parse(&bytes).map_err(|_| FetchError("the signer's answer is not a key set"))
 }
