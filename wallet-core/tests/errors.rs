@@ -627,139 +627,85 @@ fn messages_are_the_ones_people_and_agents_see() {
         found: 3,
         known: 2,
     };
-    let cases: Vec<(String, &str)> = vec![
-        (
-            TextError {
-                field: "origin",
-                reason: "must be 1 to 256 characters",
-            }
-            .to_string(),
-            "log field origin: must be 1 to 256 characters",
-        ),
-        (
-            ProfileError {
-                field: Field::Income,
-                reason: "must not be negative",
-            }
-            .to_string(),
-            "income: must not be negative",
-        ),
-        (
-            ClaimError::Invalid("age threshold must be between 1 and 130 years").to_string(),
-            "invalid claim: age threshold must be between 1 and 130 years",
-        ),
-        (
-            ClaimError::CurrencyMismatch.to_string(),
-            "invalid claim: the limit's currency differs from the profile's; amounts are never converted",
-        ),
-        (
-            ChainBroken { index: 4 }.to_string(),
-            "log chain broken at entry 4",
-        ),
-        (
-            LogError::Import {
-                line: 2,
-                reason: "invalid outcome",
-            }
-            .to_string(),
-            "log import failed at line 2: invalid outcome",
-        ),
-        (
-            LogError::from(ChainBroken { index: 1 }).to_string(),
-            "log chain broken at entry 1",
-        ),
-        (
-            MalformedReceipt("receipt too large").to_string(),
-            "receipt malformed: receipt too large",
-        ),
-        (
-            StructureError::from(MalformedReceipt("x")).to_string(),
-            "receipt malformed: x",
-        ),
-        (SignableError::Expired.to_string(), "receipt expired"),
-        (
-            SignableError::IssuedAtOutOfRange.to_string(),
-            "receipt issued_at is more than two minutes from the signer's clock",
-        ),
-        (
-            SignableError::from(StructureError::from(ChainBroken { index: 0 })).to_string(),
-            "log chain broken at entry 0",
-        ),
-        (
-            VerifyError::UnknownKey.to_string(),
-            "receipt signed by an unknown key",
-        ),
-        (
-            VerifyError::BadSignature.to_string(),
-            "receipt signature does not verify",
-        ),
-        (
-            VerifyError::from(MalformedReceipt("x")).to_string(),
-            "receipt malformed: x",
-        ),
-        (
-            VerifyError::AudienceMismatch.to_string(),
-            "receipt audience does not match",
-        ),
-        (
-            VerifyError::NonceMismatch.to_string(),
-            "receipt nonce does not match",
-        ),
-        (
-            VerifyError::NotYetValid.to_string(),
-            "receipt not yet valid",
-        ),
-        (VerifyError::Expired.to_string(), "receipt expired"),
-        (
-            WeakPassphrase("shorter than 8 characters").to_string(),
-            "passphrase too weak: shorter than 8 characters",
-        ),
-        (
-            EnvelopeError("truncated").to_string(),
-            "vault envelope malformed: truncated",
-        ),
-        (
-            SealError("key derivation failed").to_string(),
-            "the vault could not be sealed: key derivation failed",
-        ),
-        (
-            VaultError::WeakKdfParams("fewer than 2 passes").to_string(),
-            "vault parameters too weak: fewer than 2 passes",
-        ),
-        (
-            VaultError::KdfParamsTooCostly("more than 10 passes").to_string(),
-            "vault parameters above what opening allows: more than 10 passes",
-        ),
-        (
-            VaultError::from(SealError("x")).to_string(),
-            "the vault could not be sealed: x",
-        ),
-        (
-            OpenError::CannotOpen.to_string(),
-            "the passphrase is wrong or the vault is damaged",
-        ),
-        (
-            OpenError::NewerFormat(newer).to_string(),
-            "this profile was made by a newer Tacit (format 3; this version reads up to format 2); update Tacit to open it. Nothing was changed.",
-        ),
-        (
-            StoreError::Format("envelope is not hex").to_string(),
-            "stored profile record malformed: envelope is not hex",
-        ),
-        (
-            StoreError::from(EnvelopeError("truncated")).to_string(),
-            "vault envelope malformed: truncated",
-        ),
-        (
-            StoreError::MemoryUnreadable.to_string(),
-            "the disclosure memory stored with this profile is missing, damaged or older than the last one saved here; the wallet will not answer from a fresh memory",
-        ),
-        (
-            StaleWrite.to_string(),
-            "the profile was changed in another tab or window; reload before saving",
-        ),
+    let text = TextError {
+        field: "origin",
+        reason: "must be 1 to 256 characters",
+    };
+    let profile = ProfileError {
+        field: Field::Income,
+        reason: "must not be negative",
+    };
+    let import = LogError::Import {
+        line: 2,
+        reason: "invalid outcome",
+    };
+    let said: [&dyn std::fmt::Display; 31] = [
+        &text,
+        &profile,
+        &ClaimError::Invalid("age threshold must be between 1 and 130 years"),
+        &ClaimError::CurrencyMismatch,
+        &ChainBroken { index: 4 },
+        &import,
+        &LogError::from(ChainBroken { index: 1 }),
+        &MalformedReceipt("receipt too large"),
+        &StructureError::from(MalformedReceipt("x")),
+        &SignableError::Expired,
+        &SignableError::IssuedAtOutOfRange,
+        &SignableError::from(StructureError::from(ChainBroken { index: 0 })),
+        &VerifyError::UnknownKey,
+        &VerifyError::BadSignature,
+        &VerifyError::from(MalformedReceipt("x")),
+        &VerifyError::AudienceMismatch,
+        &VerifyError::NonceMismatch,
+        &VerifyError::NotYetValid,
+        &VerifyError::Expired,
+        &WeakPassphrase("shorter than 8 characters"),
+        &EnvelopeError("truncated"),
+        &SealError("key derivation failed"),
+        &VaultError::WeakKdfParams("fewer than 2 passes"),
+        &VaultError::KdfParamsTooCostly("more than 10 passes"),
+        &VaultError::from(SealError("x")),
+        &OpenError::CannotOpen,
+        &OpenError::NewerFormat(newer),
+        &StoreError::Format("envelope is not hex"),
+        &StoreError::from(EnvelopeError("truncated")),
+        &StoreError::MemoryUnreadable,
+        &StaleWrite,
     ];
-    for (said, expected) in cases {
-        assert_eq!(said, expected);
-    }
+    let expected = "\
+log field origin: must be 1 to 256 characters
+income: must not be negative
+invalid claim: age threshold must be between 1 and 130 years
+invalid claim: the limit's currency differs from the profile's; amounts are never converted
+log chain broken at entry 4
+log import failed at line 2: invalid outcome
+log chain broken at entry 1
+receipt malformed: receipt too large
+receipt malformed: x
+receipt expired
+receipt issued_at is more than two minutes from the signer's clock
+log chain broken at entry 0
+receipt signed by an unknown key
+receipt signature does not verify
+receipt malformed: x
+receipt audience does not match
+receipt nonce does not match
+receipt not yet valid
+receipt expired
+passphrase too weak: shorter than 8 characters
+vault envelope malformed: truncated
+the vault could not be sealed: key derivation failed
+vault parameters too weak: fewer than 2 passes
+vault parameters above what opening allows: more than 10 passes
+the vault could not be sealed: x
+the passphrase is wrong or the vault is damaged
+this profile was made by a newer Tacit (format 3; this version reads up to format 2); update \
+Tacit to open it. Nothing was changed.
+stored profile record malformed: envelope is not hex
+vault envelope malformed: truncated
+the disclosure memory stored with this profile is missing, damaged or older than the last one \
+saved here; the wallet will not answer from a fresh memory
+the profile was changed in another tab or window; reload before saving";
+    let said: Vec<String> = said.iter().map(ToString::to_string).collect();
+    assert_eq!(said.join("\n"), expected);
 }
