@@ -6,8 +6,9 @@
 //! - a **vault**: an Argon2id + AES-256-GCM envelope, versioned, with header fields bound as
 //!   associated data and one uninformative error for every way opening can fail (but one: a
 //!   profile written by a newer Tacit, said once the passphrase has opened the vault);
-//! - **upgradable records** ([`format`]): the sealed profile and the disclosure memory carry a
-//!   format number; older formats are read by frozen structs and migrated, newer ones refused;
+//! - **upgradable records** ([`format`](mod@format)): the sealed profile and the disclosure
+//!   memory carry a format number; older formats are read by frozen structs and migrated, newer
+//!   ones refused;
 //! - **claims** with public parameters only, whose evaluation yields a boolean and nothing else;
 //! - a **disclosure ledger** that declines any question that would narrow what has been revealed
 //!   below a floor, deciding from the question history alone, never from the secret;

@@ -13,7 +13,7 @@
 //! for an older copy: the page keeps, per vault, the highest memory generation it has written or
 //! read (a [`MemoryFloors`] map) and [`StoredVault::open_memory`] refuses anything older.
 //! A record whose memory is missing, will not open or is older is refused
-//! ([`StoreStoreError::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
+//! ([`StoreError::MemoryUnreadable`]): the wallet never answers from a fresh memory by accident.
 //!
 //! The memory's plaintext is a versioned record ([`MEMORY_FORMAT`], see [`crate::format`]):
 //! older formats are migrated on reading; a memory from a newer Tacit is
