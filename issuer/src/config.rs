@@ -44,15 +44,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP service (the default).
     Serve,
-    /// Write a new key file (mode 0600) with a fresh P-256 key.
-    Keygen {
-        /// Replace an existing key file, discarding its keys.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Make a new active key; the old public key stays published, so credentials it signed keep
-    /// verifying. Restart the running issuer to sign with the new key.
-    Rotate,
+    /// `keygen [--force]`, `rotate`: the key file (P-256).
+    #[command(flatten)]
+    Keys(tacit_service::cli::KeyCommand),
     /// Print a fresh one-time enrolment code for everyone on record (seeding the three demo
     /// people first if there is nobody yet).
     Codes {

@@ -66,6 +66,40 @@ where
     Ok(())
 }
 
+/// The key-file subcommands the signer and the issuer share, flattened into each one's own
+/// (`#[command(flatten)] Keys(KeyCommand)`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum KeyCommand {
+    /// Write a new key file (mode 0600) with a fresh signing key.
+    Keygen {
+        /// Replace an existing key file, discarding its keys.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Make a new active key; the old public key stays published as retired, so what it signed
+    /// keeps verifying. The command then says how the running server starts signing with it.
+    Rotate,
+}
+
+impl KeyCommand {
+    /// [`keygen_command`] or [`rotate_command`] on `key_file` at `now`; `after_rotate` says how
+    /// the running server starts signing with the new key.
+    pub fn run<K: KeyFileStore>(
+        self,
+        key_file: &Path,
+        now: Timestamp,
+        after_rotate: &str,
+    ) -> Result<(), K::Error>
+    where
+        K::Id: Display,
+    {
+        match self {
+            KeyCommand::Keygen { force } => keygen_command::<K>(key_file, now, force),
+            KeyCommand::Rotate => rotate_command::<K>(key_file, now, after_rotate),
+        }
+    }
+}
+
 /// `at` as RFC 3339 in UTC, or `None` when it is out of range.
 pub fn rfc3339(at: Timestamp) -> Option<String> {
     let nanos = i128::from(at.millis()) * 1_000_000;

@@ -46,15 +46,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP service (the default).
     Serve,
-    /// Write a new key file (mode 0600) with a fresh Ed25519 key.
-    Keygen {
-        /// Replace an existing key file, discarding its keys.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Make a new active key; the old public key stays published as retired, so receipts it
-    /// signed keep verifying. Then send the running server SIGHUP so it signs with the new key.
-    Rotate,
+    /// `keygen [--force]`, `rotate`: the key file (Ed25519 for the signer, P-256 for the issuer).
+    #[command(flatten)]
+    Keys(tacit_service::cli::KeyCommand),
     /// Print a one-time enrolment code for a wallet install (the person types it into the
     /// wallet's settings). Works while a server runs on the same database.
     Enroll {
@@ -235,7 +229,10 @@ mod tests {
             "0",
         ])
         .unwrap();
-        assert!(matches!(cli.command, Some(Command::Rotate)));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Keys(tacit_service::cli::KeyCommand::Rotate))
+        ));
         assert_eq!(cli.config.key_file, PathBuf::from("/tmp/k"));
         let origins: Vec<&str> = cli
             .config

@@ -17,10 +17,7 @@ fn main() -> ExitCode {
     let config = &cli.config;
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),
-        Command::Keygen { force } => {
-            cli::keygen_command::<KeyStore>(&config.key_file, system_now(), force)
-        }
-        Command::Rotate => cli::rotate_command::<KeyStore>(
+        Command::Keys(keys) => keys.run::<KeyStore>(
             &config.key_file,
             system_now(),
             "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
