@@ -455,7 +455,7 @@ fn change_passphrase(app: &mut App) {
 }
 
 fn export() {
-    match storage::load() {
+    match storage::load_record() {
         Ok(Some(record)) => match record.envelope_bytes() {
             Ok(bytes) => {
                 dom::download(
@@ -471,7 +471,7 @@ fn export() {
             Err(e) => msg(&e.to_string(), false),
         },
         Ok(None) => msg("There is no profile to export yet.", false),
-        Err(e) => msg(&e, false),
+        Err(e) => msg(&e.to_string(), false),
     }
 }
 

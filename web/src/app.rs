@@ -544,7 +544,7 @@ pub fn start(features: &'static dyn Features) {
         );
         return;
     };
-    let stored = storage::load();
+    let stored = storage::load_record();
     let app = App {
         gate: Gate::with_secret(secret, DisclosureLedger::default()),
         registry: Registry::new(host),

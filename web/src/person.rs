@@ -554,7 +554,7 @@ pub fn render(app: &App) {
     listen_once();
     if app.stored.is_none() && stored_record().is_some() {
         // The profile was deleted (not merely unreadable): its device goes with it.
-        if matches!(storage::load(), Ok(None)) {
+        if matches!(storage::load_record(), Ok(None)) {
             forget_authenticator();
         }
     }
