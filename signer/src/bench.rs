@@ -22,6 +22,7 @@ use p256::ecdsa::signature::Verifier as _;
 use tacit_protocol::request_auth::{
     HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, signing_input,
 };
+use tacit_service::bench::{per_sec, ratio};
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
     ToolName,
@@ -83,22 +84,22 @@ pub struct Report {
 
 impl Report {
     pub fn requests_per_sec(&self) -> f64 {
-        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.requests, self.elapsed)
     }
 
     pub fn raw_signs_per_sec(&self) -> f64 {
-        self.raw_signs as f64 / self.raw_elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.raw_signs, self.raw_elapsed)
     }
 
     pub fn raw_verifies_per_sec(&self) -> f64 {
-        self.raw_verifies as f64 / self.raw_verify_elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.raw_verifies, self.raw_verify_elapsed)
     }
 
     /// Requests per second one core could serve doing nothing but one P-256 verify and one
     /// Ed25519 sign each.
     pub fn raw_pair_per_sec(&self) -> f64 {
         let per_request =
-            1.0 / self.raw_verifies_per_sec().max(1e-9) + 1.0 / self.raw_signs_per_sec().max(1e-9);
+            ratio(1.0, self.raw_verifies_per_sec()) + ratio(1.0, self.raw_signs_per_sec());
         1.0 / per_request
     }
 
@@ -135,11 +136,11 @@ impl Report {
         ));
         out.push_str(&format!(
             "| service / raw signing | {:.2} |\n",
-            self.requests_per_sec() / self.raw_signs_per_sec().max(1e-9)
+            ratio(self.requests_per_sec(), self.raw_signs_per_sec())
         ));
         out.push_str(&format!(
             "| service / raw (verify + sign), 1 core | {:.2} |\n",
-            self.requests_per_sec() / self.raw_pair_per_sec().max(1e-9)
+            ratio(self.requests_per_sec(), self.raw_pair_per_sec())
         ));
         out
     }
