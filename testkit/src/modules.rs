@@ -9,7 +9,9 @@
 //! files to the crate root (`super::super::x` in `src/y/z.rs`). A `super::` that stays inside
 //! `y` (a submodule naming its parent, or an inline `mod tests` naming its file) is no edge.
 //! Comments, string and character literals are skipped: a path in a doc comment or a message is
-//! no dependency.
+//! no dependency. A name the crate root re-exports (`pub use app::App;` in `lib.rs`, then
+//! `crate::App`) is an edge to the module it comes from; a glob re-export (`pub use app::*;`)
+//! makes every `crate::<name>` that is no module an edge to it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -35,6 +37,17 @@ pub fn scan(src: &Path) -> Edges {
         }
     }
     let modules: BTreeSet<String> = files.keys().cloned().collect();
+    let mut reexported: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for root in ["lib.rs", "main.rs"] {
+        if let Ok(text) = std::fs::read_to_string(src.join(root)) {
+            for (module, name) in root_uses(&text) {
+                if modules.contains(&module) {
+                    reexported.entry(name).or_default().insert(module);
+                }
+            }
+        }
+    }
+    let globbed = reexported.remove("*").unwrap_or_default();
     files
         .iter()
         .map(|(module, files)| {
@@ -43,14 +56,127 @@ pub fn scan(src: &Path) -> Edges {
                 let text = std::fs::read_to_string(file)
                     .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
                 for name in named_modules(&text, *depth) {
-                    if modules.contains(&name) && &name != module {
+                    if modules.contains(&name) {
                         to.insert(name);
+                    } else if let Some(from) = reexported.get(&name) {
+                        to.extend(from.iter().cloned());
+                    } else if name != "self" {
+                        to.extend(globbed.iter().cloned());
                     }
                 }
             }
+            to.remove(module);
             (module.clone(), to)
         })
         .collect()
+}
+
+/// The names the crate root's own `use` items bring in (outside its inline modules), each with
+/// the first segment of its path: `pub use app::{App, run as go};` gives (app, App), (app, go);
+/// `pub use app::*;` gives (app, *).
+pub fn root_uses(text: &str) -> Vec<(String, String)> {
+    let code = code_only(text);
+    let inline = inline_depths(&code);
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("use ") {
+        let before = code[..at].chars().next_back();
+        if inline[at] > 0 || before.is_some_and(is_ident) {
+            continue;
+        }
+        let rest = &code[at + "use ".len()..];
+        let tree = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let tokens = use_tokens(tree);
+        let mut leaves = Vec::new();
+        use_tree(&tokens, &mut 0, &mut Vec::new(), &mut leaves);
+        found.extend(leaves);
+    }
+    found
+}
+
+fn use_tokens(tree: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut chars = tree.chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_ident(c) {
+            let mut word = c.to_string();
+            while let Some(&n) = chars.peek().filter(|n| is_ident(**n)) {
+                word.push(n);
+                chars.next();
+            }
+            tokens.push(word);
+        } else if c == ':' {
+            if chars.peek() == Some(&':') {
+                chars.next();
+                tokens.push("::".to_owned());
+            }
+        } else if !c.is_whitespace() {
+            tokens.push(c.to_string());
+        }
+    }
+    tokens
+}
+
+/// Walks one use tree from `tokens[*at]`, with the path so far in `path`, and adds each leaf
+/// as (the path's first real segment, the name it brings in).
+fn use_tree(
+    tokens: &[String],
+    at: &mut usize,
+    path: &mut Vec<String>,
+    out: &mut Vec<(String, String)>,
+) {
+    let depth = path.len();
+    if tokens.get(*at).is_some_and(|t| t == "::") {
+        *at += 1; // `use ::std::…`
+    }
+    while let Some(token) = tokens.get(*at) {
+        match token.as_str() {
+            "{" => {
+                *at += 1;
+                while tokens.get(*at).is_some_and(|t| t != "}") {
+                    use_tree(tokens, at, path, out);
+                    if tokens.get(*at).is_some_and(|t| t == ",") {
+                        *at += 1;
+                    }
+                }
+                *at += 1;
+                break;
+            }
+            "*" => {
+                *at += 1;
+                if let Some(first) = first_segment(path) {
+                    out.push((first, "*".to_owned()));
+                }
+                break;
+            }
+            "," | "}" => break,
+            _ => {
+                path.push(token.clone());
+                *at += 1;
+                if tokens.get(*at).is_some_and(|t| t == "::") {
+                    *at += 1;
+                    continue;
+                }
+                let mut name = token.clone();
+                if tokens.get(*at).is_some_and(|t| t == "as") {
+                    name = tokens.get(*at + 1).cloned().unwrap_or_default();
+                    *at += 2;
+                }
+                if name == "self" {
+                    name = path.iter().rev().nth(1).cloned().unwrap_or_default();
+                }
+                if let Some(first) = first_segment(path) {
+                    out.push((first, name));
+                }
+                break;
+            }
+        }
+    }
+    path.truncate(depth);
+}
+
+/// A use path's first segment that names something (`crate::` and `self::` skipped).
+fn first_segment(path: &[String]) -> Option<String> {
+    path.iter().find(|s| *s != "crate" && *s != "self").cloned()
 }
 
 /// The `.rs` files under `dir` with their depth as modules (`dir/x.rs` is `depth`,
@@ -433,6 +559,33 @@ mod tests {
     }
 
     #[test]
+    fn the_roots_use_items_give_each_name_with_its_module() {
+        let lib = "
+            mod app; mod render;
+            pub use app::{App, run as go, state::{self, Call}};
+            pub(crate) use crate::render::View;
+            use self::dom::*;
+            // use commented::Out;
+            #[cfg(test)]
+            mod tests { use super::tested::X; }
+        ";
+        let pairs: Vec<(&str, &str)> = vec![
+            ("app", "App"),
+            ("app", "go"),
+            ("app", "state"),
+            ("app", "Call"),
+            ("render", "View"),
+            ("dom", "*"),
+        ];
+        let found = root_uses(lib);
+        let found: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(m, n)| (m.as_str(), n.as_str()))
+            .collect();
+        assert_eq!(found, pairs);
+    }
+
+    #[test]
     fn groups_give_the_head_of_each_item_at_any_nesting() {
         assert_eq!(
             group_heads("a, b::{c, d::{e}}, f::g, {h}, self }"),
@@ -504,5 +657,26 @@ mod tests {
             BTreeSet::from(["app".to_owned(), "dom".to_owned()])
         );
         assert_eq!(cycles(&edges).len(), 2);
+    }
+
+    #[test]
+    fn a_name_the_root_re_exports_is_an_edge_to_its_module() {
+        let dir = std::env::temp_dir().join(format!("tacit-reexports-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("lib.rs"),
+            "mod a; mod b; mod c; mod d; pub use a::{Thing as Renamed}; pub use d::*;",
+        )
+        .unwrap();
+        std::fs::write(dir.join("a.rs"), "use crate::b::f;").unwrap();
+        std::fs::write(dir.join("b.rs"), "fn f(_: crate::Renamed) {}").unwrap();
+        std::fs::write(dir.join("c.rs"), "fn g() { crate::from_glob(); }").unwrap();
+        std::fs::write(dir.join("d.rs"), "").unwrap();
+        let edges = scan(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(edges["b"], BTreeSet::from(["a".to_owned()]));
+        assert_eq!(edges["c"], BTreeSet::from(["d".to_owned()]));
+        assert_eq!(cycles(&edges).len(), 2, "{edges:?}");
     }
 }
