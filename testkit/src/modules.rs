@@ -627,27 +627,34 @@ mod tests {
         assert!(printed.contains("a → b → c → a"), "{printed}");
     }
 
-    #[test]
-    fn nested_files_fold_into_their_top_level_module() {
-        let dir = std::env::temp_dir().join(format!("tacit-modules-{}", std::process::id()));
+    /// Writes `files` (path, text) into a fresh directory and scans it.
+    fn scan_of(files: &[(&str, &str)]) -> Edges {
+        let dir = std::env::temp_dir().join(format!(
+            "tacit-modules-{}-{}",
+            std::process::id(),
+            files.len()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("render/deep")).unwrap();
-        std::fs::write(
-            dir.join("lib.rs"),
-            "mod app; mod render; use crate::app::x;",
-        )
-        .unwrap();
-        std::fs::write(dir.join("app.rs"), "use crate::render::View;").unwrap();
-        std::fs::write(dir.join("dom.rs"), "").unwrap();
-        std::fs::write(dir.join("render/mod.rs"), "use super::dom; mod deep;").unwrap();
-        std::fs::write(dir.join("render/deep/mod.rs"), "use super::super::dom;").unwrap();
-        std::fs::write(
-            dir.join("render/deep/x.rs"),
-            "use super::super::super::app;",
-        )
-        .unwrap();
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
         let edges = scan(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
+        edges
+    }
+
+    #[test]
+    fn nested_files_fold_into_their_top_level_module() {
+        let edges = scan_of(&[
+            ("lib.rs", "mod app; mod render; use crate::app::x;"),
+            ("app.rs", "use crate::render::View;"),
+            ("dom.rs", ""),
+            ("render/mod.rs", "use super::dom; mod deep;"),
+            ("render/deep/mod.rs", "use super::super::dom;"),
+            ("render/deep/x.rs", "use super::super::super::app;"),
+        ]);
         assert_eq!(edges.keys().collect::<Vec<_>>(), ["app", "dom", "render"]);
         assert_eq!(edges["app"], BTreeSet::from(["render".to_owned()]));
         // `super::` in render/mod.rs is the crate root; the nested files' chains reach it too
@@ -661,20 +668,16 @@ mod tests {
 
     #[test]
     fn a_name_the_root_re_exports_is_an_edge_to_its_module() {
-        let dir = std::env::temp_dir().join(format!("tacit-reexports-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("lib.rs"),
-            "mod a; mod b; mod c; mod d; pub use a::{Thing as Renamed}; pub use d::*;",
-        )
-        .unwrap();
-        std::fs::write(dir.join("a.rs"), "use crate::b::f;").unwrap();
-        std::fs::write(dir.join("b.rs"), "fn f(_: crate::Renamed) {}").unwrap();
-        std::fs::write(dir.join("c.rs"), "fn g() { crate::from_glob(); }").unwrap();
-        std::fs::write(dir.join("d.rs"), "").unwrap();
-        let edges = scan(&dir);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let edges = scan_of(&[
+            (
+                "lib.rs",
+                "mod a; mod b; mod c; mod d; pub use a::{Thing as Renamed}; pub use d::*;",
+            ),
+            ("a.rs", "use crate::b::f;"),
+            ("b.rs", "fn f(_: crate::Renamed) {}"),
+            ("c.rs", "fn g() { crate::from_glob(); }"),
+            ("d.rs", ""),
+        ]);
         assert_eq!(edges["b"], BTreeSet::from(["a".to_owned()]));
         assert_eq!(edges["c"], BTreeSet::from(["d".to_owned()]));
         assert_eq!(cycles(&edges).len(), 2, "{edges:?}");
