@@ -18,9 +18,8 @@
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{Method, header};
 use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -28,7 +27,9 @@ use serde::{Deserialize, Serialize};
 use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
 use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
+use tacit_service::middleware::{
+    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -187,15 +188,10 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
     if !is_json(request.headers().get(header::CONTENT_TYPE)) {
         return Err(Error::UnsupportedMediaType);
     }
-    let body = Bytes::from_request(request, &())
-        .await
-        .map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                Error::PayloadTooLarge
-            } else {
-                Error::UnreadableBody
-            }
-        })?;
+    let body = read_body(request).await.map_err(|e| match e {
+        BodyError::TooLarge => Error::PayloadTooLarge,
+        BodyError::Unreadable => Error::UnreadableBody,
+    })?;
     let request: CredentialRequest =
         serde_json::from_slice(&body).map_err(|_| Error::InvalidRequest)?;
     let holders: Vec<Holder<'_>> = request

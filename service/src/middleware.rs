@@ -6,7 +6,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequest as _, MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::middleware::Next;
@@ -215,6 +216,28 @@ pub fn request_span(request: &Request) -> tracing::Span {
     tracing::info_span!("request", method = %request.method(), route)
 }
 
+/// Why a request's body could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// Larger than the router's `DefaultBodyLimit`.
+    TooLarge,
+    /// The connection failed or the body was malformed.
+    Unreadable,
+}
+
+/// The whole body of `request`, within the router's body limit.
+pub async fn read_body(request: Request) -> Result<Bytes, BodyError> {
+    Bytes::from_request(request, &())
+        .await
+        .map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                BodyError::TooLarge
+            } else {
+                BodyError::Unreadable
+            }
+        })
+}
+
 /// `application/json`, with or without parameters such as `charset=utf-8`.
 pub fn is_json(value: Option<&HeaderValue>) -> bool {
     value
@@ -367,6 +390,25 @@ mod tests {
         assert!(!limits.limiter().is_enabled());
         assert_eq!(limits.request_timeout(), Duration::from_secs(10));
         assert_eq!(limits.header_read_timeout(), Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_too_large() {
+        use axum::extract::DefaultBodyLimit;
+        let app = Router::new()
+            .route(
+                "/",
+                post(|request: Request| async move {
+                    match read_body(request).await {
+                        Ok(body) => format!("{} bytes", body.len()),
+                        Err(e) => format!("{e:?}"),
+                    }
+                }),
+            )
+            .layer(DefaultBodyLimit::max(8));
+        let post = |body: &'static str| Request::post("/").body(Body::from(body)).unwrap();
+        assert_eq!(send(&app, post("12345678")).await.2, "8 bytes");
+        assert_eq!(send(&app, post("123456789")).await.2, "TooLarge");
     }
 
     #[test]

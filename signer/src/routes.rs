@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
@@ -30,7 +30,9 @@ use tacit_protocol::request_auth::{
     EnrolmentCode, EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE,
     HEADER_TIMESTAMP, InstallKey, RequestAuth,
 };
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
+use tacit_service::middleware::{
+    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+};
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -208,15 +210,10 @@ async fn read_signed(state: &AppState, request: Request) -> Result<SignedRequest
     }
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let body = Bytes::from_request(request, &())
-        .await
-        .map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                Error::PayloadTooLarge
-            } else {
-                Error::UnreadableBody
-            }
-        })?;
+    let body = read_body(request).await.map_err(|e| match e {
+        BodyError::TooLarge => Error::PayloadTooLarge,
+        BodyError::Unreadable => Error::UnreadableBody,
+    })?;
     Ok(SignedRequest {
         auth,
         method,

@@ -29,8 +29,7 @@
 use std::path::Path;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{self, HeaderName, HeaderValue};
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -38,7 +37,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use serde_json::{Value, json};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, attest_for_nonce};
-use tacit_service::middleware::{is_json, json_for_bare_errors, rate_limit, request_span, timeout};
+use tacit_service::middleware::{
+    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+};
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::services::ServeDir;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -195,9 +196,9 @@ async fn applications(State(state): State<SiteState>, request: Request) -> Respo
              [...], \"nonce\": \"...\"}.",
         );
     }
-    let body = match Bytes::from_request(request, &()).await {
+    let body = match read_body(request).await {
         Ok(body) => body,
-        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+        Err(BodyError::TooLarge) => {
             return invalid(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "The submission is larger than 64 KiB; a Tacit receipt and its presentations are \
