@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use wallet_core::receipt::verify;
 use wallet_core::{
-    Claim, Error, KeyId, KeySet, Nonce, Origin, SessionId, SignedReceipt, Timestamp,
-    VerifiedReceipt,
+    ChainBroken, Claim, KeyId, KeySet, MalformedReceipt, Nonce, Origin, SessionId, SignedReceipt,
+    Timestamp, VerifiedReceipt, VerifyError,
 };
 
 use crate::api::{RequirementsInput, SubmissionBody};
@@ -310,29 +310,30 @@ impl Accepted {
     }
 }
 
-/// The refusal for a wallet-core verification error.
-pub fn refusal_for(error: &Error, origin: &Origin, policy: &Policy) -> Refusal {
+/// The refusal for a receipt's verification error: one per [`VerifyError`], matched
+/// exhaustively (a new way to fail does not compile until it has its words).
+pub fn refusal_for(error: &VerifyError, origin: &Origin, policy: &Policy) -> Refusal {
     let (code, message) = match error {
-        Error::UnknownKey => (
+        VerifyError::UnknownKey => (
             Code::UnknownKey,
             "The receipt names a signing key the signer does not publish for the time it was \
              issued. Ask the wallet to sign it again with the signer this site trusts."
                 .to_owned(),
         ),
-        Error::BadSignature => (
+        VerifyError::BadSignature => (
             Code::BadSignature,
             "The receipt's signature does not verify: it was changed after signing. Submit the \
              receipt exactly as check_proposal returned it."
                 .to_owned(),
         ),
-        Error::ChainBroken { index } => (
+        VerifyError::ChainBroken(ChainBroken { index }) => (
             Code::ChainBroken,
             format!(
                 "The receipt's comparison log does not chain at entry {index}. Submit the receipt \
                  exactly as check_proposal returned it."
             ),
         ),
-        Error::AudienceMismatch => (
+        VerifyError::AudienceMismatch => (
             Code::WrongAudience,
             format!(
                 "This receipt was made for another site. This site is {origin}: call {} and ask \
@@ -340,19 +341,19 @@ pub fn refusal_for(error: &Error, origin: &Origin, policy: &Policy) -> Refusal {
                 policy.requirements_tool
             ),
         ),
-        Error::NonceMismatch => (
+        VerifyError::NonceMismatch => (
             Code::NonceMismatch,
             "The receipt carries another nonce than the one you named. Submit the receipt the \
              wallet drafted for that nonce."
                 .to_owned(),
         ),
-        Error::NotYetValid => (
+        VerifyError::NotYetValid => (
             Code::NotYetValid,
             "The receipt's validity window has not started by this site's clock. Try again in a \
              minute; if it persists, a clock is wrong."
                 .to_owned(),
         ),
-        Error::Expired => (
+        VerifyError::Expired => (
             Code::Expired,
             format!(
                 "The receipt's validity window has ended. Call {} for a fresh nonce and have the \
@@ -360,13 +361,9 @@ pub fn refusal_for(error: &Error, origin: &Origin, policy: &Policy) -> Refusal {
                 policy.requirements_tool
             ),
         ),
-        Error::ReceiptFormat(reason) => (
+        VerifyError::Malformed(MalformedReceipt(reason)) => (
             Code::InvalidInput,
             format!("The receipt is malformed: {reason}."),
-        ),
-        other => (
-            Code::InvalidInput,
-            format!("The receipt was refused: {other}."),
         ),
     };
     Refusal::new(code, message)
