@@ -754,11 +754,10 @@ impl Gate {
         for item in kept_items {
             let Some(issuer) = &item.issuer else { continue };
             let taken = credentials.take_for(issuer, &item.claim, item.satisfied, now);
+            // As the person is shown the issuer anywhere: its name beside its address, cleaned
+            // of look-alike characters (`words::issuer_label`).
             let name = || {
-                item.issuer_name
-                    .clone()
-                    .or_else(|| credentials.issuer_name(issuer).map(str::to_owned))
-                    .unwrap_or_else(|| issuer.to_string())
+                crate::words::item_issuer(item, &credentials).unwrap_or_else(|| issuer.to_string())
             };
             let picked = match taken {
                 Ok(picked) => picked,

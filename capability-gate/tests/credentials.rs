@@ -29,6 +29,8 @@ use wallet_core::{Attribute, LogEntry, Origin, Outcome, Timestamp};
 const TAX: &str = "http://127.0.0.1:8791";
 const REGISTRY: &str = "http://127.0.0.1:8792";
 const TAX_NAME: &str = "Tax Office Nordstadt";
+/// How the person is shown it: the name beside the address (`words::issuer_label`).
+const TAX_LABEL: &str = "Tax Office Nordstadt (127.0.0.1:8791)";
 const REGISTRY_NAME: &str = "Civil Registry Nordstadt";
 const INCOME_VCT: &str = "https://tacit.example/vct/income";
 const AGE_VCT: &str = "https://tacit.example/vct/age";
@@ -1182,12 +1184,12 @@ fn release_fails_whole_when_an_issuer_has_no_proof_left() {
     assert_eq!(
         err,
         GateError::NoProofsLeft {
-            issuer: TAX_NAME.into()
+            issuer: TAX_LABEL.into()
         }
     );
     assert_eq!(
         err.to_string(),
-        "no proofs left from Tax Office Nordstadt; add a credential again"
+        "no proofs left from Tax Office Nordstadt (127.0.0.1:8791); add a credential again"
     );
     assert_eq!(world.gate.credentials(), &before, "nothing marked used");
     assert_eq!(
@@ -1581,7 +1583,7 @@ fn a_fact_changed_since_the_answer_is_not_presented() {
     assert_eq!(
         release(&mut world, &id),
         Err(GateError::ProofMismatch {
-            issuer: TAX_NAME.into()
+            issuer: TAX_LABEL.into()
         })
     );
     assert_eq!(world.gate.credentials(), &before);
