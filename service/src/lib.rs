@@ -6,7 +6,8 @@
 //! `Retry-After`).
 //!
 //! [`http1`] is the response-head parser the services' load generators share and [`bench`] their
-//! `main`; [`cli`] what the command lines share; [`config`] the configurations' defaults; [`fetch`] the one client for another party's
+//! `main`; [`key_cache`] a service's cache of another party's keys; [`cli`] what the command
+//! lines share; [`config`] the configurations' defaults; [`fetch`] the one client for another party's
 //! JSON documents (keys, metadata); [`logging`] the
 //! one logging set-up (`RUST_LOG`, else `--log-level`); [`middleware`] the routers' rate limit,
 //! timeout, JSON for bare errors and `Content-Type` test; [`keyfile`] the private key files (mode
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod fetch;
 pub mod http1;
+pub mod key_cache;
 pub mod keyfile;
 mod limit;
 pub mod logging;

@@ -8,11 +8,12 @@
 //! chooses a URL or adds an issuer.
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tacit_protocol::sd_jwt::{IssuerMetadata, Jwks, MAX_JWKS_BYTES};
 use tacit_protocol::trust;
+use tacit_service::key_cache::KeyCache;
 use wallet_core::Origin;
 
 use super::ServerError;
@@ -35,14 +36,7 @@ struct One {
     name: String,
     vouches_for: Option<wallet_core::Attribute>,
     url: Option<String>,
-    cached: RwLock<Cached>,
-    fetching: tokio::sync::Mutex<()>,
-}
-
-#[derive(Debug, Default)]
-struct Cached {
-    jwks: Option<Jwks>,
-    fetched_at: Option<Instant>,
+    cache: KeyCache<Jwks>,
 }
 
 /// See the module docs.
@@ -73,11 +67,7 @@ impl IssuerKeys {
                         name,
                         vouches_for: None,
                         url: None,
-                        cached: RwLock::new(Cached {
-                            jwks: Some(jwks),
-                            fetched_at: None,
-                        }),
-                        fetching: tokio::sync::Mutex::new(()),
+                        cache: KeyCache::new(Some(jwks)),
                     })
                 })
                 .collect(),
@@ -98,11 +88,7 @@ impl IssuerKeys {
                 name: t.name.clone(),
                 vouches_for: t.vouches_for,
                 url: t.keys_url.clone(),
-                cached: RwLock::new(Cached {
-                    jwks,
-                    fetched_at: None,
-                }),
-                fetching: tokio::sync::Mutex::new(()),
+                cache: KeyCache::new(jwks),
             }));
         }
         Ok(Self { issuers })
@@ -128,7 +114,7 @@ impl IssuerKeys {
                     issuer: one.issuer.clone(),
                     name: one.name.clone(),
                     vouches_for: one.vouches_for,
-                    jwks: one.read().jwks.clone(),
+                    jwks: one.cache.current().map(|jwks| (*jwks).clone()),
                 })
                 .collect(),
         }
@@ -143,10 +129,7 @@ impl IssuerKeys {
             .filter(|one| one.url.is_some())
             .map(|one| {
                 let one = one.clone();
-                tokio::spawn(async move {
-                    let _one_at_a_time = one.fetching.lock().await;
-                    one.fetch_locked().await
-                })
+                tokio::spawn(async move { one.refresh().await })
             })
             .collect::<Vec<_>>();
         for fetch in fetches {
@@ -166,50 +149,45 @@ impl IssuerKeys {
 }
 
 impl One {
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cached> {
-        self.cached
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Fetches now; a failure keeps the last good keys.
+    async fn refresh(&self) {
+        let Some(url) = &self.url else {
+            return;
+        };
+        if let Ok((jwks, true)) = self.cache.refresh(self.fetch(url)).await {
+            self.fetched(&jwks);
+        }
     }
 
     /// A fetch unless one happened recently; whether the keys changed.
     async fn refetch(&self) -> bool {
-        let before = self.read().jwks.clone();
-        let _one_at_a_time = self.fetching.lock().await;
-        let recent = !trust::may_refetch(self.read().fetched_at.map(|at| at.elapsed()));
-        if !recent {
-            let _ = self.fetch_locked().await;
+        let Some(url) = &self.url else {
+            return false;
+        };
+        match self.cache.refetch(|| self.fetch(url)).await {
+            Some(jwks) => {
+                self.fetched(&jwks);
+                true
+            }
+            None => false,
         }
-        self.read().jwks != before
     }
 
-    async fn fetch_locked(&self) -> Result<(), &'static str> {
-        let Some(url) = self.url.clone() else {
-            return Ok(());
-        };
-        let fetched = fetch(url, &self.issuer).await;
-        let mut cached = self
-            .cached
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cached.fetched_at = Some(Instant::now());
-        match fetched {
-            Ok(jwks) => {
-                if cached.jwks.as_ref() != Some(&jwks) {
-                    tracing::info!(
-                        issuer = %self.issuer,
-                        keys = jwks.keys().len(),
-                        "fetched an issuer's keys"
-                    );
-                }
-                cached.jwks = Some(jwks);
-                Ok(())
-            }
-            Err(reason) => {
-                tracing::warn!(issuer = %self.issuer, reason, "could not fetch an issuer's keys");
-                Err(reason)
-            }
+    fn fetched(&self, jwks: &Jwks) {
+        tracing::info!(
+            issuer = %self.issuer,
+            keys = jwks.keys().len(),
+            "fetched an issuer's keys"
+        );
+    }
+
+    /// [`fetch`], with a failure logged.
+    async fn fetch(&self, url: &str) -> Result<Jwks, &'static str> {
+        let fetched = fetch(url.to_owned(), &self.issuer).await;
+        if let Err(reason) = fetched {
+            tracing::warn!(issuer = %self.issuer, reason, "could not fetch an issuer's keys");
         }
+        fetched
     }
 }
 

@@ -4,10 +4,11 @@
 //! signer). A failed fetch keeps the last good set. Nothing a request carries chooses the URL.
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tacit_protocol::trust;
+use tacit_service::key_cache::KeyCache;
 
 use wallet_core::KeySet;
 
@@ -29,18 +30,11 @@ enum Source {
     Url(String),
 }
 
-#[derive(Debug, Default)]
-struct Cached {
-    keys: Option<Arc<KeySet>>,
-    fetched_at: Option<Instant>,
-}
-
 /// See the module docs.
 #[derive(Debug)]
 pub struct SignerKeys {
     source: Source,
-    cached: RwLock<Cached>,
-    fetching: tokio::sync::Mutex<()>,
+    cache: KeyCache<KeySet>,
 }
 
 impl SignerKeys {
@@ -48,11 +42,7 @@ impl SignerKeys {
     pub fn pinned(keys: KeySet) -> Self {
         Self {
             source: Source::Pinned,
-            cached: RwLock::new(Cached {
-                keys: Some(Arc::new(keys)),
-                fetched_at: None,
-            }),
-            fetching: tokio::sync::Mutex::new(()),
+            cache: KeyCache::new(Some(keys)),
         }
     }
 
@@ -70,8 +60,7 @@ impl SignerKeys {
     pub fn from_url(url: impl Into<String>) -> Self {
         Self {
             source: Source::Url(url.into()),
-            cached: RwLock::new(Cached::default()),
-            fetching: tokio::sync::Mutex::new(()),
+            cache: KeyCache::new(None),
         }
     }
 
@@ -85,7 +74,7 @@ impl SignerKeys {
 
     /// The current set, if there is one.
     pub fn current(&self) -> Option<Arc<KeySet>> {
-        self.read().keys.clone()
+        self.cache.current()
     }
 
     /// The current set, fetching it first if none was fetched yet.
@@ -101,8 +90,11 @@ impl SignerKeys {
         let Source::Url(url) = &self.source else {
             return self.current().ok_or(FetchError("no pinned keys"));
         };
-        let _one_at_a_time = self.fetching.lock().await;
-        self.fetch_locked(url).await
+        let (keys, changed) = self.cache.refresh(fetch(url)).await?;
+        if changed {
+            tracing::info!(keys = keys.keys.len(), "fetched the signer's keys");
+        }
+        Ok(keys)
     }
 
     /// After a receipt named a key the set lacks: fetches afresh unless a fetch happened in the
@@ -111,46 +103,9 @@ impl SignerKeys {
         let Source::Url(url) = &self.source else {
             return None;
         };
-        let before = self.current();
-        let _one_at_a_time = self.fetching.lock().await;
-        let recent = !trust::may_refetch(self.read().fetched_at.map(|at| at.elapsed()));
-        let fresh = if recent {
-            // Someone fetched while we waited, or just before: use theirs.
-            self.current()?
-        } else {
-            self.fetch_locked(url).await.ok()?
-        };
-        let changed = before.as_ref().is_none_or(|b| **b != *fresh);
-        changed.then_some(fresh)
-    }
-
-    async fn fetch_locked(&self, url: &str) -> Result<Arc<KeySet>, FetchError> {
-        let fetched = fetch(url).await;
-        let mut cached = self
-            .cached
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cached.fetched_at = Some(Instant::now());
-        match fetched {
-            Ok(keys) => {
-                let keys = Arc::new(keys);
-                if cached.keys.as_deref() != Some(&*keys) {
-                    tracing::info!(keys = keys.keys.len(), "fetched the signer's keys");
-                }
-                cached.keys = Some(keys.clone());
-                Ok(keys)
-            }
-            Err(e) => {
-                tracing::warn!(reason = e.0, "could not fetch the signer's keys");
-                Err(e)
-            }
-        }
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Cached> {
-        self.cached
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        let fresh = self.cache.refetch(|| fetch(url)).await?;
+        tracing::info!(keys = fresh.keys.len(), "fetched the signer's keys");
+        Some(fresh)
     }
 }
 
@@ -159,7 +114,7 @@ impl SignerKeys {
 #[error("{0}")]
 pub struct FetchError(pub &'static str);
 
-async fn fetch(url: &str) -> Result<KeySet, FetchError> {
+async fn fetch_once(url: &str) -> Result<KeySet, FetchError> {
     use tacit_service::fetch::{FetchFailure, get_json_async};
     let bytes = get_json_async(url.to_owned(), FETCH_TIMEOUT, KeySet::MAX_BYTES)
         .await
@@ -170,4 +125,13 @@ async fn fetch(url: &str) -> Result<KeySet, FetchError> {
             FetchFailure::Unreadable => FetchError("the signer's answer could not be read"),
         })?;
     KeySet::parse(&bytes).map_err(|_| FetchError("the signer's answer is not a key set"))
+}
+
+/// [`fetch_once`], with a failure logged (the cache keeps the last good set).
+async fn fetch(url: &str) -> Result<KeySet, FetchError> {
+    let fetched = fetch_once(url).await;
+    if let Err(e) = &fetched {
+        tracing::warn!(reason = e.0, "could not fetch the signer's keys");
+    }
+    fetched
 }
