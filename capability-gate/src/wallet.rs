@@ -32,6 +32,7 @@
 //!   and without the replaced profile's credentials.
 
 use rand_core::CryptoRng;
+use wallet_core::StoreError;
 use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
 use wallet_core::{
     Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileInput, Timestamp,
@@ -42,14 +43,38 @@ use crate::envelope::{Code, Refusal, envelope};
 use crate::gate::Gate;
 use serde_json::Value;
 
+/// Why the page could not read what browser storage holds (the record or the memory floors).
+/// `Display` is the sentence the page shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("this browser offers no local storage")]
+    NoStorage,
+    #[error("local storage could not be read")]
+    Unreadable,
+    /// Something is stored but does not decode.
+    #[error(transparent)]
+    Damaged(#[from] StoreError),
+}
+
+/// Why a backup cannot be imported over what is stored ([`Wallet::import_kind`]). Nothing is
+/// changed in either case.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    #[error("This file is not a Tacit backup. Nothing was changed.")]
+    NotABackup,
+    /// What is stored cannot be read, so it cannot be told whether the backup replaces it.
+    #[error("{0}. Nothing was changed.")]
+    Stored(ReadError),
+}
+
 /// What browser storage holds right now, as the page read it (under the cross-tab lock when the
 /// transition writes).
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     /// The stored record; an error if one is stored but cannot be read.
-    pub record: Result<Option<StoredVault>, String>,
+    pub record: Result<Option<StoredVault>, ReadError>,
     /// The memory floors; an error if they are stored but cannot be read (never assumed empty).
-    pub floors: Result<MemoryFloors, String>,
+    pub floors: Result<MemoryFloors, ReadError>,
     /// The format-1 sealed ledger kept beside a format-1 record, if any.
     pub legacy: Option<Vec<u8>>,
 }
@@ -360,7 +385,7 @@ impl Wallet {
         rng: &mut impl CryptoRng,
     ) -> Step {
         let made = (|| {
-            let current = snap.record.as_ref().map_err(|e| e.clone())?;
+            let current = snap.record.as_ref().map_err(ToString::to_string)?;
             if current.is_some() {
                 return Err(
                     "A profile is already stored in this browser. Delete it first, or import a backup."
@@ -764,14 +789,14 @@ impl Wallet {
     }
 
     /// How `backup` relates to what is stored (the page asks [`ImportKind::question`] first).
-    pub fn import_kind(snap: &Snapshot, backup: &[u8]) -> Result<ImportKind, String> {
+    pub fn import_kind(snap: &Snapshot, backup: &[u8]) -> Result<ImportKind, ImportError> {
         let id = *Envelope::parse(backup)
-            .map_err(|_| "This file is not a Tacit backup. Nothing was changed.".to_owned())?
+            .map_err(|_| ImportError::NotABackup)?
             .vault_id();
         match snap
             .record
             .as_ref()
-            .map_err(|e| format!("{e}. Nothing was changed."))?
+            .map_err(|e| ImportError::Stored(e.clone()))?
         {
             None => Ok(ImportKind::Nothing),
             Some(record) => match record.vault_id() {
@@ -797,7 +822,7 @@ impl Wallet {
     ) -> Step {
         let kind = match Self::import_kind(snap, backup) {
             Ok(kind) => kind,
-            Err(e) => return (self, vec![msg(e, false)]),
+            Err(e) => return (self, vec![msg(e.to_string(), false)]),
         };
         if kind != ImportKind::Nothing && confirmed != Some(kind) {
             return (

@@ -4,14 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use capability_gate::wallet::{Editor, Effect, ImportKind, Snapshot, Step, Wallet};
+use capability_gate::wallet::{Editor, Effect, ImportKind, ReadError, Snapshot, Step, Wallet};
 use capability_gate::{Gate, GrantState, Handler, Lifetime};
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use serde_json::{Value, json};
 use wallet_core::store::{MemoryFloors, StoredVault};
-use wallet_core::{DisclosureLedger, KdfParams, ProfileInput, SessionId, Timestamp, Vault};
+use wallet_core::{
+    DisclosureLedger, KdfParams, ProfileInput, SessionId, StoreError, Timestamp, Vault,
+};
 
 /// 2026-11-29T12:00:00Z.
 const T0: i64 = 1_795_953_600_000;
@@ -635,7 +637,9 @@ fn an_unreadable_memory_locks_removed_damaged_rolled_back_deleted_replaced() {
         // Before answering, the tab merges the stored memory: it must lock instead.
         if snap_override {
             let snap = Snapshot {
-                floors: Err("garbage".into()),
+                floors: Err(ReadError::Damaged(StoreError::Format(
+                    "memory floors unreadable",
+                ))),
                 ..storage.snap()
             };
             let wallet = std::mem::take(&mut tab.wallet);

@@ -499,7 +499,7 @@ pub fn on_import(event: web_sys::Event) {
         let bytes = Uint8Array::new(&buffer).to_vec();
         let kind = match Wallet::import_kind(&storage::snapshot(), &bytes) {
             Ok(kind) => kind,
-            Err(e) => return msg(&e, false),
+            Err(e) => return msg(&e.to_string(), false),
         };
         let confirmed = match kind {
             // Replacing the person's profile with another one needs the person's act (the

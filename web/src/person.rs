@@ -362,7 +362,7 @@ pub fn confirm_cancel() {
 
 /// The passphrase opens the stored vault, the one this page is unlocked on (if it is).
 fn check_passphrase(typed: String) -> Result<Confirmed, PassphraseError> {
-    let stored = storage::load_record()?;
+    let stored = storage::load_record().map_err(StorageError::from)?;
     let unlocked_on =
         with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
     Ok(consent::by_passphrase(

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use capability_gate::wallet::Snapshot;
+use capability_gate::wallet::{ReadError, Snapshot};
 use wallet_core::store::{MemoryFloors, StoredVault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -15,13 +15,9 @@ const KEY: &str = "tacit.vault.v1";
 /// Why browser storage could not be read or written; `Display` is the sentence the page shows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StorageError {
-    #[error("this browser offers no local storage")]
-    NoStorage,
-    #[error("local storage could not be read")]
-    Unreadable,
-    /// A stored record that does not decode, as its decoder says.
-    #[error("{0}")]
-    Damaged(String),
+    /// Reading failed (no storage, unreadable, or a record that does not decode).
+    #[error(transparent)]
+    Read(#[from] ReadError),
     #[error(
         "the profile could not be saved (storage full or blocked); your last saved copy is \
          unchanged"
@@ -45,24 +41,23 @@ pub enum StorageError {
 fn local() -> Result<web_sys::Storage, StorageError> {
     web_sys::window()
         .and_then(|w| w.local_storage().ok().flatten())
-        .ok_or(StorageError::NoStorage)
+        .ok_or(StorageError::Read(ReadError::NoStorage))
+}
+
+/// [`local`] for a read.
+fn readable() -> Result<web_sys::Storage, ReadError> {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .ok_or(ReadError::NoStorage)
 }
 
 /// The stored record, if any. A record that does not parse is reported, never deleted.
-pub fn load_record() -> Result<Option<StoredVault>, StorageError> {
-    match local()?.get_item(KEY) {
-        Ok(Some(text)) => StoredVault::decode(&text)
-            .map(Some)
-            .map_err(|e| StorageError::Damaged(e.to_string())),
+pub fn load_record() -> Result<Option<StoredVault>, ReadError> {
+    match readable()?.get_item(KEY) {
+        Ok(Some(text)) => Ok(Some(StoredVault::decode(&text)?)),
         Ok(None) => Ok(None),
-        Err(_) => Err(StorageError::Unreadable),
+        Err(_) => Err(ReadError::Unreadable),
     }
-}
-
-/// [`load_record`] with the error as text, as `capability_gate::wallet::Snapshot` holds it (and
-/// the passphrase check in `person.rs` reads it).
-pub fn load() -> Result<Option<StoredVault>, String> {
-    load_record().map_err(|e| e.to_string())
 }
 
 /// Writes the record in one `setItem`: either the new record is stored whole or the old one
@@ -94,13 +89,11 @@ pub fn forget_legacy_ledger() {
 }
 
 /// The memory floors. Missing is empty; unreadable is an error (never assumed empty).
-pub fn load_floors() -> Result<MemoryFloors, StorageError> {
-    match local()?.get_item(FLOORS_KEY) {
-        Ok(Some(text)) => {
-            MemoryFloors::decode(&text).map_err(|e| StorageError::Damaged(e.to_string()))
-        }
+pub fn load_floors() -> Result<MemoryFloors, ReadError> {
+    match readable()?.get_item(FLOORS_KEY) {
+        Ok(Some(text)) => Ok(MemoryFloors::decode(&text)?),
         Ok(None) => Ok(MemoryFloors::default()),
-        Err(_) => Err(StorageError::Unreadable),
+        Err(_) => Err(ReadError::Unreadable),
     }
 }
 
@@ -136,8 +129,8 @@ pub fn forget_floor(vault_key: &str) -> Result<(), StorageError> {
 /// What storage holds now, for the wallet core.
 pub fn snapshot() -> Snapshot {
     Snapshot {
-        record: load(),
-        floors: load_floors().map_err(|e| e.to_string()),
+        record: load_record(),
+        floors: load_floors(),
         legacy: load_legacy_ledger(),
     }
 }
@@ -231,7 +224,7 @@ pub fn load_credentials<T: serde::de::DeserializeOwned>(
     let text = match local()?.get_item(CREDENTIALS_KEY) {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(None),
-        Err(_) => return Err(StorageError::Unreadable),
+        Err(_) => return Err(ReadError::Unreadable.into()),
     };
     let damaged = || StorageError::CredentialsDamaged;
     let record: SealedCredentials = serde_json::from_str(&text).map_err(|_| damaged())?;
