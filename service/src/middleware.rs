@@ -307,6 +307,10 @@ mod tests {
         (status, allow, String::from_utf8(body.to_vec()).unwrap())
     }
 
+    async fn fetch(app: &Router, path: &str) -> (StatusCode, Option<String>, String) {
+        send(app, Request::get(path).body(Body::empty()).unwrap()).await
+    }
+
     fn post_from(peer: &str) -> Request {
         let mut request = Request::post("/limited").body(Body::empty()).unwrap();
         request
@@ -330,8 +334,7 @@ mod tests {
     #[tokio::test]
     async fn a_slow_request_is_abandoned() {
         let app = app(0, Duration::from_millis(20));
-        let request = Request::get("/slow").body(Body::empty()).unwrap();
-        let (status, _, body) = send(&app, request).await;
+        let (status, _, body) = fetch(&app, "/slow").await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
         assert!(body.contains(r#""error":"timeout""#), "{body}");
     }
@@ -339,13 +342,11 @@ mod tests {
     #[tokio::test]
     async fn bare_errors_get_the_services_shape_and_keep_allow() {
         let app = app(0, Duration::from_secs(5));
-        let request = Request::get("/limited").body(Body::empty()).unwrap();
-        let (status, allow, body) = send(&app, request).await;
+        let (status, allow, body) = fetch(&app, "/limited").await;
         assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(allow.as_deref(), Some("POST"));
         assert!(body.contains(r#""error":"method_not_allowed""#), "{body}");
-        let request = Request::get("/nowhere").body(Body::empty()).unwrap();
-        let (status, _, body) = send(&app, request).await;
+        let (status, _, body) = fetch(&app, "/nowhere").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(body.contains(r#""error":"not_found""#), "{body}");
     }
