@@ -176,13 +176,20 @@ impl IssuerInfo {
     }
 }
 
+/// The attributes an issuer can vouch for, each with the issuer's attribute. An attribute not
+/// listed (a claim kind added later) has no credential until it is listed here: the safe default.
+const ISSUED: [(Attribute, IssuerAttribute); 2] = [
+    (Attribute::Income, IssuerAttribute::Income),
+    (Attribute::Age, IssuerAttribute::BirthDate),
+];
+
 /// The one credential type the wallet accepts for `attribute`.
 pub fn expected_vct(attribute: Attribute) -> Result<&'static str, CredentialError> {
-    match attribute {
-        Attribute::Income => Ok(IssuerAttribute::Income.default_vct()),
-        Attribute::Age => Ok(IssuerAttribute::BirthDate.default_vct()),
-        Attribute::District | Attribute::Conditions => Err(CredentialError::UnsupportedAttribute),
-    }
+    ISSUED
+        .iter()
+        .find(|(a, _)| *a == attribute)
+        .map(|(_, issued)| issued.default_vct())
+        .ok_or(CredentialError::UnsupportedAttribute)
 }
 
 fn check_name(name: &str) -> Result<(), CredentialError> {

@@ -228,29 +228,9 @@ pub fn claim_tool(
 
 /// A short name stem (the claim's kind) and a sentence for a claim, from its public
 /// parameters only.
+/// ([`Claim::agent_sentence`], written once in the claim catalogue.)
 pub fn describe(claim: &Claim) -> (&'static str, String) {
-    let question = match claim {
-        Claim::IncomeBelow { limit } => format!(
-            "the person's annual income is below {} {}",
-            format_minor(limit.amount_minor),
-            limit.currency.as_str()
-        ),
-        Claim::AgeAtLeast { years } => format!("the person is at least {years} years old"),
-        Claim::ResidesIn { districts } => format!(
-            "the person resides in one of: {}",
-            listed(districts.iter().map(|d| d.as_str()))
-        ),
-        Claim::HasNoneOf { conditions } => format!(
-            "the person has none of: {}",
-            listed(conditions.iter().map(|c| c.as_str()))
-        ),
-    };
-    (claim.kind(), question)
-}
-
-/// Codes joined with ", ".
-fn listed<'a>(codes: impl Iterator<Item = &'a str>) -> String {
-    codes.collect::<Vec<_>>().join(", ")
+    (claim.kind(), claim.agent_sentence())
 }
 
 pub use wallet_core::profile::format_minor;

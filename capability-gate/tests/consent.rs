@@ -28,13 +28,7 @@ const ACTS: [Act; 5] = [
 ];
 
 fn vault(seed: u64) -> Vault {
-    let input = ProfileInput {
-        income_minor: 2_840_000,
-        currency: "EUR".into(),
-        date_of_birth: "1990-02-28".into(),
-        district: "nordhafen".into(),
-        conditions: vec![],
-    };
+    let input = ProfileInput::new::<String>(2_840_000, "EUR", "1990-02-28", "nordhafen", []);
     let today = Timestamp::from_millis(1_764_417_600_000).date_utc();
     let profile = Profile::new(&input, today).unwrap();
     let pass = Passphrase::new(PASS.into()).unwrap();

@@ -26,23 +26,11 @@ fn now() -> Timestamp {
 }
 
 fn input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 2_840_000,
-        currency: "EUR".into(),
-        date_of_birth: "1990-02-28".into(),
-        district: "nordhafen".into(),
-        conditions: vec!["pregnancy".into()],
-    }
+    ProfileInput::new(2_840_000, "EUR", "1990-02-28", "nordhafen", ["pregnancy"])
 }
 
 fn other_input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 5_000_000,
-        currency: "EUR".into(),
-        date_of_birth: "1970-01-01".into(),
-        district: "altstadt".into(),
-        conditions: vec![],
-    }
+    ProfileInput::new::<String>(5_000_000, "EUR", "1970-01-01", "altstadt", [])
 }
 
 /// The browser's storage as several tabs share it.

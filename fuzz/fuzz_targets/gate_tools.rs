@@ -45,13 +45,7 @@ const CANARIES: &[&[&str]] = &[
 ];
 
 fn profile() -> Profile {
-    let input = ProfileInput {
-        income_minor: 2_840_017,
-        currency: "EUR".into(),
-        date_of_birth: "1987-06-13".into(),
-        district: "nordhafen".into(),
-        conditions: vec!["asthma".into()],
-    };
+    let input = ProfileInput::new(2_840_017, "EUR", "1987-06-13", "nordhafen", ["asthma"]);
     let today = Date::from_calendar_date(2026, Month::November, 29).expect("date");
     Profile::new(&input, today).expect("valid profile")
 }

@@ -20,13 +20,7 @@ fn today() -> Date {
 }
 
 fn profile() -> Profile {
-    let input = ProfileInput {
-        income_minor: 2_840_000,
-        currency: "EUR".into(),
-        date_of_birth: "1990-02-28".into(),
-        district: "nordhafen".into(),
-        conditions: vec!["asthma".into()],
-    };
+    let input = ProfileInput::new(2_840_000, "EUR", "1990-02-28", "nordhafen", ["asthma"]);
     Profile::new(&input, today()).unwrap()
 }
 

@@ -12,25 +12,35 @@ use crate::error::{ClaimError, Field};
 use crate::profile::{ConditionCode, Currency, DistrictId, MAX_AGE_YEARS, MAX_INCOME_MINOR, Money};
 use crate::profile::{Profile, years_before};
 
-/// The profile attribute a claim is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Attribute {
-    Income,
-    Age,
-    District,
-    Conditions,
+/// Declares a fieldless enum and its `ALL` array from one list, so a variant cannot be left out
+/// of `ALL` (and so of every table, schema, test and form that iterates it).
+macro_rules! listed_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident,)+ }
+     $(#[$all_meta:meta])*) => {
+        $(#[$meta])*
+        pub enum $name { $($(#[$vmeta])* $variant,)+ }
+
+        impl $name {
+            $(#[$all_meta])*
+            pub const ALL: [$name; [$($name::$variant,)+].len()] = [$($name::$variant,)+];
+        }
+    };
+}
+
+listed_enum! {
+    /// The profile attribute a claim is about.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Attribute {
+        Income,
+        Age,
+        District,
+        Conditions,
+    }
+    /// Every attribute, in declaration order.
 }
 
 impl Attribute {
-    /// Every attribute. A test checks that each [`ClaimKind`]'s attribute is listed here.
-    pub const ALL: [Attribute; 4] = [
-        Attribute::Income,
-        Attribute::Age,
-        Attribute::District,
-        Attribute::Conditions,
-    ];
-
     pub const fn name(self) -> &'static str {
         match self {
             Attribute::Income => "income",
@@ -73,28 +83,23 @@ impl Attribute {
     }
 }
 
-/// The claim catalogue: every kind of question a site may ask, with what each touches. Adding
-/// a kind means adding a variant here and a [`Claim`] variant; every `match` below is
-/// exhaustive (a forgotten arm does not compile) and the tests check that [`ClaimKind::ALL`]
-/// lists exactly the kinds [`Claim`] deserialises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimKind {
-    IncomeBelow,
-    AgeAtLeast,
-    ResidesIn,
-    HasNoneOf,
+listed_enum! {
+    /// The claim catalogue: every kind of question a site may ask, with what each touches.
+    /// Adding a kind means adding a variant here (which lists it in [`ClaimKind::ALL`]) and a
+    /// [`Claim`] variant; every `match` on either is exhaustive (a forgotten arm does not
+    /// compile) and the tests feed every kind's [`ClaimKind::example`] through [`Claim`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum ClaimKind {
+        IncomeBelow,
+        AgeAtLeast,
+        ResidesIn,
+        HasNoneOf,
+    }
+    /// Every kind, in the order the wallet lists them.
 }
 
 impl ClaimKind {
-    /// Every kind, in the order the wallet lists them.
-    pub const ALL: [ClaimKind; 4] = [
-        ClaimKind::IncomeBelow,
-        ClaimKind::AgeAtLeast,
-        ClaimKind::ResidesIn,
-        ClaimKind::HasNoneOf,
-    ];
-
     /// The kind as spelled in JSON and in tool names (`income_below`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -127,6 +132,19 @@ impl ClaimKind {
             ClaimKind::AgeAtLeast => "{kind:'age_at_least', years}",
             ClaimKind::ResidesIn => "{kind:'resides_in', districts:[codes]}",
             ClaimKind::HasNoneOf => "{kind:'has_none_of', conditions:[codes]}",
+        }
+    }
+
+    /// A valid claim of this kind as JSON: the schema's example, and what the tests feed through
+    /// [`Claim`]'s deserialiser for every kind.
+    pub const fn example(self) -> &'static str {
+        match self {
+            ClaimKind::IncomeBelow => {
+                r#"{"kind":"income_below","limit":{"amount_minor":100,"currency":"EUR"}}"#
+            }
+            ClaimKind::AgeAtLeast => r#"{"kind":"age_at_least","years":18}"#,
+            ClaimKind::ResidesIn => r#"{"kind":"resides_in","districts":["altstadt"]}"#,
+            ClaimKind::HasNoneOf => r#"{"kind":"has_none_of","conditions":["asthma"]}"#,
         }
     }
 
@@ -255,6 +273,28 @@ impl Claim {
     /// The kind as spelled in JSON (`income_below`, ...).
     pub fn kind(&self) -> &'static str {
         self.claim_kind().name()
+    }
+
+    /// The claim as a sentence for agents, from its public parameters only ("the person is at
+    /// least 18 years old"): the claim tool's description.
+    pub fn agent_sentence(&self) -> String {
+        let listed = |codes: Vec<&str>| codes.join(", ");
+        match self {
+            Claim::IncomeBelow { limit } => format!(
+                "the person's annual income is below {} {}",
+                crate::profile::format_minor(limit.amount_minor),
+                limit.currency.as_str()
+            ),
+            Claim::AgeAtLeast { years } => format!("the person is at least {years} years old"),
+            Claim::ResidesIn { districts } => format!(
+                "the person resides in one of: {}",
+                listed(districts.iter().map(DistrictId::as_str).collect())
+            ),
+            Claim::HasNoneOf { conditions } => format!(
+                "the person has none of: {}",
+                listed(conditions.iter().map(ConditionCode::as_str).collect())
+            ),
+        }
     }
 
     /// A byte-stable one-line rendering: `kind` then its public parameters, space separated.

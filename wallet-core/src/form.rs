@@ -236,8 +236,8 @@ fn read_whole(whole: &str) -> Result<i64, AmountError> {
     digits.parse().map_err(|_| AmountError::NotANumber)
 }
 
-/// What the person typed into the profile form, as text.
-#[derive(Debug, Clone, Copy)]
+/// What the person typed into the profile form, as text. Its default is the empty form.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct FormText<'a> {
     pub income: &'a str,
     pub currency: &'a str,

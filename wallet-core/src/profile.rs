@@ -186,6 +186,32 @@ pub struct ProfileInput {
     pub conditions: Vec<String>,
 }
 
+impl ProfileInput {
+    /// The input for the fields every profile has. A field added later for a new claim kind is
+    /// optional (empty until the person fills it in), so callers of `new` need no edit; set it
+    /// with its own method.
+    pub fn new<S: Into<String>>(
+        income_minor: i64,
+        currency: &str,
+        date_of_birth: &str,
+        district: &str,
+        conditions: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Self {
+            income_minor,
+            currency: currency.to_owned(),
+            date_of_birth: date_of_birth.to_owned(),
+            district: district.to_owned(),
+            conditions: conditions.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The empty form: what a new wallet's editor starts from.
+    pub fn empty() -> Self {
+        Self::new::<String>(0, "", "", "", [])
+    }
+}
+
 impl core::fmt::Debug for ProfileInput {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("ProfileInput { .. }")

@@ -685,13 +685,7 @@ mod tests {
     const PASS: &str = "correct horse battery staple";
 
     fn profile() -> Profile {
-        let input = ProfileInput {
-            income_minor: 2_840_000,
-            currency: "EUR".to_owned(),
-            date_of_birth: "1990-02-28".to_owned(),
-            district: "nordhafen".to_owned(),
-            conditions: vec!["asthma".to_owned()],
-        };
+        let input = ProfileInput::new(2_840_000, "EUR", "1990-02-28", "nordhafen", ["asthma"]);
         Profile::new(&input, time::macros::date!(2026 - 12 - 01)).unwrap()
     }
 

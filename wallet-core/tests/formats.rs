@@ -44,13 +44,13 @@ fn condition(code: &str) -> ConditionCode {
 
 /// The profile in the frozen record vector: several conditions, another currency than vault-v1.
 fn record_input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 4_150_000,
-        currency: "SEK".to_owned(),
-        date_of_birth: "1968-10-31".to_owned(),
-        district: "westend".to_owned(),
-        conditions: vec!["diabetes".to_owned(), "epilepsy".to_owned()],
-    }
+    ProfileInput::new(
+        4_150_000,
+        "SEK",
+        "1968-10-31",
+        "westend",
+        ["diabetes", "epilepsy"],
+    )
 }
 
 /// A memory that knows something about every attribute, with one attribute reset (epoch 1).

@@ -39,13 +39,7 @@ const SEALED_LEN_AT: usize = 127;
 const SEALED_AT: usize = 131;
 
 fn sample_input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 2_840_000,
-        currency: "EUR".to_owned(),
-        date_of_birth: "1990-02-28".to_owned(),
-        district: "nordhafen".to_owned(),
-        conditions: vec!["asthma".to_owned()],
-    }
+    ProfileInput::new(2_840_000, "EUR", "1990-02-28", "nordhafen", ["asthma"])
 }
 
 fn sample_profile() -> Profile {
@@ -53,13 +47,13 @@ fn sample_profile() -> Profile {
 }
 
 fn other_profile() -> Profile {
-    let input = ProfileInput {
-        income_minor: 1_234_500,
-        currency: "SEK".to_owned(),
-        date_of_birth: "1971-07-04".to_owned(),
-        district: "talheim".to_owned(),
-        conditions: vec!["diabetes".to_owned(), "epilepsy".to_owned()],
-    };
+    let input = ProfileInput::new(
+        1_234_500,
+        "SEK",
+        "1971-07-04",
+        "talheim",
+        ["diabetes", "epilepsy"],
+    );
     Profile::new(&input, TODAY).unwrap()
 }
 
@@ -492,15 +486,10 @@ fn profile_input() -> impl Strategy<Value = ProfileInput> {
         select(districts),
         subsequence(conditions, 0..=most),
     )
-        .prop_map(
-            |(income_minor, currency, days_old, district, conditions)| ProfileInput {
-                income_minor,
-                currency: currency.to_owned(),
-                date_of_birth: format_date(TODAY - time::Duration::days(days_old)),
-                district: district.to_owned(),
-                conditions: conditions.into_iter().map(str::to_owned).collect(),
-            },
-        )
+        .prop_map(|(income_minor, currency, days_old, district, conditions)| {
+            let dob = format_date(TODAY - time::Duration::days(days_old));
+            ProfileInput::new(income_minor, currency, &dob, district, conditions)
+        })
 }
 
 proptest! {
