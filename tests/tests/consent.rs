@@ -463,6 +463,48 @@ fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
     wallet.assert_no_csp_violation();
 }
 
+/// A script damages the registered device's record (or replaces it with junk): the page does not
+/// fall back silently, nor ask the authenticator with a key it cannot vouch for. The passphrase
+/// dialog opens and says why, and the passphrase grants.
+#[test]
+fn consent_a_damaged_device_record_asks_for_the_passphrase_and_says_why() {
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
+    let mut wallet = Wallet::open_with(&browser, &server, "", &[FAKE_GET]);
+    wallet.create_profile();
+    wallet.use_authenticator();
+    let damages = [
+        // One hex digit of the sealed device flipped; the vault id kept.
+        "(() => { const k = 'tacit.authenticator.v1'; const r = JSON.parse(localStorage.getItem(k)); \
+           r.sealed = (r.sealed[0] === '0' ? '1' : '0') + r.sealed.slice(1); \
+           localStorage.setItem(k, JSON.stringify(r)); return true; })()",
+        // Not a record at all.
+        "(() => { localStorage.setItem('tacit.authenticator.v1', '{\"sealed\":'); return true; })()",
+    ];
+    for (n, damage) in damages.iter().enumerate() {
+        assert_eq!(wallet.page.eval(damage).unwrap(), json!(true));
+        let asked_before = wallet.page.eval("window.__fake.real").unwrap();
+        let site = [HOUSING, PHARMACY][n];
+        let id = wallet.request(housing_policy(site, &format!("n-damaged-{n}")));
+        click_grant(&wallet, &id);
+        wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
+        let said = wallet.text("#confirm-text");
+        assert!(
+            said.contains("its record could not be read"),
+            "damage {n}: the dialog does not say why: {said:?}"
+        );
+        assert_eq!(
+            wallet.page.eval("window.__fake.real").unwrap(),
+            asked_before,
+            "damage {n}: the authenticator was asked with an unreadable record"
+        );
+        wallet.confirm = Confirm::Passphrase;
+        wallet.confirm_act();
+        assert_eq!(granted_tools(&mut wallet, &id).len(), 2, "damage {n}");
+    }
+    wallet.assert_no_csp_violation();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Raw values in the DOM and the accessibility tree
 
