@@ -72,8 +72,12 @@ pub fn fill(input: &ProfileInput) {
 /// Empties every field of the editor (no value of the person's stays in the DOM) and marks it
 /// closed.
 pub fn clear() {
-    for id in ["f-income", "f-currency", "f-dob", "f-district"] {
-        dom::set_value(id, "");
+    // Every field of wallet-core's form descriptor, so a field added later is emptied too; the
+    // conditions are a group of checkboxes.
+    for (field, id) in fields() {
+        if field != Field::Conditions {
+            dom::set_value(id, "");
+        }
     }
     show_problems(&[]);
     set_conditions(&[]);
