@@ -92,21 +92,9 @@ pub enum Error {
     )]
     InvalidEnrolment,
 
-    /// The client spent its request budget.
-    #[error("too many requests; retry after {retry_after_secs} seconds")]
-    RateLimited { retry_after_secs: u64 },
-
-    /// The request did not finish within the configured timeout.
-    #[error("the request took too long and was abandoned")]
-    Timeout,
-
-    /// No route.
-    #[error("there is no such endpoint")]
-    NotFound,
-
-    /// The route exists but not with this method.
-    #[error("this endpoint does not accept that method")]
-    MethodNotAllowed,
+    /// Refused before any handler ran: rate limited, timed out, no such route or method.
+    #[error(transparent)]
+    Refused(#[from] tacit_service::middleware::Refusal),
 
     /// The key file is missing, readable by others, malformed or in the way of `keygen`.
     #[error(transparent)]
@@ -195,10 +183,7 @@ impl Error {
             Error::EnrolmentRefused => (StatusCode::FORBIDDEN, "enrolment_refused"),
             Error::AlreadyEnrolled => (StatusCode::CONFLICT, "already_enrolled"),
             Error::InvalidEnrolment => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_enrolment"),
-            Error::RateLimited { .. } => (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
-            Error::Timeout => (StatusCode::SERVICE_UNAVAILABLE, "timeout"),
-            Error::NotFound => (StatusCode::NOT_FOUND, "not_found"),
-            Error::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+            Error::Refused(refusal) => refusal.status_and_code(),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -213,8 +198,8 @@ impl From<tacit_store::sqlx::Error> for Error {
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
-        let retry_after = match self {
-            Error::RateLimited { retry_after_secs } => Some(retry_after_secs),
+        let retry_after = match &self {
+            Error::Refused(refusal) => refusal.retry_after(),
             _ => None,
         };
         let mut response = error_response("signer", status, code, &self, retry_after);

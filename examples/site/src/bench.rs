@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ed25519_dalek::{Signature, SigningKey};
 use serde_json::json;
+use tacit_service::bench::{per_sec, ratio};
 use tacit_service::http1::Conn;
 use tacit_store::StoreError;
 use tacit_store::testing::PgCluster;
@@ -89,7 +90,7 @@ pub struct ConsumeFigures {
 
 impl ConsumeFigures {
     pub fn per_sec(&self) -> f64 {
-        self.consumed as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.consumed, self.elapsed)
     }
 }
 
@@ -118,15 +119,15 @@ pub struct Report {
 
 impl Report {
     pub fn requests_per_sec(&self) -> f64 {
-        self.accepted as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.accepted, self.elapsed)
     }
 
     pub fn raw_verifies_per_sec(&self) -> f64 {
-        self.raw_verifies as f64 / self.raw_verify_elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.raw_verifies, self.raw_verify_elapsed)
     }
 
     pub fn full_verifies_per_sec(&self) -> f64 {
-        self.full_verifies as f64 / self.full_verify_elapsed.as_secs_f64().max(1e-9)
+        per_sec(self.full_verifies, self.full_verify_elapsed)
     }
 
     /// The figures as a markdown table.
@@ -172,17 +173,17 @@ impl Report {
         ));
         out.push_str(&format!(
             "| service / raw verify_strict | {:.3} |\n",
-            self.requests_per_sec() / self.raw_verifies_per_sec().max(1e-9)
+            ratio(self.requests_per_sec(), self.raw_verifies_per_sec())
         ));
         out.push_str(&format!(
             "| latency p99 / one raw verify_strict ({:.4} ms) | {:.0}× |\n",
-            1000.0 / self.raw_verifies_per_sec().max(1e-9),
+            ratio(1000.0, self.raw_verifies_per_sec()),
             ms(self.p99) * self.raw_verifies_per_sec() / 1000.0
         ));
         out.push_str(&format!(
             "| nonces issued into the site's SQLite table ({} tasks) | {:.0} issues/s |\n",
             self.args.consumers,
-            self.issued as f64 / self.issue_elapsed.as_secs_f64().max(1e-9)
+            per_sec(self.issued, self.issue_elapsed)
         ));
         for figures in [&self.sqlite, &self.postgres] {
             out.push_str(&format!(
@@ -195,7 +196,7 @@ impl Report {
         }
         out.push_str(&format!(
             "| PostgreSQL / SQLite consume | {:.2} |\n",
-            self.postgres.per_sec() / self.sqlite.per_sec().max(1e-9)
+            ratio(self.postgres.per_sec(), self.sqlite.per_sec())
         ));
         out
     }
