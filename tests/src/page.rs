@@ -34,20 +34,56 @@ pub const PHONE: Viewport = Viewport {
     mobile: true,
 };
 
+/// How many times [`Page::click`] presses before it gives up on an element that keeps moving.
+pub const CLICK_TRIES: usize = 10;
+
 impl Page<'_> {
     /// Clicks the centre of the first element matching `selector` with real mouse events
     /// (`Input.dispatchMouseEvent` moved/pressed/released), after scrolling it into view.
+    ///
+    /// A page may redraw between finding the element and pressing on it (the wallet redraws in
+    /// a later task than the change it draws), so the point may by then hold another node: a
+    /// one-shot capture listener on `window` lets the click through only if its target is
+    /// inside an element matching `selector`, swallows it otherwise, and the click is tried
+    /// again on the element's new box. Fails if no click lands within [`CLICK_TRIES`] tries.
     pub fn click(&self, selector: &str) -> Result<()> {
-        let (x, y) = self.center_of(selector)?;
-        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            let mut event = json!({ "type": kind, "x": x, "y": y });
-            if kind != "mouseMoved" {
-                event["button"] = json!("left");
-                event["clickCount"] = json!(1);
+        for _ in 0..CLICK_TRIES {
+            let (x, y) = self.center_of(selector)?;
+            self.eval(&format!(
+                "(() => {{ const sel = {sel}; window.__clickGuard = 'armed'; \
+                 const guard = (e) => {{ window.removeEventListener('click', guard, true); \
+                   const t = e.target; \
+                   if (t && t.closest && t.closest(sel)) {{ window.__clickGuard = 'landed'; }} \
+                   else {{ window.__clickGuard = 'missed'; e.stopImmediatePropagation(); e.preventDefault(); }} }}; \
+                 window.__clickGuardFn = guard; window.addEventListener('click', guard, true); return true; }})()",
+                sel = Value::from(selector)
+            ))?;
+            for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+                let mut event = json!({ "type": kind, "x": x, "y": y });
+                if kind != "mouseMoved" {
+                    event["button"] = json!("left");
+                    event["clickCount"] = json!(1);
+                }
+                self.send("Input.dispatchMouseEvent", event)?;
             }
-            self.send("Input.dispatchMouseEvent", event)?;
+            // A click that navigated away leaves no guard to read: it landed.
+            let outcome = self
+                .eval(
+                    "(() => { const o = window.__clickGuard; \
+                     if (window.__clickGuardFn) window.removeEventListener('click', window.__clickGuardFn, true); \
+                     window.__clickGuard = undefined; window.__clickGuardFn = undefined; return o; })()",
+                )
+                .unwrap_or(Value::Null);
+            // Only a click that went to another node is tried again ("armed", no click event at
+            // all, as on a disabled button, is what a person's click would get too).
+            if outcome != json!("missed") {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        Ok(())
+        Err(Error::Js(format!(
+            "a click on `{selector}` never landed on it in {CLICK_TRIES} tries (the page kept moving it)"
+        )))
     }
 
     /// Presses and releases `key` on the focused element with real key events
