@@ -1057,11 +1057,5 @@ fn open_with(record: &StoredVault, passphrase: &str) -> Result<(Vault, Profile),
 }
 
 pub fn empty_input() -> ProfileInput {
-    ProfileInput {
-        income_minor: 0,
-        currency: String::new(),
-        date_of_birth: String::new(),
-        district: String::new(),
-        conditions: Vec::new(),
-    }
+    ProfileInput::empty()
 }

@@ -261,12 +261,7 @@ pub struct Accepted {
 
 /// A short name for what a claim is about ("income", "district"), for messages.
 pub fn topic(claim: &Claim) -> &'static str {
-    match claim {
-        Claim::IncomeBelow { .. } => "income",
-        Claim::AgeAtLeast { .. } => "age",
-        Claim::ResidesIn { .. } => "district",
-        Claim::HasNoneOf { .. } => "conditions",
-    }
+    claim.attribute().name()
 }
 
 impl Accepted {
