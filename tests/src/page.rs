@@ -47,8 +47,16 @@ impl Page<'_> {
     /// inside an element matching `selector`, swallows it otherwise, and the click is tried
     /// again on the element's new box. Fails if no click lands within [`CLICK_TRIES`] tries.
     pub fn click(&self, selector: &str) -> Result<()> {
-        for _ in 0..CLICK_TRIES {
-            let (x, y) = self.center_of(selector)?;
+        for attempt in 1..=CLICK_TRIES {
+            // The page may draw the element a frame after the change that makes it: a missing
+            // element is waited for a little before the click fails.
+            let (x, y) = match self.center_of(selector) {
+                Err(Error::Js(e)) if e.starts_with("no element") && attempt < CLICK_TRIES => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    continue;
+                }
+                other => other?,
+            };
             self.eval(&format!(
                 "(() => {{ const sel = {sel}; window.__clickGuard = 'armed'; \
                  const guard = (e) => {{ window.removeEventListener('click', guard, true); \
