@@ -342,9 +342,9 @@ mod tests {
     }
 
     #[test]
-    fn smoke_is_thirty_seconds_for_every_target() {
+    fn smoke_is_ten_seconds_for_every_target() {
         let o = parse_args(&args(&["--smoke"])).unwrap();
-        assert_eq!(o.seconds, 30);
+        assert_eq!(o.seconds, 10);
         assert_eq!(o.targets.len(), TARGETS.len());
         assert!(!o.asan);
     }

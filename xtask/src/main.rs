@@ -59,7 +59,7 @@ const TASKS: [(&str, &str); 6] = [
     (
         "ci",
         "ci [--keep-going]   install what is missing, then fmt, clippy, cargo-deny (licences, bans,\n\
-         \x20                   sources), build-web, tests, wasm tests, fuzz smoke (30 s per target)",
+         \x20                   sources), build-web, tests, wasm tests, fuzz smoke (10 s per target)",
     ),
     (
         "demo",
@@ -75,7 +75,7 @@ const TASKS: [(&str, &str); 6] = [
     (
         "fuzz",
         "fuzz [--smoke] [--seconds N] [--asan] [target..]\n\
-         \x20                   run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 30 s)",
+         \x20                   run the cargo-fuzz targets in fuzz/ (600 s each; --smoke: 10 s)",
     ),
 ];
 
