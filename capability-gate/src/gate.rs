@@ -1267,7 +1267,7 @@ fn session_id_from(secret: &[u8; 32], label: &[u8]) -> SessionId {
 
 /// Why the memory declines `claim`, for the person.
 fn decline_reason(claim: &Claim) -> String {
-    let what = crate::words::topic(claim.attribute());
+    let what = claim.attribute().topic();
     format!(
         "Would be declined: with what has already been answered about {what}, either answer \
          could narrow it more than your privacy floor allows."

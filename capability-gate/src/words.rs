@@ -8,14 +8,14 @@
 //! `Intl.NumberFormat`; tests a plain one), so no minor-unit number ("3000000") and no catalogue
 //! code ("altstadt") reaches a person. No tool name, nonce, digest or epoch time is produced here.
 
-use wallet_core::catalogue::{self, CONDITIONS, DISTRICTS};
-use wallet_core::{Assessment, Attribute, Claim, Floors, LogEntry, Money, Outcome, Preview};
+use wallet_core::catalogue::{CONDITIONS, DISTRICTS, label};
+use wallet_core::{Assessment, Attribute, Claim, Floors, LogEntry, Outcome, Preview};
+
+pub use wallet_core::MoneyWords;
+pub use wallet_core::catalogue::{list_and, list_or};
 
 use crate::credentials::Credentials;
 use crate::state::{GrantState, Lifetime, ProposalItem};
-
-/// Formats an amount for a person (the page passes one built on `Intl.NumberFormat`).
-pub type MoneyWords<'a> = &'a dyn Fn(&Money) -> String;
 
 /// A district's display name ("Altstadt"); an unknown code is shown as given.
 pub fn district_name(code: &str) -> &str {
@@ -27,92 +27,17 @@ pub fn condition_name(code: &str) -> String {
     label(CONDITIONS, code).to_lowercase()
 }
 
-fn label<'a>(entries: &'a [catalogue::Entry], code: &'a str) -> &'a str {
-    entries
-        .iter()
-        .find(|e| e.code == code)
-        .map_or(code, |e| e.label)
-}
-
-/// "A", "A or B", "A, B or C".
-pub fn list_or<S: AsRef<str>>(items: &[S]) -> String {
-    list(items, "or")
-}
-
-/// "A", "A and B", "A, B and C".
-pub fn list_and<S: AsRef<str>>(items: &[S]) -> String {
-    list(items, "and")
-}
-
-fn list<S: AsRef<str>>(items: &[S], word: &str) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.as_ref().to_owned(),
-        [init @ .., last] => format!(
-            "{} {word} {}",
-            init.iter()
-                .map(AsRef::as_ref)
-                .collect::<Vec<_>>()
-                .join(", "),
-            last.as_ref()
-        ),
-    }
-}
-
-/// What a claim is about, in the person's words: "your income".
-pub fn topic(attribute: Attribute) -> &'static str {
-    match attribute {
-        Attribute::Income => "your income",
-        Attribute::Age => "your age",
-        Attribute::District => "where you live",
-        Attribute::Conditions => "your health conditions",
-    }
-}
-
 /// The claim as a question to the person: "Is your yearly income below 30,000 €?", "Are you
 /// at least 18?", "Do you live in Altstadt, Nordhafen or Westend?", "Do you have none of:
-/// anticoagulant therapy, liver disease, pregnancy?".
+/// anticoagulant therapy, liver disease, pregnancy?" (the claim catalogue's
+/// [`Claim::wording`]).
 pub fn question(claim: &Claim, money: MoneyWords<'_>) -> String {
-    match claim {
-        Claim::IncomeBelow { limit } => format!("Is your yearly income below {}?", money(limit)),
-        Claim::AgeAtLeast { years } => format!("Are you at least {years}?"),
-        Claim::ResidesIn { districts } => {
-            let names: Vec<&str> = districts
-                .iter()
-                .map(|d| district_name(d.as_str()))
-                .collect();
-            format!("Do you live in {}?", list_or(&names))
-        }
-        Claim::HasNoneOf { conditions } => {
-            let names: Vec<String> = conditions
-                .iter()
-                .map(|c| condition_name(c.as_str()))
-                .collect();
-            format!("Do you have none of: {}?", names.join(", "))
-        }
-    }
+    claim.wording(money).question
 }
 
 /// The claim after "whether": "your yearly income is below 30,000 €", "you are at least 18".
 pub fn whether(claim: &Claim, money: MoneyWords<'_>) -> String {
-    match claim {
-        Claim::IncomeBelow { limit } => format!("your yearly income is below {}", money(limit)),
-        Claim::AgeAtLeast { years } => format!("you are at least {years}"),
-        Claim::ResidesIn { districts } => {
-            let names: Vec<&str> = districts
-                .iter()
-                .map(|d| district_name(d.as_str()))
-                .collect();
-            format!("you live in {}", list_or(&names))
-        }
-        Claim::HasNoneOf { conditions } => {
-            let names: Vec<String> = conditions
-                .iter()
-                .map(|c| condition_name(c.as_str()))
-                .collect();
-            format!("you have none of: {}", names.join(", "))
-        }
-    }
+    claim.wording(money).whether
 }
 
 /// What answering tells the site, in words: "Tells the site whether your yearly income is below
@@ -128,25 +53,11 @@ pub fn reveals(
         return "You have already told this, in effect: answering tells the site nothing new."
             .to_owned();
     }
-    let first = format!("Tells the site whether {}.", whether(claim, money));
-    let rest = match claim {
-        Claim::IncomeBelow { limit } => format!(
-            "With every answer so far, your income stays in a band at least {} wide.",
-            money(&Money {
-                amount_minor: floors.income_band_minor,
-                currency: limit.currency,
-            })
-        ),
-        Claim::AgeAtLeast { .. } => "Not your date of birth.".to_owned(),
-        Claim::ResidesIn { .. } => format!(
-            "Not which district: with every answer so far, at least {} remain possible.",
-            floors.district_candidates
-        ),
-        Claim::HasNoneOf { .. } => {
-            "If not, it does not tell which one: no answer singles out a condition.".to_owned()
-        }
-    };
-    format!("{first} {rest}")
+    format!(
+        "Tells the site whether {}. {}",
+        whether(claim, money),
+        claim.narrowing(floors, money)
+    )
 }
 
 /// The bits, for a details line only: "Up to 15.0 bits about your income (0.0 so far)."
@@ -154,7 +65,7 @@ pub fn bits_detail(attribute: Attribute, preview: &Preview) -> String {
     format!(
         "Up to {:.1} bits about {} ({:.1} so far).",
         preview.bits_if_satisfied.max(preview.bits_if_not_satisfied),
-        topic(attribute),
+        attribute.topic(),
         preview.bits_now
     )
 }
@@ -166,7 +77,7 @@ pub fn declined(attribute: Attribute) -> String {
         "Can't be answered: the wallet would decline it, because after what you have already \
          answered about {}, either answer would narrow it more than your privacy settings \
          allow. It stays unticked.",
-        topic(attribute)
+        attribute.topic()
     )
 }
 
@@ -286,7 +197,7 @@ pub fn yes_no(satisfied: bool) -> &'static str {
 ///
 /// `site` is [`site_label`]'s text.
 pub fn grant_ended(site: &str, attribute: Attribute, state: GrantState) -> Option<String> {
-    let access = format!("The access you gave {site} to {}", topic(attribute));
+    let access = format!("The access you gave {site} to {}", attribute.topic());
     let how = match state {
         GrantState::Live => return None,
         GrantState::Expired => "ended: its time ran out",
@@ -321,7 +232,7 @@ pub fn log_line(entry: &LogEntry, money: MoneyWords<'_>) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use wallet_core::{ConditionCode, Currency, DistrictId};
+    use wallet_core::{ConditionCode, Currency, DistrictId, Money};
 
     fn plain(m: &Money) -> String {
         format!("{} {}", m.amount_minor / 100, m.currency.as_str())

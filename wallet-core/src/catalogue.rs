@@ -63,3 +63,36 @@ pub fn is_condition(code: &str) -> bool {
 pub fn is_currency(code: &str) -> bool {
     CURRENCIES.contains(&code)
 }
+
+/// The display label of `code` in `entries` ("Altstadt"); the code itself if it is not there.
+pub fn label<'a>(entries: &'a [Entry], code: &'a str) -> &'a str {
+    entries
+        .iter()
+        .find(|e| e.code == code)
+        .map_or(code, |e| e.label)
+}
+
+/// "A", "A or B", "A, B or C".
+pub fn list_or<S: AsRef<str>>(items: &[S]) -> String {
+    list(items, "or")
+}
+
+/// "A", "A and B", "A, B and C".
+pub fn list_and<S: AsRef<str>>(items: &[S]) -> String {
+    list(items, "and")
+}
+
+fn list<S: AsRef<str>>(items: &[S], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [init @ .., last] => format!(
+            "{} {word} {}",
+            init.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
+}

@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use time::Date;
 
+use crate::catalogue::{CONDITIONS, DISTRICTS, label, list_or};
 use crate::error::{ClaimError, Field};
+use crate::ledger::Floors;
 use crate::profile::{ConditionCode, Currency, DistrictId, MAX_AGE_YEARS, MAX_INCOME_MINOR, Money};
 use crate::profile::{Profile, years_before};
 
@@ -69,6 +71,16 @@ impl Attribute {
             Attribute::Age => "get_date_of_birth",
             Attribute::District => "get_district",
             Attribute::Conditions => "get_conditions",
+        }
+    }
+
+    /// What a claim about this attribute is about, in the person's words: "your income".
+    pub const fn topic(self) -> &'static str {
+        match self {
+            Attribute::Income => "your income",
+            Attribute::Age => "your age",
+            Attribute::District => "where you live",
+            Attribute::Conditions => "your health conditions",
         }
     }
 
@@ -159,6 +171,22 @@ impl core::fmt::Display for ClaimKind {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Formats an amount for people: the wallet page passes one built on `Intl.NumberFormat`, a
+/// relying site its own, tests a plain one. No minor-unit number reaches a person.
+pub type MoneyWords<'a> = &'a dyn Fn(&Money) -> String;
+
+/// How a claim reads to people, from its public parameters only: amounts through the caller's
+/// [`MoneyWords`], districts and conditions by their catalogue labels (never a code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wording {
+    /// To the person, as a question: "Is your yearly income below 30,000 €?".
+    pub question: String,
+    /// To the person, after "whether": "your yearly income is below 30,000 €".
+    pub whether: String,
+    /// As a relying site lists what it requires: "household income below 30,000.00 EUR".
+    pub requirement: String,
 }
 
 /// A question a site may ask. Every parameter is public: it comes from the site's policy.
@@ -297,6 +325,61 @@ impl Claim {
         }
     }
 
+    /// How the claim reads to people (see [`Wording`]). One arm per kind holds all of its
+    /// phrases, so a new kind's words are written in one place.
+    pub fn wording(&self, money: MoneyWords<'_>) -> Wording {
+        match self {
+            Claim::IncomeBelow { limit } => Wording {
+                question: format!("Is your yearly income below {}?", money(limit)),
+                whether: format!("your yearly income is below {}", money(limit)),
+                requirement: format!("household income below {}", money(limit)),
+            },
+            Claim::AgeAtLeast { years } => Wording {
+                question: format!("Are you at least {years}?"),
+                whether: format!("you are at least {years}"),
+                requirement: format!("at least {years} years old"),
+            },
+            Claim::ResidesIn { districts } => {
+                let names = list_or(&district_labels(districts));
+                Wording {
+                    question: format!("Do you live in {names}?"),
+                    whether: format!("you live in {names}"),
+                    requirement: format!("lives in {names}"),
+                }
+            }
+            Claim::HasNoneOf { conditions } => {
+                let names = condition_names(conditions).join(", ");
+                Wording {
+                    question: format!("Do you have none of: {names}?"),
+                    whether: format!("you have none of: {names}"),
+                    requirement: format!("none of: {names}"),
+                }
+            }
+        }
+    }
+
+    /// What answering leaves unknown, for the consent card after "Tells the site whether …":
+    /// "With every answer so far, your income stays in a band at least 5,000 € wide."
+    pub fn narrowing(&self, floors: &Floors, money: MoneyWords<'_>) -> String {
+        match self {
+            Claim::IncomeBelow { limit } => format!(
+                "With every answer so far, your income stays in a band at least {} wide.",
+                money(&Money {
+                    amount_minor: floors.income_band_minor,
+                    currency: limit.currency,
+                })
+            ),
+            Claim::AgeAtLeast { .. } => "Not your date of birth.".to_owned(),
+            Claim::ResidesIn { .. } => format!(
+                "Not which district: with every answer so far, at least {} remain possible.",
+                floors.district_candidates
+            ),
+            Claim::HasNoneOf { .. } => {
+                "If not, it does not tell which one: no answer singles out a condition.".to_owned()
+            }
+        }
+    }
+
     /// A byte-stable one-line rendering: `kind` then its public parameters, space separated.
     /// Used for hashing, the log export and people-facing summaries.
     pub fn canonical(&self) -> String {
@@ -372,6 +455,22 @@ impl Claim {
             _ => Err(bad),
         }
     }
+}
+
+/// The districts' display labels, in the set's order.
+fn district_labels(districts: &BTreeSet<DistrictId>) -> Vec<&str> {
+    districts
+        .iter()
+        .map(|d| label(DISTRICTS, d.as_str()))
+        .collect()
+}
+
+/// The conditions' display labels in lower case, for the middle of a sentence.
+fn condition_names(conditions: &BTreeSet<ConditionCode>) -> Vec<String> {
+    conditions
+        .iter()
+        .map(|c| label(CONDITIONS, c.as_str()).to_lowercase())
+        .collect()
 }
 
 fn join<'a>(items: impl Iterator<Item = &'a str>) -> String {

@@ -33,7 +33,9 @@ pub mod store;
 pub mod types;
 pub mod vault;
 
-pub use claim::{Attribute, Claim, ClaimKind, Evaluation, Outcome, age_cutoff, evaluate};
+pub use claim::{
+    Attribute, Claim, ClaimKind, Evaluation, MoneyWords, Outcome, Wording, age_cutoff, evaluate,
+};
 pub use error::{
     ChainBroken, ClaimError, EnvelopeError, Error, Field, LogError, MalformedReceipt, OpenError,
     ProfileError, SealError, SignableError, StaleWrite, StoreError, StructureError, TextError,

@@ -112,10 +112,7 @@ impl Told {
                     state
                         .and_then(|state| words::grant_ended(site, *attribute, state))
                         .unwrap_or_else(|| {
-                            format!(
-                                "The access you gave {site} to {} ended.",
-                                words::topic(*attribute)
-                            )
+                            format!("The access you gave {site} to {} ended.", attribute.topic())
                         }),
                 );
             }

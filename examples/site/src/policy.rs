@@ -5,9 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tacit_protocol::predicates::disclosure_for;
 use tacit_protocol::site_auth::{Attestation, Requirements};
-use wallet_core::catalogue::{CONDITIONS, DISTRICTS};
 use wallet_core::profile::format_minor;
-use wallet_core::{Claim, ClaimKind, Nonce, Origin, ToolName};
+use wallet_core::{Claim, ClaimKind, Money, Nonce, Origin, ToolName};
 
 #[cfg(not(target_arch = "wasm32"))]
 use crate::api::{RequirementsInput, SubmissionBody, input_schema};
@@ -249,47 +248,11 @@ fn provable(claim: &Claim) -> bool {
     disclosure_for(claim, currency).is_some()
 }
 
-/// A sentence for people: the claim with its public parameters, using the catalogue's labels.
+/// A sentence for people: the claim with its public parameters, using the catalogue's labels
+/// and amounts as `30,000.00 EUR` (the claim catalogue's [`Claim::wording`]).
 pub fn describe(claim: &Claim) -> String {
-    match claim {
-        Claim::IncomeBelow { limit } => format!(
-            "household income below {} {}",
-            format_minor(limit.amount_minor),
-            limit.currency.as_str()
-        ),
-        Claim::AgeAtLeast { years } => format!("at least {years} years old"),
-        Claim::ResidesIn { districts } => {
-            let names: Vec<&str> = districts
-                .iter()
-                .map(|d| label(DISTRICTS, d.as_str()))
-                .collect();
-            format!("lives in {}", either(&names))
-        }
-        Claim::HasNoneOf { conditions } => {
-            let names: Vec<String> = conditions
-                .iter()
-                .map(|c| label(CONDITIONS, c.as_str()).to_lowercase())
-                .collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            format!("none of: {}", names.join(", "))
-        }
-    }
-}
-
-fn label(catalogue: &[wallet_core::catalogue::Entry], code: &str) -> &'static str {
-    catalogue
-        .iter()
-        .find(|e| e.code == code)
-        .map_or("(unknown)", |e| e.label)
-}
-
-/// "A", "A or B", "A, B or C".
-fn either(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
+    let money = |m: &Money| format!("{} {}", format_minor(m.amount_minor), m.currency.as_str());
+    claim.wording(&money).requirement
 }
 
 #[cfg(test)]
