@@ -25,59 +25,9 @@
 
 use crate::format::NewerFormat;
 
-/// A profile field, named in validation errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Income,
-    Currency,
-    DateOfBirth,
-    District,
-    Conditions,
-    PreferredLanguage,
-}
-
-impl Field {
-    /// The profile form's fields, in the order the person meets them. A test checks that this
-    /// is exactly the [`crate::Attribute::form_fields`] of every attribute, in order.
-    pub const FORM: [Field; 5] = [
-        Field::Income,
-        Field::Currency,
-        Field::DateOfBirth,
-        Field::District,
-        Field::Conditions,
-    ];
-
-    /// The id of the form element that edits this field (`f-income`); `None` for what the
-    /// form does not show.
-    pub const fn input_id(self) -> Option<&'static str> {
-        match self {
-            Field::Income => Some("f-income"),
-            Field::Currency => Some("f-currency"),
-            Field::DateOfBirth => Some("f-dob"),
-            Field::District => Some("f-district"),
-            Field::Conditions => Some("f-conditions"),
-            Field::PreferredLanguage => None,
-        }
-    }
-
-    /// The field's name as the page and the tools spell it.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Field::Income => "income",
-            Field::Currency => "currency",
-            Field::DateOfBirth => "date_of_birth",
-            Field::District => "district",
-            Field::Conditions => "conditions",
-            Field::PreferredLanguage => "preferred_language",
-        }
-    }
-}
-
-impl core::fmt::Display for Field {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// A profile field, named in validation errors; what the profile form shows of it is in
+/// [`crate::form`].
+pub use crate::form::Field;
 
 /// A text field for the log or the wire (origin, tool name, grant id, nonce, hash, …) is not
 /// acceptable.

@@ -16,14 +16,165 @@
 //!   sentence (an income is not negative); digits are ASCII.
 //!
 //! Amounts are integer hundredths (wallet-core's minor units) for every currency.
+//!
+//! # The form's table
+//! [`Field::FORM`] lists the form's fields in order; each says its element id, its label and its
+//! [`Control`], which is all the wallet page needs to draw it, and [`FormText`] carries what is
+//! typed keyed by [`Field`]. Adding a field to the form is a variant of [`Field`] and its arms
+//! here (and its place in the profile): the page draws, fills, reads and empties it from this
+//! table.
+
+use std::collections::BTreeMap;
 
 use time::Date;
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use crate::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
-use crate::error::Field;
+use crate::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS, Entry};
 use crate::profile::{
     ConditionCode, Currency, DistrictId, MAX_INCOME_MINOR, ProfileInput, earliest_birth_date,
-    parse_date,
+    format_minor, parse_date,
+};
+
+/// A profile field, named in validation errors and drawn by the profile form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Field {
+    Income,
+    Currency,
+    DateOfBirth,
+    District,
+    Conditions,
+    PreferredLanguage,
+}
+
+impl Field {
+    /// The profile form's fields, in the order the person meets them. A test checks that this
+    /// is exactly the [`crate::Attribute::form_fields`] of every attribute, in order.
+    pub const FORM: [Field; 5] = [
+        Field::Income,
+        Field::Currency,
+        Field::DateOfBirth,
+        Field::District,
+        Field::Conditions,
+    ];
+
+    /// The id of the form element that edits this field (`f-income`); `None` for what the
+    /// form does not show.
+    pub const fn input_id(self) -> Option<&'static str> {
+        match self {
+            Field::Income => Some("f-income"),
+            Field::Currency => Some("f-currency"),
+            Field::DateOfBirth => Some("f-dob"),
+            Field::District => Some("f-district"),
+            Field::Conditions => Some("f-conditions"),
+            Field::PreferredLanguage => None,
+        }
+    }
+
+    /// The field's name as the page and the tools spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Income => "income",
+            Field::Currency => "currency",
+            Field::DateOfBirth => "date_of_birth",
+            Field::District => "district",
+            Field::Conditions => "conditions",
+            Field::PreferredLanguage => "preferred_language",
+        }
+    }
+
+    /// The field's label on the form, for the person.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Field::Income => "Yearly income",
+            Field::Currency => "Currency",
+            Field::DateOfBirth => "Date of birth",
+            Field::District => "District",
+            Field::Conditions => "Medical conditions",
+            Field::PreferredLanguage => "Preferred language",
+        }
+    }
+
+    /// How the form draws the field; `None` for what the form does not show (exactly the
+    /// fields without an [`Field::input_id`]).
+    pub const fn control(self) -> Option<Control> {
+        match self {
+            Field::Income => Some(Control::Amount {
+                placeholder: "e.g. 31,250.00",
+            }),
+            Field::Currency => Some(Control::Choice {
+                options: &CURRENCY_OPTIONS,
+                prompt: "Currency",
+                default: Some("EUR"),
+            }),
+            Field::DateOfBirth => Some(Control::Date),
+            Field::District => Some(Control::Choice {
+                options: DISTRICTS,
+                prompt: "Choose your district",
+                default: None,
+            }),
+            Field::Conditions => Some(Control::Checks(CONDITIONS)),
+            Field::PreferredLanguage => None,
+        }
+    }
+
+    /// What the form shows in this field for `input` (the editor's filling): the income in
+    /// the wallet's own notation ([`format_minor`]), the other fields as stored.
+    pub fn text_of(self, input: &ProfileInput) -> FieldText {
+        match self {
+            Field::Income => FieldText::Text(
+                u64::try_from(input.income_minor)
+                    .map(format_minor)
+                    .unwrap_or_default(),
+            ),
+            Field::Currency => FieldText::Text(input.currency.clone()),
+            Field::DateOfBirth => FieldText::Text(input.date_of_birth.clone()),
+            Field::District => FieldText::Text(input.district.clone()),
+            Field::Conditions => FieldText::Codes(input.conditions.clone()),
+            Field::PreferredLanguage => FieldText::default(),
+        }
+    }
+}
+
+impl core::fmt::Display for Field {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the form draws a field. The page knows how to draw each kind, never a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// An amount typed in the person's notation (read by [`parse_amount`]): a text box with a
+    /// decimal keyboard and no autocompletion, showing `placeholder` while empty.
+    Amount { placeholder: &'static str },
+    /// One of `options` (the value is the entry's code), or `prompt`, the empty first choice;
+    /// a new profile's form starts at `default`.
+    Choice {
+        options: &'static [Entry],
+        prompt: &'static str,
+        default: Option<&'static str>,
+    },
+    /// A calendar date (`<input type=date>`: `YYYY-MM-DD`, or empty).
+    Date,
+    /// Any number of the entries, one checkbox each (the value is the list of codes ticked).
+    Checks(&'static [Entry]),
+}
+
+/// The currencies as choices: each code is its own label.
+const CURRENCY_OPTIONS: [Entry; CURRENCIES.len()] = {
+    let mut out = [Entry {
+        code: "",
+        label: "",
+    }; CURRENCIES.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Entry {
+            code: CURRENCIES[i],
+            label: CURRENCIES[i],
+        };
+        i += 1;
+    }
+    out
 };
 
 /// Why an amount was not read. Its `Display` is a sentence for the person.
@@ -236,32 +387,98 @@ fn read_whole(whole: &str) -> Result<i64, AmountError> {
     digits.parse().map_err(|_| AmountError::NotANumber)
 }
 
-/// What the person typed into the profile form, as text. Its default is the empty form.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FormText<'a> {
-    pub income: &'a str,
-    pub currency: &'a str,
-    /// A `<input type=date>` value: `YYYY-MM-DD`, or empty when nothing (or half a date) is
-    /// entered.
-    pub date_of_birth: &'a str,
-    pub district: &'a str,
-    pub conditions: &'a [String],
+/// What one form field holds: typed or chosen text, or the codes ticked in a [`Control::Checks`].
+/// Wiped when dropped, as [`ProfileInput`] is.
+#[derive(Debug, Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
+pub enum FieldText {
+    Text(String),
+    Codes(Vec<String>),
+}
+
+impl Default for FieldText {
+    fn default() -> Self {
+        FieldText::Text(String::new())
+    }
+}
+
+impl From<&str> for FieldText {
+    fn from(text: &str) -> Self {
+        FieldText::Text(text.to_owned())
+    }
+}
+
+impl From<String> for FieldText {
+    fn from(text: String) -> Self {
+        FieldText::Text(text)
+    }
+}
+
+impl From<Vec<String>> for FieldText {
+    fn from(codes: Vec<String>) -> Self {
+        FieldText::Codes(codes)
+    }
+}
+
+/// What the person typed into the profile form, keyed by [`Field`]. A field not set is empty
+/// (no text, no code ticked); its default is the empty form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FormText {
+    fields: BTreeMap<Field, FieldText>,
+}
+
+impl FormText {
+    /// Every field of [`Field::FORM`], each from `text`.
+    pub fn from_fn(mut text: impl FnMut(Field) -> FieldText) -> Self {
+        Self {
+            fields: Field::FORM.into_iter().map(|f| (f, text(f))).collect(),
+        }
+    }
+
+    /// What the form shows for `input`: the inverse of [`read_form`] (see [`Field::text_of`]).
+    pub fn of_input(input: &ProfileInput) -> Self {
+        Self::from_fn(|field| field.text_of(input))
+    }
+
+    /// The form with `field` set to `text`.
+    #[must_use]
+    pub fn with(mut self, field: Field, text: impl Into<FieldText>) -> Self {
+        self.fields.insert(field, text.into());
+        self
+    }
+
+    /// The field's text; empty when unset or a list of codes.
+    pub fn text(&self, field: Field) -> &str {
+        match self.fields.get(&field) {
+            Some(FieldText::Text(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// The codes ticked in the field; none when unset or text.
+    pub fn codes(&self, field: Field) -> &[String] {
+        match self.fields.get(&field) {
+            Some(FieldText::Codes(codes)) => codes,
+            _ => &[],
+        }
+    }
 }
 
 /// Reads the form into a [`ProfileInput`], or says, for every field in error, one sentence for
 /// the person (never a field name in code or a format string), in the form's order.
-pub fn read_form(form: FormText<'_>, today: Date) -> Result<ProfileInput, Vec<(Field, String)>> {
+pub fn read_form(form: &FormText, today: Date) -> Result<ProfileInput, Vec<(Field, String)>> {
     let mut problems: Vec<(Field, String)> = Vec::new();
     let mut problem = |field: Field, text: &str| problems.push((field, text.to_owned()));
-    let currency_ok = Currency::parse(form.currency).is_ok();
-    let income = parse_amount(form.income, form.currency);
+    let (currency, date_of_birth) = (form.text(Field::Currency), form.text(Field::DateOfBirth));
+    let (district, conditions) = (form.text(Field::District), form.codes(Field::Conditions));
+    let currency_ok = Currency::parse(currency).is_ok();
+    let income = parse_amount(form.text(Field::Income), currency);
     if let Err(e) = income {
         problem(Field::Income, e.sentence());
     }
     if !currency_ok {
         problem(Field::Currency, "Choose the currency of your income.");
     }
-    match parse_date(form.date_of_birth.trim()) {
+    match parse_date(date_of_birth.trim()) {
         Err(_) => problem(Field::DateOfBirth, "Enter your date of birth."),
         Ok(date) if date > today => problem(
             Field::DateOfBirth,
@@ -273,12 +490,11 @@ pub fn read_form(form: FormText<'_>, today: Date) -> Result<ProfileInput, Vec<(F
         ),
         Ok(_) => {}
     }
-    if DistrictId::parse(form.district).is_err() {
+    if DistrictId::parse(district).is_err() {
         problem(Field::District, "Choose your district.");
     }
     let mut seen = std::collections::BTreeSet::new();
-    if !form
-        .conditions
+    if !conditions
         .iter()
         .all(|c| ConditionCode::parse(c).is_ok() && seen.insert(c.as_str()))
     {
@@ -287,10 +503,10 @@ pub fn read_form(form: FormText<'_>, today: Date) -> Result<ProfileInput, Vec<(F
     match income {
         Ok(income_minor) if problems.is_empty() => Ok(ProfileInput {
             income_minor,
-            currency: form.currency.to_owned(),
-            date_of_birth: form.date_of_birth.trim().to_owned(),
-            district: form.district.to_owned(),
-            conditions: form.conditions.to_vec(),
+            currency: currency.to_owned(),
+            date_of_birth: date_of_birth.trim().to_owned(),
+            district: district.to_owned(),
+            conditions: conditions.to_vec(),
         }),
         _ => Err(problems),
     }

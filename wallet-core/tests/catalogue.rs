@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::json;
+use wallet_core::form::Control;
 use wallet_core::{Attribute, Claim, ClaimKind, Field};
 
 /// The kinds serde names when asked for one that does not exist: the list the derive on
@@ -99,22 +100,59 @@ fn a_claim_reports_its_catalogue_entry() {
     );
 }
 
-/// The wallet page holds an element for every form field the catalogue names: a field added for
-/// a new claim kind fails here until `web/static/index.html` has its input.
+/// The wallet page draws its form from [`Field::FORM`]: every field there has an element id, a
+/// label and a control it can be drawn with, and a field added for a new claim kind fails here
+/// until it has all three. Ids and labels are distinct (a label names one field), a choice or a
+/// list of checks has options with distinct codes, and a choice's default is one of them.
 #[test]
-fn the_wallet_page_has_an_input_for_every_form_field() {
-    let page = include_str!("../../web/static/index.html");
-    let ids: Vec<&str> = Field::FORM.iter().filter_map(|f| f.input_id()).collect();
-    assert_eq!(
-        ids.len(),
-        Field::FORM.len(),
-        "every form field has an input"
-    );
-    for id in ids {
-        assert!(page.contains(&format!("id=\"{id}\"")), "no element {id}");
+fn every_form_field_can_be_drawn() {
+    let mut ids = BTreeSet::new();
+    let mut labels = BTreeSet::new();
+    for field in Field::FORM {
+        let id = field
+            .input_id()
+            .unwrap_or_else(|| panic!("{field} has no id"));
+        assert!(ids.insert(id), "two fields are {id}");
+        assert!(!field.label().trim().is_empty(), "{field} has no label");
         assert!(
-            page.contains(&format!("for=\"{id}\"")) || id == "f-conditions",
-            "no label for {id}"
+            labels.insert(field.label()),
+            "two fields say {}",
+            field.label()
+        );
+        let options = match field.control() {
+            None => panic!("{field} has no control"),
+            Some(Control::Amount { placeholder }) => {
+                assert!(!placeholder.is_empty(), "{field}");
+                continue;
+            }
+            Some(Control::Date) => continue,
+            Some(Control::Choice {
+                options,
+                prompt,
+                default,
+            }) => {
+                assert!(!prompt.is_empty(), "{field}");
+                if let Some(default) = default {
+                    assert!(options.iter().any(|o| o.code == default), "{field}");
+                }
+                options
+            }
+            Some(Control::Checks(options)) => options,
+        };
+        assert!(!options.is_empty(), "{field} offers nothing");
+        let codes: BTreeSet<&str> = options.iter().map(|o| o.code).collect();
+        assert_eq!(codes.len(), options.len(), "{field} repeats a code");
+        assert!(
+            options
+                .iter()
+                .all(|o| !o.code.is_empty() && !o.label.is_empty())
         );
     }
+    // What the form does not show has neither an element nor a control.
+    let hidden = Field::PreferredLanguage;
+    assert!(!Field::FORM.contains(&hidden));
+    assert_eq!((hidden.input_id(), hidden.control()), (None, None));
+    // The page holds the container the form is drawn into.
+    let page = include_str!("../../web/static/index.html");
+    assert!(page.contains("id=\"facts-fields\""), "no form container");
 }

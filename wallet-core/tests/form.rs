@@ -5,9 +5,9 @@
 
 use proptest::prelude::*;
 use time::macros::date;
-use wallet_core::Field;
 use wallet_core::form::{FormText, parse_amount, read_form};
 use wallet_core::profile::MAX_INCOME_MINOR;
+use wallet_core::{Field, ProfileInput};
 
 /// Formats `minor` the way a locale writes it: `group` between thousands, `decimal` before the
 /// cents; the cents are left out of a whole amount when `cents` is false.
@@ -66,27 +66,40 @@ proptest! {
     }
 }
 
-// The base fills the optional fields a later claim kind adds, so this fixture needs no edit.
-#[allow(clippy::needless_update)]
-fn form<'a>(income: &'a str, dob: &'a str, conditions: &'a [String]) -> FormText<'a> {
-    FormText {
-        income,
-        currency: "EUR",
-        date_of_birth: dob,
-        district: "altstadt",
-        conditions,
-        ..FormText::default()
-    }
+// A field a later claim kind adds is left empty (unset), so this fixture needs no edit.
+fn form(income: &str, dob: &str, conditions: &[String]) -> FormText {
+    FormText::default()
+        .with(Field::Income, income)
+        .with(Field::Currency, "EUR")
+        .with(Field::DateOfBirth, dob)
+        .with(Field::District, "altstadt")
+        .with(Field::Conditions, conditions.to_vec())
 }
 
 #[test]
 fn a_good_form_reads_into_the_input() {
     let today = date!(2026 - 12 - 01);
     let conditions = vec!["pregnancy".to_owned()];
-    let input = read_form(form("28.400,00", "1990-02-28", &conditions), today).unwrap();
+    let input = read_form(&form("28.400,00", "1990-02-28", &conditions), today).unwrap();
     assert_eq!(input.income_minor, 2_840_000);
     assert_eq!(input.date_of_birth, "1990-02-28");
     assert_eq!(input.conditions, conditions);
+}
+
+/// What the editor is filled with for an input reads back into the same input.
+#[test]
+fn the_form_of_an_input_reads_back_into_it() {
+    let today = date!(2026 - 12 - 01);
+    let input = ProfileInput::new(3_125_050, "CHF", "1990-02-28", "nordhafen", ["asthma"]);
+    let form = FormText::of_input(&input);
+    assert_eq!(form.text(Field::Income), "31,250.50");
+    assert_eq!(form.codes(Field::Conditions), ["asthma"]);
+    let again = read_form(&form, today).unwrap();
+    assert_eq!(again.income_minor, input.income_minor);
+    assert_eq!(again.currency, input.currency);
+    assert_eq!(again.date_of_birth, input.date_of_birth);
+    assert_eq!(again.district, input.district);
+    assert_eq!(again.conditions, input.conditions);
 }
 
 #[test]
@@ -94,11 +107,9 @@ fn every_field_in_error_has_one_plain_sentence_in_form_order() {
     let today = date!(2026 - 12 - 01);
     let bad = vec!["not-a-condition".to_owned()];
     let problems = read_form(
-        FormText {
-            income: "28,4,00",
-            conditions: &bad,
-            ..FormText::default()
-        },
+        &FormText::default()
+            .with(Field::Income, "28,4,00")
+            .with(Field::Conditions, bad),
         today,
     )
     .unwrap_err();
@@ -121,19 +132,19 @@ fn every_field_in_error_has_one_plain_sentence_in_form_order() {
     }
     assert_eq!(problems[2].1, "Enter your date of birth.");
 
-    let future = read_form(form("28400", "2027-01-01", &[]), today).unwrap_err();
+    let future = read_form(&form("28400", "2027-01-01", &[]), today).unwrap_err();
     assert_eq!(future.len(), 1);
     assert_eq!(future[0].0, Field::DateOfBirth);
     assert!(future[0].1.contains("future"));
-    let old = read_form(form("28400", "1890-01-01", &[]), today).unwrap_err();
+    let old = read_form(&form("28400", "1890-01-01", &[]), today).unwrap_err();
     assert!(old[0].1.contains("130 years"));
     let twice = vec!["asthma".to_owned(), "asthma".to_owned()];
     assert_eq!(
-        read_form(form("28400", "1990-01-01", &twice), today).unwrap_err()[0].0,
+        read_form(&form("28400", "1990-01-01", &twice), today).unwrap_err()[0].0,
         Field::Conditions
     );
     // Only the income is wrong: only the income is named.
-    let one = read_form(form("28.400,0,0", "1990-01-01", &[]), today).unwrap_err();
+    let one = read_form(&form("28.400,0,0", "1990-01-01", &[]), today).unwrap_err();
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].0, Field::Income);
 }

@@ -4,15 +4,19 @@
 //!
 //! Like `render`, it draws from the [`View`] the app hands it and knows nothing of the app.
 
+use capability_gate::credentials::expected_vct;
 use capability_gate::wallet::Editor;
-use wallet_core::catalogue::{CONDITIONS, CURRENCIES, DISTRICTS};
-use wallet_core::form::{FormText, read_form};
+use wallet_core::form::{Control, FieldText, FormText, read_form};
 use wallet_core::{Attribute, Field, ProfileInput};
 use wasm_bindgen::JsCast;
+use web_sys::Element;
 
 use crate::clock::now;
 use crate::dom::{self, append, attr, el};
 use crate::render::{View, proofs_left};
+
+/// The element the form's fields are drawn into (in `#facts`, under its heading).
+const FORM_ROOT: &str = "facts-fields";
 
 /// Draws what the editor shows besides the raw facts (where each fact's answers come from).
 pub fn render(view: &View<'_>) {
@@ -20,72 +24,138 @@ pub fn render(view: &View<'_>) {
     sources(view);
 }
 
-/// Fills the pickers from the published catalogues, once.
+/// The form's fields, in the order the person meets them, each with its element's id and its
+/// control: wallet-core's form table.
+fn fields() -> impl Iterator<Item = (Field, &'static str, Control)> {
+    Field::FORM
+        .into_iter()
+        .filter_map(|f| Some((f, f.input_id()?, f.control()?)))
+}
+
+/// The id of the line saying where an attribute's answers come from (`src-income`).
+fn source_id(attribute: Attribute) -> String {
+    format!("src-{}", attribute.name())
+}
+
+/// Draws the form from wallet-core's form table, once: each field a label and its control (in
+/// a grid), a list of checks a fieldset whose legend is the label, the pickers filled from the
+/// published catalogues. After each attribute's last field comes the line saying where its
+/// answers come from, which the control of the attribute's raw field references
+/// (`aria-describedby`).
 pub fn setup_form() {
-    let options = |id: &str, items: Vec<(&str, &str)>| {
-        dom::fill(
-            id,
-            items
-                .into_iter()
-                .map(|(value, label)| attr(&el("option", "", label), "value", value))
-                .collect(),
-        );
+    let Some(root) = dom::by_id(FORM_ROOT) else {
+        return;
     };
-    let mut currencies = vec![("", "Currency")];
-    currencies.extend(CURRENCIES.iter().map(|c| (*c, *c)));
-    options("f-currency", currencies);
-    dom::set_value("f-currency", "EUR");
-    let mut districts = vec![("", "Choose your district")];
-    districts.extend(DISTRICTS.iter().map(|d| (d.code, d.label)));
-    options("f-district", districts);
-    dom::fill(
-        "f-conditions",
-        CONDITIONS
-            .iter()
-            .map(|c| {
+    root.set_text_content(None);
+    let mut grid: Option<Element> = None;
+    for (field, id, control) in fields() {
+        let input = attr(&draw(control), "id", id);
+        // The element the field is drawn in, and the one its description goes on.
+        let (cell, target) = if let Control::Checks(_) = control {
+            grid = None;
+            let set = el("fieldset", "", "");
+            append(&set, &el("legend", "", field.label()));
+            append(&set, &input);
+            append(&root, &set);
+            (set.clone(), set)
+        } else {
+            let grid = grid.get_or_insert_with(|| {
+                let grid = el("div", "grid", "");
+                append(&root, &grid);
+                grid
+            });
+            let cell = el("div", "field", "");
+            append(&cell, &attr(&el("label", "", field.label()), "for", id));
+            append(&cell, &input);
+            append(grid, &cell);
+            if let Control::Choice {
+                default: Some(default),
+                ..
+            } = control
+            {
+                dom::set_value_of(&input, default);
+            }
+            (cell, input)
+        };
+        for attribute in Attribute::ALL {
+            if attribute.raw_field() == field {
+                attr(&target, "aria-describedby", &source_id(attribute));
+            }
+            if attribute.form_fields().last() == Some(&field) {
+                let line = attr(&el("span", "source", ""), "id", &source_id(attribute));
+                append(&cell, &attr(&line, "data-source", "self"));
+            }
+        }
+    }
+}
+
+/// The element for one field's control; for a list of checks, the box holding them.
+fn draw(control: Control) -> Element {
+    match control {
+        Control::Amount { placeholder } => {
+            let input = el("input", "", "");
+            attr(&input, "inputmode", "decimal");
+            attr(&input, "autocomplete", "off");
+            attr(&input, "placeholder", placeholder)
+        }
+        Control::Choice {
+            options, prompt, ..
+        } => {
+            let select = el("select", "", "");
+            append(&select, &attr(&el("option", "", prompt), "value", ""));
+            for option in options {
+                append(
+                    &select,
+                    &attr(&el("option", "", option.label), "value", option.code),
+                );
+            }
+            select
+        }
+        Control::Date => attr(&el("input", "", ""), "type", "date"),
+        Control::Checks(entries) => {
+            let checks = el("div", "checks", "");
+            for entry in entries {
                 let label = el("label", "", "");
                 let check = el("input", "", "");
                 attr(&check, "type", "checkbox");
-                attr(&check, "value", c.code);
+                attr(&check, "value", entry.code);
                 append(&label, &check);
-                append(&label, &el("span", "", c.label));
-                label
-            })
-            .collect(),
-    );
+                append(&label, &el("span", "", entry.label));
+                append(&checks, &label);
+            }
+            checks
+        }
+    }
 }
 
 /// Puts the person's facts into the editor and marks it open. Only the wallet core's
 /// `FillEditor` effect calls this (after the passphrase was checked again).
 pub fn fill(input: &ProfileInput) {
-    let income = u64::try_from(input.income_minor)
-        .map(wallet_core::profile::format_minor)
-        .unwrap_or_default();
-    dom::set_value("f-income", &income);
-    dom::set_value("f-currency", &input.currency);
-    dom::set_value("f-dob", &input.date_of_birth);
-    dom::set_value("f-district", &input.district);
-    set_conditions(&input.conditions);
+    put(&FormText::of_input(input));
     set_state("open");
 }
 
 /// Empties every field of the editor (no value of the person's stays in the DOM) and marks it
 /// closed.
 pub fn clear() {
-    // Every field of wallet-core's form descriptor, so a field added later is emptied too; the
-    // conditions are a group of checkboxes.
-    for (field, id) in fields() {
-        if field != Field::Conditions {
-            dom::set_value(id, "");
-        }
-    }
+    // Every field of wallet-core's form table, so a field added later is emptied too.
+    put(&FormText::default());
     show_problems(&[]);
-    set_conditions(&[]);
     set_state("closed");
 }
 
-fn set_conditions(on: &[String]) {
-    if let Some(root) = dom::by_id("f-conditions") {
+/// Sets every field of the form to what `form` holds for it.
+fn put(form: &FormText) {
+    for (field, id, control) in fields() {
+        match control {
+            Control::Checks(_) => set_checks(id, form.codes(field)),
+            _ => dom::set_value(id, form.text(field)),
+        }
+    }
+}
+
+fn set_checks(id: &str, on: &[String]) {
+    if let Some(root) = dom::by_id(id) {
         for check in dom::query_all(&root, "input[type=checkbox]") {
             let checked = check
                 .get_attribute("value")
@@ -113,41 +183,28 @@ pub enum FormError {
     Fields(usize),
 }
 
-/// The form's fields, in the order the person meets them, with the element each error
-/// message goes beside (the field's own box): wallet-core's form descriptor.
-fn fields() -> impl Iterator<Item = (Field, &'static str)> {
-    Field::FORM
-        .into_iter()
-        .filter_map(|f| f.input_id().map(|id| (f, id)))
-}
-
 /// What the person typed into the editor, read by wallet-core's form rules (local amount
 /// notations; one plain sentence per field in error). On errors each field says its own next
 /// to it (an element referenced by the field's `aria-describedby`, the field marked
 /// `aria-invalid`), focus moves to the first one, and the returned text is for the form's
 /// message line. Passphrase fields are not touched.
 pub fn read_input() -> Result<ProfileInput, FormError> {
-    let conditions: Vec<String> = dom::by_id("f-conditions")
-        .map(|root| dom::query_all(&root, "input[type=checkbox]"))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(dom::checked)
-        .filter_map(|c| c.get_attribute("value"))
-        .collect();
-    let (income, currency, dob, district) = (
-        dom::value("f-income"),
-        dom::value("f-currency"),
-        dom::value("f-dob"),
-        dom::value("f-district"),
-    );
-    let form = FormText {
-        income: &income,
-        currency: &currency,
-        date_of_birth: &dob,
-        district: &district,
-        conditions: &conditions,
-    };
-    match read_form(form, now().date_utc()) {
+    let form = fields().fold(FormText::default(), |form, (field, id, control)| {
+        let text = match control {
+            Control::Checks(_) => FieldText::Codes(
+                dom::by_id(id)
+                    .map(|root| dom::query_all(&root, "input[type=checkbox]"))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(dom::checked)
+                    .filter_map(|c| c.get_attribute("value"))
+                    .collect(),
+            ),
+            _ => FieldText::Text(dom::value(id)),
+        };
+        form.with(field, text)
+    });
+    match read_form(&form, now().date_utc()) {
         Ok(input) => {
             show_problems(&[]);
             Ok(input)
@@ -166,12 +223,13 @@ pub fn read_input() -> Result<ProfileInput, FormError> {
 /// error.
 fn show_problems(problems: &[(Field, String)]) {
     let mut first = None;
-    for (field, id) in fields() {
+    for (field, id, control) in fields() {
         let Some(input) = dom::by_id(id) else {
             continue;
         };
-        // The conditions are a group: its fieldset carries the description.
-        let target = if field == Field::Conditions {
+        // A list of checks is a group: its fieldset carries the description.
+        let group = matches!(control, Control::Checks(_));
+        let target = if group {
             input.closest("fieldset").ok().flatten().unwrap_or(input)
         } else {
             input
@@ -190,7 +248,7 @@ fn show_problems(problems: &[(Field, String)]) {
                 let line = dom::by_id(&err_id).unwrap_or_else(|| {
                     let line = attr(&el("p", "field-error", ""), "id", &err_id);
                     if let Some(parent) = target.parent_element()
-                        && field != Field::Conditions
+                        && !group
                     {
                         append(&parent, &line);
                     } else {
@@ -235,9 +293,19 @@ fn show_problems(problems: &[(Field, String)]) {
 fn controls(view: &View<'_>) {
     let creating = view.stored.is_none();
     let open = view.wallet.editor() == Editor::Open;
-    if creating && dom::value("f-currency").is_empty() {
-        // A new profile's form starts at EUR (not the person's value: none is stored).
-        dom::set_value("f-currency", "EUR");
+    if creating {
+        // A new profile's form starts at each choice's default (not the person's value: none
+        // is stored).
+        for (_, id, control) in fields() {
+            if let Control::Choice {
+                default: Some(default),
+                ..
+            } = control
+                && dom::value(id).is_empty()
+            {
+                dom::set_value(id, default);
+            }
+        }
     }
     if let Some(editor) = dom::by_id("editor") {
         attr(&editor, "data-state", if open { "open" } else { "closed" });
@@ -255,17 +323,16 @@ fn controls(view: &View<'_>) {
     dom::show("editor-close", unlocked && open);
 }
 
-/// Where each fact's answers come from: an issuer's credential, or what the person typed.
+/// Where each attribute's answers come from: an issuer's credential, or what the person typed
+/// (self-asserted where no issuer's credential can back the attribute at all).
 fn sources(view: &View<'_>) {
     let summary = if view.gate.is_unlocked() {
         view.gate.credentials().summary(view.now)
     } else {
         Vec::new()
     };
-    for (id, attribute) in [
-        ("src-income", Attribute::Income),
-        ("src-age", Attribute::Age),
-    ] {
+    for attribute in Attribute::ALL {
+        let id = source_id(attribute);
         let backing = summary
             .iter()
             .find(|s| s.attribute == attribute && s.left > 0);
@@ -281,14 +348,14 @@ fn sources(view: &View<'_>) {
                 ),
                 "issuer",
             ),
+            None if expected_vct(attribute).is_err() => {
+                ("typed by you (self-asserted)".to_owned(), "self")
+            }
             None => ("typed by you".to_owned(), "self"),
         };
-        dom::set_text(id, &text);
-        if let Some(e) = dom::by_id(id) {
+        dom::set_text(&id, &text);
+        if let Some(e) = dom::by_id(&id) {
             attr(&e, "data-source", source);
         }
-    }
-    for id in ["src-district", "src-conditions"] {
-        dom::set_text(id, "typed by you (self-asserted)");
     }
 }
