@@ -511,19 +511,3 @@ pub fn read_form(form: &FormText, today: Date) -> Result<ProfileInput, Vec<(Fiel
         _ => Err(problems),
     }
 }
-
-/// The display name of a district code (for forms and questions); the code if unknown.
-pub fn district_label(code: &str) -> &str {
-    DISTRICTS
-        .iter()
-        .find(|d| d.code == code)
-        .map_or(code, |d| d.label)
-}
-
-/// The display name of a condition code; the code if unknown.
-pub fn condition_label(code: &str) -> &str {
-    CONDITIONS
-        .iter()
-        .find(|c| c.code == code)
-        .map_or(code, |c| c.label)
-}
