@@ -414,6 +414,14 @@ impl<'b> Wallet<'b> {
         self.page.click("[data-action=save-profile]").unwrap();
     }
 
+    /// Waits until the page's `#confirm` dialog is open and returns what it says to the person.
+    pub fn confirm_text(&self) -> String {
+        self.page
+            .wait_for(CONFIRM_OPEN, WAIT)
+            .unwrap_or_else(|e| panic!("the page opened no confirmation dialog: {e}"));
+        self.text("#confirm-text")
+    }
+
     /// The person's act after a click on Grant, Release or End session, as [`Wallet::confirm`]
     /// says: the passphrase in the dialog, or nothing to do with the virtual authenticator.
     pub fn confirm_act(&self) {

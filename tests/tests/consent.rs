@@ -355,13 +355,23 @@ const FAKE_GET: &str = r#"
 })();
 "#;
 
+/// A wallet whose page answers WebAuthn with [`FAKE_GET`], with a profile and the authenticator
+/// registered as the way the person confirms.
+fn wallet_with_authenticator<'b>(
+    browser: &'b tacit_e2e::Browser,
+    server: &tacit_e2e::StaticServer,
+) -> Wallet<'b> {
+    let mut wallet = Wallet::open_with(browser, server, "", &[FAKE_GET]);
+    wallet.create_profile();
+    wallet.use_authenticator();
+    wallet
+}
+
 #[test]
 fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
     let _serial = tacit_e2e::serial();
     let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open_with(&browser, &server, "", &[FAKE_GET]);
-    wallet.create_profile();
-    wallet.use_authenticator();
+    let mut wallet = wallet_with_authenticator(&browser, &server);
     assert_eq!(
         wallet
             .page
@@ -470,9 +480,7 @@ fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
 fn consent_a_damaged_device_record_asks_for_the_passphrase_and_says_why() {
     let _serial = tacit_e2e::serial();
     let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open_with(&browser, &server, "", &[FAKE_GET]);
-    wallet.create_profile();
-    wallet.use_authenticator();
+    let mut wallet = wallet_with_authenticator(&browser, &server);
     let damages = [
         // One hex digit of the sealed device flipped; the vault id kept.
         "(() => { const k = 'tacit.authenticator.v1'; const r = JSON.parse(localStorage.getItem(k)); \
@@ -487,8 +495,7 @@ fn consent_a_damaged_device_record_asks_for_the_passphrase_and_says_why() {
         let site = [HOUSING, PHARMACY][n];
         let id = wallet.request(housing_policy(site, &format!("n-damaged-{n}")));
         click_grant(&wallet, &id);
-        wallet.page.wait_for(CONFIRM_OPEN, WAIT).unwrap();
-        let said = wallet.text("#confirm-text");
+        let said = wallet.confirm_text();
         assert!(
             said.contains("its record could not be read"),
             "damage {n}: the dialog does not say why: {said:?}"

@@ -259,11 +259,7 @@ fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirm
         .eval("window.__asked = []; window.confirm = (q) => { window.__asked.push(q); return true; }; true")
         .unwrap();
     choose_file(&wallet.page, "#import-file", &other);
-    wallet
-        .page
-        .wait_for(tacit_e2e::wallet::CONFIRM_OPEN, WAIT)
-        .unwrap();
-    let asked = wallet.text("#confirm-text");
+    let asked = wallet.confirm_text();
     assert!(
         asked.contains("DIFFERENT"),
         "the person is told it is another profile: {asked}"
