@@ -53,6 +53,7 @@ pub mod host;
 pub mod ids;
 pub mod input;
 pub mod state;
+pub mod strength;
 pub mod tool;
 pub mod wallet;
 pub mod words;

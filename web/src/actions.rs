@@ -184,7 +184,7 @@ pub fn on_keydown(event: web_sys::Event) {
 
 /// The new passphrase changed: its strength hint follows it.
 pub fn on_new_passphrase(_: web_sys::Event) {
-    let strength = crate::strength::estimate(&dom::value("new-pass"));
+    let strength = capability_gate::strength::estimate(&dom::value("new-pass"));
     if let Some(hint) = dom::by_id("pass-strength") {
         dom::set_text_of(&hint, strength.words());
         dom::attr(&hint, "data-strength", strength.code());
@@ -296,7 +296,7 @@ fn create_profile(app: &mut App) {
         keep_storage();
     } else if pass != repeat {
         select_field("new-pass2");
-    } else if pass.chars().count() < crate::strength::MIN_CHARS {
+    } else if pass.chars().count() < capability_gate::strength::MIN_CHARS {
         select_field("new-pass");
     }
 }

@@ -68,8 +68,6 @@ mod signer;
 mod state;
 #[cfg(target_arch = "wasm32")]
 mod storage;
-#[cfg(any(target_arch = "wasm32", test))]
-mod strength;
 #[cfg(target_arch = "wasm32")]
 mod told;
 

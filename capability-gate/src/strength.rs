@@ -64,8 +64,8 @@ const COMMON: &[&str] = &[
     "correct horse battery staple",
 ];
 
-/// At least this many characters (the wallet core's own minimum).
-pub const MIN_CHARS: usize = 8;
+/// At least this many characters: the wallet core's own minimum.
+pub const MIN_CHARS: usize = wallet_core::vault::MIN_PASSPHRASE_CHARS;
 
 /// The estimated guessing work in bits (see the module documentation).
 pub fn bits(pass: &str) -> f64 {
