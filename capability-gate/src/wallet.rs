@@ -32,11 +32,10 @@
 //!   and without the replaced profile's credentials.
 
 use rand_core::CryptoRng;
-use wallet_core::StoreError;
 use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
 use wallet_core::{
-    Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileInput, Timestamp,
-    Vault,
+    Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileError,
+    ProfileInput, StaleWrite, StoreError, Timestamp, Vault, VaultError, WeakPassphrase,
 };
 
 use crate::envelope::{Code, Refusal, envelope};
@@ -65,6 +64,44 @@ pub enum ImportError {
     /// What is stored cannot be read, so it cannot be told whether the backup replaces it.
     #[error("{0}. Nothing was changed.")]
     Stored(ReadError),
+}
+
+/// Why a transition failed, before the person is told. `Display` names the cause; the transition
+/// frames it in its sentence where it builds the [`Effect::Message`] (wallet-core's errors say
+/// theirs unchanged).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum WalletError {
+    /// [`Wallet::create`] over a stored profile.
+    #[error("A profile is already stored in this browser. Delete it first, or import a backup.")]
+    AlreadyStored,
+    /// [`Wallet::create`] with a repeat that differs.
+    #[error("The two passphrases differ.")]
+    PassphrasesDiffer,
+    /// The stored record could not be read (said as storage said it).
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The memory floors could not be read: no memory is opened (fail closed).
+    #[error("the memory floors could not be read ({0})")]
+    Floors(ReadError),
+    /// Under an unlocked wallet, the stored record could not be read.
+    #[error("the stored profile could not be read ({0})")]
+    RecordUnreadable(ReadError),
+    /// Under an unlocked wallet, another vault's record replaced this one.
+    #[error("another profile replaced this one in another tab")]
+    Replaced,
+    /// Under an unlocked wallet, the stored record was deleted.
+    #[error("the stored profile was deleted")]
+    Deleted,
+    #[error(transparent)]
+    Weak(#[from] WeakPassphrase),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Stale(#[from] StaleWrite),
+    #[error(transparent)]
+    Vault(#[from] VaultError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// What browser storage holds right now, as the page read it (under the cross-tab lock when the
@@ -217,15 +254,13 @@ pub fn editor_idle_ms(requested: Option<&str>) -> u32 {
         })
 }
 
-fn msg(text: impl Into<String>, ok: bool) -> Effect {
+/// The one place a message for the person is made: a sentence, or an error whose `Display` is
+/// the sentence.
+fn msg(text: impl std::fmt::Display, ok: bool) -> Effect {
     Effect::Message {
-        text: text.into(),
+        text: text.to_string(),
         ok,
     }
-}
-
-fn key_of(record: &StoredVault) -> Result<String, String> {
-    record.vault_key().map_err(|e| e.to_string())
 }
 
 /// The memory of `record` opened with `vault`, fail closed: unreadable floors, a missing,
@@ -234,15 +269,13 @@ fn open_memory(
     record: &StoredVault,
     vault: &Vault,
     snap: &Snapshot,
-) -> Result<(DisclosureLedger, MemoryOrigin), String> {
+) -> Result<(DisclosureLedger, MemoryOrigin), WalletError> {
     let floors = snap
         .floors
         .as_ref()
-        .map_err(|e| format!("the memory floors could not be read ({e})"))?;
-    let floor = floors.get(&key_of(record)?);
-    record
-        .open_memory(vault, floor, snap.legacy.as_deref())
-        .map_err(|e| e.to_string())
+        .map_err(|e| WalletError::Floors(e.clone()))?;
+    let floor = floors.get(&record.vault_key()?);
+    Ok(record.open_memory(vault, floor, snap.legacy.as_deref())?)
 }
 
 /// A new record of `envelope` with `ledger` sealed in at `generation`, and the effects that
@@ -253,10 +286,9 @@ fn write_record(
     vault: &Vault,
     ledger: &DisclosureLedger,
     rng: &mut impl CryptoRng,
-) -> Result<(StoredVault, Vec<Effect>), String> {
-    let record = StoredVault::sealed_with_envelope(generation, envelope, vault, ledger, rng)
-        .map_err(|e| e.to_string())?;
-    let key = key_of(&record)?;
+) -> Result<(StoredVault, Vec<Effect>), StoreError> {
+    let record = StoredVault::sealed_with_envelope(generation, envelope, vault, ledger, rng)?;
+    let key = record.vault_key()?;
     let effects = vec![
         Effect::Store(record.clone()),
         Effect::RaiseFloor { key, generation },
@@ -384,21 +416,17 @@ impl Wallet {
         params: KdfParams,
         rng: &mut impl CryptoRng,
     ) -> Step {
-        let made = (|| {
-            let current = snap.record.as_ref().map_err(ToString::to_string)?;
-            if current.is_some() {
-                return Err(
-                    "A profile is already stored in this browser. Delete it first, or import a backup."
-                        .to_owned(),
-                );
+        let made = (|| -> Result<_, WalletError> {
+            if snap.record.as_ref().map_err(Clone::clone)?.is_some() {
+                return Err(WalletError::AlreadyStored);
             }
             if passphrase != repeat {
-                return Err("The two passphrases differ.".to_owned());
+                return Err(WalletError::PassphrasesDiffer);
             }
-            let pass = Passphrase::new(passphrase.to_owned()).map_err(|e| e.to_string())?;
-            let profile = Profile::new(input, now.date_utc()).map_err(|e| e.to_string())?;
-            let generation = next_profile_generation(None, None).map_err(|e| e.to_string())?;
-            let new = Vault::create(&profile, &pass, params, rng).map_err(|e| e.to_string())?;
+            let pass = Passphrase::new(passphrase.to_owned())?;
+            let profile = Profile::new(input, now.date_utc())?;
+            let generation = next_profile_generation(None, None)?;
+            let new = Vault::create(&profile, &pass, params, rng)?;
             let memory = DisclosureLedger::default();
             let (record, writes) = write_record(generation, &new.to_bytes(), &new, &memory, rng)?;
             Ok((new, profile, memory, record, writes))
@@ -472,7 +500,7 @@ impl Wallet {
         let saved = match origin {
             MemoryOrigin::Sealed(generation) => {
                 effects.push(Effect::RaiseFloor {
-                    key: key_of(&record).unwrap_or_default(),
+                    key: record.vault_key().unwrap_or_default(),
                     generation,
                 });
                 Some(memory.clone())
@@ -607,7 +635,7 @@ impl Wallet {
         };
         let profile = match edited {
             Ok(p) => p,
-            Err(e) => return (Self::Unlocked(u), vec![msg(e.to_string(), false)]),
+            Err(e) => return (Self::Unlocked(u), vec![msg(e, false)]),
         };
         let current = match &snap.record {
             Ok(current) => current.clone(),
@@ -653,7 +681,7 @@ impl Wallet {
         };
         if let Err(e) = open.reseal(&profile, rng) {
             *vault = Some(open);
-            return (Self::Unlocked(u), vec![msg(e.to_string(), false)]);
+            return (Self::Unlocked(u), vec![msg(e, false)]);
         }
         gate.merge_ledger(&stored);
         let changed = gate.replace_profile(profile.clone());
@@ -712,7 +740,7 @@ impl Wallet {
         }
         let new_pass = match Passphrase::new(new.to_owned()) {
             Ok(p) => p,
-            Err(e) => return (self, vec![msg(e.to_string(), false)]),
+            Err(e) => return (self, vec![msg(e, false)]),
         };
         let record = match stored_record(snap) {
             Ok(record) => record,
@@ -755,7 +783,7 @@ impl Wallet {
             memory.merge_from(gate.ledger());
         }
         if let Err(e) = reopened.change_passphrase(&new_pass, params, rng) {
-            return (self, vec![msg(e.to_string(), false)]);
+            return (self, vec![msg(e, false)]);
         }
         let generation = record.generation.saturating_add(1);
         let (written, mut effects) =
@@ -822,7 +850,7 @@ impl Wallet {
     ) -> Step {
         let kind = match Self::import_kind(snap, backup) {
             Ok(kind) => kind,
-            Err(e) => return (self, vec![msg(e.to_string(), false)]),
+            Err(e) => return (self, vec![msg(e, false)]),
         };
         if kind != ImportKind::Nothing && confirmed != Some(kind) {
             return (
@@ -864,7 +892,7 @@ impl Wallet {
                     effects.push(Effect::Store(record.clone()));
                     record
                 }
-                Err(e) => return (self, vec![msg(e.to_string(), false)]),
+                Err(e) => return (self, vec![msg(e, false)]),
             },
         };
         if kind == ImportKind::DifferentVault {
@@ -893,10 +921,10 @@ impl Wallet {
     pub fn delete(self, gate: &mut Gate, vault: &mut Option<Vault>, snap: &Snapshot) -> Step {
         let mut effects = vec![Effect::DeleteRecord, Effect::ForgetLegacyLedger];
         let key = match &snap.record {
-            Ok(Some(record)) => key_of(record).ok(),
+            Ok(Some(record)) => record.vault_key().ok(),
             _ => None,
         }
-        .or_else(|| self.loaded().and_then(|r| key_of(r).ok()));
+        .or_else(|| self.loaded().and_then(|r| r.vault_key().ok()));
         if let Some(key) = key {
             effects.push(Effect::ForgetFloor { key });
         }
@@ -930,9 +958,9 @@ impl Wallet {
         let merged = match &snap.record {
             Ok(Some(record)) if same_vault(record, open) => open_memory(record, open, snap)
                 .map(|(theirs, _)| (theirs, record.envelope != u.loaded.envelope)),
-            Ok(Some(_)) => Err("another profile replaced this one in another tab".to_owned()),
-            Ok(None) => Err("the stored profile was deleted".to_owned()),
-            Err(e) => Err(format!("the stored profile could not be read ({e})")),
+            Ok(Some(_)) => Err(WalletError::Replaced),
+            Ok(None) => Err(WalletError::Deleted),
+            Err(e) => Err(WalletError::RecordUnreadable(e.clone())),
         };
         match merged {
             Ok((theirs, edited_elsewhere)) => {

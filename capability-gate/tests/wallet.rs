@@ -662,6 +662,144 @@ fn an_unreadable_memory_locks_removed_damaged_rolled_back_deleted_replaced() {
     }
 }
 
+/// Runs `f` over `snap` instead of what `storage` holds, carrying out its effects.
+fn step_over(
+    tab: &mut Tab,
+    storage: &mut Storage,
+    snap: &Snapshot,
+    f: impl FnOnce(Wallet, &mut Gate, &mut Option<Vault>, &Snapshot) -> Step,
+) {
+    let wallet = std::mem::take(&mut tab.wallet);
+    let (wallet, effects) = f(wallet, &mut tab.gate, &mut tab.vault, snap);
+    tab.wallet = wallet;
+    for e in &effects {
+        tab.apply(storage, e).unwrap();
+    }
+}
+
+#[test]
+fn each_failure_is_told_in_its_own_words() {
+    // Create over a stored profile, with a weak passphrase, over storage that cannot be read.
+    let (mut storage, _) = created();
+    let mut other = Tab::new(&storage, 2);
+    other.create(&mut storage, &other_input());
+    assert_eq!(
+        other.last_message(),
+        (
+            "A profile is already stored in this browser. Delete it first, or import a backup."
+                .to_owned(),
+            false
+        )
+    );
+    let mut empty = Storage::new();
+    let mut fresh = Tab::new(&empty, 3);
+    fresh.step(&mut empty, |w, g, v, s, r| {
+        w.create(g, v, s, "short", "short", &input(), now(), PARAMS, r)
+    });
+    assert_eq!(
+        fresh.last_message(),
+        (
+            "passphrase too weak: shorter than 8 characters".to_owned(),
+            false
+        )
+    );
+    let no_storage = Snapshot {
+        record: Err(ReadError::NoStorage),
+        ..empty.snap()
+    };
+    step_over(&mut fresh, &mut empty, &no_storage, |w, g, v, s| {
+        w.create(
+            g,
+            v,
+            s,
+            PASS,
+            PASS,
+            &input(),
+            now(),
+            PARAMS,
+            &mut ChaCha20Rng::seed_from_u64(4),
+        )
+    });
+    assert_eq!(
+        fresh.last_message().0,
+        "this browser offers no local storage"
+    );
+    assert!(empty.record.is_none());
+
+    // An unlocked tab locks itself, and says why.
+    let locked_itself = |name: &str, attack: &dyn Fn(&mut Storage) -> Snapshot, why: &str| {
+        let (mut storage, mut tab) = busy();
+        let snap = attack(&mut storage);
+        step_over(&mut tab, &mut storage, &snap, |w, g, v, s| {
+            w.merge_stored(g, v, s)
+        });
+        tab.assert_cleared();
+        assert_eq!(
+            tab.last_message(),
+            (format!("The wallet locked itself: {why}."), false),
+            "{name}"
+        );
+    };
+    locked_itself(
+        "deleted",
+        &|s| {
+            s.record = None;
+            s.snap()
+        },
+        "the stored profile was deleted",
+    );
+    locked_itself(
+        "replaced",
+        &|s| {
+            let mut rng = ChaCha20Rng::seed_from_u64(9);
+            let profile = wallet_core::Profile::new(&other_input(), now().date_utc()).unwrap();
+            let pass = wallet_core::Passphrase::new(PASS.into()).unwrap();
+            let other = Vault::create(&profile, &pass, PARAMS, &mut rng).unwrap();
+            s.record = Some(StoredVault::new(1, &other.to_bytes()));
+            s.snap()
+        },
+        "another profile replaced this one in another tab",
+    );
+    locked_itself(
+        "record unreadable",
+        &|s| Snapshot {
+            record: Err(ReadError::Unreadable),
+            ..s.snap()
+        },
+        "the stored profile could not be read (local storage could not be read)",
+    );
+    locked_itself(
+        "floors unreadable",
+        &|s| Snapshot {
+            floors: Err(ReadError::Damaged(StoreError::Format("no floors here"))),
+            ..s.snap()
+        },
+        "the memory floors could not be read (stored profile record malformed: no floors here)",
+    );
+    locked_itself(
+        "memory removed",
+        &|s| {
+            s.record.as_mut().unwrap().memory = None;
+            s.snap()
+        },
+        "the disclosure memory stored with this profile is missing, damaged or older than the last one saved here; the wallet will not answer from a fresh memory",
+    );
+
+    // Unlocking a record whose memory is gone is refused, and says so.
+    let (mut storage, mut tab) = created();
+    tab.lock(&mut storage);
+    storage.record.as_mut().unwrap().memory = None;
+    tab.unlock(&mut storage, PASS);
+    assert!(!tab.wallet.is_unlocked());
+    assert_eq!(
+        tab.last_message(),
+        (
+            "This profile was not unlocked: the disclosure memory stored with this profile is missing, damaged or older than the last one saved here; the wallet will not answer from a fresh memory. Restore the record this browser last saved, or import your backup.".to_owned(),
+            false
+        )
+    );
+}
+
 #[test]
 fn a_failed_save_locks_and_leaves_the_stored_copy() {
     let (mut storage, mut tab) = busy();
