@@ -423,20 +423,33 @@ struct CredentialsWire {
     issuers: Vec<IssuerCredentials>,
 }
 
+/// Why a stored credentials record is not accepted (serde's `try_from` reports it).
+#[derive(Debug, thiserror::Error)]
+enum WireError {
+    #[error("too many issuers")]
+    TooManyIssuers,
+    #[error("an issuer appears twice")]
+    IssuerTwice,
+    #[error("too many credentials")]
+    TooManyCredentials,
+    #[error(transparent)]
+    Name(#[from] CredentialError),
+}
+
 impl TryFrom<CredentialsWire> for Credentials {
-    type Error = String;
-    fn try_from(wire: CredentialsWire) -> Result<Self, String> {
+    type Error = WireError;
+    fn try_from(wire: CredentialsWire) -> Result<Self, WireError> {
         if wire.issuers.len() > MAX_ISSUERS {
-            return Err("too many issuers".into());
+            return Err(WireError::TooManyIssuers);
         }
         for (i, issuer) in wire.issuers.iter().enumerate() {
             if wire.issuers[..i].iter().any(|o| o.origin == issuer.origin) {
-                return Err("an issuer appears twice".into());
+                return Err(WireError::IssuerTwice);
             }
             if issuer.credentials.len() > MAX_PER_ISSUER {
-                return Err("too many credentials".into());
+                return Err(WireError::TooManyCredentials);
             }
-            check_name(&issuer.name).map_err(|e| e.to_string())?;
+            check_name(&issuer.name)?;
         }
         Ok(Self {
             issuers: wire.issuers,
