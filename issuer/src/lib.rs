@@ -55,9 +55,7 @@ pub use db::{
     Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, random_token, seed,
 };
 pub use error::Error;
-pub use keys::{
-    KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
-};
+pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
 pub use tacit_service::serve::{Clock, SystemClock, shutdown_signal, system_now};
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};

@@ -52,7 +52,7 @@ pub use config::{
 };
 pub use db::{Enrolment, InstallRecord, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb, enrol_code};
 pub use error::Error;
-pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
+pub use keyfile::{KEY_FILE_FORMAT, keygen};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};

@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
-use signer::{AppState, Config, KeyStore, keygen, rotate_file, system_now};
+use signer::{AppState, Config, KeyStore, keygen, system_now};
+use tacit_service::keyfile::rotate_file;
 use wallet_core::receipt::verify;
 use wallet_core::{KeySet, SignedReceipt, Timestamp};
 
@@ -111,7 +112,7 @@ fn rotation_between_restarts_keeps_old_receipts_valid() {
 
     // Rotate strictly after the old receipt was issued.
     std::thread::sleep(Duration::from_millis(5));
-    let (old, new) = rotate_file(&path, system_now()).unwrap();
+    let (old, new) = rotate_file::<KeyStore>(&path, system_now()).unwrap();
     assert_eq!(old, old_receipt.key_id);
 
     let after = start_from_file(&path);
@@ -134,7 +135,7 @@ fn rotation_takes_effect_on_reload_without_a_restart() {
     assert_eq!(published_keys(&server).keys.len(), 1);
 
     std::thread::sleep(Duration::from_millis(5));
-    let (old, new) = rotate_file(&path, system_now()).unwrap();
+    let (old, new) = rotate_file::<KeyStore>(&path, system_now()).unwrap();
     // Until the reload, the running server keeps its keys.
     assert_eq!(published_keys(&server).keys.len(), 1);
     // What SIGHUP calls.
