@@ -48,7 +48,7 @@ use std::time::Duration;
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
-    DEFAULT_WALLET_ORIGIN,
+    DEFAULT_WALLET_ORIGIN, SignerEnv,
 };
 pub use db::{Enrolment, InstallRecord, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb, enrol_code};
 pub use error::Error;
@@ -126,7 +126,7 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         database = %db.store().backend(),
         key_id = %keys.active_key_id(),
         allowed_origins = ?origins,
-        rate_limit_per_minute = config.rate_limit_per_minute,
+        rate_limit_per_minute = config.limit_flags.rate_limit_per_minute,
         "tacit-signer listening"
     );
     let state = AppState::new(keys, db, &config, SystemClock);

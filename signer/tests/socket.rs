@@ -160,11 +160,9 @@ fn rotation_takes_effect_on_reload_without_a_restart() {
 #[test]
 fn a_half_sent_request_head_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        header_read_timeout_secs: 1,
-        request_timeout_secs: 30,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.header_read_timeout_secs = 1;
+    config.limit_flags.request_timeout_secs = 30;
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
     let server = TestServer::with_keys(dir.path(), keys, config);
     let mut stream = TcpStream::connect(server.addr).unwrap();
@@ -194,10 +192,8 @@ fn a_half_sent_request_head_is_dropped() {
 #[test]
 fn a_request_that_stalls_is_abandoned_with_a_json_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        request_timeout_secs: 1,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.request_timeout_secs = 1;
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
     let server = TestServer::with_keys(dir.path(), keys, config);
     let mut stream = TcpStream::connect(server.addr).unwrap();
@@ -237,10 +233,8 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
         Timestamp::from_millis(T0)
     };
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0 - HOUR));
-    let config = Config {
-        rate_limit_per_minute: 0,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 0;
     let mut server = TestServer::start(&dir.path().join("signer.db"), move |db| {
         AppState::new(keys, db, &config, slow_clock)
     });
