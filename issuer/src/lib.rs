@@ -37,7 +37,6 @@ pub mod pop;
 pub mod predicates;
 pub mod routes;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,6 +57,7 @@ pub use db::{
 pub use error::Error;
 pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::{Clock, SystemClock, shutdown_signal, system_now};
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
@@ -199,16 +199,11 @@ impl Service for AppState {
     }
 }
 
-/// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish: the shared loop, [`tacit_service::serve::serve`], with
-/// the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer
-/// address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
+/// The router [`tacit_service::middleware::serve_app`] (re-exported as [`serve`]) serves.
+impl tacit_service::middleware::App for AppState {
+    fn app(self) -> axum::Router {
+        app(self)
+    }
 }
 
 /// Opens the configured database ([`Config::database_url`]) and migrates it.

@@ -42,7 +42,6 @@ mod routes;
 mod state;
 pub mod verify_cli;
 
-use std::future::Future;
 use std::time::Duration;
 
 pub use config::{
@@ -56,21 +55,18 @@ pub use keyfile::{KEY_FILE_FORMAT, keygen};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::shutdown_signal;
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
-/// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish (idle keep-alive connections are closed): the shared
-/// loop, [`tacit_service::serve::serve`], with the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
+/// The router [`tacit_service::middleware::serve_app`] (re-exported as [`serve`]) serves.
+impl tacit_service::middleware::App for AppState {
+    fn app(self) -> axum::Router {
+        app(self)
+    }
 }
 
 /// Completes at every SIGHUP; never, where there are no such signals.
