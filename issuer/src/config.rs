@@ -10,7 +10,7 @@ use tacit_protocol::request_auth::parse_code_validity;
 pub use tacit_service::config::{
     DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
 };
-use tacit_service::config::{LimitEnv, LimitFlags, parse_origin};
+use tacit_service::config::{LimitFlags, parse_origin};
 use wallet_core::Origin;
 
 use crate::credential::Attribute;
@@ -116,17 +116,12 @@ pub struct Config {
     pub log_level: tracing::Level,
 }
 
-/// The issuer's environment variables for [`LimitFlags`].
-#[derive(Debug, Clone)]
-pub struct IssuerEnv;
-
-impl LimitEnv for IssuerEnv {
-    const RATE_LIMIT_HELP: &'static str =
-        "Requests per minute per client IP for the nonce and credential routes; 0 turns it off";
-    const RATE_LIMIT_ENV: &'static str = "TACIT_ISSUER_RATE_LIMIT_PER_MINUTE";
-    const REQUEST_TIMEOUT_ENV: &'static str = "TACIT_ISSUER_REQUEST_TIMEOUT_SECS";
-    const HEADER_READ_TIMEOUT_ENV: &'static str = "TACIT_ISSUER_HEADER_READ_TIMEOUT_SECS";
-}
+tacit_service::limit_env!(
+    /// The issuer's environment variables for [`LimitFlags`].
+    pub IssuerEnv,
+    "TACIT_ISSUER",
+    "Requests per minute per client IP for the nonce and credential routes; 0 turns it off"
+);
 
 impl Config {
     /// The rate limit and time limits these settings give.

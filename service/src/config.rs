@@ -30,6 +30,26 @@ pub trait LimitEnv {
     const HEADER_READ_TIMEOUT_ENV: &'static str;
 }
 
+/// Declares `$name`, the [`LimitEnv`] whose variables are `<$prefix>_RATE_LIMIT_PER_MINUTE`,
+/// `<$prefix>_REQUEST_TIMEOUT_SECS` and `<$prefix>_HEADER_READ_TIMEOUT_SECS`, with `$help` as
+/// the rate limit's help.
+#[macro_export]
+macro_rules! limit_env {
+    ($(#[$meta:meta])* $vis:vis $name:ident, $prefix:literal, $help:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        $vis struct $name;
+
+        impl $crate::config::LimitEnv for $name {
+            const RATE_LIMIT_HELP: &'static str = $help;
+            const RATE_LIMIT_ENV: &'static str = concat!($prefix, "_RATE_LIMIT_PER_MINUTE");
+            const REQUEST_TIMEOUT_ENV: &'static str = concat!($prefix, "_REQUEST_TIMEOUT_SECS");
+            const HEADER_READ_TIMEOUT_ENV: &'static str =
+                concat!($prefix, "_HEADER_READ_TIMEOUT_SECS");
+        }
+    };
+}
+
 /// The rate limit and the time limits as flags, each also read from the variable `E` names;
 /// flattened (`#[command(flatten)]`) into the signer's and the issuer's settings.
 #[derive(Debug, Clone, clap::Args)]
@@ -119,15 +139,11 @@ mod tests {
 
     use super::*;
 
-    #[derive(Debug, Clone)]
-    struct Test;
-
-    impl LimitEnv for Test {
-        const RATE_LIMIT_HELP: &'static str = "Requests per minute per client IP";
-        const RATE_LIMIT_ENV: &'static str = "TACIT_CONFIG_TEST_RATE_LIMIT_PER_MINUTE";
-        const REQUEST_TIMEOUT_ENV: &'static str = "TACIT_CONFIG_TEST_REQUEST_TIMEOUT_SECS";
-        const HEADER_READ_TIMEOUT_ENV: &'static str = "TACIT_CONFIG_TEST_HEADER_READ_TIMEOUT_SECS";
-    }
+    crate::limit_env!(
+        Test,
+        "TACIT_CONFIG_TEST",
+        "Requests per minute per client IP"
+    );
 
     #[derive(Debug, Parser)]
     struct Cli {

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 pub use tacit_service::config::{
     DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
 };
-use tacit_service::config::{LimitEnv, LimitFlags, parse_origin};
+use tacit_service::config::{LimitFlags, parse_origin};
 use wallet_core::Origin;
 
 /// Default listen address: loopback only.
@@ -106,17 +106,12 @@ pub struct Config {
     pub log_level: tracing::Level,
 }
 
-/// The signer's environment variables for [`LimitFlags`].
-#[derive(Debug, Clone)]
-pub struct SignerEnv;
-
-impl LimitEnv for SignerEnv {
-    const RATE_LIMIT_HELP: &'static str =
-        "Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off";
-    const RATE_LIMIT_ENV: &'static str = "TACIT_SIGNER_RATE_LIMIT_PER_MINUTE";
-    const REQUEST_TIMEOUT_ENV: &'static str = "TACIT_SIGNER_REQUEST_TIMEOUT_SECS";
-    const HEADER_READ_TIMEOUT_ENV: &'static str = "TACIT_SIGNER_HEADER_READ_TIMEOUT_SECS";
-}
+tacit_service::limit_env!(
+    /// The signer's environment variables for [`LimitFlags`].
+    pub SignerEnv,
+    "TACIT_SIGNER",
+    "Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off"
+);
 
 impl Config {
     /// The rate limit and time limits these settings give.
