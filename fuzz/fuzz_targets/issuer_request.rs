@@ -66,12 +66,12 @@ fn harness() -> &'static Harness {
             db.add_person(&person, now).await.expect("person");
             db
         });
-        let config = Config {
+        let mut config = Config {
             origin: Some(wallet_core::Origin::parse(ORIGIN).expect("origin")),
             attribute: Attribute::Income,
-            rate_limit_per_minute: 0,
             ..Config::default()
         };
+        config.limit_flags.rate_limit_per_minute = 0;
         let keys = KeyStore::new(
             SigningKey::from_slice(&[0x42; 32]).expect("issuer key"),
             Timestamp::from_millis(NOW - 3_600_000),

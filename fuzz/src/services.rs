@@ -83,11 +83,11 @@ pub fn signer_with_install(
         db.enrol(&code, install, now).await.expect("enrol");
         db
     });
-    let config = Config {
+    let mut config = Config {
         allowed_origins: vec![wallet_core::Origin::parse(wallet).expect("origin")],
-        rate_limit_per_minute: 0,
         ..Config::default()
     };
+    config.limit_flags.rate_limit_per_minute = 0;
     let signing = SigningKey::from_bytes(&[42; 32]);
     let keys = KeyStore::from_signing_key(signing, now.plus_millis(-86_400_000));
     AppState::new(keys, db, &config, move || now)

@@ -146,11 +146,9 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
     let db = IssuerDb::open(&tacit_store::sqlite_url(&dir.join("issuer.db"))).await?;
     let now = system_now();
     db.add_person(&person, now).await?;
-    let config = Config {
-        rate_limit_per_minute: 0,
-        request_timeout_secs: 60,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 0;
+    config.limit_flags.request_timeout_secs = 60;
     let origin = config.issuer_origin();
     let state = AppState::new(
         KeyStore::new(key, now),

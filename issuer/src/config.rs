@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use tacit_protocol::request_auth::parse_code_validity;
-use tacit_service::config::parse_origin;
+pub use tacit_service::config::{
+    DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
+};
+use tacit_service::config::{LimitFlags, parse_origin};
 use wallet_core::Origin;
 
 use crate::credential::Attribute;
@@ -19,12 +22,6 @@ pub const DEFAULT_KEY_FILE: &str = "tacit-issuer.key";
 /// The SQLite file used when neither `--database` nor `DATABASE_URL` is given, next to the key
 /// file.
 pub const DEFAULT_DATABASE_FILE: &str = "tacit-issuer.db";
-/// Default requests per minute per client for `GET /v1/nonce` and `POST /v1/credentials`.
-pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
-/// Default time a request may take, body included.
-pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
-/// Default time a client has to send a complete request head.
-pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 5;
 
 /// `tacit-issuer`: issues SD-JWT VC credentials carrying predicates about one attribute.
 #[derive(Debug, Parser)]
@@ -110,48 +107,26 @@ pub struct Config {
     #[arg(long, env = "DATABASE_URL", global = true)]
     pub database: Option<String>,
 
-    /// Requests per minute per client IP for the nonce and credential routes; 0 turns it off.
-    #[arg(
-        long,
-        env = "TACIT_ISSUER_RATE_LIMIT_PER_MINUTE",
-        default_value_t = DEFAULT_RATE_LIMIT_PER_MINUTE,
-        global = true
-    )]
-    pub rate_limit_per_minute: u32,
-
-    /// Seconds a request may take, reading its body included.
-    #[arg(
-        long,
-        env = "TACIT_ISSUER_REQUEST_TIMEOUT_SECS",
-        default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..=300),
-        global = true
-    )]
-    pub request_timeout_secs: u64,
-
-    /// Seconds a client has to send a complete request head; a half-sent head is dropped.
-    #[arg(
-        long,
-        env = "TACIT_ISSUER_HEADER_READ_TIMEOUT_SECS",
-        default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..=60),
-        global = true
-    )]
-    pub header_read_timeout_secs: u64,
+    // --rate-limit-per-minute, --request-timeout-secs, --header-read-timeout-secs
+    #[command(flatten)]
+    pub limit_flags: LimitFlags<IssuerEnv>,
 
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, env = "TACIT_ISSUER_LOG", default_value = "info", global = true)]
     pub log_level: tracing::Level,
 }
 
+tacit_service::limit_env!(
+    /// The issuer's environment variables for [`LimitFlags`].
+    pub IssuerEnv,
+    "TACIT_ISSUER",
+    "Requests per minute per client IP for the nonce and credential routes; 0 turns it off"
+);
+
 impl Config {
     /// The rate limit and time limits these settings give.
     pub fn limits(&self) -> tacit_service::middleware::Limits {
-        tacit_service::middleware::Limits::new(
-            self.rate_limit_per_minute,
-            self.request_timeout_secs,
-            self.header_read_timeout_secs,
-        )
+        self.limit_flags.limits()
     }
 
     /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
@@ -188,9 +163,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8791)),
             key_file: PathBuf::from(DEFAULT_KEY_FILE),
             database: None,
-            rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
-            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
-            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            limit_flags: LimitFlags::default(),
             log_level: tracing::Level::INFO,
         }
     }

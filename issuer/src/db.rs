@@ -7,8 +7,6 @@
 //! each consumed by one conditional `UPDATE` whose affected-row count says who won, all inside
 //! one write transaction that commits only once the batch is signed.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
@@ -17,6 +15,7 @@ use sha2::{Digest, Sha256};
 use tacit_protocol::request_auth::{
     EnrolmentCode, code_expiry, derive_code_hash, make_enrolment_code,
 };
+use tacit_service::db::Tables;
 use tacit_store::sqlx::{self, Any, Row, Transaction};
 use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
@@ -71,9 +70,6 @@ pub use tacit_protocol::issuance::{
     DEFAULT_CODE_VALIDITY_MS, NONCE_VALIDITY_MS, REFRESH_VALIDITY_MS,
 };
 
-/// Expired nonces are purged once every this many new ones.
-const PURGE_EVERY: u64 = 256;
-
 /// One person's record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
@@ -98,8 +94,8 @@ pub enum Grant<'a> {
 /// The issuer's tables. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct IssuerDb {
-    db: Db,
-    nonces: Arc<AtomicU64>,
+    /// Counts nonces, to purge expired ones now and then.
+    tables: Tables,
 }
 
 /// A redemption in progress: nonce and grant consumed inside an open transaction. Nothing is
@@ -126,21 +122,19 @@ pub fn random_token() -> Result<String, Error> {
 impl IssuerDb {
     /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
     pub async fn open(url: &str) -> Result<Self, Error> {
-        Self::from_db(Db::open(url).await?).await
+        let tables = Tables::open(url, MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self { tables })
     }
 
     /// Migrates an open database and wraps it.
     pub async fn from_db(db: Db) -> Result<Self, Error> {
-        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self {
-            db,
-            nonces: Arc::new(AtomicU64::new(0)),
-        })
+        let tables = Tables::from_db(db, MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self { tables })
     }
 
     /// The underlying store.
     pub fn store(&self) -> &Db {
-        &self.db
+        self.tables.store()
     }
 
     /// Adds a person.
@@ -155,7 +149,7 @@ impl IssuerDb {
         .bind(person.currency.as_deref())
         .bind(person.birth_date.as_deref())
         .bind(now.millis())
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
         Ok(())
     }
@@ -179,7 +173,7 @@ impl IssuerDb {
         .bind(person_id)
         .bind(now.millis())
         .bind(expires_at.millis())
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
         Ok(code)
     }
@@ -195,9 +189,9 @@ impl IssuerDb {
         .bind(nonce.as_str())
         .bind(now.millis())
         .bind(expires_at.millis())
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
-        if self.nonces.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1
+        if self.tables.purge_due()
             && let Err(error) = self.purge_nonces(now).await
         {
             tracing::warn!(%error, "could not purge expired nonces");
@@ -209,7 +203,7 @@ impl IssuerDb {
     pub async fn purge_nonces(&self, now: Timestamp) -> Result<u64, Error> {
         let done = sqlx::query("DELETE FROM nonces WHERE expires_at < $1")
             .bind(now.millis())
-            .execute(self.db.pool())
+            .execute(self.store().pool())
             .await?;
         Ok(done.rows_affected())
     }
@@ -223,7 +217,7 @@ impl IssuerDb {
         grant: Grant<'_>,
         now: Timestamp,
     ) -> Result<Redemption, Error> {
-        let mut tx = self.db.begin_write().await?;
+        let mut tx = self.store().begin_write().await?;
         let nonce_taken = sqlx::query(concat!(
             "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND ",
             tacit_protocol::usable_at_1!()
@@ -282,7 +276,7 @@ impl IssuerDb {
             "SELECT person_id, name, income_minor, currency, birth_date FROM people \
              ORDER BY created_at, name, person_id",
         )
-        .fetch_all(self.db.pool())
+        .fetch_all(self.store().pool())
         .await?;
         rows.iter()
             .map(|row| {
@@ -300,7 +294,7 @@ impl IssuerDb {
     /// How many people are on record.
     pub async fn people_count(&self) -> Result<i64, Error> {
         let row = sqlx::query("SELECT COUNT(*) FROM people")
-            .fetch_one(self.db.pool())
+            .fetch_one(self.store().pool())
             .await?;
         Ok(row.try_get(0)?)
     }
@@ -308,7 +302,7 @@ impl IssuerDb {
     /// How many batches were issued (for tests and operators).
     pub async fn issued_count(&self) -> Result<i64, Error> {
         let row = sqlx::query("SELECT COUNT(*) FROM issued")
-            .fetch_one(self.db.pool())
+            .fetch_one(self.store().pool())
             .await?;
         Ok(row.try_get(0)?)
     }

@@ -23,7 +23,7 @@ use std::path::Path;
 use p256::ecdsa::SigningKey;
 use serde::{Deserialize, Serialize};
 use tacit_protocol::request_auth::{InstallKey, Jwk};
-use tacit_service::keyfile::{self, KeyFileStore, SecretHex};
+use tacit_service::keyfile::{self, KeyFileJson, KeyFileStore, SecretHex};
 use wallet_core::Timestamp;
 use zeroize::Zeroizing;
 
@@ -167,33 +167,24 @@ impl KeyFileStore for KeyStore {
     }
 
     fn to_contents(&self) -> KeyFile {
-        KeyFile {
-            format: KEY_FILE_FORMAT.to_owned(),
-            active: ActiveKey {
-                kid: self.active_kid.clone(),
-                secret_key: SecretHex::from_seed(&self.active.to_bytes().into()),
-                not_before: self.active_not_before,
-            },
-            retired: self.retired.clone(),
-        }
+        let active = ActiveKey {
+            kid: self.active_kid.clone(),
+            secret_key: SecretHex::from_seed(&self.active.to_bytes().into()),
+            not_before: self.active_not_before,
+        };
+        KeyFile::new(KEY_FILE_FORMAT, active, self.retired.clone())
     }
 
     fn from_contents(file: KeyFile) -> Result<Self, &'static str> {
-        if file.format != KEY_FILE_FORMAT {
-            return Err("unknown format tag");
-        }
-        let seed = file
-            .active
-            .secret_key
-            .seed()
-            .ok_or("the secret key must be 64 lowercase hex digits")?;
+        let (entry, retired) = file.parts(KEY_FILE_FORMAT)?;
+        let seed = entry.secret_key.key_seed()?;
         let active =
             SigningKey::from_slice(&*seed).map_err(|_| "the secret key is not a P-256 key")?;
         let active_kid = key_id(&active);
-        if active_kid != file.active.kid {
+        if active_kid != entry.kid {
             return Err("the active kid does not match its key");
         }
-        for retired in &file.retired {
+        for retired in &retired {
             let key =
                 InstallKey::from_jwk(&retired.jwk).map_err(|_| "a retired key is malformed")?;
             if key.id().as_str() != retired.kid {
@@ -203,8 +194,8 @@ impl KeyFileStore for KeyStore {
         Ok(Self {
             active,
             active_kid,
-            active_not_before: file.active.not_before,
-            retired: file.retired,
+            active_not_before: entry.not_before,
+            retired,
         })
     }
 }
@@ -214,24 +205,13 @@ pub fn keygen(path: &Path, now: Timestamp, force: bool) -> Result<String, Error>
     keyfile::keygen::<KeyStore>(path, now, force)
 }
 
-/// `tacit-issuer rotate`: retires the file's active key (still published) and adds a fresh one.
-/// Returns the old and the new key ids.
-pub fn rotate_file(path: &Path, now: Timestamp) -> Result<(String, String), Error> {
-    keyfile::rotate_file::<KeyStore>(path, now)
-}
-
 /// The file's JSON shape.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyFile {
-    format: String,
-    active: ActiveKey,
-    retired: Vec<RetiredKey>,
-}
+pub type KeyFile = KeyFileJson<ActiveKey, RetiredKey>;
 
+/// The file's active key.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ActiveKey {
+pub struct ActiveKey {
     kid: String,
     secret_key: SecretHex,
     not_before: Timestamp,

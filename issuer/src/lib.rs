@@ -37,7 +37,6 @@ pub mod pop;
 pub mod predicates;
 pub mod routes;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +47,7 @@ use wallet_core::Timestamp;
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
+    IssuerEnv,
 };
 pub use credential::Attribute;
 pub use db::{
@@ -55,10 +55,9 @@ pub use db::{
     Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, random_token, seed,
 };
 pub use error::Error;
-pub use keys::{
-    KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key, rotate_file,
-};
+pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::{Clock, SystemClock, shutdown_signal, system_now};
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
@@ -200,16 +199,11 @@ impl Service for AppState {
     }
 }
 
-/// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish: the shared loop, [`tacit_service::serve::serve`], with
-/// the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer
-/// address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
+/// The router [`tacit_service::middleware::serve_app`] (re-exported as [`serve`]) serves.
+impl tacit_service::middleware::App for AppState {
+    fn app(self) -> axum::Router {
+        app(self)
+    }
 }
 
 /// Opens the configured database ([`Config::database_url`]) and migrates it.

@@ -15,35 +15,14 @@ pub fn document(state: &AppState) -> serde_json::Value {
          attribute) to a wallet holding a one-time code or a refresh token.",
     );
     let replies = vec![doc.reply::<IssuerMetadata>(200, "SD-JWT VC issuer metadata.")];
-    doc.operation(
-        "GET",
-        WELL_KNOWN_PATH,
-        "Issuer metadata and keys",
-        None,
-        vec![],
-        replies,
-    );
+    doc.get(WELL_KNOWN_PATH, "Issuer metadata and keys", replies);
     let replies = vec![doc.reply::<IssuerInfo>(200, "What this issuer vouches for.")];
-    doc.operation(
-        "GET",
-        "/v1/issuer",
-        "About this issuer",
-        None,
-        vec![],
-        replies,
-    );
+    doc.get("/v1/issuer", "About this issuer", replies);
     let replies = vec![
         doc.reply::<NonceResponse>(200, "A fresh single-use nonce, valid five minutes."),
         doc.reply::<ErrorBody>(429, "Rate limited (Retry-After)."),
     ];
-    doc.operation(
-        "GET",
-        "/v1/nonce",
-        "A nonce for the proofs",
-        None,
-        vec![],
-        replies,
-    );
+    doc.get("/v1/nonce", "A nonce for the proofs", replies);
     let request = doc.schema::<CredentialRequest>();
     let replies = vec![
         doc.reply::<CredentialResponse>(200, "The batch, in holder-key order."),
@@ -71,16 +50,7 @@ pub fn document(state: &AppState) -> serde_json::Value {
         vec![],
         replies,
     );
-    let this = vec![Document::bare(200, "The OpenAPI 3.1 document.")];
-    doc.operation(
-        "GET",
-        "/v1/openapi.json",
-        "This document",
-        None,
-        vec![],
-        this,
-    );
-    let up = vec![Document::bare(200, "The issuer is up.")];
-    doc.operation("GET", "/healthz", "Liveness", None, vec![], up);
+    doc.this_document("/v1/openapi.json");
+    doc.liveness("The issuer is up.");
     doc.finish(env!("CARGO_PKG_VERSION"))
 }

@@ -702,10 +702,10 @@ async fn unknown_routes_and_methods_answer_json() {
 
 #[tokio::test]
 async fn the_rate_limit_answers_429_with_retry_after() {
-    let config = Config {
-        rate_limit_per_minute: 2,
+    let mut config = Config {
         ..config(Attribute::Income)
     };
+    config.limit_flags.rate_limit_per_minute = 2;
     let issuer = issuer_with(None, config).await;
     assert_eq!(send(&issuer.app, get("/v1/nonce")).await.0, StatusCode::OK);
     assert_eq!(send(&issuer.app, get("/v1/nonce")).await.0, StatusCode::OK);

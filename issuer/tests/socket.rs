@@ -44,12 +44,12 @@ async fn a_batch_over_a_socket_then_a_graceful_shutdown() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let origin = format!("http://{addr}");
-    let config = Config {
+    let mut config = Config {
         origin: Some(wallet_core::Origin::parse(&origin).unwrap()),
         attribute: Attribute::Income,
-        header_read_timeout_secs: 1,
         ..Config::default()
     };
+    config.limit_flags.header_read_timeout_secs = 1;
     let keys = KeyStore::new(issuer_key(), Timestamp::from_millis(0));
     let state = AppState::new(keys, db.clone(), &config, tacit_issuer::SystemClock).unwrap();
     db.add_person(&ana(), tacit_issuer::system_now())

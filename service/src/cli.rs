@@ -1,4 +1,5 @@
-//! What the services' command lines share: the exit code and error line, a runtime for one
+//! What the services' command lines share: `main` (parse, log, exit code), the exit code and
+//! error line, a runtime for one
 //! command, the `keygen`/`rotate` reports, and times printed as RFC 3339.
 
 use std::fmt::Display;
@@ -19,6 +20,18 @@ pub fn exit_code<E: Display>(program: &str, result: Result<(), E>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A service binary's `main`: parses the command line `C`, starts logging at the level
+/// `log_level` reads from it, runs `run` and ends as [`exit_code`] says.
+pub fn main<C: clap::Parser, E: Display>(
+    program: &str,
+    log_level: impl FnOnce(&C) -> tracing::Level,
+    run: impl FnOnce(C) -> Result<(), E>,
+) -> ExitCode {
+    let cli = C::parse();
+    crate::logging::init(log_level(&cli));
+    exit_code(program, run(cli))
 }
 
 /// Runs `work` on a fresh multi-threaded runtime; `runtime_failed` words a runtime that cannot

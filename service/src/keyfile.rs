@@ -269,6 +269,14 @@ impl SecretHex {
     }
 }
 
+impl SecretHex {
+    /// [`SecretHex::seed`], or the sentence a rotating key file is refused with.
+    pub fn key_seed(&self) -> Result<Zeroizing<[u8; 32]>, &'static str> {
+        self.seed()
+            .ok_or("the secret key must be 64 lowercase hex digits")
+    }
+}
+
 impl core::fmt::Debug for SecretHex {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("SecretHex(..)")
@@ -284,6 +292,36 @@ impl Serialize for SecretHex {
 impl<'de> Deserialize<'de> for SecretHex {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         String::deserialize(deserializer).map(|s| SecretHex(Zeroizing::new(s)))
+    }
+}
+
+/// The JSON of a rotating key file: `{"format": tag, "active": A, "retired": [R, …]}`, where the
+/// active entry `A` holds the secret in a [`SecretHex`] and each `R` is a retired public key.
+/// Unknown fields are refused.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyFileJson<A, R> {
+    format: String,
+    active: A,
+    retired: Vec<R>,
+}
+
+impl<A, R> KeyFileJson<A, R> {
+    /// A file with the format tag `format`.
+    pub fn new(format: &str, active: A, retired: Vec<R>) -> Self {
+        Self {
+            format: format.to_owned(),
+            active,
+            retired,
+        }
+    }
+
+    /// The active entry and the retired ones, if the file's format tag is `format`.
+    pub fn parts(self, format: &str) -> Result<(A, Vec<R>), &'static str> {
+        if self.format != format {
+            return Err("unknown format tag");
+        }
+        Ok((self.active, self.retired))
     }
 }
 

@@ -149,6 +149,24 @@ pub async fn serve_state<S: Service>(
     crate::serve::serve(listener, app(state), header_read_timeout, shutdown).await
 }
 
+/// A service whose state makes its router, so that [`serve_app`] serves it without a wrapper in
+/// each service.
+pub trait App: Service {
+    /// The service's router over this state.
+    fn app(self) -> Router;
+}
+
+/// Serves `state`'s router ([`App::app`]) on `listener` until `shutdown` completes, then stops
+/// accepting connections and waits for in-flight requests to finish: [`serve_state`]. Each
+/// request carries its peer address as `ConnectInfo<SocketAddr>`.
+pub async fn serve_app<S: App>(
+    listener: tokio::net::TcpListener,
+    state: S,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_state(listener, state, S::app, shutdown).await
+}
+
 /// The peer address the serve loop ([`crate::serve::serve`]) attaches to each request; `None`
 /// for requests without one (in-process tests), which share one bucket.
 pub fn peer_ip(request: &Request) -> Option<IpAddr> {

@@ -107,6 +107,22 @@ impl Document {
         item[method.to_ascii_lowercase()] = operation;
     }
 
+    /// Adds `GET path` with a summary and its responses (no request body, no parameters).
+    pub fn get(&mut self, path: &str, summary: &str, replies: Vec<Reply>) {
+        self.operation("GET", path, summary, None, vec![], replies);
+    }
+
+    /// Adds `GET path`, where the service serves this document.
+    pub fn this_document(&mut self, path: &str) {
+        let this = vec![Document::bare(200, "The OpenAPI 3.1 document.")];
+        self.get(path, "This document", this);
+    }
+
+    /// Adds `GET /healthz`, the liveness check, answering 200 described as `up`.
+    pub fn liveness(&mut self, up: &'static str) {
+        self.get("/healthz", "Liveness", vec![Document::bare(200, up)]);
+    }
+
     /// The finished document.
     pub fn finish(mut self, version: &str) -> Value {
         let schemas = self.generator.take_definitions(true);
@@ -161,6 +177,8 @@ mod tests {
             vec![header("x-sig", "a signature")],
             vec![reply, Document::bare(204, "made")],
         );
+        doc.this_document("/v1/openapi.json");
+        doc.liveness("Up.");
         let value = doc.finish("1.2.3");
         assert_eq!(value["openapi"], "3.1.0");
         let op = &value["paths"]["/v1/things"]["post"];
@@ -175,5 +193,15 @@ mod tests {
         assert_eq!(op["responses"]["204"]["description"], "made");
         assert_eq!(op["parameters"][0]["name"], "x-sig");
         assert!(value["components"]["schemas"]["Thing"]["properties"]["name"].is_object());
+        let this = &value["paths"]["/v1/openapi.json"]["get"];
+        assert_eq!(this["summary"], "This document");
+        assert_eq!(
+            this["responses"]["200"]["description"],
+            "The OpenAPI 3.1 document."
+        );
+        assert!(this.get("requestBody").is_none() && this.get("parameters").is_none());
+        let health = &value["paths"]["/healthz"]["get"];
+        assert_eq!(health["summary"], "Liveness");
+        assert_eq!(health["responses"]["200"]["description"], "Up.");
     }
 }

@@ -227,10 +227,8 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         .await
         .map_err(|_| Error::Config("the measuring thread failed".to_owned()))?;
 
-    let config = Config {
-        rate_limit_per_minute: 0,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 0;
     let state = AppState::new(KeyStore::make(now)?, db.clone(), &config, SystemClock);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use tacit_service::config::parse_origin;
+pub use tacit_service::config::{
+    DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
+};
+use tacit_service::config::{LimitFlags, parse_origin};
 use wallet_core::Origin;
 
 /// Default listen address: loopback only.
@@ -18,12 +21,6 @@ pub const DEFAULT_WALLET_ORIGIN: &str = "http://localhost:8080";
 /// The wallet origins allowed by default: [`DEFAULT_WALLET_ORIGIN`] and the same page by
 /// address, `http://127.0.0.1:8080` (where the wallet confirms with the passphrase only).
 pub const DEFAULT_WALLET_ORIGINS: [&str; 2] = [DEFAULT_WALLET_ORIGIN, "http://127.0.0.1:8080"];
-/// Default requests per minute per client for `POST /v1/receipts`.
-pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 60;
-/// Default time a request may take, body included.
-pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 10;
-/// Default time a client has to send a complete request head.
-pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 5;
 /// The SQLite file used when neither `--database` nor `DATABASE_URL` is given, next to the key
 /// file.
 pub const DEFAULT_DATABASE_FILE: &str = "tacit-signer.db";
@@ -90,34 +87,9 @@ pub struct Config {
     )]
     pub allowed_origins: Vec<Origin>,
 
-    /// Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off.
-    #[arg(
-        long,
-        env = "TACIT_SIGNER_RATE_LIMIT_PER_MINUTE",
-        default_value_t = DEFAULT_RATE_LIMIT_PER_MINUTE,
-        global = true
-    )]
-    pub rate_limit_per_minute: u32,
-
-    /// Seconds a request may take, reading its body included.
-    #[arg(
-        long,
-        env = "TACIT_SIGNER_REQUEST_TIMEOUT_SECS",
-        default_value_t = DEFAULT_REQUEST_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..=300),
-        global = true
-    )]
-    pub request_timeout_secs: u64,
-
-    /// Seconds a client has to send a complete request head; a half-sent head is dropped.
-    #[arg(
-        long,
-        env = "TACIT_SIGNER_HEADER_READ_TIMEOUT_SECS",
-        default_value_t = DEFAULT_HEADER_READ_TIMEOUT_SECS,
-        value_parser = clap::value_parser!(u64).range(1..=60),
-        global = true
-    )]
-    pub header_read_timeout_secs: u64,
+    // --rate-limit-per-minute, --request-timeout-secs, --header-read-timeout-secs
+    #[command(flatten)]
+    pub limit_flags: LimitFlags<SignerEnv>,
 
     /// The database: `sqlite://PATH`, `postgres://…`, or a file path. Default: a SQLite file
     /// `tacit-signer.db` next to the key file.
@@ -134,14 +106,17 @@ pub struct Config {
     pub log_level: tracing::Level,
 }
 
+tacit_service::limit_env!(
+    /// The signer's environment variables for [`LimitFlags`].
+    pub SignerEnv,
+    "TACIT_SIGNER",
+    "Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off"
+);
+
 impl Config {
     /// The rate limit and time limits these settings give.
     pub fn limits(&self) -> tacit_service::middleware::Limits {
-        tacit_service::middleware::Limits::new(
-            self.rate_limit_per_minute,
-            self.request_timeout_secs,
-            self.header_read_timeout_secs,
-        )
+        self.limit_flags.limits()
     }
 
     /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
@@ -170,9 +145,7 @@ impl Default for Config {
                 .iter()
                 .filter_map(|o| Origin::parse(o).ok())
                 .collect(),
-            rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
-            request_timeout_secs: DEFAULT_REQUEST_TIMEOUT_SECS,
-            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            limit_flags: LimitFlags::default(),
             database: None,
             public_origin: None,
             log_level: tracing::Level::INFO,
@@ -202,16 +175,16 @@ mod tests {
         assert_eq!(cli.config.key_file, default.key_file);
         assert_eq!(cli.config.allowed_origins, default.allowed_origins);
         assert_eq!(
-            cli.config.rate_limit_per_minute,
-            default.rate_limit_per_minute
+            cli.config.limit_flags.rate_limit_per_minute,
+            default.limit_flags.rate_limit_per_minute
         );
         assert_eq!(
-            cli.config.request_timeout_secs,
-            default.request_timeout_secs
+            cli.config.limit_flags.request_timeout_secs,
+            default.limit_flags.request_timeout_secs
         );
         assert_eq!(
-            cli.config.header_read_timeout_secs,
-            default.header_read_timeout_secs
+            cli.config.limit_flags.header_read_timeout_secs,
+            default.limit_flags.header_read_timeout_secs
         );
     }
 
@@ -248,7 +221,7 @@ mod tests {
                 "https://c.example"
             ]
         );
-        assert_eq!(cli.config.rate_limit_per_minute, 0);
+        assert_eq!(cli.config.limit_flags.rate_limit_per_minute, 0);
     }
 
     #[test]

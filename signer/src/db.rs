@@ -6,13 +6,12 @@
 //! `UPDATE` whose affected-row count says who won, and a request is new only if its replay
 //! token's `INSERT` added a row.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tacit_protocol::request_auth::{
     EnrolmentCode, InstallId, InstallKey, Jwk, code_expiry, derive_code_hash, make_enrolment_code,
 };
+use tacit_service::db::Tables;
 use tacit_store::sqlx::{self, Row};
 use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
@@ -46,9 +45,6 @@ const MIGRATIONS: &[Migration] = &[Migration {
     CREATE INDEX seen_requests_expiry ON seen_requests (expires_at);",
 }];
 
-/// Expired replay tokens are purged once every this many new ones.
-const PURGE_EVERY: u64 = 256;
-
 /// Longest label `enroll --label` accepts.
 pub const MAX_LABEL_CHARS: usize = 100;
 
@@ -75,28 +71,25 @@ pub enum Enrolment {
 /// The signer's tables on a `tacit-store` database. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct SignerDb {
-    db: Db,
-    inserts: Arc<AtomicU64>,
+    tables: Tables,
 }
 
 impl SignerDb {
     /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
     pub async fn open(url: &str) -> Result<Self, Error> {
-        Self::from_db(Db::open(url).await?).await
+        let tables = Tables::open(url, MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self { tables })
     }
 
     /// Migrates an open database and wraps it.
     pub async fn from_db(db: Db) -> Result<Self, Error> {
-        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self {
-            db,
-            inserts: Arc::new(AtomicU64::new(0)),
-        })
+        let tables = Tables::from_db(db, MIGRATION_SET, MIGRATIONS).await?;
+        Ok(Self { tables })
     }
 
     /// The underlying store.
     pub fn store(&self) -> &Db {
-        &self.db
+        self.tables.store()
     }
 
     /// Records a new code (by its hash only) valid from `now` until `expires_at`.
@@ -115,7 +108,7 @@ impl SignerDb {
         .bind(label)
         .bind(now.millis())
         .bind(expires_at.millis())
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
         Ok(())
     }
@@ -130,7 +123,7 @@ impl SignerDb {
     ) -> Result<Enrolment, Error> {
         let id = key.id();
         let jwk = serde_json::to_string(&key.to_jwk()).map_err(|_| Error::InvalidEnrolment)?;
-        let mut tx = self.db.begin_write().await?;
+        let mut tx = self.store().begin_write().await?;
         let known = sqlx::query("SELECT 1 FROM installs WHERE install_id = $1")
             .bind(id.as_str())
             .fetch_optional(&mut *tx)
@@ -175,7 +168,7 @@ impl SignerDb {
             "SELECT public_jwk FROM installs WHERE install_id = $1 AND revoked_at IS NULL",
         )
         .bind(id.as_str())
-        .fetch_optional(self.db.pool())
+        .fetch_optional(self.store().pool())
         .await?;
         let Some(row) = row else { return Ok(None) };
         let text: String = row.try_get(0)?;
@@ -192,7 +185,7 @@ impl SignerDb {
             "SELECT install_id, label, created_at, revoked_at FROM installs \
              ORDER BY created_at, install_id",
         )
-        .fetch_all(self.db.pool())
+        .fetch_all(self.store().pool())
         .await?;
         rows.iter()
             .map(|row| {
@@ -216,7 +209,7 @@ impl SignerDb {
         )
         .bind(now.millis())
         .bind(id)
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -236,12 +229,13 @@ impl SignerDb {
         )
         .bind(hex::encode(token))
         .bind(keep_until.millis())
-        .execute(self.db.pool())
+        .execute(self.store().pool())
         .await?;
         let fresh = done.rows_affected() == 1;
-        let purge_now =
-            fresh && self.inserts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1;
-        if purge_now && let Err(error) = self.purge_seen(now).await {
+        if fresh
+            && self.tables.purge_due()
+            && let Err(error) = self.purge_seen(now).await
+        {
             tracing::warn!(%error, "could not purge expired replay tokens");
         }
         Ok(fresh)
@@ -251,7 +245,7 @@ impl SignerDb {
     pub async fn purge_seen(&self, now: Timestamp) -> Result<u64, Error> {
         let done = sqlx::query("DELETE FROM seen_requests WHERE expires_at < $1")
             .bind(now.millis())
-            .execute(self.db.pool())
+            .execute(self.store().pool())
             .await?;
         Ok(done.rows_affected())
     }
@@ -259,7 +253,7 @@ impl SignerDb {
     /// How many replay tokens are stored (for tests and operators).
     pub async fn seen_count(&self) -> Result<i64, Error> {
         let row = sqlx::query("SELECT COUNT(*) FROM seen_requests")
-            .fetch_one(self.db.pool())
+            .fetch_one(self.store().pool())
             .await?;
         Ok(row.try_get(0)?)
     }

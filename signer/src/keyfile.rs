@@ -28,7 +28,7 @@ use std::path::Path;
 
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
-use tacit_service::keyfile::{self, KeyFileStore, SecretHex};
+use tacit_service::keyfile::{self, KeyFileJson, KeyFileStore, SecretHex};
 use wallet_core::{KeyId, KeyStatus, PublicKeyEntry, Timestamp};
 
 use crate::{Error, KeyStore};
@@ -55,26 +55,17 @@ impl KeyFileStore for KeyStore {
     }
 
     fn to_contents(&self) -> KeyFile {
-        KeyFile {
-            format: KEY_FILE_FORMAT.to_owned(),
-            active: ActiveKey {
-                secret_key: SecretHex::from_seed(&self.active.to_bytes()),
-                not_before: self.active_not_before,
-            },
-            retired: self.retired.clone(),
-        }
+        let active = ActiveKey {
+            secret_key: SecretHex::from_seed(&self.active.to_bytes()),
+            not_before: self.active_not_before,
+        };
+        KeyFile::new(KEY_FILE_FORMAT, active, self.retired.clone())
     }
 
     fn from_contents(file: KeyFile) -> Result<Self, &'static str> {
-        if file.format != KEY_FILE_FORMAT {
-            return Err("unknown format tag");
-        }
-        let seed = file
-            .active
-            .secret_key
-            .seed()
-            .ok_or("the secret key must be 64 lowercase hex digits")?;
-        let retired_ok = file.retired.iter().all(|entry| {
+        let (active, retired) = file.parts(KEY_FILE_FORMAT)?;
+        let seed = active.secret_key.key_seed()?;
+        let retired_ok = retired.iter().all(|entry| {
             entry.status == KeyStatus::Retired
                 && entry.not_after.is_some()
                 && entry.verifying_key().is_some()
@@ -84,8 +75,8 @@ impl KeyFileStore for KeyStore {
         }
         Ok(Self {
             active: SigningKey::from_bytes(&seed),
-            active_not_before: file.active.not_before,
-            retired: file.retired,
+            active_not_before: active.not_before,
+            retired,
         })
     }
 }
@@ -102,24 +93,13 @@ pub fn keygen(path: &Path, now: Timestamp, force: bool) -> Result<KeyId, Error> 
     keyfile::keygen::<KeyStore>(path, now, force)
 }
 
-/// `tacit-signer rotate`: retires the file's active key and adds a fresh one. Returns the old
-/// and the new key ids.
-pub fn rotate_file(path: &Path, now: Timestamp) -> Result<(KeyId, KeyId), Error> {
-    keyfile::rotate_file::<KeyStore>(path, now)
-}
-
 /// The file's JSON shape.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KeyFile {
-    format: String,
-    active: ActiveKey,
-    retired: Vec<PublicKeyEntry>,
-}
+pub type KeyFile = KeyFileJson<ActiveKey, PublicKeyEntry>;
 
+/// The file's active key.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ActiveKey {
+pub struct ActiveKey {
     secret_key: SecretHex,
     not_before: Timestamp,
 }

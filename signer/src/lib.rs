@@ -42,35 +42,31 @@ mod routes;
 mod state;
 pub mod verify_cli;
 
-use std::future::Future;
 use std::time::Duration;
 
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
-    DEFAULT_WALLET_ORIGIN,
+    DEFAULT_WALLET_ORIGIN, SignerEnv,
 };
 pub use db::{Enrolment, InstallRecord, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb, enrol_code};
 pub use error::Error;
-pub use keyfile::{KEY_FILE_FORMAT, keygen, rotate_file};
+pub use keyfile::{KEY_FILE_FORMAT, keygen};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::shutdown_signal;
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
 
 /// How long in-flight requests get to finish after SIGINT/SIGTERM before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
-/// Serves `state` on `listener` until `shutdown` completes, then stops accepting connections and
-/// waits for in-flight requests to finish (idle keep-alive connections are closed): the shared
-/// loop, [`tacit_service::serve::serve`], with the configured read-header timeout ([`tacit_service::middleware::serve_state`]). Each request carries its peer address as `ConnectInfo<SocketAddr>`.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    tacit_service::middleware::serve_state(listener, state, app, shutdown).await
+/// The router [`tacit_service::middleware::serve_app`] (re-exported as [`serve`]) serves.
+impl tacit_service::middleware::App for AppState {
+    fn app(self) -> axum::Router {
+        app(self)
+    }
 }
 
 /// Completes at every SIGHUP; never, where there are no such signals.
@@ -126,7 +122,7 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
         database = %db.store().backend(),
         key_id = %keys.active_key_id(),
         allowed_origins = ?origins,
-        rate_limit_per_minute = config.rate_limit_per_minute,
+        rate_limit_per_minute = config.limit_flags.rate_limit_per_minute,
         "tacit-signer listening"
     );
     let state = AppState::new(keys, db, &config, SystemClock);

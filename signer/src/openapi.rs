@@ -62,29 +62,8 @@ pub fn document() -> serde_json::Value {
         replies,
     );
     let replies = vec![doc.reply::<KeySet>(200, "The signer's public keys.")];
-    doc.operation(
-        "GET",
-        "/v1/keys",
-        "The signer's keys",
-        None,
-        vec![],
-        replies,
-    );
-    doc.operation(
-        "GET",
-        "/v1/openapi.json",
-        "This document",
-        None,
-        vec![],
-        vec![Document::bare(200, "The OpenAPI 3.1 document.")],
-    );
-    doc.operation(
-        "GET",
-        "/healthz",
-        "Liveness",
-        None,
-        vec![],
-        vec![Document::bare(200, "The signer is up.")],
-    );
+    doc.get("/v1/keys", "The signer's keys", replies);
+    doc.this_document("/v1/openapi.json");
+    doc.liveness("The signer is up.");
     doc.finish(env!("CARGO_PKG_VERSION"))
 }

@@ -587,10 +587,8 @@ async fn preflight_allows_the_signature_headers_on_both_routes() {
 
 #[tokio::test]
 async fn enrolment_is_rate_limited_too() {
-    let config = Config {
-        rate_limit_per_minute: 2,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 2;
     let app = TestApp::sqlite(&config, NOW).await;
     let wrong = make_enrolment_code([1; 10]).to_string();
     for _ in 0..2 {

@@ -8,7 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use common::*;
-use signer::{Error, KeyStore, keygen, rotate_file};
+use signer::{Error, KeyStore, keygen};
+use tacit_service::keyfile::rotate_file;
 use tacit_service::keyfile::{KeyFileError, Problem};
 use wallet_core::receipt::verify;
 use wallet_core::{KeyStatus, Timestamp};
@@ -190,7 +191,7 @@ fn rotation_keeps_old_receipts_valid_and_the_file_private() {
         .unwrap()
         .sign(payload_at(T0 - MINUTE), Timestamp::from_millis(T0 - MINUTE));
 
-    let (old, new) = rotate_file(&path, Timestamp::from_millis(T0)).unwrap();
+    let (old, new) = rotate_file::<KeyStore>(&path, Timestamp::from_millis(T0)).unwrap();
     assert_eq!(old, first);
     assert_ne!(old, new);
     assert_eq!(mode(&path), 0o600);
@@ -224,7 +225,7 @@ fn rotation_keeps_old_receipts_valid_and_the_file_private() {
     assert!(verify(&after, &set, &site(), &nonce(), at).is_ok());
 
     // A second rotation keeps both older keys.
-    rotate_file(&path, Timestamp::from_millis(T0 + HOUR)).unwrap();
+    rotate_file::<KeyStore>(&path, Timestamp::from_millis(T0 + HOUR)).unwrap();
     let set = KeyStore::load(&path).unwrap().key_set();
     assert_eq!(set.keys.len(), 3);
     assert!(verify(&before, &set, &site(), &nonce(), at).is_ok());
@@ -248,7 +249,7 @@ fn rotate_refuses_a_readable_file_too() {
     keygen(&path, Timestamp::from_millis(T0), false).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(matches!(
-        rotate_file(&path, Timestamp::from_millis(T0 + 1)),
+        rotate_file::<KeyStore>(&path, Timestamp::from_millis(T0 + 1)),
         Err(Error::KeyFile(KeyFileError {
             problem: Problem::Permissions { .. },
             ..

@@ -367,10 +367,8 @@ async fn configured_origins_replace_the_default() {
 
 #[tokio::test]
 async fn post_is_rate_limited_with_retry_after() {
-    let config = Config {
-        rate_limit_per_minute: 2,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 2;
     let app = TestApp::sqlite(&config, NOW).await;
     let clock = app.clock.clone();
     for _ in 0..2 {

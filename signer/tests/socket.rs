@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::*;
-use signer::{AppState, Config, KeyStore, keygen, rotate_file, system_now};
+use signer::{AppState, Config, KeyStore, keygen, system_now};
+use tacit_service::keyfile::rotate_file;
 use wallet_core::receipt::verify;
 use wallet_core::{KeySet, SignedReceipt, Timestamp};
 
@@ -111,7 +112,7 @@ fn rotation_between_restarts_keeps_old_receipts_valid() {
 
     // Rotate strictly after the old receipt was issued.
     std::thread::sleep(Duration::from_millis(5));
-    let (old, new) = rotate_file(&path, system_now()).unwrap();
+    let (old, new) = rotate_file::<KeyStore>(&path, system_now()).unwrap();
     assert_eq!(old, old_receipt.key_id);
 
     let after = start_from_file(&path);
@@ -134,7 +135,7 @@ fn rotation_takes_effect_on_reload_without_a_restart() {
     assert_eq!(published_keys(&server).keys.len(), 1);
 
     std::thread::sleep(Duration::from_millis(5));
-    let (old, new) = rotate_file(&path, system_now()).unwrap();
+    let (old, new) = rotate_file::<KeyStore>(&path, system_now()).unwrap();
     // Until the reload, the running server keeps its keys.
     assert_eq!(published_keys(&server).keys.len(), 1);
     // What SIGHUP calls.
@@ -159,11 +160,9 @@ fn rotation_takes_effect_on_reload_without_a_restart() {
 #[test]
 fn a_half_sent_request_head_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        header_read_timeout_secs: 1,
-        request_timeout_secs: 30,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.header_read_timeout_secs = 1;
+    config.limit_flags.request_timeout_secs = 30;
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
     let server = TestServer::with_keys(dir.path(), keys, config);
     let mut stream = TcpStream::connect(server.addr).unwrap();
@@ -193,10 +192,8 @@ fn a_half_sent_request_head_is_dropped() {
 #[test]
 fn a_request_that_stalls_is_abandoned_with_a_json_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        request_timeout_secs: 1,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.request_timeout_secs = 1;
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
     let server = TestServer::with_keys(dir.path(), keys, config);
     let mut stream = TcpStream::connect(server.addr).unwrap();
@@ -236,10 +233,8 @@ fn graceful_shutdown_finishes_the_request_in_flight() {
         Timestamp::from_millis(T0)
     };
     let keys = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0 - HOUR));
-    let config = Config {
-        rate_limit_per_minute: 0,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.limit_flags.rate_limit_per_minute = 0;
     let mut server = TestServer::start(&dir.path().join("signer.db"), move |db| {
         AppState::new(keys, db, &config, slow_clock)
     });

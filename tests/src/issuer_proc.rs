@@ -120,15 +120,15 @@ impl TestIssuer {
             Some(path) => load_or_make_key(path)?,
             None => KeyStore::make(system_now()).map_err(other)?,
         };
-        let config = Config {
+        let mut config = Config {
             name: setup.name.clone(),
             origin: None,
             attribute: setup.attribute,
             listen: setup.listen,
             database: Some(database.display().to_string()),
-            rate_limit_per_minute: 0,
             ..Config::default()
         };
+        config.limit_flags.rate_limit_per_minute = 0;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;

@@ -137,12 +137,12 @@ impl TestSigner {
     }
 
     fn spawn(&mut self, keys: KeyStore) -> io::Result<()> {
-        let config = Config {
+        let mut config = Config {
             listen: self.addr,
             allowed_origins: self.allowed.clone(),
-            rate_limit_per_minute: 0,
             ..Config::default()
         };
+        config.limit_flags.rate_limit_per_minute = 0;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;

@@ -5,17 +5,18 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use tacit_issuer::{
     Cli, Command, Config, Error, KeyStore, fresh_codes, open_database, run_server, seed, system_now,
 };
 use tacit_service::cli;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    tacit_service::logging::init(cli.config.log_level);
+    cli::main("tacit-issuer", |cli: &Cli| cli.config.log_level, run)
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
-    let result = match cli.command.unwrap_or(Command::Serve) {
+    match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),
         Command::Keys(keys) => keys.run::<KeyStore>(
             &config.key_file,
@@ -24,8 +25,7 @@ fn main() -> ExitCode {
         ),
         Command::Seed { count, valid_for } => block_on(run_seed(config, Some(count), valid_for)),
         Command::Codes { valid_for } => block_on(run_seed(config, None, valid_for)),
-    };
-    cli::exit_code("tacit-issuer", result)
+    }
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {

@@ -121,13 +121,14 @@ impl TestIssuer {
 }
 
 pub fn config(attribute: Attribute) -> Config {
-    Config {
+    let mut config = Config {
         name: "Tax Office Nordstadt".to_owned(),
         origin: Some(wallet_core::Origin::parse(ORIGIN).unwrap()),
         attribute,
-        rate_limit_per_minute: 0,
         ..Config::default()
-    }
+    };
+    config.limit_flags.rate_limit_per_minute = 0;
+    config
 }
 
 /// An issuer on `url` (or a SQLite file in a temp dir) with the test key.

@@ -4,7 +4,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use signer::{
     Cli, Command, Config, Error, KeyStore, enrol_code, open_database, run_server, system_now,
 };
@@ -12,10 +11,12 @@ use tacit_service::cli;
 use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    tacit_service::logging::init(cli.config.log_level);
+    cli::main("tacit-signer", |cli: &Cli| cli.config.log_level, run)
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
-    let result = match cli.command.unwrap_or(Command::Serve) {
+    match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => block_on(run_server(config)),
         Command::Keys(keys) => keys.run::<KeyStore>(
             &config.key_file,
@@ -25,8 +26,7 @@ fn main() -> ExitCode {
         Command::Enroll { label, valid_for } => block_on(enroll(config, &label, valid_for)),
         Command::Installs => block_on(installs(config)),
         Command::RevokeInstall { install_id } => block_on(revoke(config, &install_id)),
-    };
-    cli::exit_code("tacit-signer", result)
+    }
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {

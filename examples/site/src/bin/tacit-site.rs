@@ -53,15 +53,7 @@ mod cli {
     }
 
     pub fn main() -> ExitCode {
-        let cli = Cli::parse();
-        tacit_service::logging::init(cli.log_level);
-        match execute(cli) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("tacit-site: {error}");
-                ExitCode::FAILURE
-            }
-        }
+        tacit_service::cli::main("tacit-site", |cli: &Cli| cli.log_level, execute)
     }
 
     fn execute(cli: Cli) -> Result<(), ServerError> {

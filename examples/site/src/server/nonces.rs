@@ -6,6 +6,7 @@
 //! row only while it is open ([`crate::nonce`]); the database serialises two racing consumes of
 //! one row, so exactly one changes it. One database per site: the table has no origin column.
 
+use tacit_service::db::Tables;
 use tacit_store::sqlx::{self, Row};
 use tacit_store::{Db, Migration, StoreError};
 use wallet_core::{Nonce, Timestamp};
@@ -41,7 +42,7 @@ const FORGET: &str = "DELETE FROM nonces WHERE expires_at < $1";
 /// The nonce table of one site.
 #[derive(Debug, Clone)]
 pub struct Nonces {
-    db: Db,
+    tables: Tables,
     /// How long a nonce issued here stays open.
     lifetime_ms: i64,
 }
@@ -49,17 +50,23 @@ pub struct Nonces {
 impl Nonces {
     /// Opens `url` and brings its schema up to date.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        let db = Db::open(url).await?;
-        Self::on(db).await
+        Ok(Self::with(
+            Tables::open(url, MIGRATION_SET, MIGRATIONS).await?,
+        ))
     }
 
     /// Uses an open database, bringing its schema up to date.
     pub async fn on(db: Db) -> Result<Self, StoreError> {
-        db.migrate(MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self {
-            db,
+        Ok(Self::with(
+            Tables::from_db(db, MIGRATION_SET, MIGRATIONS).await?,
+        ))
+    }
+
+    fn with(tables: Tables) -> Self {
+        Self {
+            tables,
             lifetime_ms: NONCE_LIFETIME_MS,
-        })
+        }
     }
 
     /// The same table, issuing nonces that stay open for `lifetime_ms` (the configuration's
@@ -73,7 +80,7 @@ impl Nonces {
 
     /// The database underneath.
     pub fn db(&self) -> &Db {
-        &self.db
+        self.tables.store()
     }
 
     /// Issues a fresh nonce at `now` from the operating system's randomness and stores its row.
@@ -99,7 +106,7 @@ impl Nonces {
             .bind(nonce.as_str())
             .bind(record.issued_at.millis())
             .bind(record.expires_at.millis())
-            .execute(self.db.pool())
+            .execute(self.db().pool())
             .await?;
         Ok(record)
     }
@@ -108,7 +115,7 @@ impl Nonces {
     pub async fn record(&self, nonce: &Nonce) -> Result<Option<NonceRecord>, StoreError> {
         let row = sqlx::query(SELECT)
             .bind(nonce.as_str())
-            .fetch_optional(self.db.pool())
+            .fetch_optional(self.db().pool())
             .await?;
         let Some(row) = row else { return Ok(None) };
         Ok(Some(NonceRecord {
@@ -131,7 +138,7 @@ impl Nonces {
         let done = sqlx::query(CONSUME)
             .bind(now.millis())
             .bind(nonce.as_str())
-            .execute(self.db.pool())
+            .execute(self.db().pool())
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -141,7 +148,7 @@ impl Nonces {
         let cutoff = now.plus_millis(-NONCE_RETENTION_MS);
         let done = sqlx::query(FORGET)
             .bind(cutoff.millis())
-            .execute(self.db.pool())
+            .execute(self.db().pool())
             .await?;
         Ok(done.rows_affected())
     }

@@ -21,7 +21,7 @@ pub fn document(policy: &Policy, keys_path: &str) -> serde_json::Value {
         ),
     );
     let replies = vec![doc.reply::<SiteInfo>(200, "The page's words, tools and trusted issuers.")];
-    doc.operation("GET", "/api/site", "About this site", None, vec![], replies);
+    doc.get("/api/site", "About this site", replies);
     let replies = vec![
         doc.reply::<Answer<AttestedRequirements>>(
             200,
@@ -31,12 +31,9 @@ pub fn document(policy: &Policy, keys_path: &str) -> serde_json::Value {
         doc.reply::<RefusalEnvelope>(429, "Rate limited (Retry-After)."),
         doc.reply::<RefusalEnvelope>(503, "The nonce database is unreachable; retry."),
     ];
-    doc.operation(
-        "GET",
+    doc.get(
         "/api/requirements",
         "Requirements and a fresh nonce",
-        None,
-        vec![],
         replies,
     );
     let body = doc.schema::<SubmissionBody>();
@@ -58,15 +55,7 @@ pub fn document(policy: &Policy, keys_path: &str) -> serde_json::Value {
         replies,
     );
     let replies = vec![doc.reply::<SiteKeys>(200, "The site's public keys.")];
-    doc.operation("GET", keys_path, "The site's keys", None, vec![], replies);
-    let this = vec![Document::bare(200, "The OpenAPI 3.1 document.")];
-    doc.operation(
-        "GET",
-        "/api/openapi.json",
-        "This document",
-        None,
-        vec![],
-        this,
-    );
+    doc.get(keys_path, "The site's keys", replies);
+    doc.this_document("/api/openapi.json");
     doc.finish(env!("CARGO_PKG_VERSION"))
 }
