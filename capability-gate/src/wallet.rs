@@ -92,6 +92,12 @@ enum WalletError {
     /// Under an unlocked wallet, the stored record was deleted.
     #[error("the stored profile was deleted")]
     Deleted,
+    /// Unlock or a passphrase change with no record stored.
+    #[error("No profile is stored in this browser.")]
+    NothingStored,
+    /// Unlock or a passphrase change when the stored record cannot be read.
+    #[error("The stored profile could not be read ({0}).")]
+    StoredUnreadable(ReadError),
     #[error(transparent)]
     Weak(#[from] WeakPassphrase),
     #[error(transparent)]
@@ -181,8 +187,9 @@ pub struct Unlocked {
     /// The record this tab loaded or last wrote its envelope in (a profile save is refused if
     /// storage holds another envelope: another tab's edit).
     loaded: StoredVault,
-    /// The memory as last sealed to storage (re-sealed only on change).
-    saved: Option<DisclosureLedger>,
+    /// The memory as last sealed to storage (re-sealed only on change). Boxed: the memory is
+    /// most of the state's size, and grows with the catalogue.
+    saved: Option<Box<DisclosureLedger>>,
     editor: Editor,
 }
 
@@ -347,7 +354,7 @@ impl Wallet {
     /// Whether the gate's memory differs from what was last sealed (a seal is due).
     pub fn memory_dirty(&self, gate: &Gate) -> bool {
         match self {
-            Self::Unlocked(u) => u.saved.as_ref() != Some(gate.ledger()),
+            Self::Unlocked(u) => u.saved.as_deref() != Some(gate.ledger()),
             Self::Locked(_) => false,
         }
     }
@@ -450,7 +457,7 @@ impl Wallet {
                 (
                     Self::Unlocked(Unlocked {
                         loaded: record,
-                        saved: Some(memory),
+                        saved: Some(Box::new(memory)),
                         editor: Editor::Closed,
                     }),
                     effects,
@@ -474,7 +481,7 @@ impl Wallet {
         }
         let record = match stored_record(snap) {
             Ok(record) => record,
-            Err(why) => return (self, vec![why]),
+            Err(why) => return (self, vec![msg(why, false)]),
         };
         let (open, profile) = match open_with(&record, passphrase) {
             Ok(opened) => opened,
@@ -503,7 +510,7 @@ impl Wallet {
                     key: record.vault_key().unwrap_or_default(),
                     generation,
                 });
-                Some(memory.clone())
+                Some(Box::new(memory.clone()))
             }
             // Migrated or fresh: written in the current format at once.
             MemoryOrigin::Migrated | MemoryOrigin::Fresh => {
@@ -518,7 +525,7 @@ impl Wallet {
                     Ok((written, writes)) => {
                         effects.extend(writes);
                         loaded = written;
-                        Some(memory.clone())
+                        Some(Box::new(memory.clone()))
                     }
                     Err(e) => {
                         return (
@@ -714,7 +721,7 @@ impl Wallet {
         (
             Self::Unlocked(Unlocked {
                 loaded: record,
-                saved: Some(gate.ledger().clone()),
+                saved: Some(Box::new(gate.ledger().clone())),
                 editor: Editor::Open,
             }),
             effects,
@@ -744,7 +751,7 @@ impl Wallet {
         };
         let record = match stored_record(snap) {
             Ok(record) => record,
-            Err(why) => return (self, vec![why]),
+            Err(why) => return (self, vec![msg(why, false)]),
         };
         let (mut reopened, _) = match open_with(&record, old) {
             Ok(opened) => opened,
@@ -804,7 +811,7 @@ impl Wallet {
                 *vault = Some(reopened);
                 Self::Unlocked(Unlocked {
                     loaded: written,
-                    saved: Some(memory),
+                    saved: Some(Box::new(memory)),
                     editor: u.editor,
                 })
             }
@@ -967,7 +974,7 @@ impl Wallet {
                 gate.merge_ledger(&theirs);
                 if gate.ledger() == &theirs {
                     // Storage already knows all this tab knows.
-                    u.saved = Some(theirs);
+                    u.saved = Some(Box::new(theirs));
                 }
                 let effects = if edited_elsewhere {
                     vec![msg(
@@ -1005,7 +1012,7 @@ impl Wallet {
         let Self::Unlocked(mut u) = merged else {
             return (merged, effects);
         };
-        if u.saved.as_ref() == Some(gate.ledger()) {
+        if u.saved.as_deref() == Some(gate.ledger()) {
             return (Self::Unlocked(u), effects);
         }
         let (Some(open), Ok(Some(current))) = (vault.as_ref(), &snap.record) else {
@@ -1019,7 +1026,7 @@ impl Wallet {
                 if record.envelope == u.loaded.envelope {
                     u.loaded = record;
                 }
-                u.saved = Some(gate.ledger().clone());
+                u.saved = Some(Box::new(gate.ledger().clone()));
                 (Self::Unlocked(u), effects)
             }
             Err(e) => Self::Unlocked(u).lock(
@@ -1060,16 +1067,12 @@ fn names(changed: &[Attribute]) -> String {
         .join(", ")
 }
 
-/// An empty profile input (what the closed editor holds).
-/// The stored record, or the message saying why there is none to open.
-fn stored_record(snap: &Snapshot) -> Result<StoredVault, Effect> {
+/// The stored record, or why there is none to open.
+fn stored_record(snap: &Snapshot) -> Result<StoredVault, WalletError> {
     match &snap.record {
         Ok(Some(record)) => Ok(record.clone()),
-        Ok(None) => Err(msg("No profile is stored in this browser.", false)),
-        Err(e) => Err(msg(
-            format!("The stored profile could not be read ({e})."),
-            false,
-        )),
+        Ok(None) => Err(WalletError::NothingStored),
+        Err(e) => Err(WalletError::StoredUnreadable(e.clone())),
     }
 }
 

@@ -46,6 +46,15 @@ pub enum IssuerAttribute {
 }
 
 impl IssuerAttribute {
+    /// Every attribute an issuer can vouch for.
+    pub const ALL: [IssuerAttribute; 2] = [IssuerAttribute::Income, IssuerAttribute::BirthDate];
+
+    /// The issuer attribute that proves claims about `attribute`; `None` for an attribute that
+    /// is always the person's own word (a kind added to the catalogue starts there).
+    pub fn for_attribute(attribute: Attribute) -> Option<Self> {
+        Self::ALL.into_iter().find(|i| i.proves() == attribute)
+    }
+
     /// As the issuer's metadata writes it.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -126,7 +135,9 @@ pub fn disclosure_for(claim: &Claim, currency: Option<&Currency>) -> Option<Stri
         Claim::AgeAtLeast { years } => AGE_THRESHOLDS
             .contains(years)
             .then(|| age_claim_name(*years)),
-        Claim::ResidesIn { .. } | Claim::HasNoneOf { .. } => None,
+        // No issuer attribute proves the other kinds (see [`IssuerAttribute::for_attribute`]):
+        // they are the person's own word.
+        _ => None,
     }
 }
 
@@ -156,15 +167,13 @@ pub fn claim_for(name: &str, currency: Option<&Currency>) -> Option<Claim> {
 
 /// For a refusal: which thresholds of `attribute` an issuer can prove, in words.
 pub fn provable_thresholds(attribute: Attribute) -> &'static str {
-    match attribute {
-        Attribute::Income => {
+    match IssuerAttribute::for_attribute(attribute) {
+        Some(IssuerAttribute::Income) => {
             "income_below limits that are whole multiples of 5,000.00 from 10,000.00 to \
              200,000.00 in the credential's currency"
         }
-        Attribute::Age => "age_at_least 16, 18, 21 or 65",
-        Attribute::District | Attribute::Conditions => {
-            "none: districts and conditions are always the person's own word (self-asserted)"
-        }
+        Some(IssuerAttribute::BirthDate) => "age_at_least 16, 18, 21 or 65",
+        None => "none: this is always the person's own word (self-asserted)",
     }
 }
 

@@ -98,8 +98,8 @@ pub enum IssuerEntryError {
 }
 
 /// Whether `attribute` is one an issuer can be trusted to vouch for.
-pub const fn issuer_may_vouch_for(attribute: Attribute) -> bool {
-    matches!(attribute, Attribute::Income | Attribute::Age)
+pub fn issuer_may_vouch_for(attribute: Attribute) -> bool {
+    crate::predicates::IssuerAttribute::for_attribute(attribute).is_some()
 }
 
 /// The rules for one entry (see the module documentation).
