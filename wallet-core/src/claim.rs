@@ -485,6 +485,15 @@ fn parse_canonical_u64(text: &str) -> Option<u64> {
     if ok { text.parse().ok() } else { None }
 }
 
+/// Why a well-formed claim cannot be asked of a particular profile ([`evaluate`] says it as
+/// [`ClaimError::NotAskable`]). A kind whose fact a profile may lack adds its reason here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unaskable {
+    /// An income claim in another currency than the profile's; Tacit never converts.
+    #[error("the limit's currency differs from the profile's; amounts are never converted")]
+    CurrencyMismatch,
+}
+
 /// What happened to a question.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -545,13 +554,13 @@ pub fn age_cutoff(today: Date, years: u8) -> Date {
 
 /// Evaluates `claim` against `profile` on `today` (the caller's date).
 ///
-/// An income claim in another currency than the profile's is [`ClaimError::CurrencyMismatch`].
+/// An income claim in another currency than the profile's is [`Unaskable::CurrencyMismatch`].
 pub fn evaluate(profile: &Profile, claim: &Claim, today: Date) -> Result<Evaluation, ClaimError> {
     let satisfied = match claim {
         Claim::IncomeBelow { limit } => {
             let income = profile.income();
             if income.currency != limit.currency {
-                return Err(ClaimError::CurrencyMismatch);
+                return Err(Unaskable::CurrencyMismatch.into());
             }
             income.amount_minor < limit.amount_minor
         }

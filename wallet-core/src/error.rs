@@ -54,12 +54,10 @@ pub enum ClaimError {
     #[error("invalid claim: {0}")]
     Invalid(&'static str),
 
-    /// An income claim is in another currency than the profile's; Tacit never converts
-    /// (only [`crate::evaluate`]).
-    #[error(
-        "invalid claim: the limit's currency differs from the profile's; amounts are never converted"
-    )]
-    CurrencyMismatch,
+    /// A well-formed claim that cannot be asked of this profile (only [`crate::evaluate`]); the
+    /// claim catalogue's [`crate::claim::Unaskable`] says why.
+    #[error("invalid claim: {0}")]
+    NotAskable(#[from] crate::claim::Unaskable),
 }
 
 /// The comparison log's hash chain does not hold at the entry with this index (the number of

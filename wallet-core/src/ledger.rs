@@ -555,7 +555,7 @@ impl DisclosureLedger {
         self.answer_from(claim, today, || {
             match evaluate(profile, claim, today) {
                 Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
-                // CurrencyMismatch is the only error evaluation gives.
+                // Only an unaskable claim fails evaluation: the question is invalid for this profile.
                 Err(_) => Outcome::Invalid,
             }
         })

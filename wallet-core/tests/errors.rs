@@ -14,6 +14,7 @@ use ed25519_dalek::SigningKey;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use tacit_testkit::fixtures::{MINUTE, key_set, payload};
+use wallet_core::claim::Unaskable;
 use wallet_core::format::Record;
 use wallet_core::profile::parse_date;
 use wallet_core::receipt::{RECEIPT_VERSION, sign, verify};
@@ -69,7 +70,7 @@ fn a_log(n: usize) -> ComparisonLog {
 fn claim_case(e: ClaimError) -> &'static str {
     match e {
         ClaimError::Invalid(_) => "invalid",
-        ClaimError::CurrencyMismatch => "currency mismatch",
+        ClaimError::NotAskable(_) => "not askable",
     }
 }
 
@@ -263,7 +264,7 @@ fn claim_errors_are_invalid_when_made_and_currency_mismatch_when_evaluated() {
     .unwrap();
     assert_eq!(
         evaluate(&profile(), &usd, today()).unwrap_err(),
-        ClaimError::CurrencyMismatch
+        ClaimError::NotAskable(Unaskable::CurrencyMismatch)
     );
 }
 
@@ -586,7 +587,10 @@ fn every_family_converts_into_the_umbrella_with_its_message() {
     let families: Vec<(Error, &str)> = vec![
         (Origin::parse("").unwrap_err().into(), "text"),
         (parse_date("never").unwrap_err().into(), "profile"),
-        (ClaimError::CurrencyMismatch.into(), "currency mismatch"),
+        (
+            ClaimError::from(Unaskable::CurrencyMismatch).into(),
+            "not askable",
+        ),
         (ChainBroken { index: 2 }.into(), "chain"),
         (
             LogError::Import {
@@ -643,7 +647,7 @@ fn messages_are_the_ones_people_and_agents_see() {
         &text,
         &profile,
         &ClaimError::Invalid("age threshold must be between 1 and 130 years"),
-        &ClaimError::CurrencyMismatch,
+        &ClaimError::NotAskable(Unaskable::CurrencyMismatch),
         &ChainBroken { index: 4 },
         &import,
         &LogError::from(ChainBroken { index: 1 }),
