@@ -7,6 +7,7 @@ use time::{Date, Month};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use crate::catalogue;
+use crate::claim::Attribute;
 use crate::error::{Field, ProfileError};
 use crate::format::{self, ReadError, Record};
 
@@ -326,6 +327,37 @@ impl Profile {
     /// Medical conditions. Read only by claim evaluation and the profile editor.
     pub fn conditions(&self) -> &BTreeSet<ConditionCode> {
         &self.conditions
+    }
+
+    /// Every way a leak could write `attribute`'s raw value: what the canary tests look for in
+    /// every output. Income: minor units, `major.cents` and grouped (`28,400.00`); date of
+    /// birth: ISO (`1990-02-28`) and compact (`19900228`); the district code; each condition
+    /// code. One arm per attribute, no catch-all: a new attribute does not compile until its
+    /// renderings are listed here, next to its fact.
+    pub fn renderings(&self, attribute: Attribute) -> Vec<String> {
+        match attribute {
+            Attribute::Income => {
+                let minor = self.income.amount_minor;
+                vec![
+                    minor.to_string(),
+                    format!("{}.{:02}", minor / 100, minor % 100),
+                    format_minor(minor),
+                ]
+            }
+            Attribute::Age => {
+                let dob = self.date_of_birth;
+                vec![
+                    format_date(dob),
+                    format!("{:04}{:02}{:02}", dob.year(), dob.month() as u8, dob.day()),
+                ]
+            }
+            Attribute::District => vec![self.district.as_str().to_owned()],
+            Attribute::Conditions => self
+                .conditions
+                .iter()
+                .map(|c| c.as_str().to_owned())
+                .collect(),
+        }
     }
 
     /// The editor's view: the same facts as typed input.

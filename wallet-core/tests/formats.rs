@@ -12,7 +12,8 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 use time::{Date, macros::date};
-use wallet_core::format::Record;
+use wallet_core::format::{Record, version_of};
+use wallet_core::profile::PROFILE_FORMAT;
 use wallet_core::store::{MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
 use wallet_core::{
     Attribute, Claim, ConditionCode, Currency, DisclosureLedger, DistrictId, KdfParams,
@@ -51,6 +52,31 @@ fn record_input() -> ProfileInput {
         "westend",
         ["diabetes", "epilepsy"],
     )
+}
+
+/// The `"format":n` member of a (profile or memory) record of format `n`, 2 and up.
+fn tag(n: u32) -> String {
+    format!(r#""format":{n}"#)
+}
+
+/// `current`, a profile record as this build writes it, relabelled as the older format `n`:
+/// its tag replaced by `n`'s, or removed for format 1. Checks that the result really is a
+/// format-`n` record, so a test built on it cannot silently stop testing older formats.
+fn profile_as_format(current: &str, n: u32) -> String {
+    assert!(n < PROFILE_FORMAT, "{n} is not an older format");
+    let now = tag(PROFILE_FORMAT);
+    assert!(current.starts_with(&format!("{{{now},")), "{current}");
+    let older = if n == 1 {
+        current.replacen(&format!("{now},"), "", 1)
+    } else {
+        current.replacen(&now, &tag(n), 1)
+    };
+    assert_eq!(
+        version_of(older.as_bytes(), Record::Profile, PROFILE_FORMAT),
+        Ok(n),
+        "{older}"
+    );
+    older
 }
 
 /// A memory that knows something about every attribute, with one attribute reset (epoch 1).
@@ -234,8 +260,13 @@ fn memory_of_every_known_format_reads_and_migrates() {
             "{text}"
         );
     }
-    // What this build writes reads back as itself.
+    // What this build writes is the current format and reads back as itself.
     let written = StoredVault::sealed(10, &vault, &ledger, &mut rng(13)).unwrap();
+    let text = memory_plaintext(&vault, &written);
+    assert!(
+        text.starts_with(&format!("{{{},", tag(MEMORY_FORMAT))),
+        "{text}"
+    );
     assert_eq!(
         written.open_memory(&vault, Some(10), None),
         Ok((ledger, MemoryOrigin::Sealed(10)))
@@ -288,13 +319,21 @@ fn memory_from_a_newer_tacit_is_refused_as_such_and_malformed_memory_fails_close
 fn profile_record_of_every_known_format_reads_and_unknown_fields_are_refused() {
     let profile = Profile::new(&record_input(), TODAY).unwrap();
     let current = serde_json::to_string(&profile).unwrap();
-    let format = wallet_core::profile::PROFILE_FORMAT;
+    let format = PROFILE_FORMAT;
     assert!(
         current.starts_with(&format!(r#"{{"format":{format},"#)),
         "{current}"
     );
-    let v1 = current.replacen(&format!(r#""format":{format},"#), "", 1);
-    assert_eq!(Profile::from_record(v1.as_bytes()), Ok(profile.clone()));
+    let v1 = profile_as_format(&current, 1);
+    for n in 1..format {
+        let older = profile_as_format(&current, n);
+        assert_eq!(
+            Profile::from_record(older.as_bytes()),
+            Ok(profile.clone()),
+            "{older}"
+        );
+        assert!(serde_json::from_str::<Profile>(&older).is_err(), "{older}");
+    }
     assert_eq!(
         Profile::from_record(current.as_bytes()),
         Ok(profile.clone())
@@ -339,7 +378,7 @@ fn frozen_vectors_migrate_to_a_profile_without_a_preferred_language() {
         let pass = Passphrase::new(vector.passphrase.clone()).unwrap();
         let (mut vault, profile) = Vault::unlock(&record.envelope_bytes().unwrap(), &pass).unwrap();
         assert_eq!(profile.preferred_language(), None, "{name}");
-        // Migrated, then saved by this build with the new field set: opens as format 3.
+        // Migrated, then saved by this build with the new field set: opens in the current format.
         let profile = profile.with_preferred_language(Some(language("sv-SE")));
         vault.reseal(&profile, &mut rng(14)).unwrap();
         let (_, reopened) = Vault::unlock(&vault.to_bytes(), &pass).unwrap();
@@ -354,7 +393,10 @@ fn profile_format3_round_trips_and_keeps_formats_apart() {
         .unwrap()
         .with_preferred_language(Some(language("de-CH")));
     let json = serde_json::to_string(&profile).unwrap();
-    assert!(json.starts_with(r#"{"format":3,"#), "{json}");
+    assert!(
+        json.starts_with(&format!("{{{},", tag(PROFILE_FORMAT))),
+        "{json}"
+    );
     assert!(
         json.ends_with(r#","preferred_language":"de-CH"}"#),
         "{json}"
@@ -365,13 +407,11 @@ fn profile_format3_round_trips_and_keeps_formats_apart() {
     let (_, opened) = Vault::unlock(&vault.to_bytes(), &pass()).unwrap();
     assert_eq!(opened, profile);
 
-    // The new field exists only in format 3: an older format carrying it is refused, as is a
+    // The field exists only from format 3 on: an older format carrying it is refused, as is a
     // malformed value.
-    let as_v2 = json.replacen(r#""format":3"#, r#""format":2"#, 1);
-    let as_v1 = json.replacen(r#""format":3,"#, "", 1);
     for bad in [
-        as_v2,
-        as_v1,
+        profile_as_format(&json, 2),
+        profile_as_format(&json, 1),
         json.replace("de-CH", "de_CH"),
         json.replace("de-CH", "x"),
         json.replace("de-CH", "deutsch-schweiz-123456789"),
@@ -379,7 +419,7 @@ fn profile_format3_round_trips_and_keeps_formats_apart() {
     ] {
         assert!(Profile::from_record(bad.as_bytes()).is_err(), "{bad}");
     }
-    // A format-3 record without the optional field reads as no preference.
+    // A current record without the optional field reads as no preference.
     let none = Profile::new(&record_input(), TODAY).unwrap();
     let json = serde_json::to_string(&none).unwrap();
     assert!(!json.contains("preferred_language"), "{json}");
@@ -430,11 +470,12 @@ proptest::proptest! {
     #[test]
     fn every_format_reads_any_profile_to_the_same_facts(input in common::arb_input()) {
         let profile = Profile::new(&input, common::today()).unwrap();
-        let v3 = serde_json::to_string(&profile).unwrap();
-        let v2 = v3.replacen(r#""format":3"#, r#""format":2"#, 1);
-        let v1 = v3.replacen(r#""format":3,"#, "", 1);
-        for text in [&v3, &v2, &v1] {
-            proptest::prop_assert_eq!(Profile::from_record(text.as_bytes()), Ok(profile.clone()));
+        let current = serde_json::to_string(&profile).unwrap();
+        proptest::prop_assert_eq!(Profile::from_record(current.as_bytes()), Ok(profile.clone()));
+        // Every older format, each checked to be that format by `profile_as_format`.
+        for n in 1..PROFILE_FORMAT {
+            let text = profile_as_format(&current, n);
+            proptest::prop_assert_eq!(Profile::from_record(text.as_bytes()), Ok(profile.clone()), "{}", text);
         }
         let tagged = profile.clone().with_preferred_language(Some(language("nb-NO")));
         let json = serde_json::to_string(&tagged).unwrap();

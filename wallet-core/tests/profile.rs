@@ -5,7 +5,7 @@
 mod common;
 
 use common::{input, profile, today};
-use wallet_core::{Field, Profile, ProfileError, ProfileInput};
+use wallet_core::{Attribute, Field, Profile, ProfileError, ProfileInput};
 
 fn refused(edit: impl FnOnce(&mut ProfileInput)) -> ProfileError {
     let mut i = input();
@@ -16,6 +16,27 @@ fn refused(edit: impl FnOnce(&mut ProfileInput)) -> ProfileError {
 fn field_of(err: ProfileError) -> Field {
     let ProfileError { field, reason: _ } = err;
     field
+}
+
+#[test]
+fn profile_renderings_are_every_way_a_raw_value_could_be_written() {
+    let mut input = input();
+    input.income_minor = 123_456_789; // 1,234,567.89
+    input.conditions = vec!["asthma".into(), "diabetes".into()];
+    let p = Profile::new(&input, today()).unwrap();
+    assert_eq!(
+        p.renderings(Attribute::Income),
+        ["123456789", "1234567.89", "1,234,567.89"]
+    );
+    assert_eq!(p.renderings(Attribute::Age), ["1990-02-28", "19900228"]);
+    assert_eq!(p.renderings(Attribute::District), ["nordhafen"]);
+    assert_eq!(p.renderings(Attribute::Conditions), ["asthma", "diabetes"]);
+    // The canary's list is every attribute's renderings, in `Attribute::ALL` order.
+    let all: Vec<String> = Attribute::ALL
+        .into_iter()
+        .flat_map(|a| p.renderings(a))
+        .collect();
+    assert_eq!(common::renderings(&p), all);
 }
 
 #[test]
