@@ -28,12 +28,18 @@ impl Timestamp {
         Self(self.0.saturating_add(ms))
     }
 
-    /// The calendar date (UTC) of this instant, for age claims.
+    /// The calendar date (UTC) of this instant, for age claims; [`time::Date::MIN`] for an
+    /// instant outside `time`'s range (see [`Timestamp::checked_date_utc`]).
     pub fn date_utc(self) -> time::Date {
+        self.checked_date_utc().unwrap_or(time::Date::MIN)
+    }
+
+    /// The calendar date (UTC) of this instant; `None` outside `time`'s range of dates.
+    pub fn checked_date_utc(self) -> Option<time::Date> {
         let secs = self.0.div_euclid(1000);
         time::OffsetDateTime::from_unix_timestamp(secs)
+            .ok()
             .map(|t| t.date())
-            .unwrap_or(time::Date::MIN)
     }
 }
 

@@ -116,10 +116,8 @@ pub fn parse_birth_date(text: &str) -> Result<Date, PredicateError> {
 
 /// The UTC calendar date of a time in milliseconds since the Unix epoch.
 pub fn utc_date(now_ms: i64) -> Result<Date, PredicateError> {
-    let day = now_ms.div_euclid(MS_PER_DAY) + UNIX_EPOCH_JULIAN_DAY;
-    i32::try_from(day)
-        .ok()
-        .and_then(|d| Date::from_julian_day(d).ok())
+    wallet_core::Timestamp::from_millis(now_ms)
+        .checked_date_utc()
         .ok_or(PredicateError::TimeOutOfRange)
 }
 
