@@ -40,6 +40,7 @@ use capability_gate::credentials::{CredentialError, Credentials, IssuerInfo};
 use libfuzzer_sys::fuzz_target;
 use p256::ecdsa::SigningKey;
 use serde_json::{Map, Value, json};
+use tacit_fuzz::recipe::Recipe;
 use tacit_protocol::predicates::{self, AGE_THRESHOLDS};
 use tacit_protocol::request_auth::{InstallKey, Jwk};
 use tacit_protocol::sd_jwt::{
@@ -429,21 +430,6 @@ fn money(amount_minor: u64, currency: &str) -> Money {
 
 fn claim_currency_differs_or_off_ladder(claim: &Claim, currency: Option<&Currency>) -> bool {
     predicates::disclosure_for(claim, currency).is_none()
-}
-
-/// Reads the recipe bytes, `0` past the end.
-struct Recipe<'a>(&'a [u8]);
-
-impl Recipe<'_> {
-    fn byte(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
 }
 
 fn run(

@@ -32,6 +32,7 @@ use libfuzzer_sys::fuzz_target;
 use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
 use serde_json::{Map, Value, json};
+use tacit_fuzz::recipe::Recipe;
 use tacit_protocol::request_auth::InstallKey;
 use tacit_protocol::sd_jwt::{
     Credential, DEFAULT_MAX_KB_AGE_MS, Disclosure, IssuedClaims, IssuerKey, Jwks, MAX_SD_JWT_LEN,
@@ -231,21 +232,6 @@ fn raw(h: &Harness, text: &str) {
         verify(&h.trusted, AUD, NONCE, credential.exp()),
         Err(SdJwtError::Expired)
     );
-}
-
-/// Reads the recipe bytes, `0` past the end.
-struct Recipe<'a>(&'a [u8]);
-
-impl Recipe<'_> {
-    fn byte(&mut self) -> u8 {
-        match self.0.split_first() {
-            Some((&b, rest)) => {
-                self.0 = rest;
-                b
-            }
-            None => 0,
-        }
-    }
 }
 
 fn built(h: &Harness, data: &[u8]) {

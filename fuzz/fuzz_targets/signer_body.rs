@@ -31,8 +31,7 @@ use tacit_protocol::request_auth::{
     signing_input,
 };
 use tokio::runtime::Runtime;
-use wallet_core::receipt::verify;
-use wallet_core::{ReceiptPayload, SignedReceipt, Timestamp};
+use wallet_core::{ReceiptPayload, Timestamp};
 
 /// 30 s after the frozen receipt's `issued_at` (1777627860000), inside its ten-minute window.
 const NOW: i64 = 1_777_627_890_000;
@@ -107,17 +106,7 @@ fuzz_target!(|data: &[u8]| {
     if status == StatusCode::OK {
         let payload = signable.expect("signed a body the rules refuse");
         assert!(data.len() <= MAX_BODY_BYTES);
-        let signed = SignedReceipt::parse(&body).expect("the answer is a signed receipt");
-        assert_eq!(
-            signed.payload, payload,
-            "signed something else than what was sent"
-        );
-        let keys = h.state.keys().key_set();
-        let verified = verify(&signed, &keys, &payload.audience, &payload.nonce, now);
-        assert!(
-            verified.is_ok(),
-            "a fresh signature does not verify: {verified:?}"
-        );
+        services::assert_signed_as_sent(&h.state, &body, &payload, now);
         return;
     }
     assert!(

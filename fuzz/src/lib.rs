@@ -8,6 +8,7 @@
 //! another shape (or delete or duplicate it), then write the document back. The other half (and
 //! every input that is not JSON) go to libFuzzer's own mutator.
 
+pub mod recipe;
 pub mod services;
 
 use serde_json::{Map, Number, Value};

@@ -1,7 +1,7 @@
 //! What the service targets (`signer_body`, `signer_request_auth`, `issuer_request`,
 //! `site_api_body`) share: a current-thread runtime, a fresh directory for a SQLite file, one
-//! request through a router with its JSON content type checked, the shape of a refusal, and a
-//! signer with one enrolled install.
+//! request through a router with its JSON content type checked, the shape of a refusal, a
+//! signer with one enrolled install, and the check of what that signer signed.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,7 +15,8 @@ use signer::{AppState, Config, KeyStore, SignerDb, enrol_code};
 use tacit_protocol::request_auth::InstallKey;
 use tokio::runtime::Runtime;
 use tower::ServiceExt;
-use wallet_core::Timestamp;
+use wallet_core::receipt::verify;
+use wallet_core::{ReceiptPayload, SignedReceipt, Timestamp};
 
 /// A current-thread runtime with time and I/O.
 pub fn runtime() -> Runtime {
@@ -91,4 +92,25 @@ pub fn signer_with_install(
     let signing = SigningKey::from_bytes(&[42; 32]);
     let keys = KeyStore::from_signing_key(signing, now.plus_millis(-86_400_000));
     AppState::new(keys, db, &config, move || now)
+}
+
+/// Asserts that the signer's answer `body` is a signed receipt of exactly `payload`, and that it
+/// verifies under `state`'s published keys for the payload's audience and nonce at `now`.
+pub fn assert_signed_as_sent(
+    state: &AppState,
+    body: &[u8],
+    payload: &ReceiptPayload,
+    now: Timestamp,
+) {
+    let signed = SignedReceipt::parse(body).expect("the answer is a signed receipt");
+    assert_eq!(
+        &signed.payload, payload,
+        "signed something else than what was sent"
+    );
+    let keys = state.keys().key_set();
+    let verified = verify(&signed, &keys, &payload.audience, &payload.nonce, now);
+    assert!(
+        verified.is_ok(),
+        "a fresh signature does not verify: {verified:?}"
+    );
 }
