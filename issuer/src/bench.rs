@@ -19,6 +19,7 @@ use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
 use tacit_protocol::issuer_pop::pop_signing_input;
 use tacit_protocol::request_auth::{InstallKey, Jwk};
+use tacit_service::error::Operational;
 use tower::ServiceExt;
 
 use crate::credential::{Issuance, issue_batch};
@@ -81,7 +82,7 @@ impl Report {
 fn holder(i: u64) -> Result<SigningKey, Error> {
     let mut bytes = [0x11u8; 32];
     bytes[24..].copy_from_slice(&i.wrapping_add(1).to_be_bytes());
-    SigningKey::from_slice(&bytes).map_err(|_| Error::Random)
+    SigningKey::from_slice(&bytes).map_err(|_| Operational::Random.into())
 }
 
 fn jwk(key: &SigningKey) -> Jwk {
@@ -132,7 +133,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
             system_now(),
             || {
                 let mut salt = [0u8; 16];
-                getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+                getrandom::fill(&mut salt).map_err(|_| Operational::Random)?;
                 Ok(salt)
             },
         )?;
@@ -190,17 +191,18 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         let request = Request::post("/v1/credentials")
             .header("content-type", "application/json")
             .body(Body::from(body.to_string()))
-            .map_err(|_| Error::Config("could not build a request".to_owned()))?;
+            .map_err(|_| Operational::Config("could not build a request".to_owned()))?;
         let response = app
             .clone()
             .oneshot(request)
             .await
-            .map_err(|_| Error::Config("the router failed".to_owned()))?;
+            .map_err(|_| Operational::Config("the router failed".to_owned()))?;
         if !response.status().is_success() {
-            return Err(Error::Config(format!(
+            return Err(Operational::Config(format!(
                 "the issuer refused a bench request with {}",
                 response.status()
-            )));
+            ))
+            .into());
         }
         let _ = axum::body::to_bytes(response.into_body(), usize::MAX).await;
         http_batches += 1;

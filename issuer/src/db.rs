@@ -16,6 +16,7 @@ use tacit_protocol::request_auth::{
     EnrolmentCode, code_expiry, derive_code_hash, make_enrolment_code,
 };
 use tacit_service::db::Tables;
+use tacit_service::error::Operational;
 use tacit_store::sqlx::{self, Any, Row, Transaction};
 use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
@@ -115,7 +116,7 @@ fn refresh_hash(token: &str) -> String {
 /// 32 random bytes as base64url (43 characters, [`tacit_protocol::issuance::token_shaped`]).
 pub fn random_token() -> Result<String, Error> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|_| Error::Random)?;
+    getrandom::fill(&mut bytes).map_err(|_| Operational::Random)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
@@ -163,7 +164,7 @@ impl IssuerDb {
         expires_at: Timestamp,
     ) -> Result<EnrolmentCode, Error> {
         let mut random = [0u8; 10];
-        getrandom::fill(&mut random).map_err(|_| Error::Random)?;
+        getrandom::fill(&mut random).map_err(|_| Operational::Random)?;
         let code = make_enrolment_code(random);
         sqlx::query(
             "INSERT INTO enrolment_codes (code_hash, person_id, created_at, expires_at, used_at) \
@@ -355,7 +356,7 @@ pub const DEMO_PEOPLE: &[(&str, i64, &str, &str)] = &[
 /// enrolment code keeps ([`tacit_protocol::request_auth::code_expiry`]).
 fn code_expires_at(now: Timestamp, valid_for_ms: i64) -> Result<Timestamp, Error> {
     let valid_for = Duration::from_millis(u64::try_from(valid_for_ms).unwrap_or(0));
-    code_expiry(now, valid_for).map_err(|e| Error::Config(e.to_string()))
+    code_expiry(now, valid_for).map_err(|e| Operational::Config(e.to_string()).into())
 }
 
 /// `tacit-issuer seed`: adds the first `count` demo people (cycling through [`DEMO_PEOPLE`])
@@ -370,7 +371,7 @@ pub async fn seed(
     let mut out = Vec::with_capacity(count);
     for (name, income_minor, currency, birth_date) in DEMO_PEOPLE.iter().cycle().take(count) {
         let mut id = [0u8; 16];
-        getrandom::fill(&mut id).map_err(|_| Error::Random)?;
+        getrandom::fill(&mut id).map_err(|_| Operational::Random)?;
         let person = Person {
             person_id: hex::encode(id),
             name: (*name).to_owned(),

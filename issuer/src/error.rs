@@ -6,6 +6,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use tacit_service::error::Operational;
 use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the issuer.
@@ -63,30 +64,10 @@ pub enum Error {
     #[error("this issuer holds no record it could vouch for about this person")]
     NoRecord,
 
-    /// Refused before any handler ran: rate limited, timed out, no such route or method.
+    /// Refused before a handler ran, a key file, the socket, a file operation, the random
+    /// number generator or the configuration (answered as `tacit-service` decides).
     #[error(transparent)]
-    Refused(#[from] tacit_service::middleware::Refusal),
-
-    /// The key file is missing, readable by others, malformed or in the way of `keygen`.
-    #[error(transparent)]
-    KeyFile(#[from] tacit_service::keyfile::KeyFileError),
-
-    /// The listening socket could not be bound or served on.
-    #[error(transparent)]
-    Socket(#[from] tacit_service::serve::SocketError),
-
-    #[error("could not {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: String,
-        source: std::io::Error,
-    },
-
-    #[error("the operating system's random number generator failed")]
-    Random,
-
-    #[error("invalid configuration: {0}")]
-    Config(String),
+    Operational(#[from] Operational),
 
     /// A stored record cannot become a credential (the reason is a fixed sentence).
     #[error("a stored record is unusable: {0}")]
@@ -136,11 +117,13 @@ impl Error {
             Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
             Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
             Error::NoRecord => (StatusCode::CONFLICT, "no_record"),
-            Error::Refused(refusal) => refusal.status_and_code(),
+            Error::Operational(operational) => operational.status_and_code(),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }
+
+tacit_service::operational_from!(Error);
 
 impl From<tacit_store::sqlx::Error> for Error {
     fn from(error: tacit_store::sqlx::Error) -> Self {
@@ -152,7 +135,7 @@ impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         let retry_after = match &self {
-            Error::Refused(refusal) => refusal.retry_after(),
+            Error::Operational(operational) => operational.retry_after(),
             _ => None,
         };
         error_response("issuer", status, code, &self, retry_after)

@@ -23,6 +23,7 @@ use std::path::Path;
 use p256::ecdsa::SigningKey;
 use serde::{Deserialize, Serialize};
 use tacit_protocol::request_auth::{InstallKey, Jwk};
+use tacit_service::error::Operational;
 use tacit_service::keyfile::{self, KeyFileJson, KeyFileStore, SecretHex};
 use wallet_core::Timestamp;
 use zeroize::Zeroizing;
@@ -74,12 +75,12 @@ pub fn make_signing_key() -> Result<SigningKey, Error> {
     // Rejection sampling: a random 32-byte string is a valid scalar with overwhelming odds.
     for _ in 0..16 {
         let mut bytes = Zeroizing::new([0u8; 32]);
-        getrandom::fill(&mut *bytes).map_err(|_| Error::Random)?;
+        getrandom::fill(&mut *bytes).map_err(|_| Operational::Random)?;
         if let Ok(key) = SigningKey::from_slice(&*bytes) {
             return Ok(key);
         }
     }
-    Err(Error::Random)
+    Err(Operational::Random.into())
 }
 
 impl KeyStore {

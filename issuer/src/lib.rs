@@ -57,6 +57,7 @@ pub use db::{
 pub use error::Error;
 pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};
 pub use routes::{MAX_BATCH, MAX_BODY_BYTES, app};
+use tacit_service::error::Operational;
 pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::{Clock, SystemClock, shutdown_signal, system_now};
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
@@ -102,10 +103,10 @@ pub fn issuer_metadata(issuer: &str, keys: &KeyStore) -> Result<IssuerMetadata, 
             sec1_of(&jwk)
                 .and_then(|sec1| p256::ecdsa::VerifyingKey::from_sec1_bytes(&sec1).ok())
                 .map(|key| IssuerKey { kid, key })
-                .ok_or_else(|| Error::Config("a published key is malformed".to_owned()))
+                .ok_or_else(|| Operational::Config("a published key is malformed".to_owned()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let jwks = Jwks::new(set).map_err(|e| Error::Config(format!("key set: {}", e.code())))?;
+    let jwks = Jwks::new(set).map_err(|e| Operational::Config(format!("key set: {}", e.code())))?;
     Ok(IssuerMetadata {
         issuer: issuer.to_owned(),
         jwks,

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
 use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
+use tacit_service::error::Operational;
 use tacit_service::middleware::{
     BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
 };
@@ -232,7 +233,7 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
         now,
         || {
             let mut salt = [0u8; 16];
-            getrandom::fill(&mut salt).map_err(|_| Error::Random)?;
+            getrandom::fill(&mut salt).map_err(|_| Operational::Random)?;
             Ok(salt)
         },
     )?;

@@ -7,7 +7,7 @@
 //!
 //! [`http1`] is the response-head parser the services' load generators share and [`bench`] their
 //! `main`; [`key_cache`] a service's cache of another party's keys; [`cli`] what the command
-//! lines share; [`config`] the configurations' defaults; [`db`] a service's tables
+//! lines share; [`config`] the configurations' defaults; [`error`] the failures the signer and the issuer share and their HTTP answer; [`db`] a service's tables
 //! opened and migrated, and when to purge expired rows; [`fetch`] the one client for another party's
 //! JSON documents (keys, metadata); [`logging`] the
 //! one logging set-up (`RUST_LOG`, else `--log-level`); [`middleware`] the routers' rate limit,
@@ -19,6 +19,7 @@ pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod error;
 pub mod fetch;
 pub mod http1;
 pub mod key_cache;

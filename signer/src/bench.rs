@@ -23,6 +23,7 @@ use tacit_protocol::request_auth::{
     HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, signing_input,
 };
 use tacit_service::bench::{per_sec, ratio};
+use tacit_service::error::Operational;
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
     ToolName,
@@ -149,7 +150,7 @@ impl Report {
 /// A payload like the wallet sends: `entries` comparisons for one site, issued now.
 pub fn sample_payload(entries: usize, now: Timestamp) -> Result<ReceiptPayload, Error> {
     fn bad<E>(_: E) -> Error {
-        Error::Config("sample payload".to_owned())
+        Operational::Config("sample payload".to_owned()).into()
     }
     let site = Origin::parse("https://housing.example").map_err(bad)?;
     let mut log = ComparisonLog::new();
@@ -179,7 +180,7 @@ pub fn sample_payload(entries: usize, now: Timestamp) -> Result<ReceiptPayload, 
 fn make_install_key() -> Result<p256::ecdsa::SigningKey, Error> {
     loop {
         let mut d = zeroize::Zeroizing::new([0u8; 32]);
-        getrandom::fill(&mut *d).map_err(|_| Error::Random)?;
+        getrandom::fill(&mut *d).map_err(|_| Operational::Random)?;
         if let Ok(key) = p256::ecdsa::SigningKey::from_slice(&*d) {
             return Ok(key);
         }
@@ -188,10 +189,12 @@ fn make_install_key() -> Result<p256::ecdsa::SigningKey, Error> {
 
 /// Runs the benchmark on the current tokio runtime.
 pub async fn run(args: BenchArgs) -> Result<Report, Error> {
-    let bad = |what: &'static str| move |e: std::io::Error| Error::Config(format!("{what}: {e}"));
+    let bad =
+        |what: &'static str| move |e: std::io::Error| Operational::Config(format!("{what}: {e}"));
     let now = system_now();
     let payload = sample_payload(args.entries, now)?;
-    let body = serde_json::to_vec(&payload).map_err(|_| Error::Config("encode".to_owned()))?;
+    let body =
+        serde_json::to_vec(&payload).map_err(|_| Operational::Config("encode".to_owned()))?;
 
     // A throwaway database with one enrolled install.
     let dir = tempfile::tempdir().map_err(bad("temp dir"))?;
@@ -200,7 +203,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
     let install_key = InstallKey::from_verifying_key(*install.verifying_key());
     let code = enrol_code(&db, "signer-bench", Duration::from_secs(60), now).await?;
     if db.enrol(&code, &install_key, now).await? != Enrolment::Enrolled {
-        return Err(Error::Config("the bench install did not enrol".to_owned()));
+        return Err(Operational::Config("the bench install did not enrol".to_owned()).into());
     }
 
     // Raw signing and verifying, on one thread each in turn, with nothing else running.
@@ -225,7 +228,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
             (signs, verifies)
         })
         .await
-        .map_err(|_| Error::Config("the measuring thread failed".to_owned()))?;
+        .map_err(|_| Operational::Config("the measuring thread failed".to_owned()))?;
 
     let mut config = Config::default();
     config.limit_flags.rate_limit_per_minute = 0;
@@ -256,7 +259,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
             .collect::<Vec<_>>()
     })
     .await
-    .map_err(|_| Error::Config("the pre-signing thread failed".to_owned()))?;
+    .map_err(|_| Operational::Config("the pre-signing thread failed".to_owned()))?;
     let pool = Arc::new(pool);
     let next = Arc::new(AtomicUsize::new(0));
 
@@ -280,7 +283,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
     for task in tasks {
         let (lat, failed) = task
             .await
-            .map_err(|_| Error::Config("a load task failed".to_owned()))?;
+            .map_err(|_| Operational::Config("a load task failed".to_owned()))?;
         latencies.extend(lat);
         failures += failed;
     }

@@ -12,6 +12,7 @@ use tacit_protocol::request_auth::{
     EnrolmentCode, InstallId, InstallKey, Jwk, code_expiry, derive_code_hash, make_enrolment_code,
 };
 use tacit_service::db::Tables;
+use tacit_service::error::Operational;
 use tacit_store::sqlx::{self, Row};
 use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
@@ -268,13 +269,14 @@ pub async fn enrol_code(
     now: Timestamp,
 ) -> Result<EnrolmentCode, Error> {
     if label.chars().count() > MAX_LABEL_CHARS || label.chars().any(char::is_control) {
-        return Err(Error::Config(format!(
+        return Err(Operational::Config(format!(
             "the label must be at most {MAX_LABEL_CHARS} characters, without control characters"
-        )));
+        ))
+        .into());
     }
-    let expires_at = code_expiry(now, valid_for).map_err(|e| Error::Config(e.to_string()))?;
+    let expires_at = code_expiry(now, valid_for).map_err(|e| Operational::Config(e.to_string()))?;
     let mut random = [0u8; 10];
-    getrandom::fill(&mut random).map_err(|_| Error::Random)?;
+    getrandom::fill(&mut random).map_err(|_| Operational::Random)?;
     let code = make_enrolment_code(random);
     db.create_code(&code, label, now, expires_at).await?;
     Ok(code)

@@ -6,6 +6,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use tacit_service::error::Operational;
 use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the signer and the verifier CLI.
@@ -92,33 +93,10 @@ pub enum Error {
     )]
     InvalidEnrolment,
 
-    /// Refused before any handler ran: rate limited, timed out, no such route or method.
+    /// Refused before a handler ran, a key file, the socket, a file operation, the random
+    /// number generator or the configuration (answered as `tacit-service` decides).
     #[error(transparent)]
-    Refused(#[from] tacit_service::middleware::Refusal),
-
-    /// The key file is missing, readable by others, malformed or in the way of `keygen`.
-    #[error(transparent)]
-    KeyFile(#[from] tacit_service::keyfile::KeyFileError),
-
-    /// The listening socket could not be bound or served on.
-    #[error(transparent)]
-    Socket(#[from] tacit_service::serve::SocketError),
-
-    /// A file operation failed.
-    #[error("could not {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: String,
-        source: std::io::Error,
-    },
-
-    /// The operating system's random number generator failed.
-    #[error("the operating system's random number generator failed")]
-    Random,
-
-    /// The configuration (flags, environment) cannot be used.
-    #[error("invalid configuration: {0}")]
-    Config(String),
+    Operational(#[from] Operational),
 
     /// The database failed (the store's message carries no URL or value).
     #[error("database: {0}")]
@@ -183,11 +161,13 @@ impl Error {
             Error::EnrolmentRefused => (StatusCode::FORBIDDEN, "enrolment_refused"),
             Error::AlreadyEnrolled => (StatusCode::CONFLICT, "already_enrolled"),
             Error::InvalidEnrolment => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_enrolment"),
-            Error::Refused(refusal) => refusal.status_and_code(),
+            Error::Operational(operational) => operational.status_and_code(),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }
+
+tacit_service::operational_from!(Error);
 
 impl From<tacit_store::sqlx::Error> for Error {
     fn from(error: tacit_store::sqlx::Error) -> Self {
@@ -199,7 +179,7 @@ impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         let retry_after = match &self {
-            Error::Refused(refusal) => refusal.retry_after(),
+            Error::Operational(operational) => operational.retry_after(),
             _ => None,
         };
         let mut response = error_response("signer", status, code, &self, retry_after);

@@ -3,6 +3,7 @@
 //! `Debug` here shows key ids only. The file format is in `keyfile.rs`.
 
 use ed25519_dalek::SigningKey;
+use tacit_service::error::Operational;
 use wallet_core::receipt::sign;
 use wallet_core::{
     KeyId, KeySet, KeyStatus, PublicKeyEntry, ReceiptPayload, SignedReceipt, Timestamp,
@@ -50,11 +51,12 @@ impl KeyStore {
     /// before rotating may carry such a time.
     pub fn rotate_to(&mut self, next: SigningKey, now: Timestamp) -> Result<(), Error> {
         if now < self.active_not_before {
-            return Err(Error::Config(
+            return Err(Operational::Config(
                 "the clock reads earlier than the active key's start; check the system clock \
                  before rotating"
                     .to_owned(),
-            ));
+            )
+            .into());
         }
         let old = core::mem::replace(&mut self.active, next);
         self.retired.push(PublicKeyEntry::new(
@@ -99,6 +101,6 @@ impl KeyStore {
 /// A fresh Ed25519 key from the operating system's generator.
 pub fn make_signing_key() -> Result<SigningKey, Error> {
     let mut seed = Zeroizing::new([0u8; 32]);
-    getrandom::fill(&mut *seed).map_err(|_| Error::Random)?;
+    getrandom::fill(&mut *seed).map_err(|_| Operational::Random)?;
     Ok(SigningKey::from_bytes(&seed))
 }

@@ -55,6 +55,7 @@ pub use keyfile::{KEY_FILE_FORMAT, keygen};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
 pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+use tacit_service::error::Operational;
 pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::shutdown_signal;
 pub use tacit_service::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
@@ -102,9 +103,9 @@ pub async fn run_server(config: &Config) -> Result<(), Error> {
     let keys = KeyStore::load(&config.key_file)?;
     let db = open_database(config).await?;
     if config.allowed_origins.is_empty() {
-        return Err(Error::Config(
-            "at least one --allowed-origin is needed".to_owned(),
-        ));
+        return Err(
+            Operational::Config("at least one --allowed-origin is needed".to_owned()).into(),
+        );
     }
     let listener = tacit_service::serve::bind(
         config.listen,

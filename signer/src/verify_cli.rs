@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
+use tacit_service::error::Operational;
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
 use wallet_core::{KeySet, Nonce, Origin, SignedReceipt, Timestamp, VerifiedReceipt};
 
@@ -126,7 +127,9 @@ fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
     let mut notes = Vec::new();
     let audience = match &args.audience {
         Some(text) => Origin::parse(text).map_err(|_| {
-            Error::Config("--audience must be an origin such as https://site.example".to_owned())
+            Operational::Config(
+                "--audience must be an origin such as https://site.example".to_owned(),
+            )
         })?,
         None => {
             notes.push(
@@ -138,8 +141,9 @@ fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
         }
     };
     let nonce = match &args.nonce {
-        Some(text) => Nonce::parse(text)
-            .map_err(|_| Error::Config("--nonce must match [A-Za-z0-9_.~-]{1,128}".to_owned()))?,
+        Some(text) => Nonce::parse(text).map_err(|_| {
+            Operational::Config("--nonce must match [A-Za-z0-9_.~-]{1,128}".to_owned())
+        })?,
         None => {
             notes.push(
                 "no --nonce given: checked against the receipt's own nonce, so replay is not \
@@ -155,7 +159,7 @@ fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
 }
 
 fn read_limited(path: &Path) -> Result<Vec<u8>, Error> {
-    let io = |action, source| Error::Io {
+    let io = |action, source| Operational::Io {
         action,
         path: path.display().to_string(),
         source,

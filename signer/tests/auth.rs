@@ -615,7 +615,9 @@ async fn enrol_code_refuses_odd_labels_and_validity() {
     ] {
         assert!(matches!(
             enrol_code(&db, label, valid_for, now).await,
-            Err(signer::Error::Config(_))
+            Err(signer::Error::Operational(
+                tacit_service::error::Operational::Config(_)
+            ))
         ));
     }
     let a = enrol_code(&db, "ok", Duration::from_secs(60), now)

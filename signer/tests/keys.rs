@@ -9,6 +9,7 @@ use std::path::Path;
 
 use common::*;
 use signer::{Error, KeyStore, keygen};
+use tacit_service::error::Operational;
 use tacit_service::keyfile::rotate_file;
 use tacit_service::keyfile::{KeyFileError, Problem};
 use wallet_core::receipt::verify;
@@ -47,10 +48,10 @@ fn keygen_refuses_to_overwrite_unless_forced() {
     assert!(
         matches!(
             err,
-            Error::KeyFile(KeyFileError {
+            Error::Operational(Operational::KeyFile(KeyFileError {
                 problem: Problem::Exists,
                 ..
-            })
+            }))
         ),
         "{err}"
     );
@@ -71,10 +72,10 @@ fn load_refuses_a_file_group_or_others_can_read() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(bad)).unwrap();
         let err = KeyStore::load(&path).unwrap_err();
         match &err {
-            Error::KeyFile(KeyFileError {
+            Error::Operational(Operational::KeyFile(KeyFileError {
                 problem: Problem::Permissions { mode },
                 ..
-            }) => assert_eq!(*mode, bad),
+            })) => assert_eq!(*mode, bad),
             other => panic!("{bad:o}: {other}"),
         }
         let message = err.to_string();
@@ -94,10 +95,10 @@ fn load_refuses_a_missing_file_naming_keygen() {
     let err = KeyStore::load(&path).unwrap_err();
     assert!(matches!(
         err,
-        Error::KeyFile(KeyFileError {
+        Error::Operational(Operational::KeyFile(KeyFileError {
             problem: Problem::Missing,
             ..
-        })
+        }))
     ));
     let message = err.to_string();
     assert!(
@@ -141,10 +142,10 @@ fn load_refuses_malformed_files_without_printing_them() {
         assert!(
             matches!(
                 err,
-                Error::KeyFile(KeyFileError {
+                Error::Operational(Operational::KeyFile(KeyFileError {
                     problem: Problem::Format(_),
                     ..
-                })
+                }))
             ),
             "{err}"
         );
@@ -237,7 +238,7 @@ fn rotation_refuses_a_clock_before_the_active_key() {
     let mut store = KeyStore::from_signing_key(test_key(), Timestamp::from_millis(T0));
     assert!(matches!(
         store.rotate_to(other_key(), Timestamp::from_millis(T0 - 1)),
-        Err(Error::Config(_))
+        Err(Error::Operational(Operational::Config(_)))
     ));
     assert_eq!(store.key_set().keys.len(), 1);
 }
@@ -250,9 +251,9 @@ fn rotate_refuses_a_readable_file_too() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert!(matches!(
         rotate_file::<KeyStore>(&path, Timestamp::from_millis(T0 + 1)),
-        Err(Error::KeyFile(KeyFileError {
+        Err(Error::Operational(Operational::KeyFile(KeyFileError {
             problem: Problem::Permissions { .. },
             ..
-        }))
+        })))
     ));
 }

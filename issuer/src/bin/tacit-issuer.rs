@@ -9,6 +9,7 @@ use tacit_issuer::{
     Cli, Command, Config, Error, KeyStore, fresh_codes, open_database, run_server, seed, system_now,
 };
 use tacit_service::cli;
+use tacit_service::error::Operational;
 
 fn main() -> ExitCode {
     cli::main("tacit-issuer", |cli: &Cli| cli.config.log_level, run)
@@ -29,7 +30,7 @@ fn run(cli: Cli) -> Result<(), Error> {
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    cli::block_on(work, Error::Config)
+    cli::block_on(work, |m| Operational::Config(m).into())
 }
 
 async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> Result<(), Error> {

@@ -8,6 +8,7 @@ use signer::{
     Cli, Command, Config, Error, KeyStore, enrol_code, open_database, run_server, system_now,
 };
 use tacit_service::cli;
+use tacit_service::error::Operational;
 use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
@@ -30,7 +31,7 @@ fn run(cli: Cli) -> Result<(), Error> {
 }
 
 fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    cli::block_on(work, Error::Config)
+    cli::block_on(work, |m| Operational::Config(m).into())
 }
 
 fn when(at: Timestamp) -> String {
@@ -42,7 +43,7 @@ async fn enroll(config: &Config, label: &str, valid_for: Duration) -> Result<(),
     let now = system_now();
     let code = enrol_code(&db, label, valid_for, now).await?;
     let until = tacit_protocol::request_auth::code_expiry(now, valid_for)
-        .map_err(|e| Error::Config(e.to_string()))?;
+        .map_err(|e| Operational::Config(e.to_string()))?;
     println!("{code}");
     eprintln!(
         "one-time enrolment code{}, valid until {}: type it into the wallet's settings \
@@ -94,9 +95,10 @@ async fn revoke(config: &Config, install_id: &str) -> Result<(), Error> {
         );
         Ok(())
     } else {
-        Err(Error::Config(
+        Err(Operational::Config(
             "no enrolled, unrevoked install has that id; `tacit-signer installs` lists them"
                 .to_owned(),
-        ))
+        )
+        .into())
     }
 }

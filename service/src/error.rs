@@ -1,0 +1,79 @@
+//! The failures the signer and the issuer share: refused before a handler ran, a key file, the
+//! listening socket, a file operation, the random number generator, the configuration. Each
+//! service's `Error` wraps [`Operational`] as one transparent variant, so the messages are these
+//! and the HTTP answer for them is decided once, here.
+
+use axum::http::StatusCode;
+
+use crate::keyfile::KeyFileError;
+use crate::middleware::Refusal;
+use crate::serve::SocketError;
+
+/// What can go wrong in any of the services, apart from their own requests and stores.
+#[derive(Debug, thiserror::Error)]
+pub enum Operational {
+    /// Refused before any handler ran: rate limited, timed out, no such route or method.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+
+    /// The key file is missing, readable by others, malformed or in the way of `keygen`.
+    #[error(transparent)]
+    KeyFile(#[from] KeyFileError),
+
+    /// The listening socket could not be bound or served on.
+    #[error(transparent)]
+    Socket(#[from] SocketError),
+
+    /// A file operation failed.
+    #[error("could not {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+
+    /// The operating system's random number generator failed.
+    #[error("the operating system's random number generator failed")]
+    Random,
+
+    /// The configuration (flags, environment) cannot be used.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+impl Operational {
+    /// The HTTP status and the stable code a client can match on: a refusal's own, else
+    /// `internal` (500), since none of the others is the client's fault.
+    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            Operational::Refused(refusal) => refusal.status_and_code(),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        }
+    }
+
+    /// The `Retry-After` seconds the answer carries (a rate-limit refusal's).
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            Operational::Refused(refusal) => refusal.retry_after(),
+            _ => None,
+        }
+    }
+}
+
+/// `operational_from!(Error)`: `From` a refusal, a key-file error and a socket error for a
+/// service's `Error`, through its `Operational` variant (which takes `From<Operational>`).
+#[macro_export]
+macro_rules! operational_from {
+    ($error:ty) => {
+        $crate::operational_from!(@one $error, $crate::middleware::Refusal);
+        $crate::operational_from!(@one $error, $crate::keyfile::KeyFileError);
+        $crate::operational_from!(@one $error, $crate::serve::SocketError);
+    };
+    (@one $error:ty, $from:ty) => {
+        impl ::core::convert::From<$from> for $error {
+            fn from(error: $from) -> Self {
+                Self::from($crate::error::Operational::from(error))
+            }
+        }
+    };
+}
