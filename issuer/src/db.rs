@@ -17,8 +17,8 @@ use tacit_protocol::request_auth::{
 };
 use tacit_service::db::Tables;
 use tacit_service::error::Operational;
+use tacit_store::Migration;
 use tacit_store::sqlx::{self, Any, Row, Transaction};
-use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
 
 use crate::Error;
@@ -121,22 +121,7 @@ pub fn random_token() -> Result<String, Error> {
 }
 
 impl IssuerDb {
-    /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
-    pub async fn open(url: &str) -> Result<Self, Error> {
-        let tables = Tables::open(url, MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self { tables })
-    }
-
-    /// Migrates an open database and wraps it.
-    pub async fn from_db(db: Db) -> Result<Self, Error> {
-        let tables = Tables::from_db(db, MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self { tables })
-    }
-
-    /// The underlying store.
-    pub fn store(&self) -> &Db {
-        self.tables.store()
-    }
+    tacit_service::tables_methods!(MIGRATION_SET, MIGRATIONS, Error);
 
     /// Adds a person.
     pub async fn add_person(&self, person: &Person, now: Timestamp) -> Result<(), Error> {

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use wallet_core::Timestamp;
 
+use crate::error::Operational;
 use crate::keyfile::{self, KeyFileStore};
 
 /// Success, or `<program>: <error>` on stderr and failure.
@@ -34,16 +35,13 @@ pub fn main<C: clap::Parser, E: Display>(
     exit_code(program, run(cli))
 }
 
-/// Runs `work` on a fresh multi-threaded runtime; `runtime_failed` words a runtime that cannot
-/// start in the caller's error type.
-pub fn block_on<T, E>(
-    work: impl Future<Output = Result<T, E>>,
-    runtime_failed: impl FnOnce(String) -> E,
-) -> Result<T, E> {
+/// Runs `work` on a fresh multi-threaded runtime; a runtime that cannot start is an
+/// [`Operational::Config`] error.
+pub fn block_on<T, E: From<Operational>>(work: impl Future<Output = Result<T, E>>) -> Result<T, E> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| runtime_failed(format!("cannot start the runtime: {e}")))?
+        .map_err(|e| Operational::Config(format!("cannot start the runtime: {e}")))?
         .block_on(work)
 }
 
@@ -139,7 +137,11 @@ mod tests {
 
     #[test]
     fn block_on_words_the_work_and_exit_code_follows_it() {
-        assert_eq!(block_on(async { Ok::<_, String>(7) }, |e| e), Ok(7));
+        assert!(matches!(block_on(async { Ok::<_, Operational>(7) }), Ok(7)));
+        assert!(matches!(
+            block_on(async { Err::<(), _>(Operational::Random) }),
+            Err(Operational::Random)
+        ));
         assert_eq!(exit_code::<String>("t", Ok(())), ExitCode::SUCCESS);
         assert_eq!(exit_code("t", Err("no")), ExitCode::FAILURE);
     }

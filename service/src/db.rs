@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tacit_store::{Db, Migration, StoreError};
+pub use tacit_store::Db;
+use tacit_store::{Migration, StoreError};
 
 /// Expired rows are purged once every this many new ones ([`Tables::purge_due`]).
 pub const PURGE_EVERY: u64 = 256;
@@ -44,6 +45,31 @@ impl Tables {
     pub fn purge_due(&self) -> bool {
         self.inserts.fetch_add(1, Ordering::Relaxed) % PURGE_EVERY == PURGE_EVERY - 1
     }
+}
+
+/// `tables_methods!(SET, MIGRATIONS, Error);` inside the `impl` of a service's table type (a
+/// struct whose field `tables` is a [`Tables`]): its `open`, `from_db` and `store`, with the
+/// migration set `SET` and the errors in the service's `Error`.
+#[macro_export]
+macro_rules! tables_methods {
+    ($set:expr, $migrations:expr, $error:ty) => {
+        /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
+        pub async fn open(url: &str) -> ::core::result::Result<Self, $error> {
+            let tables = $crate::db::Tables::open(url, $set, $migrations).await?;
+            Ok(Self { tables })
+        }
+
+        /// Migrates an open database and wraps it.
+        pub async fn from_db(db: $crate::db::Db) -> ::core::result::Result<Self, $error> {
+            let tables = $crate::db::Tables::from_db(db, $set, $migrations).await?;
+            Ok(Self { tables })
+        }
+
+        /// The underlying store.
+        pub fn store(&self) -> &$crate::db::Db {
+            self.tables.store()
+        }
+    };
 }
 
 #[cfg(test)]

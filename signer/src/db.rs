@@ -13,8 +13,8 @@ use tacit_protocol::request_auth::{
 };
 use tacit_service::db::Tables;
 use tacit_service::error::Operational;
+use tacit_store::Migration;
 use tacit_store::sqlx::{self, Row};
-use tacit_store::{Db, Migration};
 use wallet_core::Timestamp;
 
 use crate::Error;
@@ -76,22 +76,7 @@ pub struct SignerDb {
 }
 
 impl SignerDb {
-    /// Opens `url` (`sqlite://PATH` or `postgres://…`) and brings the schema up to date.
-    pub async fn open(url: &str) -> Result<Self, Error> {
-        let tables = Tables::open(url, MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self { tables })
-    }
-
-    /// Migrates an open database and wraps it.
-    pub async fn from_db(db: Db) -> Result<Self, Error> {
-        let tables = Tables::from_db(db, MIGRATION_SET, MIGRATIONS).await?;
-        Ok(Self { tables })
-    }
-
-    /// The underlying store.
-    pub fn store(&self) -> &Db {
-        self.tables.store()
-    }
+    tacit_service::tables_methods!(MIGRATION_SET, MIGRATIONS, Error);
 
     /// Records a new code (by its hash only) valid from `now` until `expires_at`.
     pub async fn create_code(

@@ -9,7 +9,6 @@ use tacit_issuer::{
     Cli, Command, Config, Error, KeyStore, fresh_codes, open_database, run_server, seed, system_now,
 };
 use tacit_service::cli;
-use tacit_service::error::Operational;
 
 fn main() -> ExitCode {
     cli::main("tacit-issuer", |cli: &Cli| cli.config.log_level, run)
@@ -18,19 +17,17 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => block_on(run_server(config)),
+        Command::Serve => cli::block_on(run_server(config)),
         Command::Keys(keys) => keys.run::<KeyStore>(
             &config.key_file,
             system_now(),
             "restart the issuer to sign with it",
         ),
-        Command::Seed { count, valid_for } => block_on(run_seed(config, Some(count), valid_for)),
-        Command::Codes { valid_for } => block_on(run_seed(config, None, valid_for)),
+        Command::Seed { count, valid_for } => {
+            cli::block_on(run_seed(config, Some(count), valid_for))
+        }
+        Command::Codes { valid_for } => cli::block_on(run_seed(config, None, valid_for)),
     }
-}
-
-fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    cli::block_on(work, |m| Operational::Config(m).into())
 }
 
 async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> Result<(), Error> {

@@ -18,20 +18,16 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => block_on(run_server(config)),
+        Command::Serve => cli::block_on(run_server(config)),
         Command::Keys(keys) => keys.run::<KeyStore>(
             &config.key_file,
             system_now(),
             "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
         ),
-        Command::Enroll { label, valid_for } => block_on(enroll(config, &label, valid_for)),
-        Command::Installs => block_on(installs(config)),
-        Command::RevokeInstall { install_id } => block_on(revoke(config, &install_id)),
+        Command::Enroll { label, valid_for } => cli::block_on(enroll(config, &label, valid_for)),
+        Command::Installs => cli::block_on(installs(config)),
+        Command::RevokeInstall { install_id } => cli::block_on(revoke(config, &install_id)),
     }
-}
-
-fn block_on<F: Future<Output = Result<(), Error>>>(work: F) -> Result<(), Error> {
-    cli::block_on(work, |m| Operational::Config(m).into())
 }
 
 fn when(at: Timestamp) -> String {
