@@ -12,15 +12,6 @@ use tacit_service::response::error_response;
 /// Everything that can go wrong in the issuer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the request body must be sent with Content-Type: application/json")]
-    UnsupportedMediaType,
-
-    #[error("the request body is larger than 64 KiB")]
-    PayloadTooLarge,
-
-    #[error("the request body could not be read")]
-    UnreadableBody,
-
     /// The body does not match the schema (bad JSON, a wrong type, an unknown or missing field).
     #[error(
         "the body must be {{\"code\" or \"refresh_token\", \"nonce\", \"holder_keys\": \
@@ -64,8 +55,9 @@ pub enum Error {
     #[error("this issuer holds no record it could vouch for about this person")]
     NoRecord,
 
-    /// Refused before a handler ran, a key file, the socket, a file operation, the random
-    /// number generator or the configuration (answered as `tacit-service` decides).
+    /// Refused before a handler ran, a body that is not JSON or cannot be read, a key file, the
+    /// socket, a file operation, the random number generator, the configuration or the database
+    /// (answered as `tacit-service` decides).
     #[error(transparent)]
     Operational(#[from] Operational),
 
@@ -76,9 +68,6 @@ pub enum Error {
     /// The credential could not be encoded.
     #[error("the credential could not be issued: {0}")]
     Issue(String),
-
-    #[error("database: {0}")]
-    Store(#[from] tacit_store::StoreError),
 }
 
 impl Error {
@@ -100,11 +89,6 @@ impl Error {
     /// The HTTP status and the stable code a client can match on.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
-            Error::UnsupportedMediaType => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
-            Error::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            Error::UnreadableBody => (StatusCode::BAD_REQUEST, "unreadable_body"),
             Error::InvalidRequest => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_request"),
             Error::CodeOrRefreshToken => {
                 (StatusCode::UNPROCESSABLE_ENTITY, "code_or_refresh_token")
@@ -124,12 +108,6 @@ impl Error {
 }
 
 tacit_service::operational_from!(Error);
-
-impl From<tacit_store::sqlx::Error> for Error {
-    fn from(error: tacit_store::sqlx::Error) -> Self {
-        Error::Store(tacit_store::StoreError::Query(error))
-    }
-}
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {

@@ -29,7 +29,7 @@ use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
 use tacit_service::error::Operational;
 use tacit_service::middleware::{
-    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+    json_for_bare_errors, rate_limit, read_json_body, request_span, timeout,
 };
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -186,13 +186,7 @@ async fn nonce(State(state): State<AppState>) -> Result<Response, Error> {
 /// `POST /v1/credentials`: checks the schema, the holder keys and their proofs, then redeems
 /// the nonce and the code (or refresh token) and signs the batch in one transaction.
 async fn credentials(State(state): State<AppState>, request: Request) -> Result<Response, Error> {
-    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
-        return Err(Error::UnsupportedMediaType);
-    }
-    let body = read_body(request).await.map_err(|e| match e {
-        BodyError::TooLarge => Error::PayloadTooLarge,
-        BodyError::Unreadable => Error::UnreadableBody,
-    })?;
+    let body = read_json_body(request).await?;
     let request: CredentialRequest =
         serde_json::from_slice(&body).map_err(|_| Error::InvalidRequest)?;
     let holders: Vec<Holder<'_>> = request

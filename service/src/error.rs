@@ -1,12 +1,13 @@
-//! The failures the signer and the issuer share: refused before a handler ran, a key file, the
-//! listening socket, a file operation, the random number generator, the configuration. Each
+//! The failures the signer and the issuer share: refused before a handler ran, a request body
+//! that is not JSON or cannot be read, a key file, the listening socket, a file operation, the
+//! random number generator, the configuration, the database. Each
 //! service's `Error` wraps [`Operational`] as one transparent variant, so the messages are these
 //! and the HTTP answer for them is decided once, here.
 
 use axum::http::StatusCode;
 
 use crate::keyfile::KeyFileError;
-use crate::middleware::Refusal;
+use crate::middleware::{BodyError, Refusal};
 use crate::serve::SocketError;
 
 /// What can go wrong in any of the services, apart from their own requests and stores.
@@ -15,6 +16,18 @@ pub enum Operational {
     /// Refused before any handler ran: rate limited, timed out, no such route or method.
     #[error(transparent)]
     Refused(#[from] Refusal),
+
+    /// The body was not sent as `application/json`.
+    #[error("the request body must be sent with Content-Type: application/json")]
+    UnsupportedMediaType,
+
+    /// The body is larger than the router's body limit.
+    #[error("the request body is larger than 64 KiB")]
+    PayloadTooLarge,
+
+    /// The body could not be read (the client went away or sent a broken body).
+    #[error("the request body could not be read")]
+    UnreadableBody,
 
     /// The key file is missing, readable by others, malformed or in the way of `keygen`.
     #[error(transparent)]
@@ -39,14 +52,38 @@ pub enum Operational {
     /// The configuration (flags, environment) cannot be used.
     #[error("invalid configuration: {0}")]
     Config(String),
+
+    /// The database failed (the store's message carries no URL or value).
+    #[error("database: {0}")]
+    Store(#[from] tacit_store::StoreError),
+}
+
+impl From<BodyError> for Operational {
+    fn from(error: BodyError) -> Self {
+        match error {
+            BodyError::TooLarge => Operational::PayloadTooLarge,
+            BodyError::Unreadable => Operational::UnreadableBody,
+        }
+    }
+}
+
+impl From<tacit_store::sqlx::Error> for Operational {
+    fn from(error: tacit_store::sqlx::Error) -> Self {
+        Operational::Store(tacit_store::StoreError::Query(error))
+    }
 }
 
 impl Operational {
-    /// The HTTP status and the stable code a client can match on: a refusal's own, else
-    /// `internal` (500), since none of the others is the client's fault.
+    /// The HTTP status and the stable code a client can match on: a refusal's or a body's own,
+    /// else `internal` (500), since none of the others is the client's fault.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
             Operational::Refused(refusal) => refusal.status_and_code(),
+            Operational::UnsupportedMediaType => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
+            }
+            Operational::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            Operational::UnreadableBody => (StatusCode::BAD_REQUEST, "unreadable_body"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
@@ -60,14 +97,17 @@ impl Operational {
     }
 }
 
-/// `operational_from!(Error)`: `From` a refusal, a key-file error and a socket error for a
-/// service's `Error`, through its `Operational` variant (which takes `From<Operational>`).
+/// `operational_from!(Error)`: `From` a refusal, a key-file error, a socket error and the
+/// database's errors for a service's `Error`, through its `Operational` variant (which takes
+/// `From<Operational>`).
 #[macro_export]
 macro_rules! operational_from {
     ($error:ty) => {
         $crate::operational_from!(@one $error, $crate::middleware::Refusal);
         $crate::operational_from!(@one $error, $crate::keyfile::KeyFileError);
         $crate::operational_from!(@one $error, $crate::serve::SocketError);
+        $crate::operational_from!(@one $error, ::tacit_store::StoreError);
+        $crate::operational_from!(@one $error, ::tacit_store::sqlx::Error);
     };
     (@one $error:ty, $from:ty) => {
         impl ::core::convert::From<$from> for $error {

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use wallet_core::Timestamp;
 
 use crate::RateLimiter;
+use crate::error::Operational;
 use crate::response::error_response;
 
 /// What a service's state carries for the shared middleware and serve loop: its one rate
@@ -254,6 +255,14 @@ pub async fn read_body(request: Request) -> Result<Bytes, BodyError> {
                 BodyError::Unreadable
             }
         })
+}
+
+/// The whole body of `request`, which must be sent as JSON, within the router's body limit.
+pub async fn read_json_body(request: Request) -> Result<Bytes, Operational> {
+    if !is_json(request.headers().get(header::CONTENT_TYPE)) {
+        return Err(Operational::UnsupportedMediaType);
+    }
+    Ok(read_body(request).await?)
 }
 
 /// `application/json`, with or without parameters such as `charset=utf-8`.

@@ -12,18 +12,6 @@ use tacit_service::response::error_response;
 /// Everything that can go wrong in the signer and the verifier CLI.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The body was not sent as `application/json`.
-    #[error("the request body must be sent with Content-Type: application/json")]
-    UnsupportedMediaType,
-
-    /// The body is larger than [`crate::MAX_BODY_BYTES`].
-    #[error("the request body is larger than 64 KiB")]
-    PayloadTooLarge,
-
-    /// The body could not be read (the client went away or sent a broken body).
-    #[error("the request body could not be read")]
-    UnreadableBody,
-
     /// The body is not a receipt payload: bad JSON, a wrong type, or an unknown field.
     #[error(
         "the body is not a valid receipt payload: it must match the schema exactly, \
@@ -93,14 +81,11 @@ pub enum Error {
     )]
     InvalidEnrolment,
 
-    /// Refused before a handler ran, a key file, the socket, a file operation, the random
-    /// number generator or the configuration (answered as `tacit-service` decides).
+    /// Refused before a handler ran, a body that is not JSON or cannot be read, a key file, the
+    /// socket, a file operation, the random number generator, the configuration or the database
+    /// (answered as `tacit-service` decides).
     #[error(transparent)]
     Operational(#[from] Operational),
-
-    /// The database failed (the store's message carries no URL or value).
-    #[error("database: {0}")]
-    Store(#[from] tacit_store::StoreError),
 
     /// `tacit-verify` could not load the key set.
     #[error("could not load the key set: {0}")]
@@ -139,11 +124,6 @@ impl Error {
     /// The HTTP status and the stable code a client can match on.
     pub fn status_and_code(&self) -> (StatusCode, &'static str) {
         match self {
-            Error::UnsupportedMediaType => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
-            Error::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
-            Error::UnreadableBody => (StatusCode::BAD_REQUEST, "unreadable_body"),
             Error::InvalidPayload => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_payload"),
             Error::InvalidReceipt(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_receipt"),
             Error::ChainBroken { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "chain_broken"),
@@ -168,12 +148,6 @@ impl Error {
 }
 
 tacit_service::operational_from!(Error);
-
-impl From<tacit_store::sqlx::Error> for Error {
-    fn from(error: tacit_store::sqlx::Error) -> Self {
-        Error::Store(tacit_store::StoreError::Query(error))
-    }
-}
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {

@@ -31,7 +31,7 @@ use tacit_protocol::request_auth::{
     HEADER_TIMESTAMP, InstallKey, RequestAuth,
 };
 use tacit_service::middleware::{
-    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+    json_for_bare_errors, rate_limit, read_json_body, request_span, timeout,
 };
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -205,15 +205,9 @@ async fn read_signed(state: &AppState, request: Request) -> Result<SignedRequest
         text(HEADER_SIGNATURE),
     )
     .map_err(Error::from_auth)?;
-    if !is_json(headers.get(header::CONTENT_TYPE)) {
-        return Err(Error::UnsupportedMediaType);
-    }
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
-    let body = read_body(request).await.map_err(|e| match e {
-        BodyError::TooLarge => Error::PayloadTooLarge,
-        BodyError::Unreadable => Error::UnreadableBody,
-    })?;
+    let body = read_json_body(request).await?;
     Ok(SignedRequest {
         auth,
         method,
