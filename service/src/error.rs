@@ -4,7 +4,7 @@
 //! service's `Error` wraps [`Operational`] as one transparent variant, so the messages are these
 //! and the HTTP answer for them is decided once, here.
 
-use axum::http::StatusCode;
+pub use axum::http::StatusCode;
 
 use crate::keyfile::KeyFileError;
 use crate::middleware::{BodyError, Refusal};
@@ -99,7 +99,10 @@ impl Operational {
 
 /// `operational_from!(Error)`: `From` a refusal, a key-file error, a socket error and the
 /// database's errors for a service's `Error`, through its `Operational` variant (which takes
-/// `From<Operational>`).
+/// `From<Operational>`); and the answer both services give for what their own table does not
+/// name: `Error::operational`, `Error::shared_status_and_code` (an operational failure's, else
+/// 500 `internal`) and `Error::json_response(service)`, the JSON error answer with the status and
+/// code of the service's `status_and_code` and a rate limit's `Retry-After`.
 #[macro_export]
 macro_rules! operational_from {
     ($error:ty) => {
@@ -108,6 +111,34 @@ macro_rules! operational_from {
         $crate::operational_from!(@one $error, $crate::serve::SocketError);
         $crate::operational_from!(@one $error, ::tacit_store::StoreError);
         $crate::operational_from!(@one $error, ::tacit_store::sqlx::Error);
+
+        impl $error {
+            /// The operational failure this error is, if it is one.
+            pub fn operational(&self) -> ::core::option::Option<&$crate::error::Operational> {
+                match self {
+                    Self::Operational(operational) => ::core::option::Option::Some(operational),
+                    _ => ::core::option::Option::None,
+                }
+            }
+
+            /// The status and code of an error the service's own table does not name: an
+            /// operational failure's, else 500 `internal`.
+            fn shared_status_and_code(&self) -> ($crate::error::StatusCode, &'static str) {
+                self.operational().map_or(
+                    ($crate::error::StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+                    $crate::error::Operational::status_and_code,
+                )
+            }
+
+            /// The JSON error answer of `service` (`"signer"`, `"issuer"`) for this error.
+            fn json_response(&self, service: &str) -> $crate::response::Response {
+                let (status, code) = self.status_and_code();
+                let retry_after = self
+                    .operational()
+                    .and_then($crate::error::Operational::retry_after);
+                $crate::response::error_response(service, status, code, self, retry_after)
+            }
+        }
     };
     (@one $error:ty, $from:ty) => {
         impl ::core::convert::From<$from> for $error {

@@ -4,7 +4,8 @@
 //! carries the error's fixed sentence.
 
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
+pub use axum::response::Response;
 use serde::Serialize;
 
 /// The JSON body of every error response.

@@ -9,10 +9,7 @@
 //! signature and `ed25519-dalek` signing the same canonical bytes: the two signature operations
 //! the service does per request. Figures only: nothing here asserts on time.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -22,7 +19,7 @@ use p256::ecdsa::signature::Verifier as _;
 use tacit_protocol::request_auth::{
     HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP, InstallKey, signing_input,
 };
-use tacit_service::bench::{per_sec, ratio};
+use tacit_service::bench::{Load, build_words, load, per_sec, post_request, ratio, repeat_for};
 use tacit_service::error::Operational;
 use wallet_core::{
     Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, Timestamp,
@@ -69,23 +66,17 @@ pub struct BenchArgs {
 pub struct Report {
     pub args: BenchArgs,
     pub body_bytes: usize,
-    pub requests: u64,
-    pub failures: u64,
-    pub elapsed: Duration,
-    pub p50: Duration,
-    pub p99: Duration,
+    pub load: Load,
     pub raw_signs: u64,
     pub raw_elapsed: Duration,
     pub raw_verifies: u64,
     pub raw_verify_elapsed: Duration,
-    /// Whether the pre-signed pool ran out before the time did.
-    pub pool_exhausted: bool,
     pub release_build: bool,
 }
 
 impl Report {
     pub fn requests_per_sec(&self) -> f64 {
-        per_sec(self.requests, self.elapsed)
+        self.load.per_sec()
     }
 
     pub fn raw_signs_per_sec(&self) -> f64 {
@@ -106,27 +97,18 @@ impl Report {
 
     /// The figures as a markdown table.
     pub fn markdown(&self) -> String {
-        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let mut out = String::new();
-        out.push_str(&format!(
-            "signer-bench: {} connections, {} s load, {}-entry payload ({} B), {} build, {} CPU(s)\n\n",
-            self.args.connections,
-            self.args.seconds,
-            self.args.entries,
-            self.body_bytes,
-            if self.release_build { "release" } else { "DEBUG (figures meaningless)" },
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ));
+        let (build, cpus) = build_words(self.release_build);
+        let mut out = format!(
+            "signer-bench: {} connections, {} s load, {}-entry payload ({} B), {build} build, \
+             {cpus} CPU(s)\n\n",
+            self.args.connections, self.args.seconds, self.args.entries, self.body_bytes,
+        );
         out.push_str("| measure | value |\n|---|---|\n");
-        out.push_str(&format!(
-            "| POST /v1/receipts, signed by an enrolled install | {:.0} req/s ({} ok, {} failed{}) |\n",
-            self.requests_per_sec(),
-            self.requests,
-            self.failures,
-            if self.pool_exhausted { "; pre-signed pool spent early" } else { "" }
+        out.push_str(&self.load.rows(
+            "POST /v1/receipts, signed by an enrolled install",
+            "ok",
+            "pre-signed pool spent early",
         ));
-        out.push_str(&format!("| latency p50 | {:.3} ms |\n", ms(self.p50)));
-        out.push_str(&format!("| latency p99 | {:.3} ms |\n", ms(self.p99)));
         out.push_str(&format!(
             "| raw ed25519-dalek sign, 1 core | {:.0} signs/s |\n",
             self.raw_signs_per_sec()
@@ -254,124 +236,38 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
                      {HEADER_SIGNATURE}: {}\r\n",
                     URL_SAFE_NO_PAD.encode(signature.to_bytes())
                 );
-                build_request(addr, &headers, &pool_body)
+                post_request(addr, "/v1/receipts", &headers, &pool_body)
             })
             .collect::<Vec<_>>()
     })
     .await
     .map_err(|_| Operational::Config("the pre-signing thread failed".to_owned()))?;
-    let pool = Arc::new(pool);
-    let next = Arc::new(AtomicUsize::new(0));
-
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(crate::serve(listener, state, async move {
         let _ = stopped.await;
     }));
-    let deadline = Instant::now() + Duration::from_secs(args.seconds.max(1));
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..args.connections.max(1) {
-        tasks.push(tokio::spawn(drive(
-            addr,
-            pool.clone(),
-            next.clone(),
-            deadline,
-        )));
-    }
-    let mut latencies = Vec::new();
-    let mut failures = 0;
-    for task in tasks {
-        let (lat, failed) = task
-            .await
-            .map_err(|_| Operational::Config("a load task failed".to_owned()))?;
-        latencies.extend(lat);
-        failures += failed;
-    }
-    let elapsed = started.elapsed();
+    let load = load(
+        addr,
+        pool,
+        args.connections,
+        Duration::from_secs(args.seconds.max(1)),
+        |_| true,
+    )
+    .await
+    .map_err(|_| Operational::Config("a load task failed".to_owned()))?;
     let _ = stop.send(());
     let _ = server.await;
     db.store().close().await;
     drop(dir);
 
-    latencies.sort_unstable();
-    let pick = |q: f64| {
-        let i = ((latencies.len() as f64 - 1.0) * q).round() as usize;
-        latencies.get(i).copied().unwrap_or_default()
-    };
     Ok(Report {
         body_bytes: body.len(),
-        requests: latencies.len() as u64,
-        failures,
-        elapsed,
-        p50: pick(0.50),
-        p99: pick(0.99),
+        load,
         raw_signs,
         raw_elapsed,
         raw_verifies,
         raw_verify_elapsed,
-        pool_exhausted: next.load(Ordering::Relaxed) >= pool.len(),
         release_build: !cfg!(debug_assertions),
         args,
     })
-}
-
-/// Runs `work` in batches of 64 for `duration`; returns the count and the time taken.
-fn repeat_for(duration: Duration, mut work: impl FnMut()) -> (u64, Duration) {
-    let started = Instant::now();
-    let mut n = 0u64;
-    while started.elapsed() < duration {
-        for _ in 0..64 {
-            work();
-        }
-        n += 64;
-    }
-    (n, started.elapsed())
-}
-
-fn build_request(addr: SocketAddr, auth_headers: &str, body: &[u8]) -> Vec<u8> {
-    let mut request = format!(
-        "POST /v1/receipts HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         {auth_headers}Content-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    request.extend_from_slice(body);
-    request
-}
-
-/// One connection's loop: takes the next pre-signed request until the deadline or the pool's
-/// end; returns the latencies of successful requests and the failure count.
-async fn drive(
-    addr: SocketAddr,
-    pool: Arc<Vec<Vec<u8>>>,
-    next: Arc<AtomicUsize>,
-    deadline: Instant,
-) -> (Vec<Duration>, u64) {
-    let mut latencies = Vec::new();
-    let mut failures = 0;
-    let mut conn = None;
-    while Instant::now() < deadline {
-        if conn.is_none() {
-            conn = crate::http1::Conn::connect(addr).await.ok();
-            if conn.is_none() {
-                failures += 1;
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        }
-        let Some(c) = conn.as_mut() else { continue };
-        let Some(request) = pool.get(next.fetch_add(1, Ordering::Relaxed)) else {
-            break;
-        };
-        let sent = Instant::now();
-        match c.round_trip(request).await {
-            Ok(200) => latencies.push(sent.elapsed()),
-            Ok(_) => failures += 1,
-            Err(_) => {
-                failures += 1;
-                conn = None;
-            }
-        }
-    }
-    (latencies, failures)
 }

@@ -26,8 +26,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use ed25519_dalek::{Signature, SigningKey};
 use serde_json::json;
-use tacit_service::bench::{per_sec, ratio};
-use tacit_service::http1::Conn;
+use tacit_service::bench::{Load, build_words, load, per_sec, post_request, ratio, repeat_for};
 use tacit_store::StoreError;
 use tacit_store::testing::PgCluster;
 use wallet_core::receipt::sign;
@@ -99,13 +98,7 @@ impl ConsumeFigures {
 pub struct Report {
     pub args: BenchArgs,
     pub body_bytes: usize,
-    pub accepted: u64,
-    pub failures: u64,
-    pub elapsed: Duration,
-    pub p50: Duration,
-    pub p99: Duration,
-    /// Whether the prepared receipts ran out before the time did.
-    pub pool_exhausted: bool,
+    pub load: Load,
     pub issued: u64,
     pub issue_elapsed: Duration,
     pub raw_verifies: u64,
@@ -119,7 +112,7 @@ pub struct Report {
 
 impl Report {
     pub fn requests_per_sec(&self) -> f64 {
-        per_sec(self.accepted, self.elapsed)
+        self.load.per_sec()
     }
 
     pub fn raw_verifies_per_sec(&self) -> f64 {
@@ -133,36 +126,22 @@ impl Report {
     /// The figures as a markdown table.
     pub fn markdown(&self) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-        let mut out = String::new();
-        out.push_str(&format!(
+        let (build, cpus) = build_words(self.release_build);
+        let mut out = format!(
             "site-bench: {} connections, {} s load, {} receipts prepared ({} B submissions), {} \
-             tasks on the nonce table, {} build, {} CPU(s)\n\n",
+             tasks on the nonce table, {build} build, {cpus} CPU(s)\n\n",
             self.args.connections,
             self.args.seconds,
             self.issued,
             self.body_bytes,
             self.args.consumers,
-            if self.release_build {
-                "release"
-            } else {
-                "DEBUG (figures meaningless)"
-            },
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ));
+        );
         out.push_str("| measure | value |\n|---|---|\n");
-        out.push_str(&format!(
-            "| POST /api/applications, a distinct valid receipt each (SQLite) | {:.0} req/s ({} accepted, {} failed{}) |\n",
-            self.requests_per_sec(),
-            self.accepted,
-            self.failures,
-            if self.pool_exhausted {
-                "; prepared receipts spent early"
-            } else {
-                ""
-            }
+        out.push_str(&self.load.rows(
+            "POST /api/applications, a distinct valid receipt each (SQLite)",
+            "accepted",
+            "prepared receipts spent early",
         ));
-        out.push_str(&format!("| latency p50 | {:.3} ms |\n", ms(self.p50)));
-        out.push_str(&format!("| latency p99 | {:.3} ms |\n", ms(self.p99)));
         out.push_str(&format!(
             "| raw ed25519 verify_strict of a receipt, 1 core | {:.0} verifies/s |\n",
             self.raw_verifies_per_sec()
@@ -178,7 +157,7 @@ impl Report {
         out.push_str(&format!(
             "| latency p99 / one raw verify_strict ({:.4} ms) | {:.0}× |\n",
             ratio(1000.0, self.raw_verifies_per_sec()),
-            ms(self.p99) * self.raw_verifies_per_sec() / 1000.0
+            ms(self.load.p99) * self.raw_verifies_per_sec() / 1000.0
         ));
         out.push_str(&format!(
             "| nonces issued into the site's SQLite table ({} tasks) | {:.0} issues/s |\n",
@@ -283,48 +262,24 @@ pub async fn run(args: BenchArgs) -> Result<Report, BenchError> {
     .await
     .map_err(|_| BenchError::Setup("the measuring thread failed".to_owned()))?;
 
-    // The load.
-    let pool = Arc::new(pool);
-    let next = Arc::new(AtomicUsize::new(0));
-    let deadline = Instant::now() + Duration::from_secs(args.seconds);
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..args.connections {
-        tasks.push(tokio::spawn(drive(
-            addr,
-            pool.clone(),
-            next.clone(),
-            deadline,
-        )));
-    }
-    let mut latencies = Vec::new();
-    let mut failures = 0;
-    for task in tasks {
-        let (lat, failed) = task
-            .await
-            .map_err(|_| BenchError::Setup("a load task failed".to_owned()))?;
-        latencies.extend(lat);
-        failures += failed;
-    }
-    let elapsed = started.elapsed();
+    // The load: counted only when the body is an accepting envelope.
+    let accepted = |body: &[u8]| {
+        serde_json::from_slice::<serde_json::Value>(body)
+            .is_ok_and(|envelope| envelope["ok"] == true)
+    };
+    let load = load(
+        addr,
+        pool,
+        args.connections,
+        Duration::from_secs(args.seconds),
+        accepted,
+    )
+    .await
+    .map_err(|_| BenchError::Setup("a load task failed".to_owned()))?;
     site.shutdown()
         .await
         .map_err(io("shutting the site down"))?;
     nonces.db().close().await;
-
-    latencies.sort_unstable();
-    let pick = |q: f64| {
-        // Nearest rank.
-        let rank = ((latencies.len() as f64) * q).ceil() as usize;
-        latencies
-            .get(rank.saturating_sub(1))
-            .copied()
-            .unwrap_or_default()
-    };
-    let (p50, p99) = (pick(0.50), pick(0.99));
-    let accepted = latencies.len() as u64;
-    let pool_exhausted = next.load(Ordering::Relaxed) >= pool.len();
-    drop(latencies);
 
     // Nonce consumes on each backend.
     let sqlite_url = tacit_store::sqlite_url(&root.path().join("consume.db"));
@@ -339,12 +294,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, BenchError> {
 
     Ok(Report {
         body_bytes,
-        accepted,
-        failures,
-        elapsed,
-        p50,
-        p99,
-        pool_exhausted,
+        load,
         issued,
         issue_elapsed,
         raw_verifies: raw.0,
@@ -462,14 +412,7 @@ fn prepare(
         let receipt = sign(payload, key, now);
         let body = serde_json::to_vec(&json!({ "receipt": &receipt, "nonce": nonce.as_str() }))
             .map_err(|_| bad("JSON"))?;
-        let mut request = format!(
-            "POST /api/applications HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n",
-            body.len()
-        )
-        .into_bytes();
-        request.extend_from_slice(&body);
-        pool.push(request);
+        pool.push(post_request(addr, "/api/applications", "", &body));
         if sample.is_none() {
             let signature = hex::decode(&receipt.signature)
                 .ok()
@@ -532,59 +475,4 @@ async fn consume_bench(
         consumed,
         elapsed,
     })
-}
-
-/// Runs `work` in batches of 64 for `duration`; returns the count and the time taken.
-fn repeat_for(duration: Duration, mut work: impl FnMut()) -> (u64, Duration) {
-    let started = Instant::now();
-    let mut n = 0u64;
-    while started.elapsed() < duration {
-        for _ in 0..64 {
-            work();
-        }
-        n += 64;
-    }
-    (n, started.elapsed())
-}
-
-/// One connection's loop: takes the next prepared request until the deadline or the pool's end;
-/// returns the latencies of accepted submissions and the failure count.
-async fn drive(
-    addr: SocketAddr,
-    pool: Arc<Vec<Vec<u8>>>,
-    next: Arc<AtomicUsize>,
-    deadline: Instant,
-) -> (Vec<Duration>, u64) {
-    let mut latencies = Vec::new();
-    let mut failures = 0;
-    let mut conn = None;
-    while Instant::now() < deadline {
-        if conn.is_none() {
-            conn = Conn::connect(addr).await.ok();
-            if conn.is_none() {
-                failures += 1;
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        }
-        let Some(c) = conn.as_mut() else { continue };
-        let Some(request) = pool.get(next.fetch_add(1, Ordering::Relaxed)) else {
-            break;
-        };
-        let sent = Instant::now();
-        // Counted only when the body is an accepting envelope.
-        let accepted = |body: &[u8]| {
-            serde_json::from_slice::<serde_json::Value>(body)
-                .is_ok_and(|envelope| envelope["ok"] == true)
-        };
-        match c.round_trip_with(request, accepted).await {
-            Ok((200, true)) => latencies.push(sent.elapsed()),
-            Ok(_) => failures += 1,
-            Err(_) => {
-                failures += 1;
-                conn = None;
-            }
-        }
-    }
-    (latencies, failures)
 }
