@@ -7,7 +7,6 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use tacit_service::error::Operational;
-use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the issuer.
 #[derive(Debug, thiserror::Error)]
@@ -101,8 +100,7 @@ impl Error {
             Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
             Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
             Error::NoRecord => (StatusCode::CONFLICT, "no_record"),
-            Error::Operational(operational) => operational.status_and_code(),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            _ => self.shared_status_and_code(),
         }
     }
 }
@@ -111,11 +109,6 @@ tacit_service::operational_from!(Error);
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let (status, code) = self.status_and_code();
-        let retry_after = match &self {
-            Error::Operational(operational) => operational.retry_after(),
-            _ => None,
-        };
-        error_response("issuer", status, code, &self, retry_after)
+        self.json_response("issuer")
     }
 }

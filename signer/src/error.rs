@@ -7,7 +7,6 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tacit_service::error::Operational;
-use tacit_service::response::error_response;
 
 /// Everything that can go wrong in the signer and the verifier CLI.
 #[derive(Debug, thiserror::Error)]
@@ -141,8 +140,7 @@ impl Error {
             Error::EnrolmentRefused => (StatusCode::FORBIDDEN, "enrolment_refused"),
             Error::AlreadyEnrolled => (StatusCode::CONFLICT, "already_enrolled"),
             Error::InvalidEnrolment => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_enrolment"),
-            Error::Operational(operational) => operational.status_and_code(),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            _ => self.shared_status_and_code(),
         }
     }
 }
@@ -151,13 +149,8 @@ tacit_service::operational_from!(Error);
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let (status, code) = self.status_and_code();
-        let retry_after = match &self {
-            Error::Operational(operational) => operational.retry_after(),
-            _ => None,
-        };
-        let mut response = error_response("signer", status, code, &self, retry_after);
-        if status == StatusCode::UNAUTHORIZED {
+        let mut response = self.json_response("signer");
+        if response.status() == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("TacitInstall realm=\"tacit-signer\""),
