@@ -891,12 +891,7 @@ mod interleavings {
                         }
                     }
                     Op::Release(k, mask) => {
-                        let held: Vec<capability_gate::ProposalId> = world
-                            .gate
-                            .proposals()
-                            .filter(|p| p.state == ProposalState::Held)
-                            .map(|p| p.id.clone())
-                            .collect();
+                        let held = world.held_proposals();
                         if held.is_empty() { continue; }
                         let id = held[k % held.len()].clone();
                         let n = world.gate.proposal(&id).unwrap().items.len();

@@ -1424,10 +1424,7 @@ fn canary_no_credential_reaches_an_agent_before_release() {
     let secrets = secrets(&credentials, &hs);
     let mut world = with_credentials(credentials);
     let mut outputs: Vec<Value> = Vec::new();
-    let housing = world.request(housing_policy("n-h"));
-    let pharmacy = world.request(pharmacy_policy("n-p"));
-    let mut tools = world.grant_all(&housing, Lifetime::ONE_HOUR);
-    tools.extend(world.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+    let (housing, pharmacy, tools) = world.grant_housing_and_pharmacy();
     for tool in &tools {
         outputs.push(world.call(tool, json!({})));
         outputs.push(world.call(tool, json!({ "nonce": "x" })));
@@ -1467,12 +1464,7 @@ fn canary_no_credential_reaches_an_agent_before_release() {
         outputs.push(world.call("check_proposal", json!({ "proposal_id": id })));
     }
     let mut texts: Vec<String> = outputs.iter().map(Value::to_string).collect();
-    texts.extend(
-        world
-            .registry
-            .registered()
-            .map(|d| d.to_webmcp_json().to_string()),
-    );
+    texts.extend(world.definition_texts());
     for text in &texts {
         for secret in &secrets {
             assert!(
@@ -1803,12 +1795,7 @@ mod hostile {
                         }
                     }
                     2 => {
-                        let held: Vec<capability_gate::ProposalId> = world
-                            .gate
-                            .proposals()
-                            .filter(|p| p.state == ProposalState::Held)
-                            .map(|p| p.id.clone())
-                            .collect();
+                        let held = world.held_proposals();
                         if let Some(id) = held.get(c % held.len().max(1))
                             && let Ok(released) = release(&mut world, id)
                         {

@@ -113,6 +113,38 @@ impl World {
         self.tools_of(request_id)
     }
 
+    /// Requests housing's policy (nonce "n-h") and pharmacy's ("n-p") and grants both for an
+    /// hour: the two request ids and every claim tool granted, housing's first.
+    pub fn grant_housing_and_pharmacy(
+        &mut self,
+    ) -> (
+        capability_gate::RequestId,
+        capability_gate::RequestId,
+        Vec<String>,
+    ) {
+        let housing = self.request(housing_policy("n-h"));
+        let pharmacy = self.request(pharmacy_policy("n-p"));
+        let mut tools = self.grant_all(&housing, Lifetime::ONE_HOUR);
+        tools.extend(self.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+        (housing, pharmacy, tools)
+    }
+
+    /// Every text an agent can read besides tool outputs: each registered tool's definition.
+    pub fn definition_texts(&self) -> impl Iterator<Item = String> + '_ {
+        self.registry
+            .registered()
+            .map(|d| d.to_webmcp_json().to_string())
+    }
+
+    /// The proposals still held (neither released nor refused), in the gate's order.
+    pub fn held_proposals(&self) -> Vec<capability_gate::ProposalId> {
+        self.gate
+            .proposals()
+            .filter(|p| p.state == capability_gate::ProposalState::Held)
+            .map(|p| p.id.clone())
+            .collect()
+    }
+
     pub fn tools_of(&self, request_id: &capability_gate::RequestId) -> Vec<String> {
         let mut names: Vec<String> = self
             .gate
