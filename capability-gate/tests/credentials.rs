@@ -933,15 +933,6 @@ fn without_unused_credentials_the_answer_is_self_asserted_and_lock_forgets_them(
 
 // ----- release and presentations ----------------------------------------------------------------
 
-fn draft(world: &mut World, audience: &str, nonce: &str) -> capability_gate::ProposalId {
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": audience, "nonce": nonce }),
-    );
-    assert_eq!(out["ok"], true, "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
-}
-
 fn release(
     world: &mut World,
     id: &capability_gate::ProposalId,
@@ -983,7 +974,7 @@ fn two_audiences_get_unlinkable_presentations_and_proofs_run_out() {
     let mut proofs = Vec::new();
     for (audience, nonce) in [(HOUSING, "n-h"), (PHARMACY, "n-p")] {
         ask(&mut world, audience, nonce, json!([income_json(3_000_000)]));
-        let id = draft(&mut world, audience, nonce);
+        let id = world.draft_id(audience, nonce);
         let proposal = world.gate.proposal(&id).unwrap();
         assert_eq!(proposal.items[0].issuer, Some(origin(TAX)));
         assert_eq!(proposal.items[0].issuer_name.as_deref(), Some(TAX_NAME));
@@ -1088,7 +1079,7 @@ fn release_fails_whole_when_an_issuer_has_no_proof_left() {
     let mut ids = Vec::new();
     for nonce in ["n-1", "n-2", "n-3"] {
         ask(&mut world, HOUSING, nonce, json!([income_json(3_000_000)]));
-        ids.push(draft(&mut world, HOUSING, nonce));
+        ids.push(world.draft_id(HOUSING, nonce));
     }
     release(&mut world, &ids[0]).unwrap();
     release(&mut world, &ids[1]).unwrap();
@@ -1121,7 +1112,7 @@ fn release_fails_whole_when_an_issuer_has_no_proof_left() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     world.gate.credentials_mut().remove_issuer(&origin(TAX));
     assert!(matches!(
         release(&mut world, &id),
@@ -1144,7 +1135,7 @@ fn two_issuer_backed_items_use_two_credentials_and_self_asserted_ones_none() {
             { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] },
         ]),
     );
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let items = world.gate.proposal(&id).unwrap().items.clone();
     let provenance: Vec<Option<Origin>> = items.iter().map(|i| i.issuer.clone()).collect();
     assert_eq!(
@@ -1205,7 +1196,7 @@ fn a_self_asserted_release_needs_no_proof() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(2_900_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     assert!(released.proofs.is_empty());
     assert_eq!(
@@ -1225,10 +1216,10 @@ fn the_approval_digest_covers_provenance() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut backed = with_credentials(credentials);
     ask(&mut backed, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let backed_id = draft(&mut backed, HOUSING, "n-1");
+    let backed_id = backed.draft_id(HOUSING, "n-1");
     let mut plain = World::unlocked();
     ask(&mut plain, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let plain_id = draft(&mut plain, HOUSING, "n-1");
+    let plain_id = plain.draft_id(HOUSING, "n-1");
     let (a, b) = (
         backed.gate.proposal(&backed_id).unwrap(),
         plain.gate.proposal(&plain_id).unwrap(),
@@ -1268,7 +1259,7 @@ fn check_proposal_returns_presentations_only_once_everything_is_signed() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     let now = world.now;
     let signed = wallet_core::receipt::sign(released.payload.clone(), &signer_key(), now);
@@ -1475,7 +1466,7 @@ fn a_fact_changed_since_the_answer_is_not_presented() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let tax = Issuer::tax();
     let hs = holders(80, 3);
     let batch = tax.batch(&tax.spec(7_200_000), &hs);
@@ -1507,7 +1498,7 @@ fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     let signatures: Vec<[u8; 64]> = released.proofs.iter().map(|p| sign_with(&hs, p)).collect();
     // Too late: the key-binding JWT would be stale at the site.
@@ -1586,7 +1577,7 @@ fn proofs_the_page_cannot_finish_are_reported_to_the_agent() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     assert_eq!(
         world.gate.fail_presentations(&id, "  "),
@@ -1797,7 +1788,7 @@ fn only_kept_issuer_backed_items_get_proofs() {
             json!([income_json(3_000_000), districts.clone()]),
         );
         assert!(out.iter().all(|o| o["ok"] == true), "{out:?}");
-        let id = draft(&mut world, HOUSING, "n-1");
+        let id = world.draft_id(HOUSING, "n-1");
         let proposal = world.gate.proposal(&id).unwrap().clone();
         assert_eq!(proposal.items[0].issuer, Some(origin(TAX)));
         assert_eq!(proposal.items[1].issuer, None);

@@ -49,37 +49,13 @@ fn income_satisfied(world: &mut World, income_tool: &str) -> Value {
     world.call(income_tool, json!({}))["result"]["satisfied"].clone()
 }
 
-/// The agent drafts an application to the housing site for `nonce`.
-fn draft_housing(world: &mut World, nonce: &str) -> Value {
-    world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": nonce }),
-    )
-}
-
-fn proposal_id_of(out: &Value) -> capability_gate::ProposalId {
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
-}
-
-fn digest_of(world: &World, proposal_id: &capability_gate::ProposalId) -> String {
-    world
-        .gate
-        .proposal(proposal_id)
-        .unwrap()
-        .digest()
-        .to_owned()
-}
-
 /// The person releases the proposal, approving `digest`, on an unconfirmed site.
 fn release(
     world: &mut World,
     proposal_id: &capability_gate::ProposalId,
     digest: &str,
 ) -> Result<wallet_core::ReceiptPayload, GateError> {
-    let now = world.now;
-    world
-        .gate
-        .release(proposal_id, digest, Acknowledgement::UnconfirmedSite, now)
+    world.release(proposal_id, digest, Acknowledgement::UnconfirmedSite)
 }
 
 /// Requests `policy`, grants all of it for an hour and calls each claim tool once.
@@ -279,12 +255,7 @@ fn item3_claim_tool_refuses_any_property_but_nonce() {
 
 fn answered_housing(world: &mut World) -> capability_gate::ProposalId {
     let id = world.request(housing_policy("n-1"));
-    for tool in world.grant_all(&id, Lifetime::TEN_MINUTES) {
-        assert_eq!(world.call(&tool, json!({}))["ok"], true);
-    }
-    let out = draft_housing(world, "n-1");
-    assert_eq!(out["result"]["status"], "held", "{out}");
-    proposal_id_of(&out)
+    world.answer_and_draft(&id, HOUSING, "n-1")
 }
 
 #[test]
@@ -329,7 +300,7 @@ fn item3_refusal_reason_reaches_the_agent() {
     let out = world.call("check_proposal", json!({ "proposal_id": proposal_id }));
     assert_eq!(out["result"]["status"], "refused");
     assert_eq!(out["result"]["reason"], "Not applying this year");
-    let digest = digest_of(&world, &proposal_id);
+    let digest = world.digest(&proposal_id);
     assert_eq!(
         release(&mut world, &proposal_id, &digest),
         Err(GateError::AlreadyRefused)
@@ -340,7 +311,7 @@ fn item3_refusal_reason_reaches_the_agent() {
 fn item3_approval_is_bound_to_the_digest() {
     let mut world = World::unlocked();
     let proposal_id = answered_housing(&mut world);
-    let digest = digest_of(&world, &proposal_id);
+    let digest = world.digest(&proposal_id);
     // A digest of anything else (what the page showed was different) voids the approval.
     let mut other = digest.clone().into_bytes();
     other[0] = if other[0] == b'0' { b'1' } else { b'0' };
@@ -350,7 +321,7 @@ fn item3_approval_is_bound_to_the_digest() {
         Err(GateError::ApprovalVoid)
     );
     // A second draft after another answer has a different digest.
-    let second = &proposal_id_of(&draft_housing(&mut world, "n-1"));
+    let second = &proposal_id_of(&world.draft(HOUSING, "n-1"));
     assert_eq!(
         world.gate.proposal(second).unwrap().digest(),
         digest,
@@ -359,7 +330,7 @@ fn item3_approval_is_bound_to_the_digest() {
     let id = world.request(housing_policy("n-2"));
     let tools = world.grant_all(&id, Lifetime::ONE_USE);
     world.call(&tools[0], json!({}));
-    let third = &proposal_id_of(&draft_housing(&mut world, "n-2"));
+    let third = &proposal_id_of(&world.draft(HOUSING, "n-2"));
     assert_ne!(world.gate.proposal(third).unwrap().digest(), digest);
     assert!(release(&mut world, &proposal_id, &digest).is_ok());
 }
@@ -367,10 +338,10 @@ fn item3_approval_is_bound_to_the_digest() {
 #[test]
 fn item3_draft_needs_a_known_nonce_and_answers() {
     let mut world = World::unlocked();
-    let out = draft_housing(&mut world, "n-1");
+    let out = world.draft(HOUSING, "n-1");
     assert_eq!(error_code(&out), "invalid_input");
     world.request(housing_policy("n-1"));
-    let out = draft_housing(&mut world, "n-1");
+    let out = world.draft(HOUSING, "n-1");
     assert_eq!(error_code(&out), "nothing_to_draft");
 }
 

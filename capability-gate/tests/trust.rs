@@ -7,7 +7,7 @@
 mod common;
 
 use capability_gate::{
-    Acknowledgement, AskerStatus, GateError, Lifetime, ProposalState, check_signed, site_keys_url,
+    Acknowledgement, AskerStatus, GateError, ProposalState, check_signed, site_keys_url,
 };
 use common::*;
 use ed25519_dalek::SigningKey;
@@ -105,46 +105,20 @@ fn assert_not_confirmed(
     assert_eq!(asker(world, request_id), AskerStatus::Unconfirmed, "{what}");
 }
 
-/// Answers every claim of `request_id` and drafts for (`audience`, `nonce`).
-fn draft(
-    world: &mut World,
-    request_id: &capability_gate::RequestId,
-    audience: &str,
-    nonce: &str,
-) -> capability_gate::ProposalId {
-    for tool in world.grant_all(request_id, Lifetime::TEN_MINUTES) {
-        assert_eq!(world.call(&tool, json!({}))["ok"], true);
-    }
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": audience, "nonce": nonce }),
-    );
-    assert_eq!(out["result"]["status"], "held", "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
-}
-
-fn digest(world: &World, proposal_id: &capability_gate::ProposalId) -> String {
-    world
-        .gate
-        .proposal(proposal_id)
-        .unwrap()
-        .digest()
-        .to_owned()
-}
-
+/// The person releases `proposal_id` as drafted, with `ack`.
 fn release(
     world: &mut World,
     proposal_id: &capability_gate::ProposalId,
     ack: Acknowledgement,
 ) -> Result<ReceiptPayload, GateError> {
-    let (digest, now) = (digest(world, proposal_id), world.now);
-    world.gate.release(proposal_id, &digest, ack, now)
+    let digest = world.digest(proposal_id);
+    world.release(proposal_id, &digest, ack)
 }
 
 /// Housing's unsigned request for "n-1", answered and drafted.
 fn draft_unsigned_housing(world: &mut World) -> capability_gate::ProposalId {
     let id = world.request(housing_policy("n-1"));
-    draft(world, &id, HOUSING, "n-1")
+    world.answer_and_draft(&id, HOUSING, "n-1")
 }
 
 /// Releasing `proposal` without the person's acknowledgement is refused: the audience is
@@ -470,7 +444,7 @@ fn a_failed_check_leaves_the_release_needing_the_acknowledgement() {
     let mut world = World::unlocked();
     let id = world.request(forged_housing(&world));
     assert!(confirm(&mut world, &id, &housing_keys()).is_err());
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     assert_needs_acknowledgement(&mut world, &proposal);
 }
 
@@ -479,7 +453,7 @@ fn a_verified_audience_is_released_without_an_acknowledgement() {
     let mut world = World::unlocked();
     let id = world.request(signed_housing(&world, "n-1"));
     confirm(&mut world, &id, &housing_keys()).unwrap();
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     assert_eq!(
         world.gate.proposal_asker(&proposal),
         Some(AskerStatus::Verified {
@@ -493,7 +467,7 @@ fn a_verified_audience_is_released_without_an_acknowledgement() {
 fn confirmation_arriving_after_the_draft_counts_at_release() {
     let mut world = World::unlocked();
     let id = world.request(signed_housing(&world, "n-1"));
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     assert_needs_acknowledgement(&mut world, &proposal);
     confirm(&mut world, &id, &housing_keys()).unwrap();
     assert!(release(&mut world, &proposal, Acknowledgement::Nothing).is_ok());
@@ -507,7 +481,7 @@ fn attack_a_verified_nonce_does_not_cover_an_unverified_one_for_the_same_origin(
     let genuine = world.request(signed_housing(&world, "n-1"));
     confirm(&mut world, &genuine, &housing_keys()).unwrap();
     let made_up = world.request(housing_policy("n-agent"));
-    let proposal = draft(&mut world, &made_up, HOUSING, "n-agent");
+    let proposal = world.answer_and_draft(&made_up, HOUSING, "n-agent");
     assert_eq!(
         world.gate.proposal_asker(&proposal),
         Some(AskerStatus::Unconfirmed)
@@ -563,7 +537,7 @@ fn signer_keys() -> KeySet {
 fn released(world: &mut World) -> (capability_gate::ProposalId, ReceiptPayload) {
     let id = world.request(signed_housing(world, "n-1"));
     confirm(world, &id, &housing_keys()).unwrap();
-    let proposal = draft(world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     let payload = release(world, &proposal, Acknowledgement::Nothing).unwrap();
     (proposal, payload)
 }

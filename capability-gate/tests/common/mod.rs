@@ -4,9 +4,11 @@
 
 pub use tacit_testkit::fixtures::*;
 
-use capability_gate::{Gate, Host, Lifetime, MemoryHost, Registry};
-use serde_json::Value;
-use wallet_core::{DisclosureLedger, Profile, SessionId, Timestamp};
+use capability_gate::{
+    Acknowledgement, Gate, GateError, Host, Lifetime, MemoryHost, ProposalId, Registry,
+};
+use serde_json::{Value, json};
+use wallet_core::{DisclosureLedger, Profile, ReceiptPayload, SessionId, Timestamp};
 
 pub struct World {
     pub gate: Gate,
@@ -145,6 +147,53 @@ impl World {
             .collect()
     }
 
+    /// The agent calls draft_application for (`audience`, `nonce`).
+    pub fn draft(&mut self, audience: &str, nonce: &str) -> Value {
+        self.call(
+            "draft_application",
+            json!({ "audience": audience, "nonce": nonce }),
+        )
+    }
+
+    /// [`World::draft`], which must succeed: the new proposal's id.
+    pub fn draft_id(&mut self, audience: &str, nonce: &str) -> ProposalId {
+        let out = self.draft(audience, nonce);
+        assert_eq!(out["ok"], true, "{out}");
+        proposal_id_of(&out)
+    }
+
+    /// Grants every claim of `request_id` for ten minutes, answers each (they must succeed) and
+    /// drafts for (`audience`, `nonce`): the held proposal's id.
+    pub fn answer_and_draft(
+        &mut self,
+        request_id: &capability_gate::RequestId,
+        audience: &str,
+        nonce: &str,
+    ) -> ProposalId {
+        for tool in self.grant_all(request_id, Lifetime::TEN_MINUTES) {
+            assert_eq!(self.call(&tool, json!({}))["ok"], true);
+        }
+        let out = self.draft(audience, nonce);
+        assert_eq!(out["result"]["status"], "held", "{out}");
+        proposal_id_of(&out)
+    }
+
+    /// The approval digest of a proposal the gate holds.
+    pub fn digest(&self, proposal_id: &ProposalId) -> String {
+        self.gate.proposal(proposal_id).unwrap().digest().to_owned()
+    }
+
+    /// The person releases `proposal_id`, approving `digest`, now.
+    pub fn release(
+        &mut self,
+        proposal_id: &ProposalId,
+        digest: &str,
+        ack: Acknowledgement,
+    ) -> Result<ReceiptPayload, GateError> {
+        let now = self.now;
+        self.gate.release(proposal_id, digest, ack, now)
+    }
+
     pub fn tools_of(&self, request_id: &capability_gate::RequestId) -> Vec<String> {
         let mut names: Vec<String> = self
             .gate
@@ -155,6 +204,11 @@ impl World {
         names.sort();
         names
     }
+}
+
+/// The proposal id in a draft_application answer.
+pub fn proposal_id_of(out: &Value) -> ProposalId {
+    ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
 pub fn error_code(out: &Value) -> &str {
