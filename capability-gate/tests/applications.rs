@@ -67,19 +67,6 @@ fn tools_in_order(world: &World, request: &capability_gate::RequestId) -> Vec<St
         .collect()
 }
 
-fn draft(world: &mut World, audience: &str, nonce: &str) -> Value {
-    world.call(
-        "draft_application",
-        json!({ "audience": audience, "nonce": nonce }),
-    )
-}
-
-fn draft_id(world: &mut World, audience: &str, nonce: &str) -> capability_gate::ProposalId {
-    let out = draft(world, audience, nonce);
-    assert_eq!(out["ok"], true, "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
-}
-
 fn release_kept(
     world: &mut World,
     id: &capability_gate::ProposalId,
@@ -211,7 +198,7 @@ fn a_draft_carries_only_the_answers_to_its_own_request() {
         "the local log keeps refusals"
     );
 
-    let id = draft_id(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let proposal = world.gate.proposal(&id).unwrap().clone();
     let items: Vec<(Claim, bool)> = proposal
         .items
@@ -287,12 +274,9 @@ fn a_request_without_its_own_answers_cannot_be_drafted() {
         error_code(&world.call(&tool, json!({ "x": 1 }))),
         "invalid_input"
     );
-    assert_eq!(
-        error_code(&draft(&mut world, HOUSING, "n-2")),
-        "nothing_to_draft"
-    );
+    assert_eq!(error_code(&world.draft(HOUSING, "n-2")), "nothing_to_draft");
     // The first request's answer is still draftable, under its own nonce only.
-    assert_eq!(draft(&mut world, HOUSING, "n-1")["ok"], true);
+    assert_eq!(world.draft(HOUSING, "n-1")["ok"], true);
 }
 
 /// Unticked items do not leave; the kept ones still verify as a site checks them.
@@ -303,7 +287,7 @@ fn release_kept_sends_exactly_the_kept_items() {
     for tool in world.grant_all(&request, Lifetime::ONE_HOUR) {
         assert_eq!(world.call(&tool, json!({}))["ok"], true);
     }
-    let id = draft_id(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let proposal = world.gate.proposal(&id).unwrap().clone();
     assert_eq!(proposal.items.len(), 2);
 
@@ -372,7 +356,7 @@ fn release_with_proofs_keeps_every_item_and_kept_order_does_not_matter() {
         for tool in world.grant_all(&request, Lifetime::ONE_HOUR) {
             world.call(&tool, json!({}));
         }
-        let id = draft_id(world, HOUSING, "n-1");
+        let id = world.draft_id(HOUSING, "n-1");
         let digest = world.gate.proposal(&id).unwrap().digest().to_owned();
         let now = world.now;
         let released = match kept {
@@ -463,7 +447,7 @@ fn two_audiences_receipts_share_no_identifier() {
         assert_eq!(world.call(tool, json!({}))["ok"], true);
     }
     for (audience, nonce, request) in [(HOUSING, "n-h", &housing), (PHARMACY, "n-p", &pharmacy)] {
-        let id = draft_id(&mut world, audience, nonce);
+        let id = world.draft_id(audience, nonce);
         let r = release_kept(&mut world, &id, &[0, 1]).unwrap();
         let mut extra: Vec<String> = vec![id.to_string(), request.to_string()];
         extra.extend(
@@ -520,7 +504,7 @@ fn ids_and_session_ids_depend_on_the_secret() {
         for tool in &tools {
             world.call(tool, json!({}));
         }
-        let proposal = draft_id(&mut world, HOUSING, "n-1");
+        let proposal = world.draft_id(HOUSING, "n-1");
         (
             request,
             tools,
@@ -636,7 +620,7 @@ fn agent_view(world: &mut World, nonce: &str) -> (String, capability_gate::Reque
         capability_gate::RequestId::parse(held["result"]["request_id"].as_str().unwrap()).unwrap();
     let checked = world.call("check_request", json!({ "request_id": id }));
     let status = world.call("wallet_status", json!({}));
-    let drafted = draft(world, HOUSING, nonce);
+    let drafted = world.draft(HOUSING, nonce);
     let view =
         serde_json::to_string(&json!([held, checked, status, drafted, world.tools()])).unwrap();
     (view, id)
@@ -676,10 +660,7 @@ fn another_currency_looks_the_same_to_the_agent_until_the_person_grants() {
         "the profile's currency is not named: {message}"
     );
     // Declined, not an answer: nothing to draft, nothing in a receipt.
-    assert_eq!(
-        error_code(&draft(&mut eur, HOUSING, "n-1")),
-        "nothing_to_draft"
-    );
+    assert_eq!(error_code(&eur.draft(HOUSING, "n-1")), "nothing_to_draft");
     assert_eq!(
         eur.gate.log().entries().last().unwrap().outcome,
         Outcome::Declined
@@ -726,7 +707,7 @@ fn a_used_nonce_and_origin_pair_never_mixes_with_another_origin() {
         world.call(&tool, json!({}));
     }
     for (audience, kind) in [(HOUSING, "resides_in"), (PHARMACY, "age_at_least")] {
-        let id = draft_id(&mut world, audience, "n-1");
+        let id = world.draft_id(audience, "n-1");
         let proposal = world.gate.proposal(&id).unwrap();
         let kinds: Vec<&str> = proposal.items.iter().map(|i| i.claim.kind()).collect();
         assert_eq!(kinds, [kind]);
@@ -881,9 +862,9 @@ mod interleavings {
                         world.sync();
                     }
                     Op::Draft(h, k) => {
-                        let out = draft(&mut world, audience(h), &format!("n-{}", k % 3));
+                        let out = world.draft(audience(h), &format!("n-{}", k % 3));
                         if out["ok"] == true {
-                            let id = capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap();
+                            let id = proposal_id_of(&out);
                             check_proposal(&world, &id)?;
                             // What the agent is shown is what the proposal holds.
                             let shown = out["result"]["would_disclose"].as_array().unwrap().len();
@@ -891,12 +872,7 @@ mod interleavings {
                         }
                     }
                     Op::Release(k, mask) => {
-                        let held: Vec<capability_gate::ProposalId> = world
-                            .gate
-                            .proposals()
-                            .filter(|p| p.state == ProposalState::Held)
-                            .map(|p| p.id.clone())
-                            .collect();
+                        let held = world.held_proposals();
                         if held.is_empty() { continue; }
                         let id = held[k % held.len()].clone();
                         let n = world.gate.proposal(&id).unwrap().items.len();

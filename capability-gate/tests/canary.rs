@@ -5,7 +5,7 @@
 
 mod common;
 
-use capability_gate::{Acknowledgement, Gate, Lifetime, MemoryHost, Registry};
+use capability_gate::{Acknowledgement, Gate, MemoryHost, Registry};
 use common::*;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -34,10 +34,7 @@ proptest! {
         world.gate.unlock(profile);
         world.sync();
         let mut outputs: Vec<Value> = Vec::new();
-        let housing = world.request(housing_policy("n-h"));
-        let pharmacy = world.request(pharmacy_policy("n-p"));
-        let mut tools = world.grant_all(&housing, Lifetime::ONE_HOUR);
-        tools.extend(world.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+        let (housing, pharmacy, tools) = world.grant_housing_and_pharmacy();
         for tool in &tools {
             outputs.push(world.call(tool, json!({})));
             outputs.push(world.call(tool, json!({ "nonce": junk })));
@@ -73,7 +70,7 @@ proptest! {
         }
         world.sync();
         let mut texts: Vec<String> = outputs.iter().map(Value::to_string).collect();
-        texts.extend(world.registry.registered().map(|d| d.to_webmcp_json().to_string()));
+        texts.extend(world.definition_texts());
         texts.push(world.gate.log().export());
         prop_assert_eq!(receipts.len(), 2);
         texts.extend(receipts);

@@ -165,6 +165,24 @@ impl Issuer {
             .collect()
     }
 
+    /// What the wallet checks a batch with: this issuer's description and keys, its answer
+    /// carrying `batch`, and the holder keys the wallet sent (`hs`).
+    fn offer(&self, batch: &[String], hs: &[Holder]) -> Offer {
+        (self.info(), self.jwks(), self.answer(batch), jwks_of(hs))
+    }
+
+    /// `credentials` accepts this issuer's answer carrying `batch` for the holder keys `hs`.
+    fn deliver(
+        &self,
+        credentials: &mut Credentials,
+        batch: &[String],
+        hs: &[Holder],
+        now: Timestamp,
+    ) -> Result<usize, CredentialError> {
+        let (info, jwks, answer, sent) = self.offer(batch, hs);
+        credentials.accept_batch(&info, &jwks, &answer, &sent, now)
+    }
+
     fn answer(&self, credentials: &[String]) -> Vec<u8> {
         json!({
             "credentials": credentials,
@@ -178,6 +196,10 @@ impl Issuer {
         .into_bytes()
     }
 }
+
+/// An issuer's description, its keys, its answer and the holder keys sent: what
+/// `Credentials::accept_batch` checks.
+type Offer = (IssuerInfo, Jwks, Vec<u8>, Vec<Jwk>);
 
 #[derive(Clone)]
 struct Spec {
@@ -222,15 +244,7 @@ fn income_credentials(income_minor: u64, n: u8) -> (Credentials, Vec<Holder>) {
     let hs = holders(1, n);
     let mut credentials = Credentials::new();
     let batch = tax.batch(&tax.spec(income_minor), &hs);
-    let added = credentials
-        .accept_batch(
-            &tax.info(),
-            &tax.jwks(),
-            &tax.answer(&batch),
-            &jwks_of(&hs),
-            now(),
-        )
-        .unwrap();
+    let added = tax.deliver(&mut credentials, &batch, &hs, now()).unwrap();
     assert_eq!(added, usize::from(n));
     (credentials, hs)
 }
@@ -239,15 +253,7 @@ fn add_age(credentials: &mut Credentials, age: u64, first: u8, n: u8) -> Vec<Hol
     let registry = Issuer::registry();
     let hs = holders(first, n);
     let batch = registry.batch(&registry.spec(age), &hs);
-    credentials
-        .accept_batch(
-            &registry.info(),
-            &registry.jwks(),
-            &registry.answer(&batch),
-            &jwks_of(&hs),
-            now(),
-        )
-        .unwrap();
+    registry.deliver(credentials, &batch, &hs, now()).unwrap();
     hs
 }
 
@@ -285,9 +291,7 @@ fn a_genuine_batch_is_kept_with_its_refresh_token() {
 
 /// Tries a batch built by `build` against fresh credentials; returns the error, and checks that
 /// nothing was kept.
-fn refused(
-    build: impl FnOnce(&Issuer, &[Holder]) -> (IssuerInfo, Jwks, Vec<u8>, Vec<Jwk>),
-) -> CredentialError {
+fn refused(build: impl FnOnce(&Issuer, &[Holder]) -> Offer) -> CredentialError {
     let tax = Issuer::tax();
     let hs = holders(1, 3);
     let (info, jwks, answer, sent) = build(&tax, &hs);
@@ -300,60 +304,92 @@ fn refused(
     err
 }
 
-fn genuine(tax: &Issuer, hs: &[Holder], spec: &Spec) -> (IssuerInfo, Jwks, Vec<u8>, Vec<Jwk>) {
-    let batch = tax.batch(spec, hs);
-    (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
+fn genuine(tax: &Issuer, hs: &[Holder], spec: &Spec) -> Offer {
+    tax.offer(&tax.batch(spec, hs), hs)
+}
+
+/// [`refused`] for a batch whose every credential says what `edit` made of Ana's income spec.
+fn refused_spec(edit: impl FnOnce(&mut Spec)) -> CredentialError {
+    refused(|tax, hs| {
+        let mut spec = tax.spec(2_850_000);
+        edit(&mut spec);
+        genuine(tax, hs, &spec)
+    })
+}
+
+/// [`refused`] for Ana's genuine batch after `edit` changed its credentials.
+fn refused_batch(edit: impl FnOnce(&Issuer, &[Holder], &mut Vec<String>)) -> CredentialError {
+    refused(|tax, hs| {
+        let mut batch = tax.batch(&tax.spec(2_850_000), hs);
+        edit(tax, hs, &mut batch);
+        tax.offer(&batch, hs)
+    })
+}
+
+/// [`refused`] for Ana's genuine batch, the issuer's answer replaced by what `answer` makes of it.
+fn refused_answer(answer: impl FnOnce(&Issuer, Vec<u8>) -> Vec<u8>) -> CredentialError {
+    refused(|tax, hs| {
+        let (info, jwks, genuine_answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
+        (info, jwks, answer(tax, genuine_answer), sent)
+    })
+}
+
+/// [`refused`] for Ana's genuine batch, the issuer's description changed by `edit`.
+fn refused_info(edit: impl FnOnce(&mut IssuerInfo)) -> CredentialError {
+    refused(|tax, hs| {
+        let (mut info, jwks, answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
+        edit(&mut info);
+        (info, jwks, answer, sent)
+    })
+}
+
+/// [`refused`] for Ana's genuine batch, the holder keys the wallet sent changed by `edit`.
+fn refused_sent(edit: impl FnOnce(&mut Vec<Jwk>)) -> CredentialError {
+    refused(|tax, hs| {
+        let (info, jwks, answer, mut sent) = genuine(tax, hs, &tax.spec(2_850_000));
+        edit(&mut sent);
+        (info, jwks, answer, sent)
+    })
+}
+
+/// The refusal of the credential at `index` for an SD-JWT `error`.
+fn invalid(index: usize, error: SdJwtError) -> CredentialError {
+    CredentialError::Invalid { index, error }
+}
+
+/// A JSON `answer` with `member` set to `value`.
+fn with_member(answer: &[u8], member: &str, value: Value) -> Vec<u8> {
+    let mut answer: Value = serde_json::from_slice(answer).unwrap();
+    answer[member] = value;
+    answer.to_string().into_bytes()
 }
 
 #[test]
 fn attack_a_credential_naming_another_issuer_is_refused() {
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
-        spec.iss = "http://127.0.0.1:9999".into();
-        genuine(tax, hs, &spec)
-    });
+    let err = refused_spec(|spec| spec.iss = "http://127.0.0.1:9999".into());
     assert_eq!(err, CredentialError::CredentialIssuer { index: 0 });
     // The answer's own `issuer` member must match too.
-    let err = refused(|tax, hs| {
-        let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        let batch = tax.batch(&tax.spec(2_850_000), hs);
-        let mut answer: Value = serde_json::from_slice(&tax.answer(&batch)).unwrap();
-        answer["issuer"] = json!("http://evil.example");
-        (info, jwks, answer.to_string().into_bytes(), sent)
-    });
+    let err =
+        refused_answer(|_, answer| with_member(&answer, "issuer", json!("http://evil.example")));
     assert_eq!(err, CredentialError::WrongIssuer);
 }
 
 #[test]
 fn attack_credentials_bound_to_the_wrong_positions_are_refused() {
-    let err = refused(|tax, hs| {
-        let (info, jwks, answer, mut sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        sent.swap(0, 1);
-        (info, jwks, answer, sent)
-    });
+    let err = refused_sent(|sent| sent.swap(0, 1));
     assert_eq!(err, CredentialError::HolderKeyMismatch { index: 0 });
     // A credential bound to a key the wallet never sent.
-    let err = refused(|tax, hs| {
-        let spec = tax.spec(2_850_000);
-        let mut batch = tax.batch(&spec, hs);
-        batch[2] = tax.issue(&spec, &holders(200, 1)[0].jwk, 99);
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
+    let err = refused_batch(|tax, _, batch| {
+        batch[2] = tax.issue(&tax.spec(2_850_000), &holders(200, 1)[0].jwk, 99);
     });
     assert_eq!(err, CredentialError::HolderKeyMismatch { index: 2 });
 }
 
 #[test]
 fn attack_counts_that_do_not_match_are_refused() {
-    let err = refused(|tax, hs| {
-        let (info, jwks, answer, mut sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        sent.push(holders(100, 1)[0].jwk.clone());
-        (info, jwks, answer, sent)
-    });
+    let err = refused_sent(|sent| sent.push(holders(100, 1)[0].jwk.clone()));
     assert_eq!(err, CredentialError::CountMismatch { got: 3, sent: 4 });
-    let err = refused(|tax, hs| {
-        let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        (info, jwks, tax.answer(&[]), sent)
-    });
+    let err = refused_answer(|tax, _| tax.answer(&[]));
     assert_eq!(err, CredentialError::EmptyBatch);
     let err = refused(|tax, _| {
         let many = holders(1, 21);
@@ -364,33 +400,19 @@ fn attack_counts_that_do_not_match_are_refused() {
 
 #[test]
 fn attack_an_expired_or_future_batch_is_refused() {
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
+    let err = refused_spec(|spec| {
         spec.iat = T0 - 40 * DAY;
         spec.exp = T0 - DAY;
-        genuine(tax, hs, &spec)
     });
     assert_eq!(err, CredentialError::Expired { index: 0 });
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
-        spec.iat = T0 + DAY;
-        genuine(tax, hs, &spec)
-    });
-    assert_eq!(
-        err,
-        CredentialError::Invalid {
-            index: 0,
-            error: SdJwtError::IssuedInFuture
-        }
-    );
+    let err = refused_spec(|spec| spec.iat = T0 + DAY);
+    assert_eq!(err, invalid(0, SdJwtError::IssuedInFuture));
 }
 
 #[test]
 fn attack_a_tampered_credential_or_another_key_is_refused() {
     // A disclosure flipped from false to true, re-encoded: its digest is not in `_sd`.
-    let err = refused(|tax, hs| {
-        let spec = tax.spec(2_850_000);
-        let mut batch = tax.batch(&spec, hs);
+    let err = refused_batch(|_, _, batch| {
         let parts: Vec<&str> = batch[1].split('~').collect();
         let mut out = vec![parts[0].to_owned()];
         for part in &parts[1..] {
@@ -405,24 +427,15 @@ fn attack_a_tampered_credential_or_another_key_is_refused() {
             out.push(URL_SAFE_NO_PAD.encode(d.to_string()));
         }
         batch[1] = format!("{}~", out.join("~"));
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
     });
-    assert_eq!(
-        err,
-        CredentialError::Invalid {
-            index: 1,
-            error: SdJwtError::UnknownDisclosure
-        }
-    );
+    assert_eq!(err, invalid(1, SdJwtError::UnknownDisclosure));
     // A byte of the issuer signature changed.
-    let err = refused(|tax, hs| {
-        let mut batch = tax.batch(&tax.spec(2_850_000), hs);
+    let err = refused_batch(|_, _, batch| {
         let jwt_end = batch[0].find('~').unwrap();
         let mut bytes = batch[0].clone().into_bytes();
         let i = jwt_end - 5;
         bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
         batch[0] = String::from_utf8(bytes).unwrap();
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
     });
     assert!(
         matches!(err, CredentialError::Invalid { index: 0, .. }),
@@ -434,75 +447,51 @@ fn attack_a_tampered_credential_or_another_key_is_refused() {
             key: SigningKey::from_slice(&[77; 32]).unwrap(),
             ..Issuer::tax()
         };
-        let batch = impostor.batch(&impostor.spec(2_850_000), hs);
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
+        tax.offer(&impostor.batch(&impostor.spec(2_850_000), hs), hs)
     });
-    assert_eq!(
-        err,
-        CredentialError::Invalid {
-            index: 0,
-            error: SdJwtError::BadIssuerSignature
-        }
-    );
+    assert_eq!(err, invalid(0, SdJwtError::BadIssuerSignature));
 }
 
 #[test]
 fn attack_a_tagged_batch_is_refused() {
     // One credential says something else (a predicate flipped): the site could tell which
     // presentation it got.
-    let err = refused(|tax, hs| {
-        let spec = tax.spec(2_850_000);
-        let mut other = spec.clone();
-        other.disclosable[0].1 = json!(true);
-        other.disclosable[1].1 = json!(true);
-        other.disclosable[2].1 = json!(true);
-        other.disclosable[3].1 = json!(true);
-        let mut batch = tax.batch(&spec, hs);
+    let err = refused_batch(|tax, hs, batch| {
+        let mut other = tax.spec(2_850_000);
+        for predicate in &mut other.disclosable[..4] {
+            predicate.1 = json!(true);
+        }
         batch[2] = tax.issue(&other, &hs[2].jwk, hs[2].seed);
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
     });
     assert_eq!(err, CredentialError::Tagged { index: 2 });
     // The same predicates but one credential expires a second later.
-    let err = refused(|tax, hs| {
-        let spec = tax.spec(2_850_000);
-        let mut other = spec.clone();
+    let err = refused_batch(|tax, hs, batch| {
+        let mut other = tax.spec(2_850_000);
         other.exp += 1_000;
-        let mut batch = tax.batch(&spec, hs);
         batch[1] = tax.issue(&other, &hs[1].jwk, hs[1].seed);
-        (tax.info(), tax.jwks(), tax.answer(&batch), jwks_of(hs))
     });
     assert_eq!(err, CredentialError::Tagged { index: 1 });
     // A plain serial number, even if it were the same in each.
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
+    let err = refused_spec(|spec| {
         spec.plain.insert("serial".into(), json!(41234));
-        genuine(tax, hs, &spec)
     });
     assert_eq!(err, CredentialError::UnexpectedClaims { index: 0 });
     // A disclosable claim that is not a predicate (a name, the raw income).
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
+    let err = refused_spec(|spec| {
         spec.disclosable
             .push(("income_minor".into(), json!(2_850_000)));
-        genuine(tax, hs, &spec)
     });
     assert_eq!(err, CredentialError::UnexpectedClaims { index: 0 });
     // A predicate that is not a boolean.
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
-        spec.disclosable[0].1 = json!("yes");
-        genuine(tax, hs, &spec)
-    });
+    let err = refused_spec(|spec| spec.disclosable[0].1 = json!("yes"));
     assert_eq!(err, CredentialError::UnexpectedClaims { index: 0 });
 }
 
 #[test]
 fn attack_contradictory_predicates_are_refused() {
-    let err = refused(|tax, hs| {
-        let mut spec = tax.spec(2_850_000);
+    let err = refused_spec(|spec| {
         // below 10,000 but not below 15,000
         spec.disclosable[0].1 = json!(true);
-        genuine(tax, hs, &spec)
     });
     assert_eq!(err, CredentialError::Inconsistent);
 }
@@ -517,60 +506,34 @@ fn attack_garbage_answers_are_refused_without_panicking() {
         b"{\"credentials\":[1,2,3]}".to_vec(),
         b"\xff\xfe".to_vec(),
     ] {
-        let err = refused(|tax, hs| {
-            let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-            (info, jwks, answer.clone(), sent)
-        });
+        let err = refused_answer(|_, _| answer.clone());
         assert_eq!(err, CredentialError::BadJson);
     }
-    let err = refused(|tax, hs| {
-        let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
+    let err = refused_answer(|_, _| {
         let answer = json!({ "credentials": ["x~", "y~", "not a jwt"] });
-        (info, jwks, answer.to_string().into_bytes(), sent)
+        answer.to_string().into_bytes()
     });
     assert!(matches!(err, CredentialError::Invalid { index: 0, .. }));
-    let err = refused(|tax, hs| {
-        let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        (info, jwks, vec![b' '; (1 << 20) + 1], sent)
-    });
+    let err = refused_answer(|_, _| vec![b' '; (1 << 20) + 1]);
     assert_eq!(err, CredentialError::TooLarge);
     // A credential longer than the SD-JWT limit.
-    let err = refused(|tax, hs| {
-        let (info, jwks, _, sent) = genuine(tax, hs, &tax.spec(2_850_000));
+    let err = refused_answer(|_, _| {
         let huge = "a".repeat(40 * 1024);
         let answer = json!({ "credentials": [huge, "b~", "c~"] });
-        (info, jwks, answer.to_string().into_bytes(), sent)
+        answer.to_string().into_bytes()
     });
-    assert_eq!(
-        err,
-        CredentialError::Invalid {
-            index: 0,
-            error: SdJwtError::TooLarge
-        }
-    );
+    assert_eq!(err, invalid(0, SdJwtError::TooLarge));
     // Bad refresh token.
-    let err = refused(|tax, hs| {
-        let (info, jwks, answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        let mut answer: Value = serde_json::from_slice(&answer).unwrap();
-        answer["refresh_token"] = json!("has a space");
-        (info, jwks, answer.to_string().into_bytes(), sent)
-    });
+    let err =
+        refused_answer(|_, answer| with_member(&answer, "refresh_token", json!("has a space")));
     assert_eq!(err, CredentialError::BadRefreshToken);
 }
 
 #[test]
 fn attack_a_wrong_type_or_issuer_description_is_refused() {
-    let err = refused(|tax, hs| {
-        let (mut info, jwks, answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        info.vct = "https://evil.example/vct/income".into();
-        (info, jwks, answer, sent)
-    });
+    let err = refused_info(|info| info.vct = "https://evil.example/vct/income".into());
     assert_eq!(err, CredentialError::UnknownVct("income"));
-    let err = refused(|tax, hs| {
-        let (mut info, jwks, answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        info.attribute = Attribute::District;
-        (info, jwks, answer, sent)
-    });
+    let err = refused_info(|info| info.attribute = Attribute::District);
     assert_eq!(err, CredentialError::UnsupportedAttribute);
     // An income issuer whose credentials carry age predicates.
     let err = refused(|tax, hs| {
@@ -582,11 +545,7 @@ fn attack_a_wrong_type_or_issuer_description_is_refused() {
         genuine(tax, hs, &spec)
     });
     assert_eq!(err, CredentialError::UnexpectedClaims { index: 0 });
-    let err = refused(|tax, hs| {
-        let (mut info, jwks, answer, sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        info.name = "\u{202e}Tax\nOffice".into();
-        (info, jwks, answer, sent)
-    });
+    let err = refused_info(|info| info.name = "\u{202e}Tax\nOffice".into());
     assert_eq!(err, CredentialError::BadIssuerName);
 
     let tax = origin(TAX);
@@ -621,11 +580,7 @@ fn attack_a_wrong_type_or_issuer_description_is_refused() {
 
 #[test]
 fn attack_a_holder_key_sent_twice_or_reused_is_refused() {
-    let err = refused(|tax, hs| {
-        let (info, jwks, answer, mut sent) = genuine(tax, hs, &tax.spec(2_850_000));
-        sent[1] = sent[0].clone();
-        (info, jwks, answer, sent)
-    });
+    let err = refused_sent(|sent| sent[1] = sent[0].clone());
     assert_eq!(err, CredentialError::DuplicateHolderKey);
     // A second batch reusing a key already held.
     let (mut credentials, hs) = income_credentials(2_850_000, 3);
@@ -633,13 +588,7 @@ fn attack_a_holder_key_sent_twice_or_reused_is_refused() {
     let again = tax.batch(&tax.spec(2_850_000), &hs[..1]);
     let before = credentials.clone();
     assert_eq!(
-        credentials.accept_batch(
-            &tax.info(),
-            &tax.jwks(),
-            &tax.answer(&again),
-            &jwks_of(&hs[..1]),
-            now()
-        ),
+        tax.deliver(&mut credentials, &again, &hs[..1], now()),
         Err(CredentialError::DuplicateHolderKey)
     );
     assert_eq!(credentials, before);
@@ -651,31 +600,16 @@ fn a_refill_keeps_unused_credentials_and_a_changed_fact_replaces_them() {
     let tax = Issuer::tax();
     let hs = holders(50, 5);
     let batch = tax.batch(&tax.spec(2_850_000), &hs);
-    let mut answer: Value = serde_json::from_slice(&tax.answer(&batch)).unwrap();
-    answer["refresh_token"] = json!("newer-token");
+    let answer = with_member(&tax.answer(&batch), "refresh_token", json!("newer-token"));
     credentials
-        .accept_batch(
-            &tax.info(),
-            &tax.jwks(),
-            answer.to_string().as_bytes(),
-            &jwks_of(&hs),
-            now(),
-        )
+        .accept_batch(&tax.info(), &tax.jwks(), &answer, &jwks_of(&hs), now())
         .unwrap();
     assert_eq!(credentials.left(&origin(TAX), now()), 8);
     assert_eq!(credentials.refresh_token(&origin(TAX)), Some("newer-token"));
     // The income changed: the old credentials say something else and are dropped.
     let hs = holders(60, 4);
     let batch = tax.batch(&tax.spec(7_200_000), &hs);
-    credentials
-        .accept_batch(
-            &tax.info(),
-            &tax.jwks(),
-            &tax.answer(&batch),
-            &jwks_of(&hs),
-            now(),
-        )
-        .unwrap();
+    tax.deliver(&mut credentials, &batch, &hs, now()).unwrap();
     assert_eq!(credentials.left(&origin(TAX), now()), 4);
     let claim = income(3_000_000);
     assert_eq!(
@@ -686,15 +620,7 @@ fn a_refill_keeps_unused_credentials_and_a_changed_fact_replaces_them() {
     for round in 0..3u8 {
         let hs = holders(100 + round * 20, 20);
         let batch = tax.batch(&tax.spec(7_200_000), &hs);
-        credentials
-            .accept_batch(
-                &tax.info(),
-                &tax.jwks(),
-                &tax.answer(&batch),
-                &jwks_of(&hs),
-                now(),
-            )
-            .unwrap();
+        tax.deliver(&mut credentials, &batch, &hs, now()).unwrap();
     }
     assert_eq!(credentials.left(&origin(TAX), now()), MAX_PER_ISSUER);
 }
@@ -709,13 +635,7 @@ fn at_most_four_issuers_and_removal_returns_the_holder_keys() {
         };
         let hs = holders(10 + 2 * i as u8, 2);
         let batch = issuer.batch(&issuer.spec(2_850_000), &hs);
-        let result = credentials.accept_batch(
-            &issuer.info(),
-            &issuer.jwks(),
-            &issuer.answer(&batch),
-            &jwks_of(&hs),
-            now(),
-        );
+        let result = issuer.deliver(&mut credentials, &batch, &hs, now());
         if i < 3 {
             result.unwrap();
         } else {
@@ -1013,15 +933,6 @@ fn without_unused_credentials_the_answer_is_self_asserted_and_lock_forgets_them(
 
 // ----- release and presentations ----------------------------------------------------------------
 
-fn draft(world: &mut World, audience: &str, nonce: &str) -> capability_gate::ProposalId {
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": audience, "nonce": nonce }),
-    );
-    assert_eq!(out["ok"], true, "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
-}
-
 fn release(
     world: &mut World,
     id: &capability_gate::ProposalId,
@@ -1063,7 +974,7 @@ fn two_audiences_get_unlinkable_presentations_and_proofs_run_out() {
     let mut proofs = Vec::new();
     for (audience, nonce) in [(HOUSING, "n-h"), (PHARMACY, "n-p")] {
         ask(&mut world, audience, nonce, json!([income_json(3_000_000)]));
-        let id = draft(&mut world, audience, nonce);
+        let id = world.draft_id(audience, nonce);
         let proposal = world.gate.proposal(&id).unwrap();
         assert_eq!(proposal.items[0].issuer, Some(origin(TAX)));
         assert_eq!(proposal.items[0].issuer_name.as_deref(), Some(TAX_NAME));
@@ -1168,7 +1079,7 @@ fn release_fails_whole_when_an_issuer_has_no_proof_left() {
     let mut ids = Vec::new();
     for nonce in ["n-1", "n-2", "n-3"] {
         ask(&mut world, HOUSING, nonce, json!([income_json(3_000_000)]));
-        ids.push(draft(&mut world, HOUSING, nonce));
+        ids.push(world.draft_id(HOUSING, nonce));
     }
     release(&mut world, &ids[0]).unwrap();
     release(&mut world, &ids[1]).unwrap();
@@ -1201,7 +1112,7 @@ fn release_fails_whole_when_an_issuer_has_no_proof_left() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     world.gate.credentials_mut().remove_issuer(&origin(TAX));
     assert!(matches!(
         release(&mut world, &id),
@@ -1224,7 +1135,7 @@ fn two_issuer_backed_items_use_two_credentials_and_self_asserted_ones_none() {
             { "kind": "resides_in", "districts": ["altstadt", "nordhafen", "westend"] },
         ]),
     );
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let items = world.gate.proposal(&id).unwrap().items.clone();
     let provenance: Vec<Option<Origin>> = items.iter().map(|i| i.issuer.clone()).collect();
     assert_eq!(
@@ -1285,7 +1196,7 @@ fn a_self_asserted_release_needs_no_proof() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(2_900_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     assert!(released.proofs.is_empty());
     assert_eq!(
@@ -1305,10 +1216,10 @@ fn the_approval_digest_covers_provenance() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut backed = with_credentials(credentials);
     ask(&mut backed, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let backed_id = draft(&mut backed, HOUSING, "n-1");
+    let backed_id = backed.draft_id(HOUSING, "n-1");
     let mut plain = World::unlocked();
     ask(&mut plain, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let plain_id = draft(&mut plain, HOUSING, "n-1");
+    let plain_id = plain.draft_id(HOUSING, "n-1");
     let (a, b) = (
         backed.gate.proposal(&backed_id).unwrap(),
         plain.gate.proposal(&plain_id).unwrap(),
@@ -1348,7 +1259,7 @@ fn check_proposal_returns_presentations_only_once_everything_is_signed() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     let now = world.now;
     let signed = wallet_core::receipt::sign(released.payload.clone(), &signer_key(), now);
@@ -1424,10 +1335,7 @@ fn canary_no_credential_reaches_an_agent_before_release() {
     let secrets = secrets(&credentials, &hs);
     let mut world = with_credentials(credentials);
     let mut outputs: Vec<Value> = Vec::new();
-    let housing = world.request(housing_policy("n-h"));
-    let pharmacy = world.request(pharmacy_policy("n-p"));
-    let mut tools = world.grant_all(&housing, Lifetime::ONE_HOUR);
-    tools.extend(world.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+    let (housing, pharmacy, tools) = world.grant_housing_and_pharmacy();
     for tool in &tools {
         outputs.push(world.call(tool, json!({})));
         outputs.push(world.call(tool, json!({ "nonce": "x" })));
@@ -1467,12 +1375,7 @@ fn canary_no_credential_reaches_an_agent_before_release() {
         outputs.push(world.call("check_proposal", json!({ "proposal_id": id })));
     }
     let mut texts: Vec<String> = outputs.iter().map(Value::to_string).collect();
-    texts.extend(
-        world
-            .registry
-            .registered()
-            .map(|d| d.to_webmcp_json().to_string()),
-    );
+    texts.extend(world.definition_texts());
     for text in &texts {
         for secret in &secrets {
             assert!(
@@ -1563,7 +1466,7 @@ fn a_fact_changed_since_the_answer_is_not_presented() {
     let (credentials, _) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let tax = Issuer::tax();
     let hs = holders(80, 3);
     let batch = tax.batch(&tax.spec(7_200_000), &hs);
@@ -1595,7 +1498,7 @@ fn presentations_attach_after_a_lock_and_expire_with_their_key_binding() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     let signatures: Vec<[u8; 64]> = released.proofs.iter().map(|p| sign_with(&hs, p)).collect();
     // Too late: the key-binding JWT would be stale at the site.
@@ -1674,7 +1577,7 @@ fn proofs_the_page_cannot_finish_are_reported_to_the_agent() {
     let (credentials, hs) = income_credentials(2_850_000, 3);
     let mut world = with_credentials(credentials);
     ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    let id = draft(&mut world, HOUSING, "n-1");
+    let id = world.draft_id(HOUSING, "n-1");
     let released = release(&mut world, &id).unwrap();
     assert_eq!(
         world.gate.fail_presentations(&id, "  "),
@@ -1803,12 +1706,7 @@ mod hostile {
                         }
                     }
                     2 => {
-                        let held: Vec<capability_gate::ProposalId> = world
-                            .gate
-                            .proposals()
-                            .filter(|p| p.state == ProposalState::Held)
-                            .map(|p| p.id.clone())
-                            .collect();
+                        let held = world.held_proposals();
                         if let Some(id) = held.get(c % held.len().max(1))
                             && let Ok(released) = release(&mut world, id)
                         {
@@ -1824,11 +1722,7 @@ mod hostile {
                         let fresh = holders(100 + 2 * refills, 2);
                         let batch = tax.batch(&tax.spec(2_850_000), &fresh);
                         let now = world.now;
-                        world
-                            .gate
-                            .credentials_mut()
-                            .accept_batch(&tax.info(), &tax.jwks(), &tax.answer(&batch), &jwks_of(&fresh), now)
-                            .unwrap();
+                        tax.deliver(world.gate.credentials_mut(), &batch, &fresh, now).unwrap();
                         hs.extend(fresh);
                     }
                 }
@@ -1894,7 +1788,7 @@ fn only_kept_issuer_backed_items_get_proofs() {
             json!([income_json(3_000_000), districts.clone()]),
         );
         assert!(out.iter().all(|o| o["ok"] == true), "{out:?}");
-        let id = draft(&mut world, HOUSING, "n-1");
+        let id = world.draft_id(HOUSING, "n-1");
         let proposal = world.gate.proposal(&id).unwrap().clone();
         assert_eq!(proposal.items[0].issuer, Some(origin(TAX)));
         assert_eq!(proposal.items[1].issuer, None);

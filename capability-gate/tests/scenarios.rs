@@ -27,6 +27,53 @@ fn valid_webmcp_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
 }
 
+/// A lifetime of `duration_ms` with no use limit.
+fn lasting(duration_ms: i64) -> Lifetime {
+    Lifetime {
+        duration_ms,
+        uses: None,
+    }
+}
+
+/// The income claim tool among granted `tools`.
+fn income_tool_of(tools: &[String]) -> String {
+    tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone()
+}
+
+/// Calls the income claim tool and returns whether the claim was satisfied.
+fn income_satisfied(world: &mut World, income_tool: &str) -> Value {
+    world.call(income_tool, json!({}))["result"]["satisfied"].clone()
+}
+
+/// The person releases the proposal, approving `digest`, on an unconfirmed site.
+fn release(
+    world: &mut World,
+    proposal_id: &capability_gate::ProposalId,
+    digest: &str,
+) -> Result<wallet_core::ReceiptPayload, GateError> {
+    world.release(proposal_id, digest, Acknowledgement::UnconfirmedSite)
+}
+
+/// Requests `policy`, grants all of it for an hour and calls each claim tool once.
+fn answer_all(world: &mut World, policy: Value) {
+    let id = world.request(policy);
+    for tool in world.grant_all(&id, Lifetime::ONE_HOUR) {
+        world.call(&tool, json!({}));
+    }
+}
+
+/// The person revokes each of `grants`; then the wallet syncs.
+fn revoke_all(world: &mut World, grants: Vec<wallet_core::GrantId>) {
+    for g in grants {
+        world.gate.revoke(&g).unwrap();
+    }
+    world.sync();
+}
+
 // ----- 1. one canonical tool definition ---------------------------------------------------------
 
 #[test]
@@ -181,12 +228,7 @@ fn item3_denial_reason_reaches_the_agent() {
 fn item3_claim_tool_refuses_any_property_but_nonce() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let tools = world.grant_all(&id, Lifetime::TEN_MINUTES);
-    let income_tool = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
+    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::TEN_MINUTES));
     for input in [
         json!({ "limit": 100 }),
         json!({ "threshold": { "amount_minor": 1, "currency": "EUR" } }),
@@ -213,15 +255,7 @@ fn item3_claim_tool_refuses_any_property_but_nonce() {
 
 fn answered_housing(world: &mut World) -> capability_gate::ProposalId {
     let id = world.request(housing_policy("n-1"));
-    for tool in world.grant_all(&id, Lifetime::TEN_MINUTES) {
-        assert_eq!(world.call(&tool, json!({}))["ok"], true);
-    }
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": "n-1" }),
-    );
-    assert_eq!(out["result"]["status"], "held", "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
+    world.answer_and_draft(&id, HOUSING, "n-1")
 }
 
 #[test]
@@ -239,26 +273,13 @@ fn item3_draft_application_is_held_until_released_once() {
     let out = world.call("check_proposal", json!({ "proposal_id": proposal_id }));
     assert_eq!(out["result"]["status"], "held");
 
-    let payload = world
-        .gate
-        .release(
-            &proposal_id,
-            proposal.digest(),
-            Acknowledgement::UnconfirmedSite,
-            world.now,
-        )
-        .unwrap();
+    let payload = release(&mut world, &proposal_id, proposal.digest()).unwrap();
     assert_eq!(payload.audience.as_str(), HOUSING);
     assert_eq!(payload.nonce.as_str(), "n-1");
     assert_eq!(payload.entries.len(), 2);
     payload.check_structure().unwrap();
     assert_eq!(
-        world.gate.release(
-            &proposal_id,
-            proposal.digest(),
-            Acknowledgement::UnconfirmedSite,
-            world.now
-        ),
+        release(&mut world, &proposal_id, proposal.digest()),
         Err(GateError::AlreadyReleased),
         "a second release is an error, not a no-op"
     );
@@ -279,19 +300,9 @@ fn item3_refusal_reason_reaches_the_agent() {
     let out = world.call("check_proposal", json!({ "proposal_id": proposal_id }));
     assert_eq!(out["result"]["status"], "refused");
     assert_eq!(out["result"]["reason"], "Not applying this year");
-    let digest = world
-        .gate
-        .proposal(&proposal_id)
-        .unwrap()
-        .digest()
-        .to_owned();
+    let digest = world.digest(&proposal_id);
     assert_eq!(
-        world.gate.release(
-            &proposal_id,
-            &digest,
-            Acknowledgement::UnconfirmedSite,
-            world.now
-        ),
+        release(&mut world, &proposal_id, &digest),
         Err(GateError::AlreadyRefused)
     );
 }
@@ -300,33 +311,17 @@ fn item3_refusal_reason_reaches_the_agent() {
 fn item3_approval_is_bound_to_the_digest() {
     let mut world = World::unlocked();
     let proposal_id = answered_housing(&mut world);
-    let digest = world
-        .gate
-        .proposal(&proposal_id)
-        .unwrap()
-        .digest()
-        .to_owned();
+    let digest = world.digest(&proposal_id);
     // A digest of anything else (what the page showed was different) voids the approval.
     let mut other = digest.clone().into_bytes();
     other[0] = if other[0] == b'0' { b'1' } else { b'0' };
     let other = String::from_utf8(other).unwrap();
     assert_eq!(
-        world.gate.release(
-            &proposal_id,
-            &other,
-            Acknowledgement::UnconfirmedSite,
-            world.now
-        ),
+        release(&mut world, &proposal_id, &other),
         Err(GateError::ApprovalVoid)
     );
     // A second draft after another answer has a different digest.
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": "n-1" }),
-    );
-    let second =
-        &capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap())
-            .unwrap();
+    let second = &proposal_id_of(&world.draft(HOUSING, "n-1"));
     assert_eq!(
         world.gate.proposal(second).unwrap().digest(),
         digest,
@@ -335,39 +330,18 @@ fn item3_approval_is_bound_to_the_digest() {
     let id = world.request(housing_policy("n-2"));
     let tools = world.grant_all(&id, Lifetime::ONE_USE);
     world.call(&tools[0], json!({}));
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": "n-2" }),
-    );
-    let third = &capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap())
-        .unwrap();
+    let third = &proposal_id_of(&world.draft(HOUSING, "n-2"));
     assert_ne!(world.gate.proposal(third).unwrap().digest(), digest);
-    assert!(
-        world
-            .gate
-            .release(
-                &proposal_id,
-                &digest,
-                Acknowledgement::UnconfirmedSite,
-                world.now
-            )
-            .is_ok()
-    );
+    assert!(release(&mut world, &proposal_id, &digest).is_ok());
 }
 
 #[test]
 fn item3_draft_needs_a_known_nonce_and_answers() {
     let mut world = World::unlocked();
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": "n-1" }),
-    );
+    let out = world.draft(HOUSING, "n-1");
     assert_eq!(error_code(&out), "invalid_input");
     world.request(housing_policy("n-1"));
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": HOUSING, "nonce": "n-1" }),
-    );
+    let out = world.draft(HOUSING, "n-1");
     assert_eq!(error_code(&out), "nothing_to_draft");
 }
 
@@ -434,13 +408,7 @@ fn item4_revoke_expiry_lock_and_last_use_withdraw() {
     assert!(!world.tools().contains(&tools[0]) || !world.tools().contains(&tools[1]));
     // expiry
     let id = world.request(pharmacy_policy("b"));
-    world.grant_all(
-        &id,
-        Lifetime {
-            duration_ms: 2_000,
-            uses: None,
-        },
-    );
+    world.grant_all(&id, lasting(2_000));
     assert_eq!(world.claim_tools().len(), 3);
     world.advance(2_000);
     assert_eq!(world.claim_tools().len(), 1);
@@ -469,24 +437,11 @@ fn item4_revoke_expiry_lock_and_last_use_withdraw() {
 fn item5_stale_handles_are_refused() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let tools = world.grant_all(
-        &id,
-        Lifetime {
-            duration_ms: 5_000,
-            uses: None,
-        },
-    );
+    let tools = world.grant_all(&id, lasting(5_000));
     let handle = world.host().get(&tools[0]).unwrap().handler;
     // revoke
-    for g in world
-        .gate
-        .grants()
-        .map(|g| g.id.clone())
-        .collect::<Vec<_>>()
-    {
-        world.gate.revoke(&g).unwrap();
-    }
-    world.sync();
+    let grants = world.gate.grants().map(|g| g.id.clone()).collect();
+    revoke_all(&mut world, grants);
     let host = world.host().clone();
     assert!(
         host.execute(&mut world.gate, &tools[0], &json!({}), world.now)
@@ -497,13 +452,7 @@ fn item5_stale_handles_are_refused() {
     assert_eq!(error_code(&out), "grant_revoked");
     // expiry, before any tick
     let id = world.request(housing_policy("n-2"));
-    let tools = world.grant_all(
-        &id,
-        Lifetime {
-            duration_ms: 5_000,
-            uses: None,
-        },
-    );
+    let tools = world.grant_all(&id, lasting(5_000));
     let handle = world.host().get(&tools[0]).unwrap().handler;
     world.now = world.now.plus_millis(5_000);
     let out = world.gate.execute(&handle, &json!({}), world.now);
@@ -539,13 +488,7 @@ fn item5_call_in_flight_during_revoke_gets_a_refusal() {
 fn item5_call_in_flight_across_expiry_gets_a_refusal() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let tools = world.grant_all(
-        &id,
-        Lifetime {
-            duration_ms: 1_000,
-            uses: None,
-        },
-    );
+    let tools = world.grant_all(&id, lasting(1_000));
     let host = world.host().clone();
     let call = host
         .start(&mut world.gate, &tools[0], &json!({}), world.now)
@@ -572,13 +515,7 @@ fn item6_next_deadline_and_tick() {
     let mut world = World::unlocked();
     assert_eq!(world.gate.next_deadline(), None);
     let a = world.request(housing_policy("a"));
-    world.grant_all(
-        &a,
-        Lifetime {
-            duration_ms: 2_000,
-            uses: None,
-        },
-    );
+    world.grant_all(&a, lasting(2_000));
     let b = world.request(pharmacy_policy("b"));
     world.grant_all(&b, Lifetime::ONE_MINUTE);
     let first = world.now.plus_millis(2_000);
@@ -716,21 +653,10 @@ fn ids_the_gate_could_not_have_made_are_unknown_and_long_ones_invalid() {
 fn item8_privacy_floor_declines_and_repeats_come_from_memory() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
-    let income_tool = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
-    assert_eq!(
-        world.call(&income_tool, json!({}))["result"]["satisfied"],
-        true
-    );
+    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
+    assert_eq!(income_satisfied(&mut world, &income_tool), true);
     let bits = world.gate.ledger().bits_released(today());
-    assert_eq!(
-        world.call(&income_tool, json!({}))["result"]["satisfied"],
-        true
-    );
+    assert_eq!(income_satisfied(&mut world, &income_tool), true);
     assert_eq!(
         world.gate.ledger().bits_released(today()),
         bits,
@@ -865,24 +791,15 @@ fn item6_registry_ends_as_it_began_after_churn() {
     let before = world.tools();
     for i in 0..300 {
         let id = world.request(housing_policy(&format!("n{i}")));
-        world.grant_all(
-            &id,
-            Lifetime {
-                duration_ms: 1_000,
-                uses: None,
-            },
-        );
+        world.grant_all(&id, lasting(1_000));
         if i % 2 == 0 {
-            for g in world
+            let live = world
                 .gate
                 .grants()
                 .filter(|g| g.state == GrantState::Live)
                 .map(|g| g.id.clone())
-                .collect::<Vec<_>>()
-            {
-                world.gate.revoke(&g).unwrap();
-            }
-            world.sync();
+                .collect();
+            revoke_all(&mut world, live);
         } else {
             world.advance(1_000);
         }
@@ -896,16 +813,8 @@ fn item6_registry_ends_as_it_began_after_churn() {
 fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
-    let income_tool = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
-    assert_eq!(
-        world.call(&income_tool, json!({}))["result"]["satisfied"],
-        true
-    );
+    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
+    assert_eq!(income_satisfied(&mut world, &income_tool), true);
     let mut raised = input();
     raised.income_minor = 3_500_000;
     world
@@ -917,12 +826,7 @@ fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
         "grants are withdrawn on edit"
     );
     let id = world.request(housing_policy("n-2"));
-    let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
-    let income_tool = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
+    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
     let out = world.call(&income_tool, json!({}));
     assert_eq!(
         out["result"]["satisfied"], false,
@@ -934,14 +838,8 @@ fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
 fn item3_session_receipts_cover_each_audience() {
     let mut world = World::unlocked();
     assert!(world.gate.session_receipts(world.now).is_empty());
-    let housing = world.request(housing_policy("n-h"));
-    for tool in world.grant_all(&housing, Lifetime::ONE_HOUR) {
-        world.call(&tool, json!({}));
-    }
-    let pharmacy = world.request(pharmacy_policy("n-p"));
-    for tool in world.grant_all(&pharmacy, Lifetime::ONE_HOUR) {
-        world.call(&tool, json!({}));
-    }
+    answer_all(&mut world, housing_policy("n-h"));
+    answer_all(&mut world, pharmacy_policy("n-p"));
     let receipts = world.gate.session_receipts(world.now);
     assert_eq!(receipts.len(), 2);
     for r in &receipts {
@@ -959,10 +857,7 @@ fn item3_session_receipts_cover_each_audience() {
 #[test]
 fn issue12_an_unrelated_edit_keeps_the_other_memory() {
     let mut world = World::unlocked();
-    let id = world.request(housing_policy("n-1"));
-    for tool in world.grant_all(&id, Lifetime::ONE_HOUR) {
-        world.call(&tool, json!({}));
-    }
+    answer_all(&mut world, housing_policy("n-1"));
     let before = world.gate.ledger().clone();
     assert_ne!(
         before.district_candidates().len(),

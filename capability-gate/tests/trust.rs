@@ -7,7 +7,7 @@
 mod common;
 
 use capability_gate::{
-    Acknowledgement, AskerStatus, GateError, Lifetime, ProposalState, check_signed, site_keys_url,
+    Acknowledgement, AskerStatus, GateError, ProposalState, check_signed, site_keys_url,
 };
 use common::*;
 use ed25519_dalek::SigningKey;
@@ -54,12 +54,25 @@ fn with_attestation(mut policy: Value, attestation: &Attestation) -> Value {
     policy
 }
 
+/// The kid housing publishes its real key under.
+fn site_kid() -> String {
+    derive_site_kid(&site_key().verifying_key())
+}
+
+/// `policy` with its requirements signed by `key` under `kid`, valid for an hour.
+fn signed_by(world: &World, policy: Value, key: &SigningKey, kid: &str) -> Value {
+    let attestation = attest(&policy, key, kid, world.now.plus_millis(HOUR));
+    with_attestation(policy, &attestation)
+}
+
 /// Housing's policy for `nonce`, signed by housing's real key for an hour.
 fn signed_housing(world: &World, nonce: &str) -> Value {
-    let policy = housing_policy(nonce);
-    let kid = derive_site_kid(&site_key().verifying_key());
-    let attestation = attest(&policy, &site_key(), &kid, world.now.plus_millis(HOUR));
-    with_attestation(policy, &attestation)
+    signed_by(world, housing_policy(nonce), &site_key(), &site_kid())
+}
+
+/// Housing's policy for "n-1", signed by another key under housing's kid.
+fn forged_housing(world: &World) -> Value {
+    signed_by(world, housing_policy("n-1"), &other_key(), &site_kid())
 }
 
 fn asker(world: &World, request_id: &capability_gate::RequestId) -> AskerStatus {
@@ -75,40 +88,46 @@ fn confirm(
     world.gate.confirm_asker(request_id, keys, now)
 }
 
-/// Answers every claim of `request_id` and drafts for (`audience`, `nonce`).
-fn draft(
+/// Confirming `request_id` with `keys` fails with `error` (`what` names the case), and the asker
+/// stays unconfirmed.
+fn assert_not_confirmed(
     world: &mut World,
     request_id: &capability_gate::RequestId,
-    audience: &str,
-    nonce: &str,
-) -> capability_gate::ProposalId {
-    for tool in world.grant_all(request_id, Lifetime::TEN_MINUTES) {
-        assert_eq!(world.call(&tool, json!({}))["ok"], true);
-    }
-    let out = world.call(
-        "draft_application",
-        json!({ "audience": audience, "nonce": nonce }),
+    keys: &SiteKeys,
+    error: SiteAuthError,
+    what: &str,
+) {
+    assert_eq!(
+        confirm(world, request_id, keys),
+        Err(GateError::SiteNotConfirmed(error)),
+        "{what}"
     );
-    assert_eq!(out["result"]["status"], "held", "{out}");
-    capability_gate::ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
+    assert_eq!(asker(world, request_id), AskerStatus::Unconfirmed, "{what}");
 }
 
-fn digest(world: &World, proposal_id: &capability_gate::ProposalId) -> String {
-    world
-        .gate
-        .proposal(proposal_id)
-        .unwrap()
-        .digest()
-        .to_owned()
-}
-
+/// The person releases `proposal_id` as drafted, with `ack`.
 fn release(
     world: &mut World,
     proposal_id: &capability_gate::ProposalId,
     ack: Acknowledgement,
 ) -> Result<ReceiptPayload, GateError> {
-    let (digest, now) = (digest(world, proposal_id), world.now);
-    world.gate.release(proposal_id, &digest, ack, now)
+    let digest = world.digest(proposal_id);
+    world.release(proposal_id, &digest, ack)
+}
+
+/// Housing's unsigned request for "n-1", answered and drafted.
+fn draft_unsigned_housing(world: &mut World) -> capability_gate::ProposalId {
+    let id = world.request(housing_policy("n-1"));
+    world.answer_and_draft(&id, HOUSING, "n-1")
+}
+
+/// Releasing `proposal` without the person's acknowledgement is refused: the audience is
+/// unconfirmed.
+fn assert_needs_acknowledgement(world: &mut World, proposal: &capability_gate::ProposalId) {
+    assert_eq!(
+        release(world, proposal, Acknowledgement::Nothing),
+        Err(GateError::UnconfirmedAudience)
+    );
 }
 
 // ----- request_claims: the optional attestation, strictly validated -----------------------------
@@ -230,15 +249,16 @@ fn a_site_signature_that_checks_makes_the_asker_verified() {
 #[test]
 fn a_verified_request_without_a_signed_name_shows_the_keys_document_name() {
     let mut world = World::unlocked();
-    let policy = pharmacy_policy("n-p");
-    let key = site_key();
-    let kid = derive_site_kid(&key.verifying_key());
-    let attestation = attest(&policy, &key, &kid, world.now.plus_millis(HOUR));
-    let id = world.request(with_attestation(policy, &attestation));
+    let id = world.request(signed_by(
+        &world,
+        pharmacy_policy("n-p"),
+        &site_key(),
+        &site_kid(),
+    ));
     let keys = SiteKeys::new(
         Origin::parse(PHARMACY).unwrap(),
         "Corner Pharmacy",
-        &[key.verifying_key()],
+        &[site_key().verifying_key()],
     );
     confirm(&mut world, &id, &keys).unwrap();
     assert_eq!(
@@ -278,27 +298,27 @@ fn attack_requirements_changed_by_the_agent_after_signing_stay_unconfirmed() {
     for (what, policy) in tampered {
         let mut world = World::unlocked();
         let id = world.request(policy);
-        assert_eq!(
-            confirm(&mut world, &id, &housing_keys()),
-            Err(GateError::SiteNotConfirmed(SiteAuthError::BadSignature)),
-            "{what}"
+        assert_not_confirmed(
+            &mut world,
+            &id,
+            &housing_keys(),
+            SiteAuthError::BadSignature,
+            what,
         );
-        assert_eq!(asker(&world, &id), AskerStatus::Unconfirmed, "{what}");
     }
 }
 
 #[test]
 fn attack_a_forged_signature_under_the_sites_kid_is_refused() {
     let mut world = World::unlocked();
-    let policy = housing_policy("n-1");
-    let kid = derive_site_kid(&site_key().verifying_key());
-    let forged = attest(&policy, &other_key(), &kid, world.now.plus_millis(HOUR));
-    let id = world.request(with_attestation(policy, &forged));
-    assert_eq!(
-        confirm(&mut world, &id, &housing_keys()),
-        Err(GateError::SiteNotConfirmed(SiteAuthError::BadSignature))
+    let id = world.request(forged_housing(&world));
+    assert_not_confirmed(
+        &mut world,
+        &id,
+        &housing_keys(),
+        SiteAuthError::BadSignature,
+        "forged",
     );
-    assert_eq!(asker(&world, &id), AskerStatus::Unconfirmed);
 }
 
 #[test]
@@ -329,16 +349,21 @@ fn attack_an_agent_relaying_one_sites_attestation_as_another_origin() {
         "Corner Pharmacy",
         &[other_key().verifying_key()],
     );
-    assert_eq!(
-        confirm(&mut world, &id, &pharmacy_keys),
-        Err(GateError::SiteNotConfirmed(SiteAuthError::UnknownKey))
+    assert_not_confirmed(
+        &mut world,
+        &id,
+        &pharmacy_keys,
+        SiteAuthError::UnknownKey,
+        "pharmacy's keys",
     );
     // Housing's keys document does not speak for pharmacy's origin.
-    assert_eq!(
-        confirm(&mut world, &id, &housing_keys()),
-        Err(GateError::SiteNotConfirmed(SiteAuthError::OriginMismatch))
+    assert_not_confirmed(
+        &mut world,
+        &id,
+        &housing_keys(),
+        SiteAuthError::OriginMismatch,
+        "housing's keys",
     );
-    assert_eq!(asker(&world, &id), AskerStatus::Unconfirmed);
 }
 
 #[test]
@@ -346,27 +371,30 @@ fn attack_a_stale_attestation_is_refused() {
     let mut world = World::unlocked();
     let id = world.request(signed_housing(&world, "n-1"));
     world.now = world.now.plus_millis(HOUR);
-    assert_eq!(
-        confirm(&mut world, &id, &housing_keys()),
-        Err(GateError::SiteNotConfirmed(SiteAuthError::Expired))
+    assert_not_confirmed(
+        &mut world,
+        &id,
+        &housing_keys(),
+        SiteAuthError::Expired,
+        "stale",
     );
-    assert_eq!(asker(&world, &id), AskerStatus::Unconfirmed);
 }
 
 #[test]
 fn attack_a_key_the_site_does_not_publish_is_refused() {
     let mut world = World::unlocked();
-    let policy = housing_policy("n-1");
-    let attestation = attest(
-        &policy,
+    let id = world.request(signed_by(
+        &world,
+        housing_policy("n-1"),
         &other_key(),
         "agent-key",
-        world.now.plus_millis(HOUR),
-    );
-    let id = world.request(with_attestation(policy, &attestation));
-    assert_eq!(
-        confirm(&mut world, &id, &housing_keys()),
-        Err(GateError::SiteNotConfirmed(SiteAuthError::UnknownKey))
+    ));
+    assert_not_confirmed(
+        &mut world,
+        &id,
+        &housing_keys(),
+        SiteAuthError::UnknownKey,
+        "unpublished key",
     );
 }
 
@@ -393,16 +421,12 @@ fn nothing_to_confirm_without_an_attestation() {
 #[test]
 fn an_unconfirmed_audience_is_not_released_without_the_acknowledgement() {
     let mut world = World::unlocked();
-    let id = world.request(housing_policy("n-1"));
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = draft_unsigned_housing(&mut world);
     assert_eq!(
         world.gate.proposal_asker(&proposal),
         Some(AskerStatus::Unconfirmed)
     );
-    assert_eq!(
-        release(&mut world, &proposal, Acknowledgement::Nothing),
-        Err(GateError::UnconfirmedAudience)
-    );
+    assert_needs_acknowledgement(&mut world, &proposal);
     assert_eq!(
         world.gate.proposal(&proposal).unwrap().state,
         ProposalState::Held,
@@ -418,16 +442,10 @@ fn an_unconfirmed_audience_is_not_released_without_the_acknowledgement() {
 #[test]
 fn a_failed_check_leaves_the_release_needing_the_acknowledgement() {
     let mut world = World::unlocked();
-    let policy = housing_policy("n-1");
-    let kid = derive_site_kid(&site_key().verifying_key());
-    let forged = attest(&policy, &other_key(), &kid, world.now.plus_millis(HOUR));
-    let id = world.request(with_attestation(policy, &forged));
+    let id = world.request(forged_housing(&world));
     assert!(confirm(&mut world, &id, &housing_keys()).is_err());
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
-    assert_eq!(
-        release(&mut world, &proposal, Acknowledgement::Nothing),
-        Err(GateError::UnconfirmedAudience)
-    );
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
+    assert_needs_acknowledgement(&mut world, &proposal);
 }
 
 #[test]
@@ -435,7 +453,7 @@ fn a_verified_audience_is_released_without_an_acknowledgement() {
     let mut world = World::unlocked();
     let id = world.request(signed_housing(&world, "n-1"));
     confirm(&mut world, &id, &housing_keys()).unwrap();
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     assert_eq!(
         world.gate.proposal_asker(&proposal),
         Some(AskerStatus::Verified {
@@ -449,11 +467,8 @@ fn a_verified_audience_is_released_without_an_acknowledgement() {
 fn confirmation_arriving_after_the_draft_counts_at_release() {
     let mut world = World::unlocked();
     let id = world.request(signed_housing(&world, "n-1"));
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
-    assert_eq!(
-        release(&mut world, &proposal, Acknowledgement::Nothing),
-        Err(GateError::UnconfirmedAudience)
-    );
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
+    assert_needs_acknowledgement(&mut world, &proposal);
     confirm(&mut world, &id, &housing_keys()).unwrap();
     assert!(release(&mut world, &proposal, Acknowledgement::Nothing).is_ok());
 }
@@ -466,22 +481,18 @@ fn attack_a_verified_nonce_does_not_cover_an_unverified_one_for_the_same_origin(
     let genuine = world.request(signed_housing(&world, "n-1"));
     confirm(&mut world, &genuine, &housing_keys()).unwrap();
     let made_up = world.request(housing_policy("n-agent"));
-    let proposal = draft(&mut world, &made_up, HOUSING, "n-agent");
+    let proposal = world.answer_and_draft(&made_up, HOUSING, "n-agent");
     assert_eq!(
         world.gate.proposal_asker(&proposal),
         Some(AskerStatus::Unconfirmed)
     );
-    assert_eq!(
-        release(&mut world, &proposal, Acknowledgement::Nothing),
-        Err(GateError::UnconfirmedAudience)
-    );
+    assert_needs_acknowledgement(&mut world, &proposal);
 }
 
 #[test]
 fn the_acknowledgement_does_not_override_the_other_release_rules() {
     let mut world = World::unlocked();
-    let id = world.request(housing_policy("n-1"));
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = draft_unsigned_housing(&mut world);
     let now = world.now;
     assert_eq!(
         world.gate.release(
@@ -505,10 +516,11 @@ fn signer_key() -> SigningKey {
     SigningKey::from_bytes(&[3; 32])
 }
 
-fn signer_keys() -> KeySet {
+/// A key set with `key` alone, active since an hour before T0.
+fn key_set_of(key: &SigningKey) -> KeySet {
     KeySet {
         keys: vec![PublicKeyEntry::new(
-            &signer_key().verifying_key(),
+            &key.verifying_key(),
             Timestamp::from_millis(T0 - HOUR),
             None,
             KeyStatus::Active,
@@ -516,11 +528,16 @@ fn signer_keys() -> KeySet {
     }
 }
 
+/// The pinned signer's keys.
+fn signer_keys() -> KeySet {
+    key_set_of(&signer_key())
+}
+
 /// A released housing proposal (verified asker) and its payload.
 fn released(world: &mut World) -> (capability_gate::ProposalId, ReceiptPayload) {
     let id = world.request(signed_housing(world, "n-1"));
     confirm(world, &id, &housing_keys()).unwrap();
-    let proposal = draft(world, &id, HOUSING, "n-1");
+    let proposal = world.answer_and_draft(&id, HOUSING, "n-1");
     let payload = release(world, &proposal, Acknowledgement::Nothing).unwrap();
     (proposal, payload)
 }
@@ -627,14 +644,7 @@ fn attack_a_key_set_without_the_signing_key_is_refused() {
     );
     // The listener publishing its own key set proves nothing for a receipt it did not sign,
     // and the pinned set does not vouch for the listener's signature.
-    let listener_keys = KeySet {
-        keys: vec![PublicKeyEntry::new(
-            &other_key().verifying_key(),
-            Timestamp::from_millis(T0 - HOUR),
-            None,
-            KeyStatus::Active,
-        )],
-    };
+    let listener_keys = key_set_of(&other_key());
     assert_eq!(
         world
             .gate
@@ -647,8 +657,7 @@ fn attack_a_key_set_without_the_signing_key_is_refused() {
 #[test]
 fn nothing_is_attached_to_a_proposal_that_was_not_released() {
     let mut world = World::unlocked();
-    let id = world.request(housing_policy("n-1"));
-    let proposal = draft(&mut world, &id, HOUSING, "n-1");
+    let proposal = draft_unsigned_housing(&mut world);
     let payload = ReceiptPayload::from_entries(
         world.gate.session().clone(),
         Origin::parse(HOUSING).unwrap(),

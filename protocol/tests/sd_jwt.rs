@@ -12,37 +12,22 @@ use p256::ecdsa::SigningKey;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::*;
 use wallet_core::Timestamp;
 
-const ISS: &str = "http://127.0.0.1:8091";
-const VCT: &str = "https://tacit.example/vct/income";
-const KID: &str = "k1";
-const AUD: &str = "http://127.0.0.1:8081";
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
-/// 2026-05-01T09:30:00Z.
-const IAT_MS: i64 = 1_777_627_800_000;
-const DAY_MS: i64 = 86_400_000;
+mod sd_jwt_fixtures;
+use sd_jwt_fixtures::*;
 
-fn key(label: &str) -> SigningKey {
-    SigningKey::from_slice(&Sha256::digest(label.as_bytes())).unwrap()
-}
+const KID: &str = "k1";
+
 fn issuer_key() -> SigningKey {
     key("tacit/sd-jwt-test/issuer")
 }
 fn holder_key() -> SigningKey {
     key("tacit/sd-jwt-test/holder")
 }
-fn jwk_of(k: &SigningKey) -> Jwk {
-    tacit_protocol::request_auth::InstallKey::from_verifying_key(*k.verifying_key()).to_jwk()
-}
 fn jwks() -> Jwks {
-    Jwks::new(vec![IssuerKey {
-        kid: KID.into(),
-        key: *issuer_key().verifying_key(),
-    }])
-    .unwrap()
+    jwks_with(KID, &issuer_key())
 }
 fn trusted() -> Vec<TrustedIssuer> {
     vec![TrustedIssuer {
@@ -52,16 +37,7 @@ fn trusted() -> Vec<TrustedIssuer> {
 }
 
 fn claims() -> IssuedClaims {
-    let mut plain = Map::new();
-    plain.insert("currency".into(), json!("EUR"));
-    IssuedClaims {
-        iss: ISS.into(),
-        vct: VCT.into(),
-        iat: Timestamp::from_millis(IAT_MS),
-        exp: Timestamp::from_millis(IAT_MS + 30 * DAY_MS),
-        cnf_jwk: jwk_of(&holder_key()),
-        plain,
-    }
+    income_claims(&holder_key())
 }
 
 fn disclosable() -> Vec<(String, Value)> {
@@ -85,10 +61,6 @@ fn credential_text() -> String {
         &salts(disclosable().len()),
     )
     .unwrap()
-}
-
-fn now() -> Timestamp {
-    Timestamp::from_millis(IAT_MS + DAY_MS)
 }
 
 fn presentation(keep: &[&str]) -> String {
@@ -258,31 +230,33 @@ fn not_disclosable_names_are_refused_when_presenting() {
 
 // --- frozen vector ------------------------------------------------------------------------
 
+/// The issuer-signed JWT both frozen texts begin with, all but its last character.
+macro_rules! frozen_issuer_jwt {
+    () => {
+        concat!(
+            "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiZGMrc2Qtand0In0.eyJfc2QiOlsiQnhRR1l1NkhTMWVXVG",
+            "NZYnBFVW9PNzA3Zkx3dVoyMlZqSnlzWmF0SXdSNCIsIk9hQ21qaVNJZ2VuZlJZSHAwTDFRdkRwd0FqdVlYMmxWQU44",
+            "VkRLejVlemciLCJSVmQ3YWVEQnIwMkcyb1NpYzVXUG9kNjNKSUlMaDluZVZha1NrdnJUOUVnIl0sIl9zZF9hbGciOi",
+            "JzaGEtMjU2IiwiY25mIjp7Imp3ayI6eyJjcnYiOiJQLTI1NiIsImt0eSI6IkVDIiwieCI6InA2N0RNYURreFpqdVhT",
+            "YTlYZGlYR3hiMmdYeWNWWDZwdFVHWlBkZFBmWUUiLCJ5IjoidUpxWU1rWE9CdXJBc0JLOXZOeGx6aXV2RndFTkZMdG",
+            "9FVldlay1NZ1FxZyJ9fSwiY3VycmVuY3kiOiJFVVIiLCJleHAiOjE3ODAyMTk4MDAsImlhdCI6MTc3NzYyNzgwMCwi",
+            "aXNzIjoiaHR0cDovLzEyNy4wLjAuMTo4MDkxIiwidmN0IjoiaHR0cHM6Ly90YWNpdC5leGFtcGxlL3ZjdC9pbmNvbW",
+            "UifQ.fy4WmsXimDdhl78yo90zy8K87tPeh2SaOMBJDTf8sWReFENVYsFNhQ1psTmQ1O9ewVGdiWroWWB-UVXExBkoC",
+        )
+    };
+}
+
 /// Fixed keys, salts and times; ES256 signing is RFC 6979 deterministic, so the bytes are fixed.
 /// A change here is a wire-format change.
 const FROZEN_CREDENTIAL: &str = concat!(
-    "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiZGMrc2Qtand0In0.eyJfc2QiOlsiQnhRR1l1NkhTMWVXVG",
-    "NZYnBFVW9PNzA3Zkx3dVoyMlZqSnlzWmF0SXdSNCIsIk9hQ21qaVNJZ2VuZlJZSHAwTDFRdkRwd0FqdVlYMmxWQU44",
-    "VkRLejVlemciLCJSVmQ3YWVEQnIwMkcyb1NpYzVXUG9kNjNKSUlMaDluZVZha1NrdnJUOUVnIl0sIl9zZF9hbGciOi",
-    "JzaGEtMjU2IiwiY25mIjp7Imp3ayI6eyJjcnYiOiJQLTI1NiIsImt0eSI6IkVDIiwieCI6InA2N0RNYURreFpqdVhT",
-    "YTlYZGlYR3hiMmdYeWNWWDZwdFVHWlBkZFBmWUUiLCJ5IjoidUpxWU1rWE9CdXJBc0JLOXZOeGx6aXV2RndFTkZMdG",
-    "9FVldlay1NZ1FxZyJ9fSwiY3VycmVuY3kiOiJFVVIiLCJleHAiOjE3ODAyMTk4MDAsImlhdCI6MTc3NzYyNzgwMCwi",
-    "aXNzIjoiaHR0cDovLzEyNy4wLjAuMTo4MDkxIiwidmN0IjoiaHR0cHM6Ly90YWNpdC5leGFtcGxlL3ZjdC9pbmNvbW",
-    "UifQ.fy4WmsXimDdhl78yo90zy8K87tPeh2SaOMBJDTf8sWReFENVYsFNhQ1psTmQ1O9ewVGdiWroWWB-UVXExBkoC",
+    frozen_issuer_jwt!(),
     "g~WyJBUUVCQVFFQkFRRUJBUUVCQVFFQkFRIiwiaW5jb21lX2JlbG93XzI1MDAwIixmYWxzZV0~WyJBZ0lDQWdJQ0Fn",
     "SUNBZ0lDQWdJQ0FnIiwiaW5jb21lX2JlbG93XzMwMDAwIix0cnVlXQ~WyJBd01EQXdNREF3TURBd01EQXdNREF3Iiw",
     "iaW5jb21lX2JlbG93XzM1MDAwIix0cnVlXQ~",
 );
 /// `present(FROZEN_CREDENTIAL, ["income_below_30000"], holder, AUD, NONCE, now())`.
 const FROZEN_PRESENTATION: &str = concat!(
-    "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiZGMrc2Qtand0In0.eyJfc2QiOlsiQnhRR1l1NkhTMWVXVG",
-    "NZYnBFVW9PNzA3Zkx3dVoyMlZqSnlzWmF0SXdSNCIsIk9hQ21qaVNJZ2VuZlJZSHAwTDFRdkRwd0FqdVlYMmxWQU44",
-    "VkRLejVlemciLCJSVmQ3YWVEQnIwMkcyb1NpYzVXUG9kNjNKSUlMaDluZVZha1NrdnJUOUVnIl0sIl9zZF9hbGciOi",
-    "JzaGEtMjU2IiwiY25mIjp7Imp3ayI6eyJjcnYiOiJQLTI1NiIsImt0eSI6IkVDIiwieCI6InA2N0RNYURreFpqdVhT",
-    "YTlYZGlYR3hiMmdYeWNWWDZwdFVHWlBkZFBmWUUiLCJ5IjoidUpxWU1rWE9CdXJBc0JLOXZOeGx6aXV2RndFTkZMdG",
-    "9FVldlay1NZ1FxZyJ9fSwiY3VycmVuY3kiOiJFVVIiLCJleHAiOjE3ODAyMTk4MDAsImlhdCI6MTc3NzYyNzgwMCwi",
-    "aXNzIjoiaHR0cDovLzEyNy4wLjAuMTo4MDkxIiwidmN0IjoiaHR0cHM6Ly90YWNpdC5leGFtcGxlL3ZjdC9pbmNvbW",
-    "UifQ.fy4WmsXimDdhl78yo90zy8K87tPeh2SaOMBJDTf8sWReFENVYsFNhQ1psTmQ1O9ewVGdiWroWWB-UVXExBkoC",
+    frozen_issuer_jwt!(),
     "g~WyJBZ0lDQWdJQ0FnSUNBZ0lDQWdJQ0FnIiwiaW5jb21lX2JlbG93XzMwMDAwIix0cnVlXQ~eyJhbGciOiJFUzI1N",
     "iIsInR5cCI6ImtiK2p3dCJ9.eyJhdWQiOiJodHRwOi8vMTI3LjAuMC4xOjgwODEiLCJpYXQiOjE3Nzc3MTQyMDAsIm",
     "5vbmNlIjoiMDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYiLCJzZF9oYXNoIjoiaHZIMWpDWGl3MTJ6RVF5",
@@ -682,86 +656,74 @@ fn issuer_header_and_payload_rules() {
     // Baseline: re-signing the same header and payload parses.
     Credential::parse(&build(&header, &payload)).unwrap();
 
-    let mut h = header.clone();
-    h["typ"] = json!("vc+sd-jwt");
-    assert_eq!(
-        Credential::parse(&build(&h, &payload)),
-        Err(SdJwtError::BadHeader)
-    );
-    let mut h = header.clone();
-    h["alg"] = json!("ES384");
-    assert_eq!(
-        Credential::parse(&build(&h, &payload)),
-        Err(SdJwtError::BadHeader)
-    );
-    let mut h = header.clone();
-    h["jku"] = json!("https://evil.example/jwks");
-    assert_eq!(
-        Credential::parse(&build(&h, &payload)),
-        Err(SdJwtError::BadHeader)
-    );
-    let mut h = header.clone();
-    h.as_object_mut().unwrap().remove("kid");
-    assert_eq!(
-        Credential::parse(&build(&h, &payload)),
-        Err(SdJwtError::BadHeader)
-    );
-
-    let mut p = payload.clone();
-    p["_sd_alg"] = json!("sha-512");
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::UnsupportedSdAlg)
-    );
-    let mut p = payload.clone();
-    p.as_object_mut().unwrap().remove("_sd_alg");
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::UnsupportedSdAlg)
-    );
-    let mut p = payload.clone();
-    p["cnf"]["jwk"]["x"] = json!("AAAA");
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::BadHolderKey)
-    );
-    let mut p = payload.clone();
-    p.as_object_mut().unwrap().remove("cnf");
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::BadHolderKey)
-    );
-    for field in ["iss", "vct", "iat", "exp"] {
-        let mut p = payload.clone();
-        p.as_object_mut().unwrap().remove(field);
+    // Each edit of the header or the payload, re-signed by the issuer, and its refusal.
+    let header_edits: [Refused; 4] = [
+        (|h| h["typ"] = json!("vc+sd-jwt"), SdJwtError::BadHeader),
+        (|h| h["alg"] = json!("ES384"), SdJwtError::BadHeader),
+        (
+            |h| h["jku"] = json!("https://evil.example/jwks"),
+            SdJwtError::BadHeader,
+        ),
+        (|h| remove_member(h, "kid"), SdJwtError::BadHeader),
+    ];
+    for (edit, expected) in header_edits {
+        let mut h = header.clone();
+        edit(&mut h);
         assert_eq!(
-            Credential::parse(&build(&header, &p)),
-            Err(SdJwtError::Malformed),
-            "{field}"
+            Credential::parse(&build(&h, &payload)),
+            Err(expected),
+            "{h}"
         );
     }
-    // A plain claim with the name of a disclosure.
-    let mut p = payload.clone();
-    p["income_below_30000"] = json!(false);
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::ReservedName)
-    );
-    // Nested selective disclosure is not supported: refused, not half-read.
-    let mut p = payload.clone();
-    p["address"] = json!({"_sd": ["X9yH0Ajrdm1Oij4tWso9UzzKJvPoDxwmuEcO3XAdRC0"]});
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::Malformed)
-    );
-    // _sd with a repeated digest.
-    let mut p = payload.clone();
-    let first = p["_sd"][0].clone();
-    p["_sd"].as_array_mut().unwrap().push(first);
-    assert_eq!(
-        Credential::parse(&build(&header, &p)),
-        Err(SdJwtError::Malformed)
-    );
+    let payload_edits: [Refused; 11] = [
+        (
+            |p| p["_sd_alg"] = json!("sha-512"),
+            SdJwtError::UnsupportedSdAlg,
+        ),
+        (
+            |p| remove_member(p, "_sd_alg"),
+            SdJwtError::UnsupportedSdAlg,
+        ),
+        (
+            |p| p["cnf"]["jwk"]["x"] = json!("AAAA"),
+            SdJwtError::BadHolderKey,
+        ),
+        (|p| remove_member(p, "cnf"), SdJwtError::BadHolderKey),
+        (|p| remove_member(p, "iss"), SdJwtError::Malformed),
+        (|p| remove_member(p, "vct"), SdJwtError::Malformed),
+        (|p| remove_member(p, "iat"), SdJwtError::Malformed),
+        (|p| remove_member(p, "exp"), SdJwtError::Malformed),
+        // A plain claim with the name of a disclosure.
+        (
+            |p| p["income_below_30000"] = json!(false),
+            SdJwtError::ReservedName,
+        ),
+        // Nested selective disclosure is not supported: refused, not half-read.
+        (
+            |p| p["address"] = json!({"_sd": ["X9yH0Ajrdm1Oij4tWso9UzzKJvPoDxwmuEcO3XAdRC0"]}),
+            SdJwtError::Malformed,
+        ),
+        // _sd with a repeated digest.
+        (
+            |p| {
+                let first = p["_sd"][0].clone();
+                p["_sd"].as_array_mut().unwrap().push(first);
+            },
+            SdJwtError::Malformed,
+        ),
+    ];
+    for (edit, expected) in payload_edits {
+        let mut p = payload.clone();
+        edit(&mut p);
+        assert_eq!(Credential::parse(&build(&header, &p)), Err(expected), "{p}");
+    }
+}
+
+/// An edit of an issuer JWT's header or payload, and the refusal it must meet.
+type Refused = (fn(&mut Value), SdJwtError);
+
+fn remove_member(object: &mut Value, name: &str) {
+    object.as_object_mut().unwrap().remove(name);
 }
 
 #[test]

@@ -15,34 +15,13 @@
 use p256::ecdsa::SigningKey;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use tacit_protocol::request_auth::{InstallKey, Jwk};
 use tacit_protocol::sd_jwt::*;
 use wallet_core::Timestamp;
 
-const ISS: &str = "http://127.0.0.1:8091";
-const VCT: &str = "https://tacit.example/vct/income";
-const KID: &str = "2026-05";
-const AUD: &str = "http://127.0.0.1:8081";
-const NONCE: &str = "0123456789abcdef0123456789abcdef";
-const IAT_MS: i64 = 1_777_627_800_000;
-const DAY_MS: i64 = 86_400_000;
+mod sd_jwt_fixtures;
+use sd_jwt_fixtures::*;
 
-fn key(label: &str) -> SigningKey {
-    SigningKey::from_slice(&Sha256::digest(label.as_bytes())).unwrap()
-}
-fn jwk_of(k: &SigningKey) -> Jwk {
-    InstallKey::from_verifying_key(*k.verifying_key()).to_jwk()
-}
-fn jwks_with(kid: &str, k: &SigningKey) -> Jwks {
-    Jwks::new(vec![IssuerKey {
-        kid: kid.into(),
-        key: *k.verifying_key(),
-    }])
-    .unwrap()
-}
-fn now() -> Timestamp {
-    Timestamp::from_millis(IAT_MS + DAY_MS)
-}
+const KID: &str = "2026-05";
 
 #[path = "../../interop/node.rs"]
 mod node;
@@ -56,16 +35,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let issuer = key("tacit/sd-jwt-interop/issuer");
     let holder = key("tacit/sd-jwt-interop/holder");
-    let mut plain = Map::new();
-    plain.insert("currency".into(), json!("EUR"));
-    let claims = IssuedClaims {
-        iss: ISS.into(),
-        vct: VCT.into(),
-        iat: Timestamp::from_millis(IAT_MS),
-        exp: Timestamp::from_millis(IAT_MS + 30 * DAY_MS),
-        cnf_jwk: jwk_of(&holder),
-        plain,
-    };
+    let claims = income_claims(&holder);
     let disclosable: Vec<(String, Value)> = (2..=40)
         .map(|i| {
             (

@@ -47,43 +47,68 @@ fn has_none_of(codes: &[&str]) -> Claim {
     Claim::has_none_of(codes.iter().map(|c| ConditionCode::parse(c).unwrap())).unwrap()
 }
 
+/// `log.append` with its ids given as text: at `at_ms`, for `origin`, through `tool_name`, under
+/// `grant_id`.
+fn append_at<'a>(
+    log: &'a mut ComparisonLog,
+    at_ms: i64,
+    origin_text: &str,
+    tool_name: &str,
+    claim: Claim,
+    outcome: Outcome,
+    grant_id: &str,
+) -> &'a LogEntry {
+    log.append(
+        Timestamp::from_millis(at_ms),
+        origin(origin_text),
+        tool(tool_name),
+        claim,
+        outcome,
+        grant(grant_id),
+    )
+}
+
 /// Four entries from two sites, every claim kind and every outcome.
 fn sample_log() -> ComparisonLog {
-    let housing = origin("https://housing.example");
-    let pharmacy = origin("http://127.0.0.1:8082");
+    let housing = "https://housing.example";
+    let pharmacy = "http://127.0.0.1:8082";
     let mut log = ComparisonLog::new();
-    log.append(
-        Timestamp::from_millis(T0),
-        housing.clone(),
-        tool("tacit.claim.income_below"),
-        income_below(3_000_000, "EUR"),
-        Outcome::Satisfied,
-        grant("g-housing-1"),
-    );
-    log.append(
-        Timestamp::from_millis(T0 + 1_500),
-        housing,
-        tool("tacit.claim.resides_in"),
-        resides_in(&["westend", "altstadt", "nordhafen"]),
-        Outcome::NotSatisfied,
-        grant("g-housing-1"),
-    );
-    log.append(
-        Timestamp::from_millis(T0 + 60_000),
-        pharmacy.clone(),
-        tool("tacit.claim.age_at_least"),
-        Claim::age_at_least(18).unwrap(),
-        Outcome::Declined,
-        grant("g-pharmacy_2"),
-    );
-    log.append(
-        Timestamp::from_millis(T0 + 61_000),
-        pharmacy,
-        tool("tacit.claim.has_none_of"),
-        has_none_of(&["pregnancy", "liver-disease"]),
-        Outcome::Invalid,
-        grant("g-pharmacy_2"),
-    );
+    for (at, origin, tool, claim, outcome, grant) in [
+        (
+            T0,
+            housing,
+            "tacit.claim.income_below",
+            income_below(3_000_000, "EUR"),
+            Outcome::Satisfied,
+            "g-housing-1",
+        ),
+        (
+            T0 + 1_500,
+            housing,
+            "tacit.claim.resides_in",
+            resides_in(&["westend", "altstadt", "nordhafen"]),
+            Outcome::NotSatisfied,
+            "g-housing-1",
+        ),
+        (
+            T0 + 60_000,
+            pharmacy,
+            "tacit.claim.age_at_least",
+            Claim::age_at_least(18).unwrap(),
+            Outcome::Declined,
+            "g-pharmacy_2",
+        ),
+        (
+            T0 + 61_000,
+            pharmacy,
+            "tacit.claim.has_none_of",
+            has_none_of(&["pregnancy", "liver-disease"]),
+            Outcome::Invalid,
+            "g-pharmacy_2",
+        ),
+    ] {
+        append_at(&mut log, at, origin, tool, claim, outcome, grant);
+    }
     log
 }
 
@@ -107,16 +132,16 @@ fn append_chains_entries_and_verifies() {
 fn append_returns_the_new_entry() {
     let mut log = sample_log();
     let head = log.head();
-    let entry = log
-        .append(
-            Timestamp::from_millis(T0),
-            origin("https://housing.example"),
-            tool("t"),
-            Claim::age_at_least(21).unwrap(),
-            Outcome::Satisfied,
-            grant("g"),
-        )
-        .clone();
+    let entry = append_at(
+        &mut log,
+        T0,
+        "https://housing.example",
+        "t",
+        Claim::age_at_least(21).unwrap(),
+        Outcome::Satisfied,
+        "g",
+    )
+    .clone();
     assert_eq!(entry.seq, 4);
     assert_eq!(entry.prev_hash, head);
     assert_eq!(log.head(), entry.hash);
@@ -137,13 +162,14 @@ fn empty_log_has_zero_head_and_verifies() {
 fn time_may_go_backwards() {
     let mut log = ComparisonLog::new();
     for at in [T0, T0 - 3_600_000, -1] {
-        log.append(
-            Timestamp::from_millis(at),
-            origin("https://a.example"),
-            tool("t"),
+        append_at(
+            &mut log,
+            at,
+            "https://a.example",
+            "t",
             Claim::age_at_least(18).unwrap(),
             Outcome::Satisfied,
-            grant("g"),
+            "g",
         );
     }
     log.verify().unwrap();
@@ -269,13 +295,14 @@ fn verify_against_head() {
 
     // So does an entry appended after the head was recorded.
     let mut extended = log.clone();
-    extended.append(
-        Timestamp::from_millis(T0),
-        origin("https://a.example"),
-        tool("t"),
+    append_at(
+        &mut extended,
+        T0,
+        "https://a.example",
+        "t",
         Claim::age_at_least(18).unwrap(),
         Outcome::Satisfied,
-        grant("g"),
+        "g",
     );
     assert_eq!(
         extended.verify_with_head(head),
@@ -292,13 +319,14 @@ fn verify_detects_insertion() {
     let log = sample_log();
     // A well-formed entry from another log, inserted in the middle and at the start.
     let mut other = ComparisonLog::new();
-    other.append(
-        Timestamp::from_millis(T0),
-        origin("https://housing.example"),
-        tool("tacit.claim.income_below"),
+    append_at(
+        &mut other,
+        T0,
+        "https://housing.example",
+        "tacit.claim.income_below",
         income_below(1_000_000, "EUR"),
         Outcome::Satisfied,
-        grant("g-housing-1"),
+        "g-housing-1",
     );
     let foreign = other.entries()[0].clone();
     for (at, index) in [(0, 1), (2, 2), (4, 4)] {
@@ -692,13 +720,14 @@ proptest! {
 
 fn vector_log() -> ComparisonLog {
     let mut log = sample_log();
-    log.append(
-        Timestamp::from_millis(-86_400_000),
-        origin("https://[::1]:8443"),
-        tool("tacit.claim.income_below"),
+    append_at(
+        &mut log,
+        -86_400_000,
+        "https://[::1]:8443",
+        "tacit.claim.income_below",
         income_below(100_000_000_000, "JPY"),
         Outcome::NotSatisfied,
-        grant("G_2"),
+        "G_2",
     );
     log
 }
@@ -733,13 +762,14 @@ fn issuer_backed_entries_are_hashed_exported_and_imported() {
         grant("g-housing-1"),
         Some(tax.clone()),
     );
-    log.append(
-        Timestamp::from_millis(T0 + 1),
-        housing.clone(),
-        tool("tacit.claim.resides_in"),
+    append_at(
+        &mut log,
+        T0 + 1,
+        housing.as_str(),
+        "tacit.claim.resides_in",
         resides_in(&["westend"]),
         Outcome::Satisfied,
-        grant("g-housing-1"),
+        "g-housing-1",
     );
     let entries = log.entries();
     assert_eq!(entries[0].issuer.as_ref(), Some(&tax));

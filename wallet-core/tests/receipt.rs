@@ -79,40 +79,45 @@ fn append(log: &mut ComparisonLog, origin: &Origin, at: i64, claim: Claim, outco
 /// The session's log for the housing site: three answers.
 fn session_log() -> ComparisonLog {
     let mut log = ComparisonLog::new();
-    append(
-        &mut log,
-        &site(),
-        T0,
-        income_below(3_000_000),
-        Outcome::Satisfied,
-    );
-    append(
-        &mut log,
-        &site(),
-        T0 + 2_000,
-        three_districts(),
-        Outcome::Satisfied,
-    );
-    append(
-        &mut log,
-        &site(),
-        T0 + 4_000,
-        Claim::age_at_least(18).unwrap(),
-        Outcome::Declined,
-    );
+    for (at, claim, outcome) in [
+        (T0, income_below(3_000_000), Outcome::Satisfied),
+        (T0 + 2_000, three_districts(), Outcome::Satisfied),
+        (
+            T0 + 4_000,
+            Claim::age_at_least(18).unwrap(),
+            Outcome::Declined,
+        ),
+    ] {
+        append(&mut log, &site(), at, claim, outcome);
+    }
     log
 }
 
 fn payload() -> ReceiptPayload {
+    payload_of(&session_log()).unwrap()
+}
+
+/// `ReceiptPayload::new` for the session, site and nonce, over `log`, issued at T0 + 1 min and
+/// expiring at T0 + 11 min.
+fn payload_of(log: &ComparisonLog) -> Result<ReceiptPayload, StructureError> {
+    payload_between(T0 + MINUTE, T0 + 11 * MINUTE, log)
+}
+
+/// `ReceiptPayload::new` for the session, site and nonce, over `log`, valid from `issued_at` to
+/// `expires_at` (ms).
+fn payload_between(
+    issued_at: i64,
+    expires_at: i64,
+    log: &ComparisonLog,
+) -> Result<ReceiptPayload, StructureError> {
     ReceiptPayload::new(
         session(),
         site(),
         nonce(),
-        Timestamp::from_millis(T0 + MINUTE),
-        Timestamp::from_millis(T0 + 11 * MINUTE),
-        &session_log(),
+        Timestamp::from_millis(issued_at),
+        Timestamp::from_millis(expires_at),
+        log,
     )
-    .unwrap()
 }
 
 fn signed_at() -> Timestamp {
@@ -187,15 +192,7 @@ fn sign_and_verify_ok() {
 
 #[test]
 fn verify_accepts_an_empty_session() {
-    let empty = ReceiptPayload::new(
-        session(),
-        site(),
-        nonce(),
-        Timestamp::from_millis(T0),
-        Timestamp::from_millis(T0 + 11 * MINUTE),
-        &ComparisonLog::new(),
-    )
-    .unwrap();
+    let empty = payload_between(T0, T0 + 11 * MINUTE, &ComparisonLog::new()).unwrap();
     assert_eq!(empty.log_head, Hash::ZERO);
     let verified = check(&sign_raw(empty), &keys_for(&test_key())).unwrap();
     assert!(verified.answers().is_empty());
@@ -212,15 +209,7 @@ fn satisfies_refuses_contradicting_answers() {
         income_below(3_000_000),
         Outcome::NotSatisfied,
     );
-    let payload = ReceiptPayload::new(
-        session(),
-        site(),
-        nonce(),
-        Timestamp::from_millis(T0 + MINUTE),
-        Timestamp::from_millis(T0 + 11 * MINUTE),
-        &log,
-    )
-    .unwrap();
+    let payload = payload_of(&log).unwrap();
     let verified = check(&sign_raw(payload), &keys_for(&test_key())).unwrap();
     assert!(!verified.satisfies(&income_below(3_000_000)));
     assert!(verified.satisfies(&three_districts()));
@@ -269,6 +258,17 @@ fn verify_unknown_key() {
     );
 }
 
+/// `signed` with its signature replaced by `signature` is refused as a bad signature.
+fn assert_bad_signature(signed: &SignedReceipt, keys: &KeySet, signature: String, label: &str) {
+    let mut tampered = signed.clone();
+    tampered.signature = signature;
+    assert_eq!(
+        check(&tampered, keys),
+        Err(VerifyError::BadSignature),
+        "{label}"
+    );
+}
+
 #[test]
 fn verify_bad_signature_flipped_byte() {
     let signed = sign_raw(payload());
@@ -276,12 +276,11 @@ fn verify_bad_signature_flipped_byte() {
     for position in [0, 31, 32, 63] {
         let mut bytes = hex::decode(&signed.signature).unwrap();
         bytes[position] ^= 0x01;
-        let mut tampered = signed.clone();
-        tampered.signature = hex::encode(bytes);
-        assert_eq!(
-            check(&tampered, &keys),
-            Err(VerifyError::BadSignature),
-            "byte {position}"
+        assert_bad_signature(
+            &signed,
+            &keys,
+            hex::encode(bytes),
+            &format!("byte {position}"),
         );
     }
 }
@@ -299,13 +298,8 @@ fn verify_bad_signature_malformed() {
         format!("x{}", &good[1..]),
         "0".repeat(128),
     ] {
-        let mut tampered = signed.clone();
-        tampered.signature = bad.clone();
-        assert_eq!(
-            check(&tampered, &keys),
-            Err(VerifyError::BadSignature),
-            "{bad:?}"
-        );
+        let label = format!("{bad:?}");
+        assert_bad_signature(&signed, &keys, bad, &label);
     }
 }
 
@@ -447,14 +441,7 @@ fn verify_rejects_an_entry_with_another_origin() {
         Outcome::Satisfied,
     );
     let expected = MalformedReceipt("an entry's origin is not the receipt's audience");
-    let refused = ReceiptPayload::new(
-        session(),
-        site(),
-        nonce(),
-        Timestamp::from_millis(T0 + MINUTE),
-        Timestamp::from_millis(T0 + 11 * MINUTE),
-        &log,
-    );
+    let refused = payload_of(&log);
     assert_eq!(refused, Err(StructureError::Malformed(expected)));
 
     let mut payload = payload();
@@ -490,14 +477,7 @@ fn verify_rejects_an_empty_window_and_other_versions() {
         )))
     );
 
-    let refused = ReceiptPayload::new(
-        session(),
-        site(),
-        nonce(),
-        Timestamp::from_millis(T0),
-        Timestamp::from_millis(T0 - 1),
-        &session_log(),
-    );
+    let refused = payload_between(T0, T0 - 1, &session_log());
     assert_eq!(
         refused,
         Err(StructureError::Malformed(MalformedReceipt(
@@ -905,15 +885,7 @@ fn issuer_backed_answers_are_named_per_entry() {
         three_districts(),
         Outcome::Satisfied,
     );
-    let payload = ReceiptPayload::new(
-        session(),
-        site(),
-        nonce(),
-        Timestamp::from_millis(T0 + MINUTE),
-        Timestamp::from_millis(T0 + 11 * MINUTE),
-        &log,
-    )
-    .unwrap();
+    let payload = payload_of(&log).unwrap();
     assert_eq!(payload.provenance, Provenance::IssuerBacked);
     let json = serde_json::to_value(&payload).unwrap();
     assert_eq!(json["provenance"], "issuer_backed");

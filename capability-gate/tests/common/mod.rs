@@ -4,9 +4,11 @@
 
 pub use tacit_testkit::fixtures::*;
 
-use capability_gate::{Gate, Host, Lifetime, MemoryHost, Registry};
-use serde_json::Value;
-use wallet_core::{DisclosureLedger, Profile, SessionId, Timestamp};
+use capability_gate::{
+    Acknowledgement, Gate, GateError, Host, Lifetime, MemoryHost, ProposalId, Registry,
+};
+use serde_json::{Value, json};
+use wallet_core::{DisclosureLedger, Profile, ReceiptPayload, SessionId, Timestamp};
 
 pub struct World {
     pub gate: Gate,
@@ -113,6 +115,85 @@ impl World {
         self.tools_of(request_id)
     }
 
+    /// Requests housing's policy (nonce "n-h") and pharmacy's ("n-p") and grants both for an
+    /// hour: the two request ids and every claim tool granted, housing's first.
+    pub fn grant_housing_and_pharmacy(
+        &mut self,
+    ) -> (
+        capability_gate::RequestId,
+        capability_gate::RequestId,
+        Vec<String>,
+    ) {
+        let housing = self.request(housing_policy("n-h"));
+        let pharmacy = self.request(pharmacy_policy("n-p"));
+        let mut tools = self.grant_all(&housing, Lifetime::ONE_HOUR);
+        tools.extend(self.grant_all(&pharmacy, Lifetime::ONE_HOUR));
+        (housing, pharmacy, tools)
+    }
+
+    /// Every text an agent can read besides tool outputs: each registered tool's definition.
+    pub fn definition_texts(&self) -> impl Iterator<Item = String> + '_ {
+        self.registry
+            .registered()
+            .map(|d| d.to_webmcp_json().to_string())
+    }
+
+    /// The proposals still held (neither released nor refused), in the gate's order.
+    pub fn held_proposals(&self) -> Vec<capability_gate::ProposalId> {
+        self.gate
+            .proposals()
+            .filter(|p| p.state == capability_gate::ProposalState::Held)
+            .map(|p| p.id.clone())
+            .collect()
+    }
+
+    /// The agent calls draft_application for (`audience`, `nonce`).
+    pub fn draft(&mut self, audience: &str, nonce: &str) -> Value {
+        self.call(
+            "draft_application",
+            json!({ "audience": audience, "nonce": nonce }),
+        )
+    }
+
+    /// [`World::draft`], which must succeed: the new proposal's id.
+    pub fn draft_id(&mut self, audience: &str, nonce: &str) -> ProposalId {
+        let out = self.draft(audience, nonce);
+        assert_eq!(out["ok"], true, "{out}");
+        proposal_id_of(&out)
+    }
+
+    /// Grants every claim of `request_id` for ten minutes, answers each (they must succeed) and
+    /// drafts for (`audience`, `nonce`): the held proposal's id.
+    pub fn answer_and_draft(
+        &mut self,
+        request_id: &capability_gate::RequestId,
+        audience: &str,
+        nonce: &str,
+    ) -> ProposalId {
+        for tool in self.grant_all(request_id, Lifetime::TEN_MINUTES) {
+            assert_eq!(self.call(&tool, json!({}))["ok"], true);
+        }
+        let out = self.draft(audience, nonce);
+        assert_eq!(out["result"]["status"], "held", "{out}");
+        proposal_id_of(&out)
+    }
+
+    /// The approval digest of a proposal the gate holds.
+    pub fn digest(&self, proposal_id: &ProposalId) -> String {
+        self.gate.proposal(proposal_id).unwrap().digest().to_owned()
+    }
+
+    /// The person releases `proposal_id`, approving `digest`, now.
+    pub fn release(
+        &mut self,
+        proposal_id: &ProposalId,
+        digest: &str,
+        ack: Acknowledgement,
+    ) -> Result<ReceiptPayload, GateError> {
+        let now = self.now;
+        self.gate.release(proposal_id, digest, ack, now)
+    }
+
     pub fn tools_of(&self, request_id: &capability_gate::RequestId) -> Vec<String> {
         let mut names: Vec<String> = self
             .gate
@@ -123,6 +204,11 @@ impl World {
         names.sort();
         names
     }
+}
+
+/// The proposal id in a draft_application answer.
+pub fn proposal_id_of(out: &Value) -> ProposalId {
+    ProposalId::parse(out["result"]["proposal_id"].as_str().unwrap()).unwrap()
 }
 
 pub fn error_code(out: &Value) -> &str {
