@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, SiteAuthError, SiteKeys, verify_requirements};
 use wallet_core::receipt::KeySet;
 use wallet_core::{
-    Claim, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome, Profile,
-    ReceiptPayload, SessionId, SignedReceipt, Timestamp,
+    Claim, Comparison, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome,
+    Profile, ReceiptPayload, SessionId, SignedReceipt, Timestamp,
 };
 
 use tacit_protocol::sd_jwt::{
@@ -26,7 +26,6 @@ use crate::credentials::{Credentials, TakeError};
 use crate::envelope::{Code, Refusal, Reply, envelope};
 use crate::exec::Book;
 use crate::ids::{ProposalId, RequestId};
-use crate::state::GrantOf;
 pub use crate::tool::tool_name_of;
 use crate::tool::{Handler, ToolDef, claim_tool, persistent_tools};
 use tool_gate::Ended;
@@ -486,27 +485,21 @@ impl Gate {
         {
             return Err(GateError::NoClaimChosen);
         }
-        let (origin, nonce, claims) = (
-            request.origin.clone(),
-            request.nonce.clone(),
-            request.claims.clone(),
-        );
+        let request = request.clone();
         let mut ids = Vec::new();
         for index in unique {
             let id = self.next_grant_id();
             let arrival = self.next_arrival();
-            let claim = claims.get(index).cloned().ok_or(GateError::NoClaimChosen)?;
-            let of = GrantOf {
-                id: id.clone(),
-                request_id: request_id.clone(),
-                origin: origin.clone(),
-                nonce: nonce.clone(),
+            let claim = (request.claims.get(index).cloned()).ok_or(GateError::NoClaimChosen)?;
+            let grant = Grant::new(
+                id.clone(),
+                &request,
                 claim,
-                epoch: self.epoch,
+                self.epoch,
                 arrival,
-            };
-            self.grants
-                .insert(id.clone(), Grant::new(of, lease.clone()));
+                lease.clone(),
+            );
+            self.grants.insert(id.clone(), grant);
             ids.push(id);
         }
         if let Some(request) = self.requests.get_mut(request_id) {
@@ -1235,15 +1228,15 @@ impl Gate {
         let Some(tool) = claim_tool(claim, &origin, grant_id, grant.epoch).map(|t| t.name) else {
             return;
         };
-        self.log.append_with(
-            now,
+        self.log.record(Comparison {
+            at: now,
             origin,
             tool,
-            claim.clone(),
+            claim: claim.clone(),
             outcome,
-            grant_id.clone(),
+            grant_id: grant_id.clone(),
             issuer,
-        );
+        });
     }
 }
 

@@ -216,32 +216,28 @@ pub struct Grant {
     lease: Lease,
 }
 
-/// What a grant is about, to make one with [`Grant::new`].
-#[derive(Debug, Clone)]
-pub(crate) struct GrantOf {
-    pub id: GrantId,
-    pub request_id: RequestId,
-    pub origin: Origin,
-    pub nonce: Nonce,
-    pub claim: Claim,
-    pub epoch: u64,
-    pub arrival: u64,
-}
-
 impl Grant {
-    /// A live grant under `lease`.
-    pub(crate) fn new(of: GrantOf, lease: Lease) -> Self {
+    /// A live grant `id` of `request`'s `claim` under `lease`, made in the gate's `epoch` as its
+    /// `arrival`th item.
+    pub(crate) fn new(
+        id: GrantId,
+        request: &Request,
+        claim: Claim,
+        epoch: u64,
+        arrival: u64,
+        lease: Lease,
+    ) -> Self {
         let mut grant = Self {
-            id: of.id,
-            request_id: of.request_id,
-            origin: of.origin,
-            nonce: of.nonce,
-            claim: of.claim,
-            epoch: of.epoch,
+            id,
+            request_id: request.id.clone(),
+            origin: request.origin.clone(),
+            nonce: request.nonce.clone(),
+            claim,
+            epoch,
             granted_at: Timestamp::from_millis(lease.granted_at),
             expires_at: Timestamp::from_millis(lease.expires_at),
             uses_left: lease.uses_left,
-            arrival: of.arrival,
+            arrival,
             state: GrantState::Live,
             lease,
         };

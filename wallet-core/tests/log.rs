@@ -7,8 +7,9 @@ use proptest::prelude::*;
 use wallet_core::log::{ENTRY_DOMAIN, EXPORT_HEADER, chain_head};
 use wallet_core::profile::MAX_INCOME_MINOR;
 use wallet_core::{
-    ChainBroken, Claim, ComparisonLog, ConditionCode, Currency, DistrictId, GrantId, Hash,
-    LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue, verify_entries,
+    ChainBroken, Claim, Comparison, ComparisonLog, ConditionCode, Currency, DistrictId, GrantId,
+    Hash, LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue,
+    verify_entries,
 };
 
 mod common;
@@ -753,15 +754,15 @@ fn issuer_backed_entries_are_hashed_exported_and_imported() {
     let housing = origin("https://housing.example");
     let tax = origin("http://127.0.0.1:8791");
     let mut log = ComparisonLog::new();
-    log.append_with(
-        Timestamp::from_millis(T0),
-        housing.clone(),
-        tool("tacit.claim.income_below"),
-        income_below(3_000_000, "EUR"),
-        Outcome::Satisfied,
-        grant("g-housing-1"),
-        Some(tax.clone()),
-    );
+    log.record(Comparison {
+        at: Timestamp::from_millis(T0),
+        origin: housing.clone(),
+        tool: tool("tacit.claim.income_below"),
+        claim: income_below(3_000_000, "EUR"),
+        outcome: Outcome::Satisfied,
+        grant_id: grant("g-housing-1"),
+        issuer: Some(tax.clone()),
+    });
     append_at(
         &mut log,
         T0 + 1,
