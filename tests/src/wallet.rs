@@ -30,6 +30,7 @@ pub fn setup() -> (StaticServer, Browser) {
 /// ([`crate::serial`]), the wallet page served and a Chromium with the WebMCP switch
 /// ([`setup`]). Dropped in the order a test's locals `_serial`, `(server, browser)` were: the
 /// browser, then the server, then the lock.
+#[derive(Debug)]
 pub struct Session {
     pub browser: Browser,
     pub server: StaticServer,
