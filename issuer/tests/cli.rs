@@ -28,6 +28,37 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// A multi-threaded runtime, and the database in `dir` the binary wrote, opened on it.
+fn open_db(dir: &Path) -> (tokio::runtime::Runtime, tacit_issuer::IssuerDb) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = tacit_store::sqlite_url(&dir.join("issuer.db"));
+    let db = rt.block_on(tacit_issuer::IssuerDb::open(&url)).unwrap();
+    (rt, db)
+}
+
+/// Redeems `code` with a fresh nonce at `now` and commits a one-credential batch; the person
+/// it was for.
+async fn redeem_and_commit(
+    db: &tacit_issuer::IssuerDb,
+    code: &EnrolmentCode,
+    now: Timestamp,
+) -> tacit_issuer::Person {
+    let (nonce, _) = db.make_nonce(now).await.unwrap();
+    let redemption = db
+        .redeem(&nonce, tacit_issuer::Grant::Code(code), now)
+        .await
+        .unwrap();
+    let person = redemption.person.clone();
+    redemption
+        .commit(now, 1, Timestamp::from_millis(now.millis() + 1))
+        .await
+        .unwrap();
+    person
+}
+
 #[test]
 fn keygen_writes_a_private_file_and_refuses_to_overwrite_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,28 +227,13 @@ fn seed_prints_one_working_code_per_person() {
     assert_eq!(text(&more.stdout).lines().count(), 5);
 
     // Each code redeems once against the same database.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (rt, db) = open_db(dir.path());
     rt.block_on(async {
-        let db =
-            tacit_issuer::IssuerDb::open(&tacit_store::sqlite_url(&dir.path().join("issuer.db")))
-                .await
-                .unwrap();
         assert_eq!(db.people_count().await.unwrap(), 8);
         let now = tacit_issuer::system_now();
         for code in &codes {
-            let (nonce, _) = db.make_nonce(now).await.unwrap();
-            let redemption = db
-                .redeem(&nonce, tacit_issuer::Grant::Code(code), now)
-                .await
-                .unwrap();
-            assert!(redemption.person.income_minor.is_some());
-            redemption
-                .commit(now, 1, Timestamp::from_millis(now.millis() + 1))
-                .await
-                .unwrap();
+            let person = redeem_and_commit(&db, code, now).await;
+            assert!(person.income_minor.is_some());
             let (nonce, _) = db.make_nonce(now).await.unwrap();
             assert!(matches!(
                 db.redeem(&nonce, tacit_issuer::Grant::Code(code), now)
@@ -255,15 +271,8 @@ fn codes_seed_once_then_give_everyone_a_fresh_code() {
         assert_ne!(a.canonical(), b.canonical());
     }
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let (rt, db) = open_db(dir.path());
     rt.block_on(async {
-        let db =
-            tacit_issuer::IssuerDb::open(&tacit_store::sqlite_url(&dir.path().join("issuer.db")))
-                .await
-                .unwrap();
         assert_eq!(db.people_count().await.unwrap(), 3);
         let people = db.people().await.unwrap();
         assert_eq!(people[0].income_minor, Some(2_850_000));
@@ -271,16 +280,8 @@ fn codes_seed_once_then_give_everyone_a_fresh_code() {
         let now = tacit_issuer::system_now();
         // Both of Ben's codes work, each once, for Ben.
         for code in [&first[1].0, &second[1].0] {
-            let (nonce, _) = db.make_nonce(now).await.unwrap();
-            let redemption = db
-                .redeem(&nonce, tacit_issuer::Grant::Code(code), now)
-                .await
-                .unwrap();
-            assert_eq!(redemption.person.name, "Ben Demo");
-            redemption
-                .commit(now, 1, Timestamp::from_millis(now.millis() + 1))
-                .await
-                .unwrap();
+            let person = redeem_and_commit(&db, code, now).await;
+            assert_eq!(person.name, "Ben Demo");
         }
     });
 }

@@ -13,8 +13,9 @@ mod node;
 
 use axum::http::StatusCode;
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
+use tacit_testkit::openapi::{assert_paths_documented, assert_samples_match};
 
 #[tokio::test]
 async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
@@ -22,23 +23,23 @@ async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
     let (status, _, document) = send(&issuer.app, get("/v1/openapi.json")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(document, tacit_issuer::openapi::document(&issuer.state));
-    for path in [
-        WELL_KNOWN_PATH,
-        "/v1/issuer",
-        "/v1/nonce",
-        "/v1/credentials",
-        "/v1/openapi.json",
-        "/healthz",
-    ] {
-        assert!(document["paths"][path].is_object(), "{path} undocumented");
-    }
+    assert_paths_documented(
+        &document,
+        &[
+            WELL_KNOWN_PATH,
+            "/v1/issuer",
+            "/v1/nonce",
+            "/v1/credentials",
+            "/v1/openapi.json",
+            "/healthz",
+        ],
+    );
     let (_, _, metadata) = send(&issuer.app, get(WELL_KNOWN_PATH)).await;
     let (_, _, info) = send(&issuer.app, get("/v1/issuer")).await;
     let code = issuer.code_for(&ana()).await;
     let nonce = issuer.nonce().await;
     let (_, _, fresh) = send(&issuer.app, get("/v1/nonce")).await;
-    let request =
-        json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(3, &nonce) });
+    let request = code_request(&code, &nonce, 3);
     let (status, _, batch) = issuer.post(&request).await;
     assert_eq!(status, StatusCode::OK, "{batch}");
     let (status, _, refused) = issuer.post(&json!({ "nonce": "x" })).await;
@@ -51,34 +52,21 @@ async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
     let mut bad_request = request.clone();
     bad_request["holder_keys"][0]["jwk"]["d"] = json!("private!");
 
-    let sample = |id: &str, schema: &str, value: &Value| json!({ "id": id, "schema": schema, "value": value });
-    let verdict = node::run(
-        "openapi.mjs",
-        &json!({
-            "document": document,
-            "samples": [
-                sample("metadata", "IssuerMetadata", &metadata),
-                sample("info", "IssuerInfo", &info),
-                sample("nonce", "NonceResponse", &fresh),
-                sample("request", "CredentialRequest", &request),
-                sample("batch", "CredentialResponse", &batch),
-                sample("error", "ErrorBody", &refused),
-                sample("extra member", "CredentialResponse", &extra),
-                sample("no jwks", "IssuerMetadata", &no_keys),
-                sample("private key member", "CredentialRequest", &bad_request),
-            ],
-        }),
+    assert_samples_match(
+        node::run,
+        &document,
+        &[
+            ("metadata", "IssuerMetadata", &metadata),
+            ("info", "IssuerInfo", &info),
+            ("nonce", "NonceResponse", &fresh),
+            ("request", "CredentialRequest", &request),
+            ("batch", "CredentialResponse", &batch),
+            ("error", "ErrorBody", &refused),
+        ],
+        &[
+            ("extra member", "CredentialResponse", &extra),
+            ("no jwks", "IssuerMetadata", &no_keys),
+            ("private key member", "CredentialRequest", &bad_request),
+        ],
     );
-    assert_eq!(
-        verdict["document"]["valid"], true,
-        "{}",
-        verdict["document"]
-    );
-    let samples = verdict["samples"].as_array().unwrap();
-    for sample in &samples[..6] {
-        assert_eq!(sample["valid"], true, "{sample}");
-    }
-    for sample in &samples[6..] {
-        assert_eq!(sample["valid"], false, "accepted: {sample}");
-    }
 }

@@ -35,81 +35,63 @@ async fn all_at_once(issuer: &TestIssuer, bodies: Vec<Value>) -> Vec<(StatusCode
     out
 }
 
-fn exactly_one_ok(results: &[(StatusCode, Value)], loser_code: &str) {
+/// Sends all `bodies` at once: exactly one is answered 200, every other is refused with
+/// `loser_code`, and the store then counts `issued` batches.
+async fn exactly_one_ok(issuer: &TestIssuer, bodies: Vec<Value>, loser_code: &str, issued: i64) {
+    let results = all_at_once(issuer, bodies).await;
     let ok = results.iter().filter(|(s, _)| *s == StatusCode::OK).count();
     assert_eq!(ok, 1, "{results:?}");
     for (status, json) in results.iter().filter(|(s, _)| *s != StatusCode::OK) {
         assert_eq!(json["error"], loser_code, "{status} {json}");
     }
+    assert_eq!(issuer.db.issued_count().await.unwrap(), issued);
 }
 
-async fn one_code_twenty_requests(url: Option<String>) {
-    let issuer = issuer_on(url, Attribute::Income).await;
+/// A request with `member` (`code` or `refresh_token`) set to `value`, `nonce`, and the one
+/// holder key `key` proven over it.
+fn one_key_body(member: &str, value: &str, nonce: &str, key: u8) -> Value {
+    json!({ member: value, "nonce": nonce, "holder_keys": [entry(&holder(key), nonce)] })
+}
+
+async fn one_code_twenty_requests(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::Income).await;
     let code = issuer.code_for(&ana()).await;
     let mut bodies = Vec::new();
     for i in 0..20u8 {
         let nonce = issuer.nonce().await;
-        bodies.push(json!({
-            "code": code.canonical(),
-            "nonce": nonce,
-            "holder_keys": [entry(&holder(i + 1), &nonce)],
-        }));
+        bodies.push(one_key_body("code", code.canonical(), &nonce, i + 1));
     }
-    let results = all_at_once(&issuer, bodies).await;
-    exactly_one_ok(&results, "code_refused");
-    assert_eq!(issuer.db.issued_count().await.unwrap(), 1);
+    exactly_one_ok(&issuer, bodies, "code_refused", 1).await;
 }
 
-async fn one_nonce_twenty_requests(url: Option<String>) {
-    let issuer = issuer_on(url, Attribute::Income).await;
+async fn one_nonce_twenty_requests(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::Income).await;
     let nonce = issuer.nonce().await;
     let mut bodies = Vec::new();
     for i in 0..20u8 {
         let code = issuer.code_for(&ana()).await;
-        bodies.push(json!({
-            "code": code.canonical(),
-            "nonce": nonce,
-            "holder_keys": [entry(&holder(i + 1), &nonce)],
-        }));
+        bodies.push(one_key_body("code", code.canonical(), &nonce, i + 1));
     }
-    let results = all_at_once(&issuer, bodies).await;
-    exactly_one_ok(&results, "nonce_refused");
-    assert_eq!(issuer.db.issued_count().await.unwrap(), 1);
+    exactly_one_ok(&issuer, bodies, "nonce_refused", 1).await;
 }
 
-async fn one_refresh_token_twenty_requests(url: Option<String>) {
-    let issuer = issuer_on(url, Attribute::Income).await;
-    let code = issuer.code_for(&ana()).await;
-    let nonce = issuer.nonce().await;
-    let (status, _, first) = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{first}");
-    let refresh = first["refresh_token"].as_str().unwrap().to_owned();
+async fn one_refresh_token_twenty_requests(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::Income).await;
+    let (_, refresh) = issuer.first_batch().await;
     let mut bodies = Vec::new();
     for i in 0..20u8 {
         let nonce = issuer.nonce().await;
-        bodies.push(json!({
-            "refresh_token": refresh,
-            "nonce": nonce,
-            "holder_keys": [entry(&holder(i + 30), &nonce)],
-        }));
+        bodies.push(one_key_body("refresh_token", &refresh, &nonce, i + 30));
     }
-    let results = all_at_once(&issuer, bodies).await;
-    exactly_one_ok(&results, "refresh_refused");
-    assert_eq!(issuer.db.issued_count().await.unwrap(), 2);
+    exactly_one_ok(&issuer, bodies, "refresh_refused", 2).await;
 }
 
 /// A full batch and a refusal on the same database, checking what the store kept.
-async fn batch_round_trip(url: Option<String>) {
-    let issuer = issuer_on(url, Attribute::BirthDate).await;
+async fn batch_round_trip(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::BirthDate).await;
     let code = issuer.code_for(&ana()).await;
     let nonce = issuer.nonce().await;
-    let (status, _, body) = issuer
-        .post(&json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(10, &nonce) }))
-        .await;
+    let (status, _, body) = issuer.redeem(&code, &nonce, 10).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let (_, _, bytes) = send_raw(&issuer.app, get("/.well-known/jwt-vc-issuer")).await;
     let meta = IssuerMetadata::parse(&bytes).unwrap();
@@ -123,45 +105,16 @@ async fn batch_round_trip(url: Option<String>) {
             json!(true)
         );
     }
-    let again = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let again = issuer.redeem(&code, &nonce, 1).await;
     assert_refused(&again, StatusCode::UNAUTHORIZED, "nonce_refused");
     // Expired nonces are purged.
     issuer.set_time(NOW + 10 * MINUTE);
     assert!(issuer.db.purge_nonces(issuer.now()).await.unwrap() >= 1);
 }
 
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-                async fn $name() {
-                    super::$name(None).await;
-                }
-            )*
-        }
-
-        /// The same scenarios on a real PostgreSQL, one fresh database each.
-        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn postgres_runs_every_scenario() {
-            let cluster = tokio::task::spawn_blocking(tacit_store::testing::PgCluster::start)
-                .await
-                .unwrap()
-                .unwrap_or_else(|e| panic!("{e}"));
-            $(
-                let url = cluster.create_database(stringify!($name)).await.unwrap();
-                $name(Some(url)).await;
-            )*
-            drop(cluster);
-        }
-    };
-}
-
-on_both_backends!(
+tacit_testkit::on_both_backends!(
+    worker_threads = 4,
+    sqlite_file = "issuer.db";
     one_code_twenty_requests,
     one_nonce_twenty_requests,
     one_refresh_token_twenty_requests,

@@ -34,9 +34,7 @@ async fn a_batch_is_issued_verifies_and_carries_the_income_ladder() {
     let issuer = income_issuer().await;
     let code = issuer.code_for(&ana()).await;
     let nonce = issuer.nonce().await;
-    let response = issuer
-        .post(&json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(10, &nonce) }))
-        .await;
+    let response = issuer.redeem(&code, &nonce, 10).await;
     let (status, headers, body) = &response;
     assert_eq!(*status, StatusCode::OK, "{body}");
     assert_eq!(headers["cache-control"], "no-store");
@@ -162,11 +160,8 @@ async fn no_raw_value_appears_anywhere_in_the_answer() {
         };
         let code = issuer.code_for(&person).await;
         let nonce = issuer.nonce().await;
-        let (status, _, bytes) = send_raw(
-            &issuer.app,
-            post_json(&json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(3, &nonce) })),
-        )
-        .await;
+        let (status, _, bytes) =
+            send_raw(&issuer.app, post_json(&code_request(&code, &nonce, 3))).await;
         assert_eq!(status, StatusCode::OK);
         let text = String::from_utf8(bytes).unwrap();
         let body: Value = serde_json::from_str(&text).unwrap();
@@ -205,11 +200,7 @@ async fn the_age_issuer_carries_flat_age_predicates_until_the_next_change() {
     };
     let code = issuer.code_for(&person).await;
     let nonce = issuer.nonce().await;
-    let (status, _, body) = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(2, &nonce) }),
-        )
-        .await;
+    let (status, _, body) = issuer.redeem(&code, &nonce, 2).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["vct"], "https://tacit.example/vct/age");
     let birthday_ms = 1_796_947_200_000; // 2026-12-11T00:00:00Z
@@ -241,23 +232,11 @@ async fn the_age_issuer_carries_flat_age_predicates_until_the_next_change() {
 #[tokio::test]
 async fn a_refresh_token_fetches_the_next_batch_once() {
     let issuer = income_issuer().await;
-    let code = issuer.code_for(&ana()).await;
-    let nonce = issuer.nonce().await;
-    let (status, _, first) = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    let refresh = first["refresh_token"].as_str().unwrap().to_owned();
+    let (code, refresh) = issuer.first_batch().await;
     assert_eq!(refresh.len(), 43);
     // The code is spent.
     let nonce = issuer.nonce().await;
-    let again = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let again = issuer.redeem(&code, &nonce, 1).await;
     assert_refused(&again, StatusCode::FORBIDDEN, "code_refused");
     // The refresh token works, with new keys, and hands out a new token.
     let nonce = issuer.nonce().await;
@@ -306,42 +285,24 @@ async fn nonces_are_single_use_fresh_and_ours() {
     // Reused.
     let nonce = issuer.nonce().await;
     let code = issuer.code_for(&ana()).await;
-    let ok = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let ok = issuer.redeem(&code, &nonce, 1).await;
     assert_eq!(ok.0, StatusCode::OK);
     let code = issuer.code_for(&ana()).await;
-    let reused = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let reused = issuer.redeem(&code, &nonce, 1).await;
     assert_refused(&reused, StatusCode::UNAUTHORIZED, "nonce_refused");
     // Made up (well-formed and not).
     for made_up in ["B".repeat(43), "x".to_owned(), String::new()] {
-        let r = issuer
-            .post(&json!({ "code": code.canonical(), "nonce": made_up, "holder_keys": entries(1, &made_up) }))
-            .await;
+        let r = issuer.redeem(&code, &made_up, 1).await;
         assert_refused(&r, StatusCode::UNAUTHORIZED, "nonce_refused");
     }
     // Expired: five minutes.
     let nonce = issuer.nonce().await;
     issuer.set_time(NOW + tacit_issuer::NONCE_VALIDITY_MS);
-    let stale = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let stale = issuer.redeem(&code, &nonce, 1).await;
     assert_refused(&stale, StatusCode::UNAUTHORIZED, "nonce_refused");
     // None of these spent the code.
     let nonce = issuer.nonce().await;
-    let ok = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let ok = issuer.redeem(&code, &nonce, 1).await;
     assert_eq!(ok.0, StatusCode::OK, "{}", ok.2);
 }
 
@@ -352,9 +313,7 @@ async fn codes_are_refused_when_unknown_used_expired_or_malformed_and_refusals_s
     let nonce = issuer.nonce().await;
     // Unknown (well-formed) code: refused, and the nonce is not spent.
     let unknown = tacit_protocol::request_auth::make_enrolment_code([9; 10]);
-    let r = issuer
-        .post(&json!({ "code": unknown.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }))
-        .await;
+    let r = issuer.redeem(&unknown, &nonce, 1).await;
     assert_refused(&r, StatusCode::FORBIDDEN, "code_refused");
     for bad in [
         "",
@@ -375,21 +334,13 @@ async fn codes_are_refused_when_unknown_used_expired_or_malformed_and_refusals_s
     assert_eq!(ok.0, StatusCode::OK, "{}", ok.2);
     // Used.
     let nonce = issuer.nonce().await;
-    let used = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let used = issuer.redeem(&code, &nonce, 1).await;
     assert_refused(&used, StatusCode::FORBIDDEN, "code_refused");
     // Expired (a day).
     let late = issuer.code_for(&ana()).await;
     issuer.set_time(NOW + 24 * 60 * MINUTE);
     let nonce = issuer.nonce().await;
-    let expired = issuer
-        .post(
-            &json!({ "code": late.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let expired = issuer.redeem(&late, &nonce, 1).await;
     assert_refused(&expired, StatusCode::FORBIDDEN, "code_refused");
 }
 
@@ -403,9 +354,7 @@ async fn a_person_without_the_attribute_gets_no_record_and_keeps_the_code() {
     let code = issuer.code_for(&person).await;
     for _ in 0..2 {
         let nonce = issuer.nonce().await;
-        let r = issuer
-            .post(&json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }))
-            .await;
+        let r = issuer.redeem(&code, &nonce, 1).await;
         assert_refused(&r, StatusCode::CONFLICT, "no_record");
     }
     assert_eq!(issuer.db.issued_count().await.unwrap(), 0);
@@ -640,11 +589,7 @@ async fn credentials_from_a_rotated_key_keep_verifying() {
     let issuer = income_issuer().await;
     let code = issuer.code_for(&ana()).await;
     let nonce = issuer.nonce().await;
-    let (_, _, body) = issuer
-        .post(
-            &json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(1, &nonce) }),
-        )
-        .await;
+    let (_, _, body) = issuer.redeem(&code, &nonce, 1).await;
     let old = Credential::parse(body["credentials"][0].as_str().unwrap()).unwrap();
     // Restart with the key rotated, on the same database.
     let mut keys = KeyStore::new(issuer_key(), Timestamp::from_millis(NOW - MINUTE));

@@ -123,6 +123,28 @@ fn wait_card(wallet: &Wallet<'_>, request_id: &str) {
         .unwrap();
 }
 
+/// The agent asks `policy` through the door (not an error result), the person grants its one
+/// claim for `duration` in the page, and the door lists the claim tool after a `list_changed`:
+/// the claim tool's name, the list and how long the change took.
+fn ask_and_grant(
+    door: &Door,
+    wallet: &mut Wallet<'_>,
+    policy: Value,
+    duration: &str,
+) -> (String, Vec<String>, Duration) {
+    let asked = door.call("request_claims", policy);
+    assert_ne!(asked.is_error, Some(true), "{}", text_of(&asked));
+    let request_id = asked.structured_content.as_ref().unwrap()["result"]["request_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_card(wallet, &request_id);
+    let before = door.changes.load(Ordering::SeqCst);
+    let claim = wallet.grant(&request_id, duration, 1)[0].clone();
+    let (names, took) = door.wait_list(before, |names| names.iter().any(|n| n == &claim));
+    (claim, names, took)
+}
+
 fn devtools_port(browser: &Browser) -> u16 {
     let file = browser
         .profile_dir()
@@ -147,22 +169,14 @@ fn a_desktop_agent_lists_follows_calls_and_is_refused_after_revoke() {
     assert!(!names.iter().any(|n| n.starts_with("claim.")), "{names:?}");
 
     // The agent asks through MCP; the person grants in the page.
-    let asked = door.call(
-        "request_claims",
+    let (claim, names, after_grant) = ask_and_grant(
+        &door,
+        &mut wallet,
         json!({ "origin": "https://housing.example", "nonce": "n-mcp-1",
                 "claims": [{ "kind": "income_below",
                              "limit": { "amount_minor": 3_000_000, "currency": "EUR" } }] }),
+        "600000",
     );
-    assert_ne!(asked.is_error, Some(true), "{}", text_of(&asked));
-    let request_id = asked.structured_content.as_ref().unwrap()["result"]["request_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    wait_card(&wallet, &request_id);
-    let before = door.changes.load(Ordering::SeqCst);
-    let granted = wallet.grant(&request_id, "600000", 1);
-    let claim = granted[0].clone();
-    let (names, after_grant) = door.wait_list(before, |names| names.iter().any(|n| n == &claim));
     assert!(names.contains(&claim), "{names:?}");
 
     // The claim tool answers through the door: a yes/no, nothing else.
@@ -189,19 +203,13 @@ fn a_desktop_agent_lists_follows_calls_and_is_refused_after_revoke() {
     assert!(text_of(&bad).contains("\"ok\":false"), "{}", text_of(&bad));
 
     // An expiring grant (two seconds): the list changes again when it ends, without any act.
-    let asked = door.call(
-        "request_claims",
+    let (short, _, _) = ask_and_grant(
+        &door,
+        &mut wallet,
         json!({ "origin": "https://housing.example", "nonce": "n-mcp-2",
                 "claims": [{ "kind": "age_at_least", "years": 18 }] }),
+        "2000",
     );
-    let request_id = asked.structured_content.as_ref().unwrap()["result"]["request_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    wait_card(&wallet, &request_id);
-    let before = door.changes.load(Ordering::SeqCst);
-    let short = wallet.grant(&request_id, "2000", 1)[0].clone();
-    door.wait_list(before, |names| names.contains(&short));
     let before = door.changes.load(Ordering::SeqCst);
     let (names, after_expiry) = door.wait_list(before, |names| !names.contains(&short));
     assert!(!names.contains(&short));

@@ -515,36 +515,9 @@ async fn revoked_installs_are_refused(url: String) {
     );
 }
 
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let dir = tempfile::tempdir().unwrap();
-                    let url = tacit_store::sqlite_url(&dir.path().join("signer.db"));
-                    super::$name(url).await;
-                }
-            )*
-        }
-
-        /// The same scenarios on a real PostgreSQL, one fresh database each.
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn postgres_runs_every_scenario() {
-            let cluster = tokio::task::spawn_blocking(tacit_store::testing::PgCluster::start)
-                .await
-                .unwrap()
-                .unwrap_or_else(|e| panic!("{e}"));
-            $(
-                let url = cluster.create_database(stringify!($name)).await.unwrap();
-                $name(url).await;
-            )*
-            drop(cluster);
-        }
-    };
-}
-
-on_both_backends!(
+tacit_testkit::on_both_backends!(
+    worker_threads = 2,
+    sqlite_file = "signer.db";
     enrol_then_sign,
     enrolment_refusals,
     expired_codes_are_refused,

@@ -5,7 +5,7 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -57,6 +57,47 @@ fn run(args: &[&str]) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temporary directory with a key `keygen` wrote to `signer.key` in it (asserted to succeed).
+fn dir_with_key() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("signer.key");
+    assert!(
+        run(&["keygen", "--key-file", key.to_str().unwrap()])
+            .status
+            .success()
+    );
+    (dir, key)
+}
+
+/// Asserts the binary exited with code 1 and its stderr says each of `needles`.
+fn assert_exits_1_saying(out: &Output, needles: &[&str]) {
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    for needle in needles {
+        assert!(said.contains(needle), "{said}");
+    }
+}
+
+/// `install` enrols with `code` over HTTP at `addr` (a signed `POST /v1/installs`).
+fn enrol_over_http(addr: std::net::SocketAddr, install: &Install, code: &str) -> Reply {
+    let body = serde_json::to_vec(&serde_json::json!({
+        "code": code,
+        "public_key": install.webcrypto_jwk(),
+    }))
+    .unwrap();
+    signed_http(addr, install, "/v1/installs", &body)
+}
+
+/// Asserts the reply's status, showing its body when it differs.
+fn assert_status(reply: &Reply, status: u16) {
+    assert_eq!(
+        reply.status,
+        status,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
 }
 
 fn mode(path: &Path) -> u32 {
@@ -112,18 +153,13 @@ fn serve_refuses_to_start_without_a_key_file() {
         "--key-file",
         key.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
-    let said = text(&out.stderr);
-    assert!(said.contains("no key file"), "{said}");
-    assert!(said.contains("tacit-signer keygen"), "{said}");
+    assert_exits_1_saying(&out, &["no key file", "tacit-signer keygen"]);
 }
 
 #[test]
 fn serve_refuses_a_key_file_readable_by_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("signer.key");
+    let (_dir, key) = dir_with_key();
     let key_arg = key.to_str().unwrap();
-    assert!(run(&["keygen", "--key-file", key_arg]).status.success());
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     // Also via the environment variable, without the `serve` word.
     let out = finish(
@@ -134,10 +170,7 @@ fn serve_refuses_a_key_file_readable_by_others() {
             .spawn()
             .unwrap(),
     );
-    assert_eq!(out.status.code(), Some(1));
-    let said = text(&out.stderr);
-    assert!(said.contains("readable by group or others"), "{said}");
-    assert!(said.contains("chmod 600"), "{said}");
+    assert_exits_1_saying(&out, &["readable by group or others", "chmod 600"]);
 }
 
 /// Waits until `addr` accepts connections.
@@ -163,10 +196,8 @@ fn free_listen() -> String {
 /// `rotate` + SIGHUP puts a new key in force with the old one still published, SIGTERM stops.
 #[test]
 fn serve_enroll_sign_revoke_rotate_then_exit_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("signer.key");
+    let (dir, key) = dir_with_key();
     let key_arg = key.to_str().unwrap();
-    assert!(run(&["keygen", "--key-file", key_arg]).status.success());
     let listen = free_listen();
     let child = signer(&[
         "serve",
@@ -213,40 +244,16 @@ fn serve_enroll_sign_revoke_rotate_then_exit_on_sigterm() {
         "{}",
         text(&enrolled.stderr)
     );
-    let enrol_body = serde_json::to_vec(&serde_json::json!({
-        "code": code,
-        "public_key": wallet.webcrypto_jwk(),
-    }))
-    .unwrap();
-    let reply = signed_http(addr, &wallet, "/v1/installs", &enrol_body);
-    assert_eq!(
-        reply.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
+    let reply = enrol_over_http(addr, &wallet, &code);
+    assert_status(&reply, 201);
     assert_eq!(reply.json()["install_id"], wallet.id().as_str());
     assert_eq!(reply.json()["signer_origin"], format!("http://{listen}"));
     // The code works once.
-    let again = signed_http(
-        addr,
-        &Install::fixed("cli-other"),
-        "/v1/installs",
-        &serde_json::to_vec(&serde_json::json!({
-            "code": code,
-            "public_key": Install::fixed("cli-other").webcrypto_jwk(),
-        }))
-        .unwrap(),
-    );
+    let again = enrol_over_http(addr, &Install::fixed("cli-other"), &code);
     assert_eq!(again.status, 403);
 
     let signed = signed_http(addr, &wallet, "/v1/receipts", &body);
-    assert_eq!(
-        signed.status,
-        200,
-        "{}",
-        String::from_utf8_lossy(&signed.body)
-    );
+    assert_status(&signed, 200);
     let refused = signed_http(addr, &wallet, "/v1/receipts", b"{\"income\": 4242424242}");
     assert_eq!(refused.status, 422);
 

@@ -17,6 +17,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_tacit-verify");
 const ISSUED: i64 = T0;
 /// Inside the receipt's window.
 const CHECK_AT: &str = "1777628100000"; // T0 + 5 min
+/// The audience and nonce the good receipt was made for.
+const FOR_HOUSING: [&str; 4] = [
+    "--audience",
+    "https://housing.example",
+    "--nonce",
+    "n-4f1c2a9e7b3d",
+];
 
 struct Files {
     dir: tempfile::TempDir,
@@ -50,6 +57,20 @@ impl Files {
         };
         self.write("keys.json", &serde_json::to_vec(&set).unwrap())
     }
+
+    /// A directory with the good receipt and `test_key`'s key set in it: the files and the
+    /// receipt's and the keys' paths.
+    fn good() -> (Self, PathBuf, PathBuf) {
+        let files = Self::new();
+        let receipt = files.receipt(&good_receipt());
+        let keys = files.keys(&test_key());
+        (files, receipt, keys)
+    }
+
+    /// `receipt` checked against `key`'s key set at [`CHECK_AT`], both written here.
+    fn verify(&self, receipt: &SignedReceipt, key: &ed25519_dalek::SigningKey) -> Output {
+        verify_now(&self.receipt(receipt), path(&self.keys(key)))
+    }
 }
 
 fn good_receipt() -> SignedReceipt {
@@ -69,6 +90,11 @@ fn verify_cmd(receipt: &Path, keys: &str, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `verify_cmd` with only `--now` [`CHECK_AT`].
+fn verify_now(receipt: &Path, keys: &str) -> Output {
+    verify_cmd(receipt, keys, &["--now", CHECK_AT])
+}
+
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -81,6 +107,11 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Asserts the run succeeded (exit code 0).
+fn assert_verified(out: &Output) {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+}
+
 /// Asserts the run failed with `code` and printed `reason` in its FAILED line.
 fn assert_fails(out: &Output, code: u8, reason: &str) {
     assert_eq!(out.status.code(), Some(i32::from(code)), "{}", stderr(out));
@@ -91,22 +122,13 @@ fn assert_fails(out: &Output, code: u8, reason: &str) {
 
 #[test]
 fn prints_who_attested_what_to_whom_and_when() {
-    let files = Files::new();
-    let receipt = files.receipt(&good_receipt());
-    let keys = files.keys(&test_key());
+    let (_files, receipt, keys) = Files::good();
     let out = verify_cmd(
         &receipt,
         path(&keys),
-        &[
-            "--audience",
-            "https://housing.example",
-            "--nonce",
-            "n-4f1c2a9e7b3d",
-            "--now",
-            CHECK_AT,
-        ],
+        &[&FOR_HOUSING[..], &["--now", CHECK_AT]].concat(),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_verified(&out);
     let said = stdout(&out);
     let key_id = good_receipt().key_id;
     for expected in [
@@ -127,12 +149,8 @@ fn prints_who_attested_what_to_whom_and_when() {
 #[test]
 fn says_so_when_audience_and_nonce_come_from_the_receipt() {
     let files = Files::new();
-    let out = verify_cmd(
-        &files.receipt(&good_receipt()),
-        path(&files.keys(&test_key())),
-        &["--now", CHECK_AT],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = files.verify(&good_receipt(), &test_key());
+    assert_verified(&out);
     let said = stdout(&out);
     assert!(said.contains("no --audience given"), "{said}");
     assert!(said.contains("no --nonce given"), "{said}");
@@ -148,40 +166,26 @@ fn fails_on_a_bad_signature() {
         "0"
     };
     receipt.signature.replace_range(..1, first);
-    let out = verify_cmd(
-        &files.receipt(&receipt),
-        path(&files.keys(&test_key())),
-        &["--now", CHECK_AT],
-    );
+    let out = files.verify(&receipt, &test_key());
     assert_fails(&out, exit::BAD_SIGNATURE, "bad signature");
 
     // An answer edited after signing is a bad signature too.
     let mut edited = good_receipt();
     edited.payload.entries[0].outcome = Outcome::NotSatisfied;
-    let out = verify_cmd(
-        &files.receipt(&edited),
-        path(&files.keys(&test_key())),
-        &["--now", CHECK_AT],
-    );
+    let out = files.verify(&edited, &test_key());
     assert_fails(&out, exit::BAD_SIGNATURE, "bad signature");
 }
 
 #[test]
 fn fails_on_an_unknown_key() {
     let files = Files::new();
-    let out = verify_cmd(
-        &files.receipt(&good_receipt()),
-        path(&files.keys(&other_key())),
-        &["--now", CHECK_AT],
-    );
+    let out = files.verify(&good_receipt(), &other_key());
     assert_fails(&out, exit::UNKNOWN_KEY, "unknown key");
 }
 
 #[test]
 fn fails_when_expired_or_not_yet_valid() {
-    let files = Files::new();
-    let receipt = files.receipt(&good_receipt());
-    let keys = files.keys(&test_key());
+    let (_files, receipt, keys) = Files::good();
     let late = (ISSUED + 10 * MINUTE).to_string();
     assert_fails(
         &verify_cmd(&receipt, path(&keys), &["--now", &late]),
@@ -198,9 +202,7 @@ fn fails_when_expired_or_not_yet_valid() {
 
 #[test]
 fn fails_on_audience_or_nonce_mismatch() {
-    let files = Files::new();
-    let receipt = files.receipt(&good_receipt());
-    let keys = files.keys(&test_key());
+    let (_files, receipt, keys) = Files::good();
     let out = verify_cmd(
         &receipt,
         path(&keys),
@@ -222,11 +224,7 @@ fn fails_on_a_broken_chain() {
     payload.entries[0].outcome = Outcome::NotSatisfied;
     let receipt = sign(payload, &test_key(), Timestamp::from_millis(ISSUED));
     let files = Files::new();
-    let out = verify_cmd(
-        &files.receipt(&receipt),
-        path(&files.keys(&test_key())),
-        &["--now", CHECK_AT],
-    );
+    let out = files.verify(&receipt, &test_key());
     assert_fails(&out, exit::BROKEN_CHAIN, "broken chain");
     assert!(stderr(&out).contains("entry 0"), "{}", stderr(&out));
 }
@@ -239,7 +237,7 @@ fn fails_on_a_malformed_receipt() {
     extra["payload"]["income"] = 4_242_424_242_u64.into();
     for bytes in [serde_json::to_vec(&extra).unwrap(), b"not json".to_vec()] {
         let receipt = files.write("receipt.json", &bytes);
-        let out = verify_cmd(&receipt, path(&keys), &["--now", CHECK_AT]);
+        let out = verify_now(&receipt, path(&keys));
         assert_fails(&out, exit::MALFORMED_RECEIPT, "malformed receipt");
         assert!(!stderr(&out).contains("4242424242"));
     }
@@ -250,24 +248,16 @@ fn fails_when_the_keys_cannot_be_loaded() {
     let files = Files::new();
     let receipt = files.receipt(&good_receipt());
     let missing = files.dir.path().join("absent.json");
-    let out = verify_cmd(&receipt, path(&missing), &["--now", CHECK_AT]);
+    let out = verify_now(&receipt, path(&missing));
     assert_fails(&out, exit::KEYS_UNAVAILABLE, "keys unavailable");
     let not_keys = files.write("not-keys.json", b"{\"keys\": 3}");
-    let out = verify_cmd(&receipt, path(&not_keys), &["--now", CHECK_AT]);
+    let out = verify_now(&receipt, path(&not_keys));
     assert_fails(&out, exit::KEYS_UNAVAILABLE, "keys unavailable");
-    let out = verify_cmd(
-        &receipt,
-        // https is fetched (ureq over rustls); nothing listens on port 1.
-        "https://127.0.0.1:1/v1/keys",
-        &["--now", CHECK_AT],
-    );
+    // https is fetched (ureq over rustls); nothing listens on port 1.
+    let out = verify_now(&receipt, "https://127.0.0.1:1/v1/keys");
     assert_fails(&out, exit::KEYS_UNAVAILABLE, "keys unavailable");
     assert!(stderr(&out).contains("cannot connect"), "{}", stderr(&out));
-    let out = verify_cmd(
-        &receipt,
-        "http://192.0.2.1:8787/v1/keys",
-        &["--now", CHECK_AT],
-    );
+    let out = verify_now(&receipt, "http://192.0.2.1:8787/v1/keys");
     assert_fails(&out, exit::KEYS_UNAVAILABLE, "keys unavailable");
     assert!(stderr(&out).contains("loopback"), "{}", stderr(&out));
 }
@@ -301,17 +291,8 @@ fn verifies_against_keys_fetched_from_a_running_signer() {
     let receipt = dir.path().join("receipt.json");
     std::fs::write(&receipt, &reply.body).unwrap();
     let url = format!("http://{}/v1/keys", server.addr);
-    let out = verify_cmd(
-        &receipt,
-        &url,
-        &[
-            "--audience",
-            "https://housing.example",
-            "--nonce",
-            "n-4f1c2a9e7b3d",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = verify_cmd(&receipt, &url, &FOR_HOUSING);
+    assert_verified(&out);
     assert!(stdout(&out).contains("receipt verified"));
     server.stop().unwrap();
 }
@@ -323,17 +304,9 @@ fn json_reports_success_and_each_failure_with_the_same_exit_codes() {
     let out = verify_cmd(
         &files.receipt(&good_receipt()),
         path(&keys),
-        &[
-            "--json",
-            "--audience",
-            "https://housing.example",
-            "--nonce",
-            "n-4f1c2a9e7b3d",
-            "--now",
-            CHECK_AT,
-        ],
+        &[&["--json"], &FOR_HOUSING[..], &["--now", CHECK_AT]].concat(),
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_verified(&out);
     let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["verified"], true);
     assert_eq!(report["key_id"], good_receipt().key_id.to_string());

@@ -99,18 +99,20 @@ fn until(
     }
 }
 
-/// The person's act on `what` (`request 3`, `proposal 7`) in the wallet page: the scripted
-/// stand-in waits for `button`, clicks it (`labels.0`, as the button reads) and types the demo
-/// passphrase into the confirmation dialog; a real person is told what the agent waits for
-/// (`labels.1`, the verb).
+/// The person's act on `what` (`request 3`, `proposal 7`: `kind` and `id`) in the wallet
+/// page: the scripted stand-in waits for its button (`[data-action=<verb>][data-id=<id>]`),
+/// clicks it (`labels.0`, as the button reads) and types the demo passphrase into the
+/// confirmation dialog; a real person is told what the agent waits for (`labels.1`, the verb).
 fn person_acts(
     wallet: &Page<'_>,
     say: &mut dyn FnMut(&str),
     person: Person,
     labels: (&str, &str),
-    what: &str,
-    button: &str,
+    kind: &str,
+    id: &str,
 ) -> Result<()> {
+    let what = format!("{kind} {id}");
+    let button = &format!("[data-action={}][data-id={id}]", labels.1);
     if person != Person::ScriptedStandIn {
         say(&format!(
             "… waiting for you to {} {what} in the wallet page",
@@ -132,6 +134,14 @@ fn person_acts(
     crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)
 }
 
+/// `out["result"][member]` as a string ("" when it is not one).
+fn result_str(out: &Value, member: &str) -> String {
+    out["result"][member]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// The whole flow against one site: requirements → `request_claims` → (the person grants) →
 /// every claim tool → `draft_application` → (the person releases) → submit the signed receipt
 /// and the presentations of its issuer-backed answers.
@@ -147,17 +157,14 @@ pub fn run_flow(
     let policy = requirements["result"].clone();
     let (origin, nonce) = (policy["origin"].clone(), policy["nonce"].clone());
     let held = step(wallet, say, "request_claims", policy)?;
-    let request = held["result"]["request_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let request = result_str(&held, "request_id");
     person_acts(
         wallet,
         say,
         person,
         ("Grant (10 minutes)", "grant"),
-        &format!("request {request}"),
-        &format!("[data-action=grant][data-id={request}]"),
+        "request",
+        &request,
     )?;
     let granted = until(
         wallet,
@@ -188,17 +195,14 @@ pub fn run_flow(
         "draft_application",
         json!({ "audience": origin, "nonce": nonce }),
     )?;
-    let proposal = draft["result"]["proposal_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let proposal = result_str(&draft, "proposal_id");
     person_acts(
         wallet,
         say,
         person,
         ("Release", "release"),
-        &format!("proposal {proposal}"),
-        &format!("[data-action=release][data-id={proposal}]"),
+        "proposal",
+        &proposal,
     )?;
     let released = until(
         wallet,

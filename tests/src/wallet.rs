@@ -26,6 +26,43 @@ pub fn setup() -> (StaticServer, Browser) {
     (server, browser)
 }
 
+/// One browser test's hold on the machine: the lock that runs browser tests one at a time
+/// ([`crate::serial`]), the wallet page served and a Chromium with the WebMCP switch
+/// ([`setup`]). Dropped in the order a test's locals `_serial`, `(server, browser)` were: the
+/// browser, then the server, then the lock.
+#[derive(Debug)]
+pub struct Session {
+    pub browser: Browser,
+    pub server: StaticServer,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Session {
+    /// Waits for the browser-test lock, then [`setup`].
+    pub fn start() -> Self {
+        let serial = crate::serial();
+        let (server, browser) = setup();
+        Self {
+            browser,
+            server,
+            _serial: serial,
+        }
+    }
+
+    /// A wallet tab at `/{query}` ([`Wallet::open`]).
+    pub fn open(&self, query: &str) -> Wallet<'_> {
+        Wallet::open(&self.browser, &self.server, query)
+    }
+
+    /// A wallet tab at `/{query}` in which the person has created the default profile
+    /// ([`Wallet::create_profile`]).
+    pub fn with_profile(&self, query: &str) -> Wallet<'_> {
+        let wallet = self.open(query);
+        wallet.create_profile();
+        wallet
+    }
+}
+
 /// The passphrase the helpers create profiles with.
 pub const PASS: &str = "correct horse battery staple";
 /// The persistent tools, sorted.
@@ -363,6 +400,48 @@ impl<'b> Wallet<'b> {
         }
         self.page.fill("#unlock-pass", pass).unwrap();
         self.page.click("[data-action=unlock]").unwrap();
+    }
+
+    /// The person unlocks with `pass`; waits until the lock pill says Unlocked.
+    pub fn unlock_and_wait(&self, pass: &str) {
+        self.unlock(pass);
+        self.wait_text("#lock-pill", "Unlocked");
+    }
+
+    /// The stored vault record (`localStorage['tacit.vault.v1']`; null when there is none).
+    pub fn stored_vault(&self) -> Value {
+        self.page
+            .eval("localStorage.getItem('tacit.vault.v1')")
+            .unwrap()
+    }
+
+    /// The value of the input or select with id `id` (panics if absent).
+    pub fn field(&self, id: &str) -> Value {
+        self.page
+            .eval(&format!("document.getElementById({id:?}).value"))
+            .unwrap()
+    }
+
+    /// The first claim's box on the consent card of request `id`: `[disabled, checked,
+    /// data-declined or ""]`, or null when the card has no such box.
+    pub fn first_claim_box(&self, id: &str) -> Value {
+        self.page
+            .eval(&format!(
+                "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
+                   return b ? [b.disabled, b.checked, b.dataset.declined || ''] : null; }})()"
+            ))
+            .unwrap()
+    }
+
+    /// `wallet_status`'s `locked` as the agent reads it.
+    pub fn locked(&mut self) -> Value {
+        self.call("wallet_status", json!({}))["result"]["locked"].clone()
+    }
+
+    /// Asserts that `check_request` reports every tool of request `id` expired.
+    pub fn assert_request_expired(&mut self, id: &str) {
+        let out = self.call("check_request", json!({ "request_id": id }));
+        assert!(tool_states(&out).iter().all(|s| *s == "expired"), "{out}");
     }
 
     /// `#editor`'s `data-state` (`open`, `closed`, or "" if there is none).

@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tacit_e2e::wallet::{CONFIRM_OPEN, Confirm, PASS, WAIT, Wallet, housing_policy};
+use tacit_e2e::wallet::{CONFIRM_OPEN, Confirm, PASS, Session, WAIT, Wallet, housing_policy};
 
 const HOUSING: &str = "http://127.0.0.1:8081";
 const PHARMACY: &str = "http://127.0.0.1:8082";
@@ -116,10 +116,8 @@ fn assert_nothing_granted(wallet: &mut Wallet<'_>, id: &str, tools_before: &[Str
 
 #[test]
 fn consent_a_page_scripts_clicks_do_nothing() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
 
     // Grant and Deny, clicked by a script: the request stays held, no dialog opens.
     let id = wallet.request(housing_policy(HOUSING, "n-script-1"));
@@ -210,10 +208,8 @@ fn consent_a_page_scripts_clicks_do_nothing() {
 
 #[test]
 fn consent_the_passphrase_dialog_wrong_cancel_right() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     assert_eq!(wallet.confirm, Confirm::Passphrase);
     let id = wallet.request(housing_policy(HOUSING, "n-dialog"));
 
@@ -369,9 +365,8 @@ fn wallet_with_authenticator<'b>(
 
 #[test]
 fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = wallet_with_authenticator(&browser, &server);
+    let session = Session::start();
+    let mut wallet = wallet_with_authenticator(&session.browser, &session.server);
     assert_eq!(
         wallet
             .page
@@ -478,9 +473,8 @@ fn consent_webauthn_only_a_verified_assertion_of_the_registered_key_grants() {
 /// dialog opens and says why, and the passphrase grants.
 #[test]
 fn consent_a_damaged_device_record_asks_for_the_passphrase_and_says_why() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = wallet_with_authenticator(&browser, &server);
+    let session = Session::start();
+    let mut wallet = wallet_with_authenticator(&session.browser, &session.server);
     let damages = [
         // One hex digit of the sealed device flipped; the vault id kept.
         "(() => { const k = 'tacit.authenticator.v1'; const r = JSON.parse(localStorage.getItem(k)); \
@@ -667,9 +661,8 @@ fn assert_hidden(wallet: &Wallet<'_>, when: &str) {
 
 #[test]
 fn consent_raw_values_only_while_the_person_has_the_editor_open() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "?editor_idle_ms=1500");
+    let session = Session::start();
+    let mut wallet = session.open("?editor_idle_ms=1500");
     wallet.create_profile_with_income(INCOME); // EUR, 1990-02-28, Nordhafen, asthma
     wallet.page.reload().unwrap();
     wallet
@@ -778,10 +771,8 @@ fn consent_raw_values_only_while_the_person_has_the_editor_open() {
 
 #[test]
 fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-card-1"));
     let card = format!("#req-{id}");
     // The person unticks the district claim, chooses one use, types a reason (real input).
@@ -851,10 +842,8 @@ fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
 
 #[test]
 fn consent_cards_appear_in_arrival_order() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     let mut ids = Vec::new();
     for i in 0..12 {
         let origin = if i % 2 == 0 { HOUSING } else { PHARMACY };
@@ -884,10 +873,8 @@ fn consent_cards_appear_in_arrival_order() {
 
 #[test]
 fn consent_a_claim_the_memory_would_decline_is_disabled_and_unticked() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile(); // asthma
+    let session = Session::start();
+    let mut wallet = session.with_profile(""); // asthma
     // The agent learns "not none of {anticoagulant, liver, asthma}".
     let wide = wallet.request(json!({
         "origin": PHARMACY, "nonce": "n-decl-1",
@@ -986,10 +973,8 @@ fn agent_view_of_a_usd_question(wallet: &mut Wallet<'_>) -> (Value, String) {
 
 #[test]
 fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile(); // EUR
+    let session = Session::start();
+    let mut wallet = session.with_profile(""); // EUR
     let (eur_view, id) = agent_view_of_a_usd_question(&mut wallet);
     // The card says in words that the question is in USD, in words that are the same whatever
     // the profile's currency (a page agent reading the card learns nothing from them).
@@ -1036,10 +1021,8 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
 
 #[test]
 fn consent_the_choices_are_those_at_the_persons_click_not_after() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-snapshot"));
     // The person unticks the district claim, chooses one use, clicks Grant.
     wallet.front();
@@ -1079,10 +1062,8 @@ fn consent_the_choices_are_those_at_the_persons_click_not_after() {
 
 #[test]
 fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     wallet.add_virtual_authenticator();
     // A script cannot register a device: no dialog, still off, nothing stored.
     script_click(&wallet, "[data-action=register-authenticator]");
@@ -1115,10 +1096,8 @@ fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
 
 #[test]
 fn consent_release_sends_the_items_kept_at_the_persons_click() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-keep"));
     for tool in wallet.grant(&id, "600000", 2) {
         assert_eq!(wallet.call(&tool, json!({}))["result"]["satisfied"], true);

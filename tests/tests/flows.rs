@@ -538,13 +538,7 @@ fn a_grant_that_expires_mid_flow_withdraws_the_tool_and_the_site_refuses_the_gap
         .invoke_tool(&frame, district, json!({}))
         .unwrap_err();
     assert!(err.to_string().contains("Tool not found"), "{err}");
-    let out = wallet.call("check_request", json!({ "request_id": id }));
-    assert!(
-        tacit_e2e::wallet::tool_states(&out)
-            .iter()
-            .all(|s| *s == "expired"),
-        "{out}"
-    );
+    wallet.assert_request_expired(&id);
 
     // The receipt it can still get shows only the income answer: the site names the gap.
     let receipt = wallet.draft_and_release(

@@ -12,38 +12,39 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use serde_json::{Value, json};
-use tacit_e2e::wallet::{PASS, WAIT, Wallet, choose_file, error_code};
-use tacit_e2e::{Browser, Page, StaticServer};
+use tacit_e2e::wallet::{PASS, Session, WAIT, Wallet, choose_file, error_code};
 
 const PHARMACY: &str = "http://127.0.0.1:8082";
 const WIDE: [&str; 3] = ["anticoagulant-therapy", "liver-disease", "pregnancy"];
 const NARROW: [&str; 2] = ["anticoagulant-therapy", "liver-disease"];
 
-/// A fresh wallet tab on an empty origin storage.
-fn fresh<'b>(browser: &'b Browser, server: &StaticServer) -> Wallet<'b> {
-    let mut wallet = Wallet::open(browser, server, "");
+/// A fresh wallet tab on an empty origin storage, in which the person creates a profile:
+/// 28,400.00 EUR, born 1990-02-28, Nordhafen, pregnancy.
+fn pregnant(session: &Session) -> Wallet<'_> {
+    let mut wallet = session.open("");
     wallet
         .page
         .eval("localStorage.clear(); sessionStorage.clear(); true")
         .unwrap();
     wallet.reload();
+    wallet.create_profile_of("28,400.00", None, "pregnancy");
     wallet
 }
 
-/// The person creates a profile: 28,400.00 EUR, born 1990-02-28, Nordhafen, pregnancy.
-fn create_pregnant(wallet: &Wallet<'_>) {
-    wallet.create_profile_of("28,400.00", None, "pregnancy");
-}
-
-/// The agent asks `has_none_of(codes)`, the person grants it, the agent calls the tool.
-fn probe(wallet: &mut Wallet<'_>, nonce: &str, codes: &[&str]) -> Value {
-    let id = wallet.request(json!({
+/// The agent asks the pharmacy's `has_none_of(codes)`; the request's id.
+fn request(wallet: &mut Wallet<'_>, nonce: &str, codes: &[&str]) -> String {
+    wallet.request(json!({
         "origin": PHARMACY,
         "nonce": nonce,
         "site_name": "Pharmacy",
         "purpose": "Can this medicine be dispensed",
         "claims": [ { "kind": "has_none_of", "conditions": codes } ]
-    }));
+    }))
+}
+
+/// The agent asks `has_none_of(codes)`, the person grants it, the agent calls the tool.
+fn probe(wallet: &mut Wallet<'_>, nonce: &str, codes: &[&str]) -> Value {
+    let id = request(wallet, nonce, codes);
     let tools = wallet.grant(&id, "3600000", 1);
     wallet.call(&tools[0], json!({}))
 }
@@ -59,20 +60,8 @@ fn probe_wide(wallet: &mut Wallet<'_>, nonce: &str) {
 /// memory would decline disabled and unticked (so there is nothing to grant); if it does not,
 /// the person grants it and the claim tool must decline.
 fn assert_narrow_declined(wallet: &mut Wallet<'_>, nonce: &str, path: &str) {
-    let id = wallet.request(json!({
-        "origin": PHARMACY,
-        "nonce": nonce,
-        "site_name": "Pharmacy",
-        "purpose": "Can this medicine be dispensed",
-        "claims": [ { "kind": "has_none_of", "conditions": NARROW } ]
-    }));
-    let card = wallet
-        .page
-        .eval(&format!(
-            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
-               return b ? [b.disabled, b.checked, b.dataset.declined || ''] : null; }})()"
-        ))
-        .unwrap();
+    let id = request(wallet, nonce, &NARROW);
+    let card = wallet.first_claim_box(&id);
     if card[0] == true {
         assert_eq!(card[1], false, "{path}: a declined claim is ticked: {card}");
         assert_ne!(card[2], "", "{path}: disabled without a reason: {card}");
@@ -87,12 +76,8 @@ fn assert_narrow_declined(wallet: &mut Wallet<'_>, nonce: &str, path: &str) {
     assert_eq!(error_code(&out), "declined_privacy_floor", "{path}: {out}");
 }
 
-fn stored(page: &Page<'_>) -> String {
-    page.eval("localStorage.getItem('tacit.vault.v1')")
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_owned()
+fn stored(wallet: &Wallet<'_>) -> String {
+    wallet.stored_vault().as_str().unwrap().to_owned()
 }
 
 fn unhex(text: &str) -> Vec<u8> {
@@ -107,16 +92,28 @@ fn reload_and_unlock(wallet: &mut Wallet<'_>) {
     wallet.unlock(PASS);
 }
 
+/// `record` written over the stored vault record, reloaded, the right passphrase typed: the
+/// vault is refused and stays locked (fail closed).
+fn assert_record_refused(wallet: &mut Wallet<'_>, record: &str) {
+    wallet
+        .page
+        .eval(&format!(
+            "localStorage.setItem('tacit.vault.v1', {record:?}); true"
+        ))
+        .unwrap();
+    reload_and_unlock(wallet);
+    wallet.wait_text("#profile-msg", "not unlocked");
+    assert_eq!(wallet.locked(), true);
+}
+
 #[test]
 fn memory_baseline_the_second_question_is_declined() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = fresh(&browser, &server);
-    create_pregnant(&wallet);
+    let session = Session::start();
+    let mut wallet = pregnant(&session);
     probe_wide(&mut wallet, "n-base-1");
     assert_narrow_declined(&mut wallet, "n-base-2", "baseline");
     // The memory is in the record, sealed: no raw value, no separate ledger key.
-    let record = stored(&wallet.page);
+    let record = stored(&wallet);
     assert!(record.contains("\"memory\""), "{record}");
     for raw in ["pregnancy", "2840000", "liver"] {
         assert!(!record.contains(raw), "the record shows {raw}");
@@ -132,10 +129,8 @@ fn memory_baseline_the_second_question_is_declined() {
 
 #[test]
 fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = fresh(&browser, &server);
-    create_pregnant(&wallet);
+    let session = Session::start();
+    let mut wallet = pregnant(&session);
     probe_wide(&mut wallet, "n-a-1");
     // The editor is closed while unlocked: the person opens it with the passphrase first.
     wallet.edit_income("28,500.00");
@@ -152,12 +147,10 @@ fn memory_a_an_unrelated_edit_keeps_the_condition_memory() {
 
 #[test]
 fn memory_b_export_and_reimport_of_the_same_backup_keeps_memory() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = fresh(&browser, &server);
-    create_pregnant(&wallet);
+    let session = Session::start();
+    let mut wallet = pregnant(&session);
     // The backup, taken before the probing: the envelope bytes the Export button downloads.
-    let record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    let record: Value = serde_json::from_str(&stored(&wallet)).unwrap();
     let backup = unhex(record["envelope"].as_str().unwrap());
     let file = tempfile::Builder::new()
         .suffix(".tacitvault")
@@ -172,20 +165,16 @@ fn memory_b_export_and_reimport_of_the_same_backup_keeps_memory() {
         .unwrap();
     choose_file(&wallet.page, "#import-file", file.path());
     wallet.wait_text("#profile-msg", "Backup imported");
-    wallet.unlock(PASS);
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.unlock_and_wait(PASS);
     assert_narrow_declined(&mut wallet, "n-b-2", "(b) export + re-import");
 }
 
 #[test]
 fn memory_c_a_second_tab_unlocked_before_the_probing_merges_first() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut first = fresh(&browser, &server);
-    create_pregnant(&first);
-    let mut second = Wallet::open(&browser, &server, "");
-    second.unlock(PASS);
-    second.wait_text("#lock-pill", "Unlocked");
+    let session = Session::start();
+    let mut first = pregnant(&session);
+    let mut second = session.open("");
+    second.unlock_and_wait(PASS);
     probe_wide(&mut first, "n-c-1");
     assert_narrow_declined(&mut second, "n-c-2", "(c) second tab");
     // And the other way round: the first tab knows what the second declined on.
@@ -194,11 +183,9 @@ fn memory_c_a_second_tab_unlocked_before_the_probing_merges_first() {
 
 #[test]
 fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = fresh(&browser, &server);
-    create_pregnant(&wallet);
-    let before_probing = stored(&wallet.page);
+    let session = Session::start();
+    let mut wallet = pregnant(&session);
+    let before_probing = stored(&wallet);
     probe_wide(&mut wallet, "n-d-1");
 
     // (d) the sealed ledger's old key deleted, reload.
@@ -211,46 +198,21 @@ fn memory_d_deleting_the_ledger_key_or_rolling_back_the_record_never_answers() {
     assert_narrow_declined(&mut wallet, "n-d-2", "(d) ledger key deleted");
 
     // The memory field removed from the record: refused, fail closed.
-    let mut record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    let mut record: Value = serde_json::from_str(&stored(&wallet)).unwrap();
     record.as_object_mut().unwrap().remove("memory");
-    wallet
-        .page
-        .eval(&format!(
-            "localStorage.setItem('tacit.vault.v1', {:?}); true",
-            record.to_string()
-        ))
-        .unwrap();
-    reload_and_unlock(&mut wallet);
-    wallet.wait_text("#profile-msg", "not unlocked");
-    assert_eq!(
-        wallet.call("wallet_status", json!({}))["result"]["locked"],
-        true
-    );
+    assert_record_refused(&mut wallet, &record.to_string());
 
     // Rollback: the record from before the probing restored whole: refused, fail closed.
-    wallet
-        .page
-        .eval(&format!(
-            "localStorage.setItem('tacit.vault.v1', {before_probing:?}); true"
-        ))
-        .unwrap();
-    reload_and_unlock(&mut wallet);
-    wallet.wait_text("#profile-msg", "not unlocked");
-    assert_eq!(
-        wallet.call("wallet_status", json!({}))["result"]["locked"],
-        true
-    );
+    assert_record_refused(&mut wallet, &before_probing);
     assert!(wallet.claim_tools().is_empty());
 }
 
 #[test]
 fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirms() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = fresh(&browser, &server);
-    create_pregnant(&wallet);
+    let session = Session::start();
+    let mut wallet = pregnant(&session);
     probe_wide(&mut wallet, "n-i-1");
-    let before = stored(&wallet.page);
+    let before = stored(&wallet);
     // The frozen v1 vault is another vault (another id). A page script that answers every
     // `window.confirm` with yes gets no say: replacing the profile needs the person's act.
     let other = tacit_e2e::workspace_root().join("wallet-core/tests/vectors/vault-v1.bin");
@@ -275,14 +237,14 @@ fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirm
         .page
         .wait_for(&format!("!{}", tacit_e2e::wallet::CONFIRM_OPEN), WAIT)
         .unwrap();
-    assert_eq!(stored(&wallet.page), before, "nothing changed");
+    assert_eq!(stored(&wallet), before, "nothing changed");
     assert_narrow_declined(&mut wallet, "n-i-2", "different vault, import cancelled");
     // A wrong passphrase replaces nothing either.
     choose_file(&wallet.page, "#import-file", &other);
     tacit_e2e::wallet::type_confirmation(&wallet.page, "not the passphrase at all").unwrap();
     wallet.wait_text("#confirm-msg", "not right");
     assert_eq!(
-        stored(&wallet.page),
+        stored(&wallet),
         before,
         "a wrong passphrase replaced the profile"
     );
@@ -292,9 +254,8 @@ fn memory_importing_a_different_vault_starts_fresh_only_after_the_person_confirm
     choose_file(&wallet.page, "#import-file", &other);
     tacit_e2e::wallet::confirm_with_passphrase(&wallet.page, PASS).unwrap();
     wallet.wait_text("#profile-msg", "Backup imported");
-    wallet.unlock(PASS);
-    wallet.wait_text("#lock-pill", "Unlocked");
-    let record: Value = serde_json::from_str(&stored(&wallet.page)).unwrap();
+    wallet.unlock_and_wait(PASS);
+    let record: Value = serde_json::from_str(&stored(&wallet)).unwrap();
     assert!(
         record.get("memory").is_some(),
         "written in the current format: {record}"

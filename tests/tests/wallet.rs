@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tacit_e2e::wallet::{PASS, PERSISTENT, WAIT, Wallet, choose_file, error_code};
+use tacit_e2e::wallet::{PASS, PERSISTENT, Session, WAIT, Wallet, choose_file, error_code};
 use tacit_e2e::{Browser, ToolStatus};
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
@@ -17,11 +17,27 @@ fn housing_policy(nonce: &str) -> Value {
     tacit_e2e::wallet::housing_policy("http://127.0.0.1:8081", nonce)
 }
 
+/// The agent asks the housing policy with `nonce` and the person grants both claims for
+/// `duration`: the request's id and the two claim tools.
+fn granted(wallet: &mut Wallet<'_>, nonce: &str, duration: &str) -> (String, Vec<String>) {
+    let id = wallet.request(housing_policy(nonce));
+    let tools = wallet.grant(&id, duration, 2);
+    (id, tools)
+}
+
+/// The `income_below` tool among `tools`.
+fn income_tool(tools: &[String]) -> String {
+    tools
+        .iter()
+        .find(|t| t.contains("income_below"))
+        .unwrap()
+        .clone()
+}
+
 #[test]
 fn wallet_before_any_grant_only_persistent_tools_exist() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
+    let session = Session::start();
+    let mut wallet = session.open("");
     for name in PERSISTENT {
         wallet.page.wait_tool(name, WAIT).unwrap();
     }
@@ -60,20 +76,13 @@ fn wallet_before_any_grant_only_persistent_tools_exist() {
 
 #[test]
 fn wallet_request_grant_answer_revoke() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "?latency=1500");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("?latency=1500");
     let id = wallet.request(housing_policy("n-1"));
     wallet.wait_text(&format!("#req-{id}"), "http://127.0.0.1:8081");
     wallet.wait_text(&format!("#req-{id}"), "below €30,000");
     wallet.page.screenshot("wallet-03-request").unwrap();
-    let tools = wallet.grant(&id, "600000", 2);
-    let income = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
+    let income = income_tool(&wallet.grant(&id, "600000", 2));
     let info = wallet
         .page
         .tools()
@@ -159,12 +168,9 @@ fn wallet_request_grant_answer_revoke() {
 
 #[test]
 fn wallet_short_grant_disappears_by_itself() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy("n-2"));
-    let tools = wallet.grant(&id, "2000", 2);
+    let session = Session::start();
+    let mut wallet = session.with_profile("?short_grants=1");
+    let (id, tools) = granted(&mut wallet, "n-2", "2000");
     let granted_at = Instant::now();
     assert_eq!(wallet.call(&tools[0], json!({}))["ok"], true);
     for name in &tools {
@@ -183,24 +189,15 @@ fn wallet_short_grant_disappears_by_itself() {
         "gone before its deadline"
     );
     assert!(wallet.claim_tools().is_empty());
-    let out = wallet.call("check_request", json!({ "request_id": id }));
-    assert!(
-        tacit_e2e::wallet::tool_states(&out)
-            .iter()
-            .all(|s| *s == "expired"),
-        "{out}"
-    );
+    wallet.assert_request_expired(&id);
     wallet.page.screenshot("wallet-06-expired").unwrap();
 }
 
 #[test]
 fn wallet_lock_reload_and_wrong_passphrase() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy("n-3"));
-    let tools = wallet.grant(&id, "3600000", 2);
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
+    let (_, tools) = granted(&mut wallet, "n-3", "3600000");
     // Lock withdraws every claim tool.
     wallet.page.click("[data-action=lock]").unwrap();
     for name in &tools {
@@ -216,11 +213,7 @@ fn wallet_lock_reload_and_wrong_passphrase() {
         wallet.page.wait_tool(name, WAIT).unwrap();
     }
     assert!(wallet.claim_tools().is_empty());
-    let stored = wallet
-        .page
-        .eval("localStorage.getItem('tacit.vault.v1')")
-        .unwrap();
-    let stored = stored.as_str().unwrap().to_owned();
+    let stored = wallet.stored_vault().as_str().unwrap().to_owned();
     // The record's sealed parts are hex: search their bytes (a hex spelling of ciphertext can
     // read "1990" by chance; ciphertext bytes spelling it are a 2^-32 chance per position), and
     // every other member as text.
@@ -246,51 +239,24 @@ fn wallet_lock_reload_and_wrong_passphrase() {
         .page
         .screenshot("wallet-07-wrong-passphrase")
         .unwrap();
-    assert_eq!(
-        wallet
-            .page
-            .eval("localStorage.getItem('tacit.vault.v1')")
-            .unwrap()
-            .as_str()
-            .unwrap(),
-        stored
-    );
-    assert_eq!(
-        wallet.call("wallet_status", json!({}))["result"]["locked"],
-        true
-    );
+    assert_eq!(wallet.stored_vault().as_str().unwrap(), stored);
+    assert_eq!(wallet.locked(), true);
     // The right one unlocks it; still no claim tool (grants do not survive a lock).
-    wallet.unlock(PASS);
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.unlock_and_wait(PASS);
     // Unlocked, the editor stays closed and empty until the person opens it with the passphrase.
     assert_eq!(wallet.editor_state(), "closed");
-    assert_eq!(
-        wallet
-            .page
-            .eval("document.getElementById('f-income').value")
-            .unwrap(),
-        ""
-    );
+    assert_eq!(wallet.field("f-income"), "");
     wallet.open_editor();
-    assert_eq!(
-        wallet
-            .page
-            .eval("document.getElementById('f-income').value")
-            .unwrap(),
-        "28,400.00"
-    );
+    assert_eq!(wallet.field("f-income"), "28,400.00");
     assert!(wallet.claim_tools().is_empty());
 }
 
 #[test]
 fn wallet_draft_release_and_refuse() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
+    let session = Session::start();
     // Not enrolled with any signer: release keeps the unsigned payload, sends nothing, says so.
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy("n-4"));
-    let tools = wallet.grant(&id, "600000", 2);
+    let mut wallet = session.with_profile("");
+    let (_, tools) = granted(&mut wallet, "n-4", "600000");
     for tool in &tools {
         assert_eq!(wallet.call(tool, json!({}))["result"]["satisfied"], true);
     }
@@ -344,51 +310,31 @@ fn wallet_draft_release_and_refuse() {
         .page
         .click(&format!("[data-action=refuse][data-id={second}]"))
         .unwrap();
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let out = wallet.call("check_proposal", json!({ "proposal_id": second }));
-        if out["result"]["status"] == "refused" {
-            assert_eq!(out["result"]["reason"], "Not applying this year");
-            break;
-        }
-        assert!(Instant::now() < deadline, "{out}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let out = wallet.poll("check_proposal", json!({ "proposal_id": second }), |o| {
+        o["result"]["status"] == "refused"
+    });
+    assert_eq!(out["result"]["reason"], "Not applying this year");
     wallet.page.click("[data-action=verify-log]").unwrap();
     wallet.wait_text("#verify-result", "The log is intact");
 }
 
 #[test]
 fn wallet_imports_a_backup_and_changes_passphrase() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let wallet = Wallet::open(&browser, &server, "");
+    let session = Session::start();
+    let wallet = session.open("");
     // Not a backup: refused, nothing stored.
     let junk = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(junk.path(), b"not a vault").unwrap();
     choose_file(&wallet.page, "#import-file", junk.path());
     wallet.wait_text("#profile-msg", "not a Tacit backup");
-    assert_eq!(
-        wallet
-            .page
-            .eval("localStorage.getItem('tacit.vault.v1')")
-            .unwrap(),
-        Value::Null
-    );
+    assert_eq!(wallet.stored_vault(), Value::Null);
     // The frozen v1 vault from wallet-core's test vectors imports and opens with its passphrase.
     let vector = tacit_e2e::workspace_root().join("wallet-core/tests/vectors/vault-v1.bin");
     choose_file(&wallet.page, "#import-file", &vector);
     wallet.wait_text("#profile-msg", "Backup imported");
-    wallet.unlock(PASS);
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.unlock_and_wait(PASS);
     wallet.open_editor();
-    assert_eq!(
-        wallet
-            .page
-            .eval("document.getElementById('f-district').value")
-            .unwrap(),
-        "nordhafen"
-    );
+    assert_eq!(wallet.field("f-district"), "nordhafen");
     // Change the passphrase: the wrong current one is refused, then it works.
     wallet.page.click("#editor-actions summary").unwrap();
     change_passphrase(&wallet, "wrong wrong wrong", "a brand new passphrase");
@@ -398,40 +344,27 @@ fn wallet_imports_a_backup_and_changes_passphrase() {
     wallet.page.click("[data-action=lock]").unwrap();
     wallet.unlock(PASS);
     wallet.wait_text("#profile-msg", "not right");
-    wallet.unlock("a brand new passphrase");
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.unlock_and_wait("a brand new passphrase");
 }
 
 #[test]
 fn wallet_second_tab_cannot_silently_overwrite() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let first = Wallet::open(&browser, &server, "");
-    first.create_profile();
-    let second = Wallet::open(&browser, &server, "");
-    second.unlock(PASS);
-    second.wait_text("#lock-pill", "Unlocked");
+    let session = Session::start();
+    let first = session.with_profile("");
+    let second = session.open("");
+    second.unlock_and_wait(PASS);
     // The first tab's person opens its editor while the record is still the old one.
     first.open_editor();
     // The second tab saves a change first.
     second.edit_income("31,000.00");
     second.wait_text("#profile-msg", "Saved");
-    let after_second = second
-        .page
-        .eval("localStorage.getItem('tacit.vault.v1')")
-        .unwrap();
+    let after_second = second.stored_vault();
     // The first tab still holds the older copy: its save is refused, nothing is overwritten.
     first.page.fill("#f-income", "29,000.00").unwrap();
     first.page.click("[data-action=save-profile]").unwrap();
     // (the refusal itself, not only the notice the storage event already showed)
     first.wait_text("#profile-msg", "another tab");
-    assert_eq!(
-        first
-            .page
-            .eval("localStorage.getItem('tacit.vault.v1')")
-            .unwrap(),
-        after_second
-    );
+    assert_eq!(first.stored_vault(), after_second);
     first.front(); // a background tab may never paint a screenshot
     first.page.screenshot("wallet-12-stale-tab").unwrap();
 }
@@ -473,26 +406,14 @@ fn wallet_without_webmcp_offers_window_tacit() {
 
 #[test]
 fn wallet_remembers_what_it_revealed_across_a_reload() {
-    let _serial = tacit_e2e::serial();
-    let (server, browser) = tacit_e2e::wallet::setup();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy("r-1"));
-    let tools = wallet.grant(&id, "600000", 2);
-    let income = tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
+    let (_, tools) = granted(&mut wallet, "r-1", "600000");
+    let income = income_tool(&tools);
     assert_eq!(wallet.call(&income, json!({}))["result"]["satisfied"], true);
     // Reload: the page forgets everything in memory; the sealed ledger is all that remains.
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
-    wallet.unlock(PASS);
-    wallet.wait_text("#lock-pill", "Unlocked");
+    wallet.reload();
+    wallet.unlock_and_wait(PASS);
     let probe = json!({ "origin": "http://127.0.0.1:8082", "nonce": "r-2", "claims": [
         { "kind": "income_below", "limit": { "amount_minor": 2_900_000, "currency": "EUR" } } ] });
     let id = wallet.request(probe);
@@ -507,13 +428,7 @@ fn wallet_remembers_what_it_revealed_across_a_reload() {
         );
     }
     // And offers nothing to grant: the claim is disabled and unticked.
-    let card = wallet
-        .page
-        .eval(&format!(
-            "(() => {{ const b = document.querySelector('#req-{id} input[data-claim-index=\"0\"]'); \
-               return [b.disabled, b.checked, b.dataset.declined || '']; }})()"
-        ))
-        .unwrap();
+    let card = wallet.first_claim_box(&id);
     assert_eq!(card[0], true, "{card}");
     assert_eq!(card[1], false, "{card}");
     assert_ne!(card[2], "", "{card}");

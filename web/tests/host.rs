@@ -37,7 +37,8 @@ fn host() -> WebMcpHost {
     WebMcpHost::new(executor, Rc::new(|_| {}))
 }
 
-async fn live_names() -> Vec<String> {
+/// `document.modelContext`, and the tools its `getTools()` lists now.
+async fn live_tools() -> (JsValue, Array) {
     let ctx = model_context().expect("document.modelContext");
     let get: Function = Reflect::get(&ctx, &"getTools".into())
         .unwrap()
@@ -46,7 +47,13 @@ async fn live_names() -> Vec<String> {
     let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap()))
         .await
         .unwrap();
-    Array::from(&list)
+    (ctx, Array::from(&list))
+}
+
+async fn live_names() -> Vec<String> {
+    live_tools()
+        .await
+        .1
         .iter()
         .filter_map(|t| Reflect::get(&t, &"name".into()).ok()?.as_string())
         .collect()
@@ -86,15 +93,8 @@ async fn register_lists_and_drop_withdraws() {
 async fn execute_returns_a_plain_object_through_the_registry() {
     let mut host = host();
     let _registration = host.register(&tool("glue_execute")).unwrap();
-    let ctx = model_context().unwrap();
-    let get: Function = Reflect::get(&ctx, &"getTools".into())
-        .unwrap()
-        .dyn_into()
-        .unwrap();
-    let list = JsFuture::from(Promise::resolve(&get.call0(&ctx).unwrap()))
-        .await
-        .unwrap();
-    let entry = Array::from(&list)
+    let (ctx, list) = live_tools().await;
+    let entry = list
         .iter()
         .find(|t| {
             Reflect::get(t, &"name".into())

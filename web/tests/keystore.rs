@@ -40,6 +40,20 @@ async fn signed_headers(pair: &KeyPair, key: &InstallKey, ts: i64, body: &[u8]) 
     .unwrap()
 }
 
+/// Asserts `pair` signs `{}` now so that `key` verifies it (the same key as `key`'s).
+async fn assert_signs_for(pair: &KeyPair, key: &InstallKey) {
+    let ts = js_sys::Date::now() as i64;
+    let auth = signed_headers(pair, key, ts, b"{}").await;
+    auth.verify(
+        key,
+        "POST",
+        "/v1/receipts",
+        b"{}",
+        Timestamp::from_millis(ts),
+    )
+    .unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn webcrypto_signatures_verify_with_the_protocol_and_attacks_fail() {
     let pair = keystore::generate().await.unwrap();
@@ -112,16 +126,7 @@ async fn the_enrolment_round_trips_through_indexeddb_and_is_deleted() {
     assert_eq!(stored.signer_origin, "http://127.0.0.1:8787");
     assert_eq!(stored.install_id, key.id().as_str());
     // The structured clone is the same key: it signs what the original public key verifies.
-    let ts = js_sys::Date::now() as i64;
-    let auth = signed_headers(&stored.key_pair, &key, ts, b"{}").await;
-    auth.verify(
-        &key,
-        "POST",
-        "/v1/receipts",
-        b"{}",
-        Timestamp::from_millis(ts),
-    )
-    .unwrap();
+    assert_signs_for(&stored.key_pair, &key).await;
     keystore::delete().await.unwrap();
     assert!(
         keystore::load().await.unwrap().is_none(),
@@ -370,16 +375,7 @@ async fn a_version_1_database_upgrades_to_version_2_keeping_the_install_record()
     assert_eq!(stored.install_id, id);
     // Still the same key: what it signs verifies under the old pair's public key.
     let old_key = public_key(&KeyPair::from_js(old_pair)).await;
-    let ts = js_sys::Date::now() as i64;
-    let auth = signed_headers(&stored.key_pair, &old_key, ts, b"{}").await;
-    auth.verify(
-        &old_key,
-        "POST",
-        "/v1/receipts",
-        b"{}",
-        Timestamp::from_millis(ts),
-    )
-    .unwrap();
+    assert_signs_for(&stored.key_pair, &old_key).await;
     // And the new store works.
     let keys = keystore::new_holder_keys(1).await.unwrap();
     assert_eq!(

@@ -20,6 +20,7 @@ use tacit_site::NonceState;
 use tacit_site::nonce::NONCE_LIFETIME_MS;
 use tacit_site::server::{ManualClock, routes::CONTENT_SECURITY_POLICY};
 use tacit_store::sqlite_url;
+use tacit_testkit::openapi::{assert_paths_documented, assert_samples_match};
 use wallet_core::{Outcome, Timestamp};
 
 struct Fixture {
@@ -608,15 +609,16 @@ async fn the_served_openapi_is_valid_and_describes_real_answers() {
     let f = Fixture::new().await;
     let (status, document, _) = get(&f.router, "/api/openapi.json").await;
     assert_eq!(status, StatusCode::OK);
-    for path in [
-        "/api/site",
-        "/api/requirements",
-        "/api/applications",
-        "/api/openapi.json",
-        "/.well-known/tacit-site.json",
-    ] {
-        assert!(document["paths"][path].is_object(), "{path} undocumented");
-    }
+    assert_paths_documented(
+        &document,
+        &[
+            "/api/site",
+            "/api/requirements",
+            "/api/applications",
+            "/api/openapi.json",
+            "/.well-known/tacit-site.json",
+        ],
+    );
     let (_, site, _) = get(&f.router, "/api/site").await;
     let (_, requirements_answer, _) = get(&f.router, "/api/requirements").await;
     let (_, keys, _) = get(&f.router, "/.well-known/tacit-site.json").await;
@@ -642,36 +644,27 @@ async fn the_served_openapi_is_valid_and_describes_real_answers() {
         .as_object_mut()
         .unwrap()
         .remove("attestation");
-    let sample = |id: &str, schema: &str, value: &Value| json!({ "id": id, "schema": schema, "value": value });
-    let verdict = node::run(
-        "openapi.mjs",
-        &json!({
-            "document": document,
-            "samples": [
-                sample("site", "SiteInfo", &site),
-                sample("requirements", "Answer_AttestedRequirements", &requirements_answer),
-                sample("keys", "SiteKeys", &keys),
-                sample("accepted", "Answer_AcceptedResult", &accepted),
-                sample("replayed", "RefusalEnvelope", &replayed),
-                sample("bad submission", "RefusalEnvelope", &bad),
-                sample("submission", "SubmissionBody", &submission(&receipt)),
-                sample("a raw value", "Answer_AcceptedResult", &extra),
-                sample("no attestation", "Answer_AttestedRequirements", &unsigned),
-            ],
-        }),
+    assert_samples_match(
+        node::run,
+        &document,
+        &[
+            ("site", "SiteInfo", &site),
+            (
+                "requirements",
+                "Answer_AttestedRequirements",
+                &requirements_answer,
+            ),
+            ("keys", "SiteKeys", &keys),
+            ("accepted", "Answer_AcceptedResult", &accepted),
+            ("replayed", "RefusalEnvelope", &replayed),
+            ("bad submission", "RefusalEnvelope", &bad),
+            ("submission", "SubmissionBody", &submission(&receipt)),
+        ],
+        &[
+            ("a raw value", "Answer_AcceptedResult", &extra),
+            ("no attestation", "Answer_AttestedRequirements", &unsigned),
+        ],
     );
-    assert_eq!(
-        verdict["document"]["valid"], true,
-        "{}",
-        verdict["document"]
-    );
-    let samples = verdict["samples"].as_array().unwrap();
-    for sample in &samples[..7] {
-        assert_eq!(sample["valid"], true, "{sample}");
-    }
-    for sample in &samples[7..] {
-        assert_eq!(sample["valid"], false, "accepted: {sample}");
-    }
 }
 
 /// The two tools' `inputSchema`, as `GET /api/site` serves them, are the schemas generated from

@@ -101,6 +101,20 @@ async fn http(site: &RunningSite, method: &str, path: &str, body: Option<Value>)
     .unwrap()
 }
 
+/// `POST /api/applications` with `body`: the status and the answer.
+async fn apply(site: &RunningSite, body: Value) -> (u16, Value) {
+    http(site, "POST", "/api/applications", Some(body)).await
+}
+
+/// Asserts `answer` refuses a presentation as `proof_invalid`, its message saying `says`.
+fn assert_proof_invalid(answer: &Value, says: &str) {
+    assert_eq!(code(answer), "proof_invalid");
+    assert!(
+        answer["error"]["message"].as_str().unwrap().contains(says),
+        "{answer}"
+    );
+}
+
 async fn fresh_nonce(site: &RunningSite) -> Nonce {
     let (status, body) = http(site, "GET", "/api/requirements", None).await;
     assert_eq!(status, 200, "{body}");
@@ -146,7 +160,7 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
     // Accepted, and the envelope says who proved what.
     let nonce = fresh_nonce(&site).await;
     let body = application(&site, &issuer.issuer, &nonce, &origin);
-    let (status, answer) = http(&site, "POST", "/api/applications", Some(body.clone())).await;
+    let (status, answer) = apply(&site, body.clone()).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["ok"], true, "{answer}");
     let result = &answer["result"];
@@ -165,14 +179,14 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
         "{answer}"
     );
     // The same body again: the nonce is spent.
-    let (_, again) = http(&site, "POST", "/api/applications", Some(body)).await;
+    let (_, again) = apply(&site, body).await;
     assert_eq!(code(&again), "replayed_nonce");
 
     // Missing: the receipt says the tax office vouches, no presentation comes with it.
     let nonce = fresh_nonce(&site).await;
     let mut body = application(&site, &issuer.issuer, &nonce, &origin);
     body.as_object_mut().unwrap().remove("presentations");
-    let (status, answer) = http(&site, "POST", "/api/applications", Some(body)).await;
+    let (status, answer) = apply(&site, body).await;
     assert_eq!(status, 200);
     assert_eq!(code(&answer), "proof_missing");
     assert_eq!(
@@ -182,16 +196,9 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
 
     // Bound to another site: refused, naming the SD-JWT error code; the nonce stays open.
     let elsewhere = application(&site, &issuer.issuer, &nonce, &pharmacy_origin());
-    let (status, answer) = http(&site, "POST", "/api/applications", Some(elsewhere)).await;
+    let (status, answer) = apply(&site, elsewhere).await;
     assert_eq!(status, 200);
-    assert_eq!(code(&answer), "proof_invalid");
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("wrong_audience"),
-        "{answer}"
-    );
+    assert_proof_invalid(&answer, "wrong_audience");
     assert_eq!(
         site.state()
             .nonces()
@@ -201,7 +208,7 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
         tacit_site::NonceState::Open
     );
     let right = application(&site, &issuer.issuer, &nonce, &origin);
-    let (_, answer) = http(&site, "POST", "/api/applications", Some(right)).await;
+    let (_, answer) = apply(&site, right).await;
     assert_eq!(answer["ok"], true, "{answer}");
 
     // A key id the issuer does not publish (an impostor signing as the tax office): refused.
@@ -217,15 +224,8 @@ async fn a_proven_income_is_accepted_and_broken_proofs_are_refused_over_http() {
     for _ in 0..2 {
         let nonce = fresh_nonce(&site).await;
         let forged = application(&site, &impostor, &nonce, &origin);
-        let (_, answer) = http(&site, "POST", "/api/applications", Some(forged)).await;
-        assert_eq!(code(&answer), "proof_invalid");
-        assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("unknown_key"),
-            "{answer}"
-        );
+        let (_, answer) = apply(&site, forged).await;
+        assert_proof_invalid(&answer, "unknown_key");
         assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1);
     }
 
@@ -262,34 +262,21 @@ async fn a_site_starts_while_its_issuer_is_down_and_trusts_it_once_reachable() {
         system_now(),
         &signer_key(),
     );
-    let (_, answer) = http(
-        &site,
-        "POST",
-        "/api/applications",
-        Some(submission(&receipt)),
-    )
-    .await;
+    let (_, answer) = apply(&site, submission(&receipt)).await;
     assert_eq!(answer["ok"], true, "{answer}");
 
     // An issuer-backed one cannot be checked yet: refused, with a clear message, nothing spent.
     let nonce = fresh_nonce(&site).await;
     let body = application(&site, &issuer, &nonce, &origin);
-    let (status, answer) = http(&site, "POST", "/api/applications", Some(body.clone())).await;
+    let (status, answer) = apply(&site, body.clone()).await;
     assert_eq!(status, 200);
-    assert_eq!(code(&answer), "proof_invalid");
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("could not fetch the keys of Tax Office Nordstadt"),
-        "{answer}"
-    );
+    assert_proof_invalid(&answer, "could not fetch the keys of Tax Office Nordstadt");
 
     // The issuer comes up; after the refetch interval the same application is accepted.
     let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let server = IssuerServer::serve(listener, 33).await;
     tokio::time::sleep(MIN_REFETCH_INTERVAL).await;
-    let (_, answer) = http(&site, "POST", "/api/applications", Some(body)).await;
+    let (_, answer) = apply(&site, body).await;
     assert_eq!(answer["ok"], true, "{answer}");
     assert_eq!(
         answer["result"]["proven"][0]["issuer"],

@@ -160,26 +160,36 @@ const BELOW_30K: &str = "income_below_30000";
 /// A person with 28,500.00 EUR a year, holder key `seed`.
 fn low_income(seed: u8) -> (Credential, p256::ecdsa::SigningKey) {
     let holder = holder_key(seed);
-    let credential = TestIssuer::tax_office().income_credential(
-        &holder,
-        2_850_000,
-        "EUR",
-        NOW.plus_millis(-DAY),
-    );
+    let credential = tax_income(&holder, 2_850_000, "EUR");
     (credential, holder)
+}
+
+/// A tax-office income credential for `holder`, issued a day before [`NOW`].
+fn tax_income(holder: &p256::ecdsa::SigningKey, income_minor: u64, currency: &str) -> Credential {
+    TestIssuer::tax_office().income_credential(
+        holder,
+        income_minor,
+        currency,
+        NOW.plus_millis(-DAY),
+    )
+}
+
+/// A presentation of `credential` disclosing income_below_30000 only, bound by `holder` to
+/// `audience` and `nonce` at `at`.
+fn show_below_30k(
+    credential: &Credential,
+    holder: &p256::ecdsa::SigningKey,
+    audience: &Origin,
+    nonce: &Nonce,
+    at: Timestamp,
+) -> String {
+    presentation(credential, &[BELOW_30K], holder, audience, nonce, at)
 }
 
 /// The presentation the wallet makes for `nonce`: income_below_30000, bound to the housing site.
 fn honest(nonce: &Nonce) -> String {
     let (credential, holder) = low_income(1);
-    presentation(
-        &credential,
-        &[BELOW_30K],
-        &holder,
-        &housing_origin(),
-        nonce,
-        NOW,
-    )
+    show_below_30k(&credential, &holder, &housing_origin(), nonce, NOW)
 }
 
 #[test]
@@ -260,20 +270,8 @@ fn an_altered_disclosure_is_invalid() {
     let nonce = site.nonce();
     // 45,000.00 EUR: income_below_30000 is false; the agent flips the disclosure to true.
     let holder = holder_key(2);
-    let credential = TestIssuer::tax_office().income_credential(
-        &holder,
-        4_500_000,
-        "EUR",
-        NOW.plus_millis(-DAY),
-    );
-    let real = presentation(
-        &credential,
-        &[BELOW_30K],
-        &holder,
-        &site.origin,
-        &nonce,
-        NOW,
-    );
+    let credential = tax_income(&holder, 4_500_000, "EUR");
+    let real = show_below_30k(&credential, &holder, &site.origin, &nonce, NOW);
     let original = credential.disclosure(BELOW_30K).unwrap().encode();
     let forged = Disclosure::new(&[0xAB; 16], BELOW_30K, json!(true)).encode();
     let tampered = real.replace(&original, &forged);
@@ -314,13 +312,12 @@ fn the_key_binding_must_name_this_site_this_nonce_and_be_fresh() {
     let pharmacy = pharmacy_origin();
     let cases = [
         (
-            presentation(&credential, &[BELOW_30K], &holder, &pharmacy, &nonce, NOW),
+            show_below_30k(&credential, &holder, &pharmacy, &nonce, NOW),
             "wrong_audience",
         ),
         (
-            presentation(
+            show_below_30k(
                 &credential,
-                &[BELOW_30K],
                 &holder,
                 &housing_origin(),
                 &make_nonce([99; 16]),
@@ -329,9 +326,8 @@ fn the_key_binding_must_name_this_site_this_nonce_and_be_fresh() {
             "wrong_nonce",
         ),
         (
-            presentation(
+            show_below_30k(
                 &credential,
-                &[BELOW_30K],
                 &holder,
                 &housing_origin(),
                 &nonce,
@@ -340,9 +336,8 @@ fn the_key_binding_must_name_this_site_this_nonce_and_be_fresh() {
             "stale_key_binding",
         ),
         (
-            presentation(
+            show_below_30k(
                 &credential,
-                &[BELOW_30K],
                 &holder,
                 &housing_origin(),
                 &nonce,
@@ -352,14 +347,7 @@ fn the_key_binding_must_name_this_site_this_nonce_and_be_fresh() {
         ),
         (
             // Signed by a key that is not the credential's holder key.
-            presentation(
-                &credential,
-                &[BELOW_30K],
-                &holder_key(4),
-                &housing_origin(),
-                &nonce,
-                NOW,
-            ),
+            show_below_30k(&credential, &holder_key(4), &housing_origin(), &nonce, NOW),
             "bad_key_binding_signature",
         ),
         (
@@ -382,7 +370,7 @@ fn the_key_binding_must_name_this_site_this_nonce_and_be_fresh() {
         "EUR",
         NOW.plus_millis(-31 * DAY),
     );
-    let text = presentation(&old, &[BELOW_30K], &holder, &housing_origin(), &nonce, NOW);
+    let text = show_below_30k(&old, &holder, &housing_origin(), &nonce, NOW);
     site.refused(&nonce, &receipt, &[text], Code::ProofInvalid, "expired");
     assert!(site.submit(&receipt, &[honest(&nonce)]).is_ok());
 }
@@ -394,14 +382,7 @@ fn issuers_the_site_does_not_trust_count_for_nothing() {
     let rogue = TestIssuer::new(40, "http://127.0.0.1:9999", "Rogue Office");
     let holder = holder_key(5);
     let credential = rogue.income_credential(&holder, 2_850_000, "EUR", NOW.plus_millis(-DAY));
-    let text = presentation(
-        &credential,
-        &[BELOW_30K],
-        &holder,
-        &site.origin,
-        &nonce,
-        NOW,
-    );
+    let text = show_below_30k(&credential, &holder, &site.origin, &nonce, NOW);
 
     // The receipt says the rogue vouches.
     let answers = vec![
@@ -447,14 +428,7 @@ fn issuers_the_site_does_not_trust_count_for_nothing() {
         };
         let credential =
             impostor.income_credential(&holder, 2_850_000, "EUR", NOW.plus_millis(-DAY));
-        let text = presentation(
-            &credential,
-            &[BELOW_30K],
-            &holder,
-            &site.origin,
-            &nonce,
-            NOW,
-        );
+        let text = show_below_30k(&credential, &holder, &site.origin, &nonce, NOW);
         site.refused(
             &nonce,
             &receipt,
@@ -561,20 +535,8 @@ fn a_presentation_must_disclose_exactly_the_answer_it_backs() {
         "proves no",
     );
     // A credential in another currency proves nothing about a EUR limit.
-    let dollars = TestIssuer::tax_office().income_credential(
-        &holder,
-        2_850_000,
-        "USD",
-        NOW.plus_millis(-DAY),
-    );
-    let text = presentation(
-        &dollars,
-        &[BELOW_30K],
-        &holder,
-        &housing_origin(),
-        &nonce,
-        NOW,
-    );
+    let dollars = tax_income(&holder, 2_850_000, "USD");
+    let text = show_below_30k(&dollars, &holder, &housing_origin(), &nonce, NOW);
     site.refused(
         &nonce,
         &receipt,

@@ -55,6 +55,11 @@ pub fn entries(n: u8, nonce: &str) -> Vec<Value> {
     (1..=n).map(|i| entry(&holder(i), nonce)).collect()
 }
 
+/// `{code, nonce, holder_keys}`: a batch request by `code` for holder keys 1..=`keys`.
+pub fn code_request(code: &EnrolmentCode, nonce: &str, keys: u8) -> Value {
+    json!({ "code": code.canonical(), "nonce": nonce, "holder_keys": entries(keys, nonce) })
+}
+
 /// Ana: income 28,500.00 EUR, born 1990-04-12.
 pub fn ana() -> Person {
     Person {
@@ -117,6 +122,27 @@ impl TestIssuer {
 
     pub async fn post(&self, body: &Value) -> (StatusCode, HeaderMap, Value) {
         send(&self.app, post_json(body)).await
+    }
+
+    /// Ana's fresh code redeemed for one holder key (asserted 200): the code, now spent, and
+    /// the refresh token the batch carries.
+    pub async fn first_batch(&self) -> (EnrolmentCode, String) {
+        let code = self.code_for(&ana()).await;
+        let nonce = self.nonce().await;
+        let (status, _, first) = self.redeem(&code, &nonce, 1).await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        let refresh = first["refresh_token"].as_str().unwrap().to_owned();
+        (code, refresh)
+    }
+
+    /// Redeems `code` with `nonce` for holder keys 1..=`keys` ([`code_request`]).
+    pub async fn redeem(
+        &self,
+        code: &EnrolmentCode,
+        nonce: &str,
+        keys: u8,
+    ) -> (StatusCode, HeaderMap, Value) {
+        self.post(&code_request(code, nonce, keys)).await
     }
 }
 

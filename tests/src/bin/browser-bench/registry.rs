@@ -175,6 +175,14 @@ impl Trio {
         Ok(())
     }
 
+    /// `intro` (ending in the table's head) followed by the rows of a table whose event row is
+    /// "`toolchange` dispatched in the page".
+    fn table(&self, intro: String, call: &str, agent: &str) -> String {
+        let mut out = intro;
+        out.push_str(&self.rows(call, "`toolchange` dispatched in the page", agent));
+        out
+    }
+
     fn rows(&self, call: &str, event: &str, agent: &str) -> String {
         let mut out = String::new();
         let handler =
@@ -457,7 +465,7 @@ fn claim_tool_in(params: &Value) -> Option<&str> {
 
 impl GrantRevoke {
     pub fn markdown_revoke(&self) -> String {
-        let mut out = format!(
+        let intro = format!(
             "## 4. Revoke latency: click → tool withdrawn\n\n\
              {} grants (one claim, one hour), each revoked by a real mouse click \
              (`Input.dispatchMouseEvent`) on its Revoke button. The click is stamped in the page \
@@ -466,18 +474,18 @@ impl GrantRevoke {
              | Revoke click → {TABLE_HEAD}",
             self.revoke.registry.len()
         );
-        out.push_str(&self.revoke.rows(
+        let mut out = self.revoke.table(
+            intro,
             "the wallet's `abort()` returns: tool gone from the registry",
-            "`toolchange` dispatched in the page",
             "`WebMCP.toolsRemoved` in the agent process (converted as in item 3)",
-        ));
+        );
         out.push('\n');
         out
     }
 
     /// Item 7's grant table.
     pub fn markdown_grant(&self) -> String {
-        let mut out = format!(
+        let intro = format!(
             "\n{} grants, each by a real mouse click on the Grant button (as in item 4), \
              confirmed by the tab's virtual authenticator (a WebAuthn assertion the wallet \
              verifies; included in the times). Here the click handler only snapshots the card \
@@ -486,11 +494,11 @@ impl GrantRevoke {
              | Grant click → {TABLE_HEAD}",
             self.grant.registry.len()
         );
-        out.push_str(&self.grant.rows(
+        let mut out = self.grant.table(
+            intro,
             "the wallet's `registerTool` call returns: claim tool in the registry",
-            "`toolchange` dispatched in the page",
             "`WebMCP.toolsAdded` in the agent process",
-        ));
+        );
         out.push_str(
             "\nClaim tools do not survive a lock (locking withdraws them and unlocking restores \
              none), so “unlock to claim tools registered” is two steps the person takes: the \
