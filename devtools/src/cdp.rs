@@ -29,12 +29,18 @@ use tungstenite::{Message, WebSocket};
 /// Result with the DevTools [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What can go wrong talking to Chromium over DevTools.
+/// What can go wrong driving Chromium over DevTools (the end-to-end harness's error too).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// No DevTools endpoint could be reached or the handshake failed.
-    #[error("could not reach Chromium's DevTools: {0}")]
+    /// Chromium is not installed; the message carries the install command.
+    #[error("{0}")]
+    BrowserMissing(String),
+    /// Chromium did not start, exited early, or gave no DevTools endpoint that could be reached.
+    #[error("could not launch or reach Chromium: {0}")]
     Launch(String),
+    /// The built site a test serves is absent; the message says to run `cargo xtask build-web`.
+    #[error("{0}")]
+    SiteMissing(String),
     /// A DevTools command answered with an error object.
     #[error("DevTools `{method}` failed: {message}")]
     Cdp {
@@ -43,6 +49,9 @@ pub enum Error {
         /// Chromium's error message (and data, if any).
         message: String,
     },
+    /// The page threw (or rejected) while evaluating an expression.
+    #[error("page script failed: {0}")]
+    Js(String),
     /// Something did not happen in time.
     #[error("timed out after {after:?} waiting for {what}")]
     Timeout {
@@ -54,6 +63,9 @@ pub enum Error {
     /// The browser sent something this client does not understand, or closed the socket.
     #[error("unexpected DevTools message: {0}")]
     Protocol(String),
+    /// The page lacks `document.modelContext`.
+    #[error("{0}")]
+    NoWebMcp(String),
     /// The DevTools websocket failed.
     #[error("DevTools websocket: {0}")]
     WebSocket(#[from] Box<tungstenite::Error>),

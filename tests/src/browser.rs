@@ -226,7 +226,7 @@ impl Browser {
 
     /// Sends a browser-level command (no session).
     pub fn send(&self, method: &str, params: Value) -> Result<Value> {
-        Ok(self.cdp.borrow_mut().send(None, method, params)?)
+        self.cdp.borrow_mut().send(None, method, params)
     }
 
     /// Opens a new tab on `about:blank`, attaches to it and enables `Page` and `Runtime`.
@@ -351,7 +351,6 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .send(Some(&self.session_id), method, params)
-            .map_err(Error::from)
     }
 
     /// Waits for this page's event `method` satisfying `accept`.
@@ -365,7 +364,6 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .wait_event(Some(&self.session_id), method, accept, timeout)
-            .map_err(Error::from)
     }
 
     /// Removes and returns this page's queued events named `method` (a domain if it ends in `.`).
@@ -374,11 +372,10 @@ impl Page<'_> {
             .cdp
             .borrow_mut()
             .take_events(Some(&self.session_id), method)
-            .map_err(Error::from)
     }
 
     pub(crate) fn pump(&self, wait: Duration) -> Result<bool> {
-        Ok(self.browser.cdp.borrow_mut().pump(wait)?)
+        self.browser.cdp.borrow_mut().pump(wait)
     }
 
     /// The DevTools target id of this tab.
@@ -500,5 +497,5 @@ fn truthy(value: &Value) -> bool {
 
 /// A plain HTTP/1.1 GET to `127.0.0.1:<port><path>`; the body.
 fn http_get_local(port: u16, path: &str) -> Result<String> {
-    Ok(crate::cdp::http_get_local(port, path)?)
+    crate::cdp::http_get_local(port, path)
 }
