@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, SiteAuthError, SiteKeys, verify_requirements};
 use wallet_core::receipt::KeySet;
 use wallet_core::{
-    Claim, Comparison, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome,
-    Profile, ReceiptPayload, SessionId, SignedReceipt, Timestamp,
+    Claim, ComparisonLog, DisclosureLedger, GrantId, LogEntry, Nonce, Origin, Outcome, Profile,
+    ReceiptPayload, SessionId, SignedReceipt, Timestamp,
 };
 
 use tacit_protocol::sd_jwt::{
@@ -1228,15 +1228,15 @@ impl Gate {
         let Some(tool) = claim_tool(claim, &origin, grant_id, grant.epoch).map(|t| t.name) else {
             return;
         };
-        self.log.record(Comparison {
-            at: now,
+        self.log.append(
+            now,
             origin,
             tool,
-            claim: claim.clone(),
+            claim.clone(),
             outcome,
-            grant_id: grant_id.clone(),
+            grant_id.clone(),
             issuer,
-        });
+        );
     }
 }
 

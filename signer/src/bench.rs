@@ -145,6 +145,7 @@ pub fn sample_payload(entries: usize, now: Timestamp) -> Result<ReceiptPayload, 
             Claim::age_at_least(years).map_err(bad)?,
             Outcome::Satisfied,
             GrantId::parse("g-bench").map_err(bad)?,
+            None,
         );
     }
     ReceiptPayload::new(

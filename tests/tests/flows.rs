@@ -135,6 +135,7 @@ fn forged_payload(
             claim,
             *outcome,
             GrantId::parse(&format!("t{i}")).unwrap(),
+            None,
         );
     }
     ReceiptPayload::new(

@@ -53,6 +53,7 @@ fn receipt_for(origin: &str, nonce: &str, claims: &Value) -> Value {
             claim,
             Outcome::Satisfied,
             GrantId::parse(&format!("t{i}")).unwrap(),
+            None,
         );
     }
     let payload = ReceiptPayload::new(

@@ -76,6 +76,7 @@ fn log(c: &mut Criterion) {
                 claim.clone(),
                 Outcome::Satisfied,
                 grant.clone(),
+                None,
             );
         }
         log

@@ -43,7 +43,7 @@ pub use error::{
 };
 pub use format::{NewerFormat, ReadError};
 pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Preview};
-pub use log::{Comparison, ComparisonLog, Hash, LogEntry, rechain, verify_entries};
+pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
 pub use profile::{ConditionCode, Currency, DistrictId, LanguageTag, Money, Profile, ProfileInput};
 pub use receipt::{
     KeySet, KeyStatus, Provenance, PublicKeyEntry, ReceiptPayload, SignedReceipt, VerifiedReceipt,

@@ -184,34 +184,7 @@ pub struct LogEntry {
     pub issuer: Option<Origin>,
 }
 
-/// One comparison to record: everything a [`LogEntry`] holds but its place in the chain
-/// (`seq`, `prev_hash`, `hash`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Comparison {
-    pub at: Timestamp,
-    pub origin: Origin,
-    pub tool: ToolName,
-    pub claim: Claim,
-    pub outcome: Outcome,
-    pub grant_id: GrantId,
-    /// The origin of the issuer whose credential answered; `None`: the person's own word.
-    pub issuer: Option<Origin>,
-}
-
 impl LogEntry {
-    /// The comparison this entry records, without its place in the chain.
-    pub fn comparison(&self) -> Comparison {
-        Comparison {
-            at: self.at,
-            origin: self.origin.clone(),
-            tool: self.tool.clone(),
-            claim: self.claim.clone(),
-            outcome: self.outcome,
-            grant_id: self.grant_id.clone(),
-            issuer: self.issuer.clone(),
-        }
-    }
-
     /// The bytes the entry's hash is computed over (every field but `hash`; see the module docs).
     pub fn canonical_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(256);
@@ -355,12 +328,20 @@ pub fn chain_head(entries: &[LogEntry]) -> Hash {
 pub fn rechain<'a>(entries: impl IntoIterator<Item = &'a LogEntry>) -> Vec<LogEntry> {
     let mut log = ComparisonLog::new();
     for e in entries {
-        log.record(e.comparison());
+        log.append(
+            e.at,
+            e.origin.clone(),
+            e.tool.clone(),
+            e.claim.clone(),
+            e.outcome,
+            e.grant_id.clone(),
+            e.issuer.clone(),
+        );
     }
     log.entries
 }
 
-/// The append-only comparison log. Entries are only added by [`ComparisonLog::record`] (or `append`) or taken
+/// The append-only comparison log. Entries are only added by [`ComparisonLog::append`] or taken
 /// from a verified source ([`ComparisonLog::import`], [`ComparisonLog::from_entries`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ComparisonLog {
@@ -378,8 +359,9 @@ impl ComparisonLog {
         Ok(Self { entries })
     }
 
-    /// Records a self-asserted comparison, chaining it to the current head, and returns the new
-    /// entry.
+    /// Records a comparison answered by `issuer`'s credential (`None`: the person's own word),
+    /// chaining it to the current head, and returns the new entry.
+    #[allow(clippy::too_many_arguments)]
     pub fn append(
         &mut self,
         at: Timestamp,
@@ -388,29 +370,8 @@ impl ComparisonLog {
         claim: Claim,
         outcome: Outcome,
         grant_id: GrantId,
+        issuer: Option<Origin>,
     ) -> &LogEntry {
-        self.record(Comparison {
-            at,
-            origin,
-            tool,
-            claim,
-            outcome,
-            grant_id,
-            issuer: None,
-        })
-    }
-
-    /// Records `comparison`, chaining it to the current head, and returns the new entry.
-    pub fn record(&mut self, comparison: Comparison) -> &LogEntry {
-        let Comparison {
-            at,
-            origin,
-            tool,
-            claim,
-            outcome,
-            grant_id,
-            issuer,
-        } = comparison;
         let index = self.entries.len();
         let mut entry = LogEntry {
             seq: index as u64,

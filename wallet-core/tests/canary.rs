@@ -90,7 +90,7 @@ proptest! {
                 continue; // the probe claims carry the value as their own public parameter
             }
             texts.push(format!("{:?}", evaluate(&profile, &claim, today()).ok()));
-            log.append(at, origin.clone(), tool.clone(), claim, answer.outcome, grant.clone());
+            log.append(at, origin.clone(), tool.clone(), claim, answer.outcome, grant.clone(), None);
         }
         texts.push(log.export());
         texts.push(format!("{:?}", ledger.bits_released(today())));

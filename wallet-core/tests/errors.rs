@@ -60,6 +60,7 @@ fn a_log(n: usize) -> ComparisonLog {
             Claim::age_at_least(18).unwrap(),
             Outcome::Satisfied,
             GrantId::parse(&format!("g{i}")).unwrap(),
+            None,
         );
     }
     log

@@ -7,9 +7,8 @@ use proptest::prelude::*;
 use wallet_core::log::{ENTRY_DOMAIN, EXPORT_HEADER, chain_head};
 use wallet_core::profile::MAX_INCOME_MINOR;
 use wallet_core::{
-    ChainBroken, Claim, Comparison, ComparisonLog, ConditionCode, Currency, DistrictId, GrantId,
-    Hash, LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue,
-    verify_entries,
+    ChainBroken, Claim, ComparisonLog, ConditionCode, Currency, DistrictId, GrantId, Hash,
+    LogEntry, LogError, Money, Origin, Outcome, Timestamp, ToolName, catalogue, verify_entries,
 };
 
 mod common;
@@ -66,6 +65,7 @@ fn append_at<'a>(
         claim,
         outcome,
         grant(grant_id),
+        None,
     )
 }
 
@@ -665,6 +665,7 @@ fn arb_log() -> impl Strategy<Value = ComparisonLog> {
                 claim,
                 outcome,
                 grant(&g),
+                None,
             );
         }
         log
@@ -754,15 +755,15 @@ fn issuer_backed_entries_are_hashed_exported_and_imported() {
     let housing = origin("https://housing.example");
     let tax = origin("http://127.0.0.1:8791");
     let mut log = ComparisonLog::new();
-    log.record(Comparison {
-        at: Timestamp::from_millis(T0),
-        origin: housing.clone(),
-        tool: tool("tacit.claim.income_below"),
-        claim: income_below(3_000_000, "EUR"),
-        outcome: Outcome::Satisfied,
-        grant_id: grant("g-housing-1"),
-        issuer: Some(tax.clone()),
-    });
+    log.append(
+        Timestamp::from_millis(T0),
+        housing.clone(),
+        tool("tacit.claim.income_below"),
+        income_below(3_000_000, "EUR"),
+        Outcome::Satisfied,
+        grant("g-housing-1"),
+        Some(tax.clone()),
+    );
     append_at(
         &mut log,
         T0 + 1,

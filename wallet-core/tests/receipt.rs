@@ -10,10 +10,10 @@ use ed25519_dalek::SigningKey;
 use proptest::prelude::*;
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, RECEIPT_DOMAIN, RECEIPT_VERSION, sign, verify};
 use wallet_core::{
-    ChainBroken, Claim, Comparison, ComparisonLog, Currency, DistrictId, GrantId, Hash, KeySet,
-    KeyStatus, MalformedReceipt, Money, Nonce, Origin, Outcome, Provenance, PublicKeyEntry,
-    ReceiptPayload, SessionId, SignableError, SignedReceipt, StructureError, Timestamp, ToolName,
-    VerifyError, derive_key_id,
+    ChainBroken, Claim, ComparisonLog, Currency, DistrictId, GrantId, Hash, KeySet, KeyStatus,
+    MalformedReceipt, Money, Nonce, Origin, Outcome, Provenance, PublicKeyEntry, ReceiptPayload,
+    SessionId, SignableError, SignedReceipt, StructureError, Timestamp, ToolName, VerifyError,
+    derive_key_id,
 };
 
 mod common;
@@ -73,6 +73,7 @@ fn append(log: &mut ComparisonLog, origin: &Origin, at: i64, claim: Claim, outco
         claim,
         outcome,
         GrantId::parse("g-housing-1").unwrap(),
+        None,
     );
 }
 
@@ -869,15 +870,15 @@ fn check_signable_wants_an_open_window_issued_near_the_signers_clock() {
 fn issuer_backed_answers_are_named_per_entry() {
     let tax = Origin::parse("http://127.0.0.1:8791").unwrap();
     let mut log = ComparisonLog::new();
-    log.record(Comparison {
-        at: Timestamp::from_millis(T0),
-        origin: site(),
-        tool: ToolName::parse("tacit.claim.income_below").unwrap(),
-        claim: income_below(3_000_000),
-        outcome: Outcome::Satisfied,
-        grant_id: GrantId::parse("g-housing-1").unwrap(),
-        issuer: Some(tax.clone()),
-    });
+    log.append(
+        Timestamp::from_millis(T0),
+        site(),
+        ToolName::parse("tacit.claim.income_below").unwrap(),
+        income_below(3_000_000),
+        Outcome::Satisfied,
+        GrantId::parse("g-housing-1").unwrap(),
+        Some(tax.clone()),
+    );
     append(
         &mut log,
         &site(),

@@ -398,6 +398,7 @@ fn prepare(
                 claim.clone(),
                 Outcome::Satisfied,
                 GrantId::parse(&format!("g{i}")).map_err(|_| bad("grant id"))?,
+                None,
             );
         }
         let payload = ReceiptPayload::new(

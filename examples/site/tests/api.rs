@@ -559,6 +559,7 @@ fn wallet_receipt(nonce: &wallet_core::Nonce, keep: &[usize], issued: Timestamp)
             claim.clone(),
             outcome,
             GrantId::parse(grant).unwrap(),
+            None,
         );
     };
     append(&age, Outcome::Satisfied, "g5e1f0c2a9b3d4e67"); // an earlier request's

@@ -78,6 +78,7 @@ pub fn session_log(at: i64) -> ComparisonLog {
             claim,
             outcome,
             GrantId::parse("g-housing-1").unwrap(),
+            None,
         );
     }
     log
