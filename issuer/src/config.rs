@@ -37,13 +37,12 @@ pub struct Cli {
     pub config: Config,
 }
 
-#[derive(Debug, Clone, Subcommand)]
-pub enum Command {
-    /// Run the HTTP service (the default).
-    Serve,
-    /// `keygen [--force]`, `rotate`: the key file (P-256).
-    #[command(flatten)]
-    Keys(tacit_service::cli::KeyCommand),
+/// `serve` (the default), `keygen`, `rotate`, or one of the [`IssuerCommand`]s.
+pub type Command = tacit_service::cli::Command<IssuerCommand>;
+
+/// The issuer's own commands.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum IssuerCommand {
     /// Print a fresh one-time enrolment code for everyone on record (seeding the three demo
     /// people first if there is nobody yet).
     Codes {
@@ -199,7 +198,7 @@ mod tests {
         assert_eq!(cli.config.issuer_origin(), "http://127.0.0.1:8792");
         assert_eq!(cli.config.database_url(), "sqlite:///tmp/x.db");
         match cli.command {
-            Some(Command::Seed { count, valid_for }) => {
+            Some(Command::Own(IssuerCommand::Seed { count, valid_for })) => {
                 assert_eq!(count, 2);
                 assert_eq!(valid_for, Duration::from_secs(30 * 86_400));
             }

@@ -47,7 +47,7 @@ use wallet_core::Timestamp;
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
-    IssuerEnv,
+    IssuerCommand, IssuerEnv,
 };
 pub use credential::Attribute;
 pub use db::{

@@ -77,8 +77,41 @@ where
     Ok(())
 }
 
-/// The key-file subcommands the signer and the issuer share, flattened into each one's own
-/// (`#[command(flatten)] Keys(KeyCommand)`).
+/// A service's command: `serve` (also when none is given), the key file's, or one of the
+/// service's `Own` commands.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+pub enum Command<Own: clap::Subcommand> {
+    /// Run the HTTP service (the default).
+    Serve,
+    #[command(flatten)]
+    Keys(KeyCommand),
+    #[command(flatten)]
+    Own(Own),
+}
+
+impl<Own: clap::Subcommand> Command<Own> {
+    /// Runs `command` (`serve` when `None`): `serve`, a key-file command on `key_file` at `now`
+    /// (`after_rotate` says how the running server starts signing with a new key), or `own`.
+    pub fn dispatch<K: KeyFileStore, E: From<K::Error>>(
+        command: Option<Self>,
+        key_file: &Path,
+        now: Timestamp,
+        after_rotate: &str,
+        serve: impl FnOnce() -> Result<(), E>,
+        own: impl FnOnce(Own) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        K::Id: Display,
+    {
+        match command.unwrap_or(Command::Serve) {
+            Command::Serve => serve(),
+            Command::Keys(keys) => Ok(keys.run::<K>(key_file, now, after_rotate)?),
+            Command::Own(command) => own(command),
+        }
+    }
+}
+
+/// The key-file subcommands the signer and the issuer share, part of every [`Command`].
 #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
 pub enum KeyCommand {
     /// Write a new key file (mode 0600) with a fresh signing key.

@@ -39,13 +39,12 @@ pub struct Cli {
     pub config: Config,
 }
 
-#[derive(Debug, Clone, Subcommand)]
-pub enum Command {
-    /// Run the HTTP service (the default).
-    Serve,
-    /// `keygen [--force]`, `rotate`: the key file (Ed25519 for the signer, P-256 for the issuer).
-    #[command(flatten)]
-    Keys(tacit_service::cli::KeyCommand),
+/// `serve` (the default), `keygen`, `rotate`, or one of the [`SignerCommand`]s.
+pub type Command = tacit_service::cli::Command<SignerCommand>;
+
+/// The signer's own commands.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum SignerCommand {
     /// Print a one-time enrolment code for a wallet install (the person types it into the
     /// wallet's settings). Works while a server runs on the same database.
     Enroll {
@@ -239,7 +238,7 @@ mod tests {
     fn enrolment_commands_parse() {
         let cli = parse(&["enroll", "--label", "Ana's laptop", "--valid-for", "2h"]).unwrap();
         match cli.command {
-            Some(Command::Enroll { label, valid_for }) => {
+            Some(Command::Own(SignerCommand::Enroll { label, valid_for })) => {
                 assert_eq!(label, "Ana's laptop");
                 assert_eq!(valid_for, Duration::from_secs(7200));
             }
@@ -247,7 +246,7 @@ mod tests {
         }
         let cli = parse(&["revoke-install", "abc", "--database", "/tmp/x.db"]).unwrap();
         assert!(
-            matches!(cli.command, Some(Command::RevokeInstall { install_id }) if install_id == "abc")
+            matches!(cli.command, Some(Command::Own(SignerCommand::RevokeInstall { install_id })) if install_id == "abc")
         );
         assert_eq!(cli.config.database_url(), "sqlite:///tmp/x.db");
     }

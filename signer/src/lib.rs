@@ -47,7 +47,7 @@ use std::time::Duration;
 pub use config::{
     Cli, Command, Config, DEFAULT_DATABASE_FILE, DEFAULT_HEADER_READ_TIMEOUT_SECS,
     DEFAULT_KEY_FILE, DEFAULT_LISTEN, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
-    DEFAULT_WALLET_ORIGIN, SignerEnv,
+    DEFAULT_WALLET_ORIGIN, SignerCommand, SignerEnv,
 };
 pub use db::{Enrolment, InstallRecord, MAX_LABEL_CHARS, MIGRATION_SET, SignerDb, enrol_code};
 pub use error::Error;

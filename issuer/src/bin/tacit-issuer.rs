@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tacit_issuer::{
-    Cli, Command, Config, Error, KeyStore, fresh_codes, open_database, run_server, seed, system_now,
+    Cli, Command, Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, run_server,
+    seed, system_now,
 };
 use tacit_service::cli;
 
@@ -16,18 +17,19 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => cli::block_on(run_server(config)),
-        Command::Keys(keys) => keys.run::<KeyStore>(
-            &config.key_file,
-            system_now(),
-            "restart the issuer to sign with it",
-        ),
-        Command::Seed { count, valid_for } => {
-            cli::block_on(run_seed(config, Some(count), valid_for))
-        }
-        Command::Codes { valid_for } => cli::block_on(run_seed(config, None, valid_for)),
-    }
+    Command::dispatch::<KeyStore, _>(
+        cli.command,
+        &config.key_file,
+        system_now(),
+        "restart the issuer to sign with it",
+        || cli::block_on(run_server(config)),
+        |own| match own {
+            IssuerCommand::Seed { count, valid_for } => {
+                cli::block_on(run_seed(config, Some(count), valid_for))
+            }
+            IssuerCommand::Codes { valid_for } => cli::block_on(run_seed(config, None, valid_for)),
+        },
+    )
 }
 
 async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> Result<(), Error> {

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use signer::{
-    Cli, Command, Config, Error, KeyStore, enrol_code, open_database, run_server, system_now,
+    Cli, Command, Config, Error, KeyStore, SignerCommand, enrol_code, open_database, run_server,
+    system_now,
 };
 use tacit_service::cli;
 use tacit_service::error::Operational;
@@ -17,17 +18,22 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Error> {
     let config = &cli.config;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => cli::block_on(run_server(config)),
-        Command::Keys(keys) => keys.run::<KeyStore>(
-            &config.key_file,
-            system_now(),
-            "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
-        ),
-        Command::Enroll { label, valid_for } => cli::block_on(enroll(config, &label, valid_for)),
-        Command::Installs => cli::block_on(installs(config)),
-        Command::RevokeInstall { install_id } => cli::block_on(revoke(config, &install_id)),
-    }
+    Command::dispatch::<KeyStore, _>(
+        cli.command,
+        &config.key_file,
+        system_now(),
+        "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
+        || cli::block_on(run_server(config)),
+        |own| match own {
+            SignerCommand::Enroll { label, valid_for } => {
+                cli::block_on(enroll(config, &label, valid_for))
+            }
+            SignerCommand::Installs => cli::block_on(installs(config)),
+            SignerCommand::RevokeInstall { install_id } => {
+                cli::block_on(revoke(config, &install_id))
+            }
+        },
+    )
 }
 
 fn when(at: Timestamp) -> String {
