@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Subcommand};
 use tacit_protocol::request_auth::parse_code_validity;
 pub use tacit_service::config::{
     DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
@@ -24,18 +24,7 @@ pub const DEFAULT_KEY_FILE: &str = "tacit-issuer.key";
 pub const DEFAULT_DATABASE_FILE: &str = "tacit-issuer.db";
 
 /// `tacit-issuer`: issues SD-JWT VC credentials carrying predicates about one attribute.
-#[derive(Debug, Parser)]
-#[command(
-    name = "tacit-issuer",
-    version,
-    about = "Issues SD-JWT VCs with income or age predicates (POST /v1/credentials) and publishes its keys (GET /.well-known/jwt-vc-issuer)"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    #[command(flatten)]
-    pub config: Config,
-}
+pub type Cli = tacit_service::cli::Cli<IssuerCommand, Config>;
 
 /// `serve` (the default), `keygen`, `rotate`, or one of the [`IssuerCommand`]s.
 pub type Command = tacit_service::cli::Command<IssuerCommand>;
@@ -122,6 +111,19 @@ tacit_service::limit_env!(
     "Requests per minute per client IP for the nonce and credential routes; 0 turns it off"
 );
 
+impl tacit_service::cli::ServiceSettings for Config {
+    const NAME: &'static str = "tacit-issuer";
+    const ABOUT: &'static str = "Issues SD-JWT VCs with income or age predicates (POST /v1/credentials) and publishes its keys (GET /.well-known/jwt-vc-issuer)";
+
+    fn log_level(&self) -> tracing::Level {
+        self.log_level
+    }
+
+    fn key_file(&self) -> &std::path::Path {
+        &self.key_file
+    }
+}
+
 impl Config {
     /// The rate limit and time limits these settings give.
     pub fn limits(&self) -> tacit_service::middleware::Limits {
@@ -172,6 +174,7 @@ impl Default for Config {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+    use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("tacit-issuer").chain(args.iter().copied()))

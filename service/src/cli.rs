@@ -77,6 +77,59 @@ where
     Ok(())
 }
 
+/// What a service's settings ([`Cli::config`]) tell its command line: the program's name and
+/// about line, the log level and the key file.
+pub trait ServiceSettings: clap::Args {
+    /// The program, as `--help`, `--version` and error lines name it.
+    const NAME: &'static str;
+    /// The one-line description `--help` starts with.
+    const ABOUT: &'static str;
+    fn log_level(&self) -> tracing::Level;
+    fn key_file(&self) -> &Path;
+}
+
+/// A service's command line: a [`Command`] (`serve` when none is given) and its settings.
+#[derive(Debug, clap::Parser)]
+#[command(name = S::NAME, version, about = S::ABOUT)]
+pub struct Cli<Own: clap::Subcommand, S: ServiceSettings> {
+    #[command(subcommand)]
+    pub command: Option<Command<Own>>,
+    #[command(flatten)]
+    pub config: S,
+}
+
+/// A service binary's `main`: parses its [`Cli`], starts logging at the settings' level, runs
+/// `serve` (no command, or `serve`), a key-file command on the settings' key file
+/// (`after_rotate` says how the running server starts signing with a new key), or `own`; ends
+/// as [`exit_code`] says.
+pub fn service_main<Own, S, K, E>(
+    after_rotate: &str,
+    serve: impl FnOnce(&S) -> Result<(), E>,
+    own: impl FnOnce(Own, &S) -> Result<(), E>,
+) -> ExitCode
+where
+    Own: clap::Subcommand,
+    S: ServiceSettings,
+    K: KeyFileStore,
+    K::Id: Display,
+    E: Display + From<K::Error>,
+{
+    main(
+        S::NAME,
+        |cli: &Cli<Own, S>| cli.config.log_level(),
+        |Cli { command, config }| {
+            Command::dispatch::<K, E>(
+                command,
+                config.key_file(),
+                crate::serve::system_now(),
+                after_rotate,
+                || serve(&config),
+                |command| own(command, &config),
+            )
+        },
+    )
+}
+
 /// A service's command: `serve` (also when none is given), the key file's, or one of the
 /// service's `Own` commands.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Subcommand};
 pub use tacit_service::config::{
     DEFAULT_HEADER_READ_TIMEOUT_SECS, DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_REQUEST_TIMEOUT_SECS,
 };
@@ -26,18 +26,7 @@ pub const DEFAULT_WALLET_ORIGINS: [&str; 2] = [DEFAULT_WALLET_ORIGIN, "http://12
 pub const DEFAULT_DATABASE_FILE: &str = "tacit-signer.db";
 
 /// `tacit-signer`: signs Tacit session receipts.
-#[derive(Debug, Parser)]
-#[command(
-    name = "tacit-signer",
-    version,
-    about = "Signs Tacit session receipts (POST /v1/receipts) and publishes its keys (GET /v1/keys)"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    #[command(flatten)]
-    pub config: Config,
-}
+pub type Cli = tacit_service::cli::Cli<SignerCommand, Config>;
 
 /// `serve` (the default), `keygen`, `rotate`, or one of the [`SignerCommand`]s.
 pub type Command = tacit_service::cli::Command<SignerCommand>;
@@ -112,6 +101,20 @@ tacit_service::limit_env!(
     "Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off"
 );
 
+impl tacit_service::cli::ServiceSettings for Config {
+    const NAME: &'static str = "tacit-signer";
+    const ABOUT: &'static str =
+        "Signs Tacit session receipts (POST /v1/receipts) and publishes its keys (GET /v1/keys)";
+
+    fn log_level(&self) -> tracing::Level {
+        self.log_level
+    }
+
+    fn key_file(&self) -> &std::path::Path {
+        &self.key_file
+    }
+}
+
 impl Config {
     /// The rate limit and time limits these settings give.
     pub fn limits(&self) -> tacit_service::middleware::Limits {
@@ -155,6 +158,7 @@ impl Default for Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("tacit-signer").chain(args.iter().copied()))

@@ -6,24 +6,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tacit_issuer::{
-    Cli, Command, Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, run_server,
-    seed, system_now,
+    Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, run_server, seed,
+    system_now,
 };
 use tacit_service::cli;
 
 fn main() -> ExitCode {
-    cli::main("tacit-issuer", |cli: &Cli| cli.config.log_level, run)
-}
-
-fn run(cli: Cli) -> Result<(), Error> {
-    let config = &cli.config;
-    Command::dispatch::<KeyStore, _>(
-        cli.command,
-        &config.key_file,
-        system_now(),
+    cli::service_main::<IssuerCommand, Config, KeyStore, Error>(
         "restart the issuer to sign with it",
-        || cli::block_on(run_server(config)),
-        |own| match own {
+        |config| cli::block_on(run_server(config)),
+        |command, config| match command {
             IssuerCommand::Seed { count, valid_for } => {
                 cli::block_on(run_seed(config, Some(count), valid_for))
             }

@@ -5,26 +5,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use signer::{
-    Cli, Command, Config, Error, KeyStore, SignerCommand, enrol_code, open_database, run_server,
-    system_now,
+    Config, Error, KeyStore, SignerCommand, enrol_code, open_database, run_server, system_now,
 };
 use tacit_service::cli;
 use tacit_service::error::Operational;
 use wallet_core::Timestamp;
 
 fn main() -> ExitCode {
-    cli::main("tacit-signer", |cli: &Cli| cli.config.log_level, run)
-}
-
-fn run(cli: Cli) -> Result<(), Error> {
-    let config = &cli.config;
-    Command::dispatch::<KeyStore, _>(
-        cli.command,
-        &config.key_file,
-        system_now(),
+    cli::service_main::<SignerCommand, Config, KeyStore, Error>(
         "send the running signer SIGHUP (kill -HUP <pid>) to sign with it, or restart it",
-        || cli::block_on(run_server(config)),
-        |own| match own {
+        |config| cli::block_on(run_server(config)),
+        |command, config| match command {
             SignerCommand::Enroll { label, valid_for } => {
                 cli::block_on(enroll(config, &label, valid_for))
             }
