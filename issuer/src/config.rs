@@ -111,35 +111,14 @@ tacit_service::limit_env!(
     "Requests per minute per client IP for the nonce and credential routes; 0 turns it off"
 );
 
-impl tacit_service::cli::ServiceSettings for Config {
-    const NAME: &'static str = "tacit-issuer";
-    const ABOUT: &'static str = "Issues SD-JWT VCs with income or age predicates (POST /v1/credentials) and publishes its keys (GET /.well-known/jwt-vc-issuer)";
-
-    fn log_level(&self) -> tracing::Level {
-        self.log_level
-    }
-
-    fn key_file(&self) -> &std::path::Path {
-        &self.key_file
-    }
-}
+tacit_service::service_settings!(
+    Config,
+    "tacit-issuer",
+    "Issues SD-JWT VCs with income or age predicates (POST /v1/credentials) and publishes its keys (GET /.well-known/jwt-vc-issuer)",
+    DEFAULT_DATABASE_FILE
+);
 
 impl Config {
-    /// The rate limit and time limits these settings give.
-    pub fn limits(&self) -> tacit_service::middleware::Limits {
-        self.limit_flags.limits()
-    }
-
-    /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
-    /// [`DEFAULT_DATABASE_FILE`] beside the key file.
-    pub fn database_url(&self) -> String {
-        tacit_service::config::database_url(
-            self.database.as_deref(),
-            &self.key_file,
-            DEFAULT_DATABASE_FILE,
-        )
-    }
-
     /// The issuer's origin (`iss`).
     pub fn issuer_origin(&self) -> String {
         tacit_service::config::origin_or_listen(self.origin.as_ref(), self.listen)

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::path::Path;
 use std::process::ExitCode;
 
+pub use tracing::Level;
 use wallet_core::Timestamp;
 
 use crate::error::Operational;
@@ -78,14 +79,54 @@ where
 }
 
 /// What a service's settings ([`Cli::config`]) tell its command line: the program's name and
-/// about line, the log level and the key file.
+/// about line, the log level and the key file. [`crate::service_settings!`] writes it.
 pub trait ServiceSettings: clap::Args {
     /// The program, as `--help`, `--version` and error lines name it.
     const NAME: &'static str;
     /// The one-line description `--help` starts with.
     const ABOUT: &'static str;
-    fn log_level(&self) -> tracing::Level;
+    fn log_level(&self) -> Level;
     fn key_file(&self) -> &Path;
+}
+
+/// `service_settings!(Config, "tacit-signer", "about line", "tacit-signer.db")`: a service's
+/// settings, with the fields `log_level`, `key_file`, `database` and `limit_flags` (a
+/// [`crate::config::LimitFlags`]), as [`ServiceSettings`] for the program named, and their
+/// `limits()` and `database_url()` (`--database`/`DATABASE_URL`, a path meaning a SQLite file,
+/// else the named SQLite file beside the key file).
+#[macro_export]
+macro_rules! service_settings {
+    ($config:ty, $name:literal, $about:literal, $database_file:expr) => {
+        impl $crate::cli::ServiceSettings for $config {
+            const NAME: &'static str = $name;
+            const ABOUT: &'static str = $about;
+
+            fn log_level(&self) -> $crate::cli::Level {
+                self.log_level
+            }
+
+            fn key_file(&self) -> &::std::path::Path {
+                &self.key_file
+            }
+        }
+
+        impl $config {
+            /// The rate limit and time limits these settings give.
+            pub fn limits(&self) -> $crate::middleware::Limits {
+                self.limit_flags.limits()
+            }
+
+            /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
+            /// the service's SQLite file beside the key file.
+            pub fn database_url(&self) -> ::std::string::String {
+                $crate::config::database_url(
+                    self.database.as_deref(),
+                    &self.key_file,
+                    $database_file,
+                )
+            }
+        }
+    };
 }
 
 /// A service's command line: a [`Command`] (`serve` when none is given) and its settings.

@@ -101,36 +101,14 @@ tacit_service::limit_env!(
     "Requests per minute per client IP for `POST /v1/receipts`; 0 turns the limit off"
 );
 
-impl tacit_service::cli::ServiceSettings for Config {
-    const NAME: &'static str = "tacit-signer";
-    const ABOUT: &'static str =
-        "Signs Tacit session receipts (POST /v1/receipts) and publishes its keys (GET /v1/keys)";
-
-    fn log_level(&self) -> tracing::Level {
-        self.log_level
-    }
-
-    fn key_file(&self) -> &std::path::Path {
-        &self.key_file
-    }
-}
+tacit_service::service_settings!(
+    Config,
+    "tacit-signer",
+    "Signs Tacit session receipts (POST /v1/receipts) and publishes its keys (GET /v1/keys)",
+    DEFAULT_DATABASE_FILE
+);
 
 impl Config {
-    /// The rate limit and time limits these settings give.
-    pub fn limits(&self) -> tacit_service::middleware::Limits {
-        self.limit_flags.limits()
-    }
-
-    /// The database URL: `--database`/`DATABASE_URL` (a path means a SQLite file), else
-    /// [`DEFAULT_DATABASE_FILE`] beside the key file.
-    pub fn database_url(&self) -> String {
-        tacit_service::config::database_url(
-            self.database.as_deref(),
-            &self.key_file,
-            DEFAULT_DATABASE_FILE,
-        )
-    }
-
     /// The origin returned at enrolment.
     pub fn signer_origin(&self) -> String {
         tacit_service::config::origin_or_listen(self.public_origin.as_ref(), self.listen)
