@@ -35,15 +35,6 @@ fn lasting(duration_ms: i64) -> Lifetime {
     }
 }
 
-/// The income claim tool among granted `tools`.
-fn income_tool_of(tools: &[String]) -> String {
-    tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone()
-}
-
 /// Calls the income claim tool and returns whether the claim was satisfied.
 fn income_satisfied(world: &mut World, income_tool: &str) -> Value {
     world.call(income_tool, json!({}))["result"]["satisfied"].clone()
@@ -228,7 +219,7 @@ fn item3_denial_reason_reaches_the_agent() {
 fn item3_claim_tool_refuses_any_property_but_nonce() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::TEN_MINUTES));
+    let income_tool = common::income_tool(&world.grant_all(&id, Lifetime::TEN_MINUTES));
     for input in [
         json!({ "limit": 100 }),
         json!({ "threshold": { "amount_minor": 1, "currency": "EUR" } }),
@@ -653,7 +644,7 @@ fn ids_the_gate_could_not_have_made_are_unknown_and_long_ones_invalid() {
 fn item8_privacy_floor_declines_and_repeats_come_from_memory() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
+    let income_tool = common::income_tool(&world.grant_all(&id, Lifetime::ONE_HOUR));
     assert_eq!(income_satisfied(&mut world, &income_tool), true);
     let bits = world.gate.ledger().bits_released(today());
     assert_eq!(income_satisfied(&mut world, &income_tool), true);
@@ -813,7 +804,7 @@ fn item6_registry_ends_as_it_began_after_churn() {
 fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
     let mut world = World::unlocked();
     let id = world.request(housing_policy("n-1"));
-    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
+    let income_tool = common::income_tool(&world.grant_all(&id, Lifetime::ONE_HOUR));
     assert_eq!(income_satisfied(&mut world, &income_tool), true);
     let mut raised = input();
     raised.income_minor = 3_500_000;
@@ -826,7 +817,7 @@ fn item4_editing_the_profile_withdraws_grants_and_resets_memory() {
         "grants are withdrawn on edit"
     );
     let id = world.request(housing_policy("n-2"));
-    let income_tool = income_tool_of(&world.grant_all(&id, Lifetime::ONE_HOUR));
+    let income_tool = common::income_tool(&world.grant_all(&id, Lifetime::ONE_HOUR));
     let out = world.call(&income_tool, json!({}));
     assert_eq!(
         out["result"]["satisfied"], false,

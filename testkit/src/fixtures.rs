@@ -15,8 +15,8 @@ pub mod receipt;
 
 pub use canary::{arb_profile_outside, renderings};
 pub use policy::{
-    HOUSING, PHARMACY, REQUEST_CLAIMS_KEYS, housing_policy, housing_policy_at, pharmacy_policy,
-    sorted_keys,
+    HOUSING, PHARMACY, REQUEST_CLAIMS_KEYS, housing_policy, housing_policy_at, income_tool,
+    pharmacy_policy, sorted_keys,
 };
 pub use profile::{T0, arb_input, input, profile, today};
 pub use receipt::{Answer, HOUR, MINUTE, key_set, payload, payload_with};

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{PASS, PERSISTENT, Session, WAIT, Wallet, choose_file, error_code};
 use tacit_e2e::{Browser, ToolStatus};
+use tacit_testkit::fixtures::income_tool;
 
 /// One browser test at a time: they share two cores and Argon2id at 64 MiB.
 fn housing_policy(nonce: &str) -> Value {
@@ -23,15 +24,6 @@ fn granted(wallet: &mut Wallet<'_>, nonce: &str, duration: &str) -> (String, Vec
     let id = wallet.request(housing_policy(nonce));
     let tools = wallet.grant(&id, duration, 2);
     (id, tools)
-}
-
-/// The `income_below` tool among `tools`.
-fn income_tool(tools: &[String]) -> String {
-    tools
-        .iter()
-        .find(|t| t.contains("income_below"))
-        .unwrap()
-        .clone()
 }
 
 #[test]
