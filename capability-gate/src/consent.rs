@@ -24,7 +24,7 @@ use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 use tacit_protocol::webauthn::{self, Assertion, COSE_ES256, Expected, WebAuthnError};
 use wallet_core::store::StoredVault;
-use wallet_core::{Passphrase, Vault};
+use wallet_core::{Passphrase, Typed, Vault};
 
 /// The `Vault::seal_aux` label of a sealed device record.
 pub const DEVICE_LABEL: &str = "authenticator.v1";
@@ -304,14 +304,14 @@ pub enum NotConfirmed {
 /// vault the page is unlocked on (`unlocked_on`, if it is unlocked).
 pub fn by_passphrase(
     stored: Option<&StoredVault>,
-    typed: &str,
+    typed: &(impl Typed + ?Sized),
     unlocked_on: Option<&[u8; 16]>,
 ) -> Result<Confirmed, NotConfirmed> {
-    if typed.is_empty() {
+    if typed.as_typed().is_empty() {
         return Err(NotConfirmed::Empty);
     }
     let stored = stored.ok_or(NotConfirmed::NoProfile)?;
-    let pass = Passphrase::new(typed.to_owned()).map_err(|_| NotConfirmed::Wrong)?;
+    let pass = Passphrase::typed(typed).map_err(|_| NotConfirmed::Wrong)?;
     let bytes = stored.envelope_bytes().map_err(|_| NotConfirmed::Wrong)?;
     let (vault, _profile) = Vault::open(&bytes, &pass).map_err(|_| NotConfirmed::Wrong)?;
     match unlocked_on {

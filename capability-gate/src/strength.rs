@@ -1,6 +1,6 @@
 //! A hint about how hard a new passphrase is to guess, shown under the field while the person
 //! creates a profile. It is a hint, not a rule: the wallet core only refuses passphrases shorter
-//! than 8 characters (`wallet_core::Passphrase::new`).
+//! than 8 characters (`wallet_core::Passphrase::typed`).
 //!
 //! The estimate is small and pure (no dictionary download, no I/O): it counts the character
 //! kinds used, gives repeated and consecutive characters (`aaaa`, `1234`, `abcd`) almost no

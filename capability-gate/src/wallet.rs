@@ -35,7 +35,7 @@ use rand_core::CryptoRng;
 use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
 use wallet_core::{
     Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileError,
-    ProfileInput, StaleWrite, StoreError, Timestamp, Vault, VaultError, WeakPassphrase,
+    ProfileInput, StaleWrite, StoreError, Timestamp, Typed, Vault, VaultError, WeakPassphrase,
 };
 
 use crate::envelope::{Code, Refusal, envelope};
@@ -416,8 +416,8 @@ impl Wallet {
         gate: &mut Gate,
         vault: &mut Option<Vault>,
         snap: &Snapshot,
-        passphrase: &str,
-        repeat: &str,
+        passphrase: &(impl Typed + ?Sized),
+        repeat: &(impl Typed + ?Sized),
         input: &ProfileInput,
         now: Timestamp,
         params: KdfParams,
@@ -427,10 +427,10 @@ impl Wallet {
             if snap.record.as_ref().map_err(Clone::clone)?.is_some() {
                 return Err(WalletError::AlreadyStored);
             }
-            if passphrase != repeat {
+            if passphrase.as_typed() != repeat.as_typed() {
                 return Err(WalletError::PassphrasesDiffer);
             }
-            let pass = Passphrase::new(passphrase.to_owned())?;
+            let pass = Passphrase::typed(passphrase)?;
             let profile = Profile::new(input, now.date_utc())?;
             let generation = next_profile_generation(None, None)?;
             let new = Vault::create(&profile, &pass, params, rng)?;
@@ -473,7 +473,7 @@ impl Wallet {
         gate: &mut Gate,
         vault: &mut Option<Vault>,
         snap: &Snapshot,
-        passphrase: &str,
+        passphrase: &(impl Typed + ?Sized),
         rng: &mut impl CryptoRng,
     ) -> Step {
         if self.is_unlocked() {
@@ -558,12 +558,12 @@ impl Wallet {
     }
 
     /// Opens the editor after checking the passphrase again: the facts are filled in.
-    pub fn open_editor(self, vault: &Option<Vault>, passphrase: &str) -> Step {
+    pub fn open_editor(self, vault: &Option<Vault>, passphrase: &(impl Typed + ?Sized)) -> Step {
         let Self::Unlocked(mut u) = self else {
             return (self, vec![msg("Unlock the wallet first.", false)]);
         };
         let opened = vault.as_ref().and_then(|open| {
-            let pass = Passphrase::new(passphrase.to_owned()).ok()?;
+            let pass = Passphrase::typed(passphrase).ok()?;
             Vault::open(&open.to_bytes(), &pass).ok()
         });
         match opened {
@@ -736,16 +736,16 @@ impl Wallet {
         gate: &mut Gate,
         vault: &mut Option<Vault>,
         snap: &Snapshot,
-        old: &str,
-        new: &str,
-        repeat: &str,
+        old: &(impl Typed + ?Sized),
+        new: &(impl Typed + ?Sized),
+        repeat: &(impl Typed + ?Sized),
         params: KdfParams,
         rng: &mut impl CryptoRng,
     ) -> Step {
-        if new != repeat {
+        if new.as_typed() != repeat.as_typed() {
             return (self, vec![msg("The two new passphrases differ.", false)]);
         }
-        let new_pass = match Passphrase::new(new.to_owned()) {
+        let new_pass = match Passphrase::typed(new) {
             Ok(p) => p,
             Err(e) => return (self, vec![msg(e, false)]),
         };
@@ -1078,9 +1078,12 @@ fn stored_record(snap: &Snapshot) -> Result<StoredVault, WalletError> {
 
 /// Opens `record`'s vault with `passphrase`; [`WRONG`] when the passphrase does not open it
 /// (the vault's one error), [`DAMAGED`] when the stored envelope cannot be decoded at all.
-fn open_with(record: &StoredVault, passphrase: &str) -> Result<(Vault, Profile), &'static str> {
+fn open_with(
+    record: &StoredVault,
+    passphrase: &(impl Typed + ?Sized),
+) -> Result<(Vault, Profile), &'static str> {
     let bytes = record.envelope_bytes().map_err(|_| DAMAGED)?;
-    let pass = Passphrase::new(passphrase.to_owned()).map_err(|_| WRONG)?;
+    let pass = Passphrase::typed(passphrase).map_err(|_| WRONG)?;
     Vault::unlock(&bytes, &pass).map_err(|e| match e {
         wallet_core::OpenError::NewerFormat(_) => NEWER,
         wallet_core::OpenError::CannotOpen => WRONG,

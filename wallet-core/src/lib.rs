@@ -50,4 +50,4 @@ pub use receipt::{
     derive_key_id,
 };
 pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
-pub use vault::{Envelope, KdfParams, Passphrase, Vault};
+pub use vault::{Envelope, KdfParams, Normalized, Passphrase, Typed, Vault};

@@ -167,6 +167,78 @@ impl Default for KdfParams {
     }
 }
 
+/// Text the person typed as a passphrase, with its Unicode NFC form.
+///
+/// The core does not carry Unicode's normalisation tables itself unless its `nfc` feature is on
+/// (then `str` and `String` are `Typed`, normalised by `unicode-normalization`). The wallet page
+/// leaves the feature off and gives [`Normalized`], whose NFC form is the browser's
+/// `String.prototype.normalize("NFC")`: the same Unicode algorithm, without ~100 KiB of tables
+/// in the page's wasm. A browser test checks the two agree (`web/tests/nfc.rs`).
+pub trait Typed {
+    /// The text as typed.
+    fn as_typed(&self) -> &str;
+    /// Its NFC form.
+    fn nfc(&self) -> Zeroizing<String>;
+}
+
+#[cfg(feature = "nfc")]
+impl Typed for str {
+    fn as_typed(&self) -> &str {
+        self
+    }
+
+    fn nfc(&self) -> Zeroizing<String> {
+        use unicode_normalization::UnicodeNormalization;
+        let mut nfc = Zeroizing::new(String::with_capacity(self.len()));
+        nfc.extend(UnicodeNormalization::nfc(self));
+        nfc
+    }
+}
+
+#[cfg(feature = "nfc")]
+impl Typed for String {
+    fn as_typed(&self) -> &str {
+        self
+    }
+
+    fn nfc(&self) -> Zeroizing<String> {
+        self.as_str().nfc()
+    }
+}
+
+/// A typed passphrase with the NFC form the platform computed for it. Both are wiped on drop;
+/// its `Debug` prints `Normalized(..)`.
+pub struct Normalized {
+    typed: Zeroizing<String>,
+    nfc: Zeroizing<String>,
+}
+
+impl Normalized {
+    /// `typed` as the person typed it and `nfc`, its NFC form as the platform normalised it.
+    pub fn new(typed: String, nfc: String) -> Self {
+        Self {
+            typed: Zeroizing::new(typed),
+            nfc: Zeroizing::new(nfc),
+        }
+    }
+}
+
+impl Typed for Normalized {
+    fn as_typed(&self) -> &str {
+        &self.typed
+    }
+
+    fn nfc(&self) -> Zeroizing<String> {
+        self.nfc.clone()
+    }
+}
+
+impl core::fmt::Debug for Normalized {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Normalized(..)")
+    }
+}
+
 /// The person's passphrase, Unicode-normalised (NFC) before it reaches the KDF, so that the
 /// same typed text opens the vault whichever keyboard, OS or input method composed it. Wiped on
 /// drop; its `Debug` prints `Passphrase(..)`.
@@ -179,16 +251,22 @@ pub struct Passphrase {
 
 impl Passphrase {
     /// Accepts a passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters (counted after
-    /// NFC normalisation).
+    /// NFC normalisation), normalised by `unicode-normalization`.
+    #[cfg(feature = "nfc")]
     pub fn new(text: String) -> Result<Self, WeakPassphrase> {
-        use unicode_normalization::UnicodeNormalization;
         let text = Zeroizing::new(text);
-        let mut nfc = Zeroizing::new(String::with_capacity(text.len()));
-        nfc.extend(text.nfc());
+        Self::typed(text.as_str())
+    }
+
+    /// Accepts a typed passphrase of at least [`MIN_PASSPHRASE_CHARS`] characters (counted
+    /// in its NFC form).
+    pub fn typed(text: &(impl Typed + ?Sized)) -> Result<Self, WeakPassphrase> {
+        let nfc = text.nfc();
         if nfc.chars().count() < MIN_PASSPHRASE_CHARS {
             return Err(WeakPassphrase("shorter than 8 characters"));
         }
-        let as_given = (*nfc != *text).then_some(text);
+        let as_given =
+            (*nfc != text.as_typed()).then(|| Zeroizing::new(text.as_typed().to_owned()));
         Ok(Self { nfc, as_given })
     }
 

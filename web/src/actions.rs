@@ -9,7 +9,7 @@
 use capability_gate::wallet::{Effect, ImportKind, Wallet};
 use capability_gate::{ProposalId, RequestId};
 use js_sys::Uint8Array;
-use wallet_core::KdfParams;
+use wallet_core::{KdfParams, Typed};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
@@ -275,7 +275,7 @@ fn create_profile(app: &mut App) {
         Ok(input) => input,
         Err(e) => return msg(&e.to_string(), false),
     };
-    let (pass, repeat) = (dom::value("new-pass"), dom::value("new-pass2"));
+    let (pass, repeat) = (dom::passphrase("new-pass"), dom::passphrase("new-pass2"));
     let had_profile = app.stored.is_some();
     let cleared = app.step(|wallet, gate, vault, snap, rng| {
         wallet.create(
@@ -294,9 +294,9 @@ fn create_profile(app: &mut App) {
     clear_if(cleared, &["new-pass", "new-pass2"]);
     if !had_profile && app.stored.is_some() {
         keep_storage();
-    } else if pass != repeat {
+    } else if pass.as_typed() != repeat.as_typed() {
         select_field("new-pass2");
-    } else if pass.chars().count() < capability_gate::strength::MIN_CHARS {
+    } else if pass.as_typed().chars().count() < capability_gate::strength::MIN_CHARS {
         select_field("new-pass");
     }
 }
@@ -370,7 +370,7 @@ fn wrong_in_words(effects: Vec<Effect>, what: &str, wrong: &mut bool) -> Vec<Eff
 }
 
 fn unlock(app: &mut App) {
-    let pass = dom::value("unlock-pass");
+    let pass = dom::passphrase("unlock-pass");
     let mut wrong = false;
     let cleared = app.step(|wallet, gate, vault, snap, rng| {
         let (wallet, effects) = wallet.unlock(gate, vault, snap, &pass, rng);
@@ -394,7 +394,7 @@ fn lock(app: &mut App) {
 }
 
 fn open_editor(app: &mut App) {
-    let pass = dom::value("editor-pass");
+    let pass = dom::passphrase("editor-pass");
     let mut wrong = false;
     let cleared = app.step(|wallet, _, vault, _, _| {
         let (wallet, effects) = wallet.open_editor(vault, &pass);
@@ -425,9 +425,9 @@ fn save_profile(app: &mut App) {
 
 fn change_passphrase(app: &mut App) {
     let (old, new, repeat) = (
-        dom::value("old-pass"),
-        dom::value("chg-pass"),
-        dom::value("chg-pass2"),
+        dom::passphrase("old-pass"),
+        dom::passphrase("chg-pass"),
+        dom::passphrase("chg-pass2"),
     );
     let mut wrong = false;
     let cleared = app.step(|wallet, gate, vault, snap, rng| {
@@ -449,7 +449,7 @@ fn change_passphrase(app: &mut App) {
     clear_if(cleared, &["old-pass", "chg-pass", "chg-pass2"]);
     if wrong {
         select_field("old-pass");
-    } else if new != repeat {
+    } else if new.as_typed() != repeat.as_typed() {
         select_field("chg-pass2");
     }
 }

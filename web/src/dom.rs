@@ -94,6 +94,18 @@ pub fn value(id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A passphrase field's text with its NFC form from the browser's `String.prototype.normalize`
+/// (the core carries no Unicode tables in the page; see `wallet_core::Typed`).
+pub fn passphrase(id: &str) -> wallet_core::Normalized {
+    normalized(value(id))
+}
+
+/// `typed` with its NFC form from the browser.
+pub fn normalized(typed: String) -> wallet_core::Normalized {
+    let nfc = js_sys::JsString::from(typed.as_str()).normalize("NFC");
+    wallet_core::Normalized::new(typed, nfc.into())
+}
+
 pub fn set_value(id: &str, v: &str) {
     if let Some(i) = input(id) {
         i.set_value(v);

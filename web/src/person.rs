@@ -367,7 +367,7 @@ fn check_passphrase(typed: String) -> Result<Confirmed, PassphraseError> {
         with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
     Ok(consent::by_passphrase(
         stored.as_ref(),
-        &typed,
+        &dom::normalized(typed),
         unlocked_on.as_ref(),
     )?)
 }
