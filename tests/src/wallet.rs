@@ -371,9 +371,20 @@ impl<'b> Wallet<'b> {
     /// The profile with `income` (in `currency` when given, else the form's default EUR), born
     /// 1990-02-28, living in Nordhafen, with the one health condition `condition`.
     pub fn create_profile_of(&self, income: &str, currency: Option<&str>, condition: &str) {
+        self.create_profile_as(PASS, income, currency, condition);
+    }
+
+    /// [`Wallet::create_profile_of`] with the passphrase `pass`, typed into both fields.
+    pub fn create_profile_as(
+        &self,
+        pass: &str,
+        income: &str,
+        currency: Option<&str>,
+        condition: &str,
+    ) {
         self.front();
-        self.page.fill("#new-pass", PASS).unwrap();
-        self.page.fill("#new-pass2", PASS).unwrap();
+        self.page.fill("#new-pass", pass).unwrap();
+        self.page.fill("#new-pass2", pass).unwrap();
         self.page.fill("#f-income", income).unwrap();
         if let Some(currency) = currency {
             self.page.select("#f-currency", currency).unwrap();

@@ -310,6 +310,43 @@ fn wallet_draft_release_and_refuse() {
     wallet.wait_text("#verify-result", "The log is intact");
 }
 
+/// The page normalises passphrases with the browser's `normalize("NFC")` (it ships no Unicode
+/// tables): a profile made with a decomposed passphrase opens with the composed one, in the page
+/// and in the native core (whose NFC is `unicode-normalization`'s), and not with the accents
+/// stripped.
+#[test]
+fn wallet_passphrase_is_normalised_by_the_browser_as_by_the_core() {
+    use wallet_core::store::StoredVault;
+    use wallet_core::{Passphrase, Vault};
+    const NFD: &str = "Cre\u{300}me bru\u{302}le\u{301}e a\u{300} Zu\u{308}rich";
+    const NFC: &str = "Cr\u{e8}me br\u{fb}l\u{e9}e \u{e0} Z\u{fc}rich";
+    let session = Session::start();
+    let wallet = session.open("");
+    wallet.create_profile_as(NFD, "28,400.00", None, "asthma");
+    let stored = StoredVault::decode(wallet.stored_vault().as_str().unwrap()).unwrap();
+    let envelope = stored.envelope_bytes().unwrap();
+    assert!(Vault::open(&envelope, &Passphrase::new(NFC.to_owned()).unwrap()).is_ok());
+    assert!(
+        Vault::open(
+            &envelope,
+            &Passphrase::new("Creme brulee a Zurich".to_owned()).unwrap()
+        )
+        .is_err()
+    );
+    for (typed, opens) in [("Creme brulee a Zurich", false), (NFC, true), (NFD, true)] {
+        wallet.page.click("[data-action=lock]").unwrap();
+        wallet.wait_text("#lock-pill", "Locked");
+        wallet.unlock(typed);
+        if opens {
+            wallet.wait_text("#lock-pill", "Unlocked");
+        } else {
+            wallet.wait_text("#profile-msg", "not right");
+            assert_eq!(wallet.text("#lock-pill"), "Locked");
+            wallet.unlock_and_wait(NFC);
+        }
+    }
+}
+
 #[test]
 fn wallet_imports_a_backup_and_changes_passphrase() {
     let session = Session::start();
