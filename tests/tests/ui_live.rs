@@ -293,3 +293,58 @@ fn a_claim_call_resolves_before_the_page_redraws() {
     assert_eq!(out["result"]["satisfied"], true, "{out}");
     wallet.wait_text("#calls", "satisfied");
 }
+
+/// The comparison log is drawn again only when an answer is added to it: redraws for anything
+/// else (an agent's status call, a new request) leave its rows as they are, so that a long log
+/// does not make every redraw slow.
+#[test]
+fn the_log_is_redrawn_only_when_it_grows() {
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let id = wallet.request(housing_policy(HOUSING, "log-1"));
+    let tools = wallet.grant(&id, "600000", 2);
+    let out = wallet.call(&tools[0], json!({}));
+    assert_eq!(out["result"]["satisfied"], true, "{out}");
+    let log_rows = "document.querySelectorAll('#log li:not(.empty)').length";
+    wallet
+        .page
+        .wait_for(&format!("{log_rows} === 1"), WAIT)
+        .unwrap();
+    wallet
+        .page
+        .eval(
+            "(() => { window.__logMutations = 0; \
+             new MutationObserver((list) => { for (const m of list) \
+               window.__logMutations += m.addedNodes.length + m.removedNodes.length; }) \
+             .observe(document.getElementById('log'), { childList: true, subtree: true }); \
+             return true; })()",
+        )
+        .unwrap();
+    let before = wallet.page.eval(REDRAWS).unwrap().as_f64().unwrap();
+    let status = wallet.call("wallet_status", json!({}));
+    assert_eq!(status["result"]["locked"], false, "{status}");
+    // A new request waits for the person: redrawn, it shows.
+    wallet.request(housing_policy(HOUSING, "log-2"));
+    wallet
+        .page
+        .wait_for(&format!("{REDRAWS} > {before}"), WAIT)
+        .unwrap();
+    assert_eq!(
+        wallet.page.eval("window.__logMutations").unwrap(),
+        0,
+        "log rows were rebuilt by redraws that added no answer"
+    );
+    // An answer is added: the log is drawn again, with it.
+    let out = wallet.call(&tools[1], json!({}));
+    assert_eq!(out["ok"], true, "{out}");
+    wallet
+        .page
+        .wait_for("window.__logMutations > 0", WAIT)
+        .unwrap();
+    wallet
+        .page
+        .wait_for(&format!("{log_rows} === 2"), WAIT)
+        .unwrap();
+}

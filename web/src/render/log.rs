@@ -9,6 +9,12 @@ use capability_gate::words;
 use super::consent::money_words;
 
 pub(super) fn log(view: &View<'_>) {
+    // The log only grows, and each entry's hash chains every earlier one: its length and head
+    // say whether anything changed since it was drawn.
+    let log = view.gate.log();
+    if !changed("log", format!("{} {}", log.len(), log.head().to_hex())) {
+        return;
+    }
     let rows: Vec<_> = view
         .gate
         .log()
