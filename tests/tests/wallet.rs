@@ -347,6 +347,28 @@ fn wallet_passphrase_is_normalised_by_the_browser_as_by_the_core() {
     }
 }
 
+/// A script that got into the page first and replaced `String.prototype.normalize` with one
+/// that answers the same text for everything cannot make an ASCII passphrase derive a key it
+/// knows: ASCII text is its own NFC, and the core does not ask the platform for it.
+#[test]
+fn wallet_ascii_passphrase_ignores_a_replaced_normalize() {
+    use wallet_core::store::StoredVault;
+    use wallet_core::{Passphrase, Vault};
+    const REPLACED: &str = "String.prototype.normalize = function () { return 'aaaaaaaa'; };";
+    let session = Session::start();
+    let wallet = Wallet::open_with(&session.browser, &session.server, "", &[REPLACED]);
+    assert_eq!(
+        wallet.page.eval("'\\u00e9'.normalize('NFD')").unwrap(),
+        "aaaaaaaa",
+        "the replacement is in place"
+    );
+    wallet.create_profile();
+    let stored = StoredVault::decode(wallet.stored_vault().as_str().unwrap()).unwrap();
+    let envelope = stored.envelope_bytes().unwrap();
+    assert!(Vault::open(&envelope, &Passphrase::new(PASS.to_owned()).unwrap()).is_ok());
+    assert!(Vault::open(&envelope, &Passphrase::new("aaaaaaaa".to_owned()).unwrap()).is_err());
+}
+
 #[test]
 fn wallet_imports_a_backup_and_changes_passphrase() {
     let session = Session::start();

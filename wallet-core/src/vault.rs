@@ -215,11 +215,14 @@ pub struct Normalized {
 
 impl Normalized {
     /// `typed` as the person typed it and `nfc`, its NFC form as the platform normalised it.
+    /// ASCII text is its own NFC, so for it the platform's answer is not used: a page script
+    /// that replaced `String.prototype.normalize` cannot change what an ASCII passphrase
+    /// derives.
     pub fn new(typed: String, nfc: String) -> Self {
-        Self {
-            typed: Zeroizing::new(typed),
-            nfc: Zeroizing::new(nfc),
-        }
+        let typed = Zeroizing::new(typed);
+        let nfc = Zeroizing::new(nfc);
+        let nfc = if typed.is_ascii() { typed.clone() } else { nfc };
+        Self { typed, nfc }
     }
 }
 

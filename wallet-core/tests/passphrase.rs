@@ -84,3 +84,52 @@ fn passphrase_frozen_nfc_vector_opens_with_nfd_text() {
     let (_, opened) = Vault::open(&bytes, &Passphrase::new(NFD.into()).unwrap()).unwrap();
     assert_eq!(opened, profile());
 }
+
+/// The page gives the browser's NFC form ([`Normalized`]); the core's `Passphrase::new` uses
+/// its own tables. Given the same NFC, both derive the same key.
+#[test]
+fn a_platform_normalised_passphrase_opens_what_the_cores_made() {
+    use wallet_core::Normalized;
+    let vault = Vault::create(
+        &profile(),
+        &Passphrase::new(NFD.into()).unwrap(),
+        KdfParams::MINIMUM,
+        &mut ChaCha20Rng::seed_from_u64(2),
+    )
+    .unwrap();
+    let bytes = vault.to_bytes();
+    for typed in [NFC, NFD] {
+        let given = Normalized::new(typed.into(), NFC.into());
+        let (_, opened) = Vault::open(&bytes, &Passphrase::typed(&given).unwrap()).unwrap();
+        assert_eq!(opened, profile());
+    }
+    // A platform that did not normalise gives NFD back: that is not the vault's key.
+    let unnormalised = Normalized::new(NFD.into(), NFD.into());
+    assert_eq!(
+        Vault::open(&bytes, &Passphrase::typed(&unnormalised).unwrap()).unwrap_err(),
+        OpenError::CannotOpen
+    );
+}
+
+/// ASCII text is its own NFC: what a platform (or a page script that replaced
+/// `String.prototype.normalize`) says its NFC is does not change the key.
+#[test]
+fn an_ascii_passphrase_ignores_the_platforms_answer() {
+    use wallet_core::Normalized;
+    const ASCII: &str = "correct horse battery staple";
+    let vault = Vault::create(
+        &profile(),
+        &Passphrase::new(ASCII.into()).unwrap(),
+        KdfParams::MINIMUM,
+        &mut ChaCha20Rng::seed_from_u64(3),
+    )
+    .unwrap();
+    let bytes = vault.to_bytes();
+    let lied = Normalized::new(ASCII.into(), "aaaaaaaa".into());
+    let (_, opened) = Vault::open(&bytes, &Passphrase::typed(&lied).unwrap()).unwrap();
+    assert_eq!(opened, profile());
+    // Nor does a lie make a short ASCII passphrase long enough.
+    assert!(
+        Passphrase::typed(&Normalized::new("short".into(), "long enough text".into())).is_err()
+    );
+}
