@@ -12,10 +12,16 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tacit_e2e::Browser;
-use tacit_e2e::wallet::{WAIT, Wallet, housing_policy};
+use tacit_e2e::wallet::{Session, WAIT, Wallet, housing_policy};
 
 const HOUSING: &str = "http://127.0.0.1:8081";
+
+/// The agent asks the housing site's two questions (`nonce`) and the person grants both for
+/// `duration`; the two claim tools' names.
+fn grant_housing(wallet: &mut Wallet<'_>, nonce: &str, duration: &str) -> Vec<String> {
+    let id = wallet.request(housing_policy(HOUSING, nonce));
+    wallet.grant(&id, duration, 2)
+}
 
 /// `#announce`'s text.
 fn announced(wallet: &Wallet<'_>) -> String {
@@ -52,13 +58,10 @@ fn assert_plain_words(text: &str) {
 
 #[test]
 fn a_focused_revoke_keeps_focus_across_countdown_ticks_and_agent_calls() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy(HOUSING, "focus-1"));
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     // One minute, so that each tick changes the text ("1 min left", "59 s left", …).
-    let tools = wallet.grant(&id, "60000", 2);
+    let tools = grant_housing(&mut wallet, "focus-1", "60000");
     let grant = tools[0].rsplit('.').next().unwrap().to_owned();
     let selector = format!("[data-action=revoke][data-id={grant}]");
     wallet
@@ -130,13 +133,10 @@ fn a_focused_revoke_keeps_focus_across_countdown_ticks_and_agent_calls() {
 
 #[test]
 fn the_grants_list_speaks_words_and_agents_can_ask_is_counted() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     wallet.wait_text("#grants", "Agents can ask no question right now.");
-    let id = wallet.request(housing_policy(HOUSING, "words-1"));
-    let tools = wallet.grant(&id, "600000", 2);
+    let tools = grant_housing(&mut wallet, "words-1", "600000");
     wallet.wait_text("#grants", "Agents can ask 2 questions right now.");
     let text = wallet.text("#grants");
     assert!(
@@ -167,10 +167,8 @@ fn the_grants_list_speaks_words_and_agents_can_ask_is_counted() {
 
 #[test]
 fn an_arriving_request_is_announced() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     assert!(
         !announced(&wallet).contains("waiting"),
         "{:?}",
@@ -184,10 +182,8 @@ fn an_arriving_request_is_announced() {
 /// The title counts waiting requests (layout's part of issue 13).
 #[test]
 fn an_arriving_request_is_counted_in_the_title() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
     assert_eq!(wallet.page.eval("document.title").unwrap(), "Tacit wallet");
     wallet.request(housing_policy(HOUSING, "title-1"));
     let titled = "document.title === '(1) Tacit — a site is waiting'";
@@ -201,14 +197,11 @@ fn an_arriving_request_is_counted_in_the_title() {
 
 #[test]
 fn a_grant_ending_without_the_persons_click_is_told_in_words() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
-    wallet.create_profile();
+    let session = Session::start();
+    let mut wallet = session.with_profile("?short_grants=1");
 
     // Expiry.
-    let id = wallet.request(housing_policy(HOUSING, "expire-1"));
-    let tools = wallet.grant(&id, "2000", 2);
+    let tools = grant_housing(&mut wallet, "expire-1", "2000");
     for tool in &tools {
         wallet
             .page
@@ -226,8 +219,7 @@ fn a_grant_ending_without_the_persons_click_is_told_in_words() {
     wallet.wait_text("#grants", "Agents can ask no question right now.");
 
     // A lock ends the others: told too.
-    let id = wallet.request(housing_policy(HOUSING, "lock-1"));
-    let tools = wallet.grant(&id, "600000", 2);
+    let tools = grant_housing(&mut wallet, "lock-1", "600000");
     wallet.page.click("[data-action=lock]").unwrap();
     wallet.page.wait_tool_gone(&tools[0], WAIT).unwrap();
     let said = wait_announced(
@@ -242,12 +234,9 @@ const REDRAWS: &str = "Number(document.getElementById('app').dataset.redraws || 
 
 #[test]
 fn a_claim_call_resolves_before_the_page_redraws() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy(HOUSING, "first-1"));
-    let tools = wallet.grant(&id, "600000", 2);
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
+    let tools = grant_housing(&mut wallet, "first-1", "600000");
     wallet
         .page
         .wait_for(&format!("{REDRAWS} > 0"), WAIT)
@@ -299,12 +288,9 @@ fn a_claim_call_resolves_before_the_page_redraws() {
 /// does not make every redraw slow.
 #[test]
 fn the_log_is_redrawn_only_when_it_grows() {
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.create_profile();
-    let id = wallet.request(housing_policy(HOUSING, "log-1"));
-    let tools = wallet.grant(&id, "600000", 2);
+    let session = Session::start();
+    let mut wallet = session.with_profile("");
+    let tools = grant_housing(&mut wallet, "log-1", "600000");
     let out = wallet.call(&tools[0], json!({}));
     assert_eq!(out["result"]["satisfied"], true, "{out}");
     let log_rows = "document.querySelectorAll('#log li:not(.empty)').length";

@@ -21,6 +21,19 @@ fn vector() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/vault-nfc-v1.bin")
 }
 
+/// The test profile's vault under `text` (normalised by the core), at the minimum KDF
+/// parameters, from the random seed `seed`.
+fn made_with(text: &str, seed: u64) -> Vec<u8> {
+    Vault::create(
+        &profile(),
+        &Passphrase::new(text.into()).unwrap(),
+        KdfParams::MINIMUM,
+        &mut ChaCha20Rng::seed_from_u64(seed),
+    )
+    .unwrap()
+    .to_bytes()
+}
+
 #[test]
 fn passphrase_forms_differ_as_bytes() {
     assert_ne!(NFC.as_bytes(), NFD.as_bytes());
@@ -28,14 +41,7 @@ fn passphrase_forms_differ_as_bytes() {
 
 #[test]
 fn passphrase_nfd_and_nfc_open_the_same_vault() {
-    let vault = Vault::create(
-        &profile(),
-        &Passphrase::new(NFD.into()).unwrap(),
-        KdfParams::MINIMUM,
-        &mut ChaCha20Rng::seed_from_u64(1),
-    )
-    .unwrap();
-    let bytes = vault.to_bytes();
+    let bytes = made_with(NFD, 1);
     for text in [NFC, NFD] {
         let (_, opened) = Vault::open(&bytes, &Passphrase::new(text.into()).unwrap()).unwrap();
         assert_eq!(opened, profile());
@@ -64,14 +70,7 @@ fn passphrase_length_counts_normalised_characters() {
 /// newer profile format than the frozen one, so the vector is never rewritten.
 #[test]
 fn passphrase_frozen_vector_is_what_its_writer_writes() {
-    let written = Vault::create(
-        &profile(),
-        &Passphrase::new(NFC.into()).unwrap(),
-        KdfParams::MINIMUM,
-        &mut ChaCha20Rng::seed_from_u64(20261201),
-    )
-    .unwrap()
-    .to_bytes();
+    let written = made_with(NFC, 20261201);
     let frozen = std::fs::read(vector()).unwrap();
     let before = common::BEFORE_SEALED;
     assert_eq!(frozen[..before], written[..before]);
@@ -90,14 +89,7 @@ fn passphrase_frozen_nfc_vector_opens_with_nfd_text() {
 #[test]
 fn a_platform_normalised_passphrase_opens_what_the_cores_made() {
     use wallet_core::Normalized;
-    let vault = Vault::create(
-        &profile(),
-        &Passphrase::new(NFD.into()).unwrap(),
-        KdfParams::MINIMUM,
-        &mut ChaCha20Rng::seed_from_u64(2),
-    )
-    .unwrap();
-    let bytes = vault.to_bytes();
+    let bytes = made_with(NFD, 2);
     for typed in [NFC, NFD] {
         let given = Normalized::new(typed.into(), NFC.into());
         let (_, opened) = Vault::open(&bytes, &Passphrase::typed(&given).unwrap()).unwrap();
@@ -117,14 +109,7 @@ fn a_platform_normalised_passphrase_opens_what_the_cores_made() {
 fn an_ascii_passphrase_ignores_the_platforms_answer() {
     use wallet_core::Normalized;
     const ASCII: &str = "correct horse battery staple";
-    let vault = Vault::create(
-        &profile(),
-        &Passphrase::new(ASCII.into()).unwrap(),
-        KdfParams::MINIMUM,
-        &mut ChaCha20Rng::seed_from_u64(3),
-    )
-    .unwrap();
-    let bytes = vault.to_bytes();
+    let bytes = made_with(ASCII, 3);
     let lied = Normalized::new(ASCII.into(), "aaaaaaaa".into());
     let (_, opened) = Vault::open(&bytes, &Passphrase::typed(&lied).unwrap()).unwrap();
     assert_eq!(opened, profile());
