@@ -253,7 +253,18 @@ pub enum Detection {
     RegistrationRefused(String),
 }
 
-impl Seen<'_> {
+impl<'a> Seen<'a> {
+    /// What the page observed ([`tacit_webmcp::Observed`]).
+    pub fn of(observed: &'a tacit_webmcp::Observed) -> Self {
+        Seen {
+            has_context: observed.has_context,
+            native_getter: observed.native_getter,
+            marker: observed.marker.as_deref(),
+            secure: observed.secure,
+            superseded_api: observed.superseded_api,
+        }
+    }
+
     /// Decides. Native means the browser's own getter: a marker a page script set cannot make a
     /// script-made context pass for native, nor for the page's polyfill over native WebMCP. The
     /// superseded API counts only where there is no `document.modelContext`, in a secure context
@@ -310,6 +321,15 @@ impl Detection {
             Detection::InsecureContext => "insecure-context",
             Detection::SupersededApi => "superseded-api",
             Detection::RegistrationRefused(_) => "registration-refused",
+        }
+    }
+
+    /// The tone of the page's WebMCP pill: `ok`, `warn` or `bad`.
+    pub fn tone(&self) -> &'static str {
+        match self.code() {
+            "available" | "polyfilled" => "ok",
+            "absent" | "superseded-api" | "scripted" => "warn",
+            _ => "bad",
         }
     }
 

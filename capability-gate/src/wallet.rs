@@ -42,6 +42,10 @@ use crate::envelope::{Code, Refusal, envelope};
 use crate::gate::Gate;
 use serde_json::Value;
 
+/// The `localStorage` key of the wallet's record (the app reads it; the boot module only asks
+/// whether it is there, to draw the create or the unlock form first).
+pub const RECORD_KEY: &str = "tacit.vault.v1";
+
 /// Why the page could not read what browser storage holds (the record or the memory floors).
 /// `Display` is the sentence the page shows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

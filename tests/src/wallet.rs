@@ -88,14 +88,34 @@ pub fn error_code(out: &Value) -> &str {
     out["error"]["code"].as_str().unwrap_or_default()
 }
 
-/// Waits until the wallet page's app is shown (its wasm has started).
+/// Waits until the wallet page's first view is drawn: the boot module (`web/boot`) has
+/// registered the persistent tools and shown the create or unlock form; the app may not be
+/// loaded yet.
 #[allow(clippy::unwrap_used)] // a test helper: failures are test failures
-pub fn wait_app(page: &Page<'_>) {
+pub fn wait_boot(page: &Page<'_>) {
     page.wait_for(
         "document.getElementById('app') && !document.getElementById('app').hidden",
         WAIT,
     )
     .unwrap();
+}
+
+/// Whether the wallet's app has started (`#app[data-stage=app]`).
+pub const APP_STARTED: &str =
+    "document.getElementById('app') && document.getElementById('app').dataset.stage === 'app'";
+
+/// Waits for the first view, then moves the mouse over the page as a person arriving does
+/// (a real `Input.dispatchMouseEvent`, a pointer move: no click, no focus), which loads the app,
+/// and waits until the app has started.
+#[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+pub fn wait_app(page: &Page<'_>) {
+    wait_boot(page);
+    page.send(
+        "Input.dispatchMouseEvent",
+        json!({ "type": "mouseMoved", "x": 2, "y": 2 }),
+    )
+    .unwrap();
+    page.wait_for(APP_STARTED, WAIT).unwrap();
 }
 
 /// The text of the first element matching `selector` on `page` ("" if none).

@@ -107,6 +107,19 @@ thread_local! {
     static AFTER_REDRAW: RefCell<Vec<Box<dyn FnOnce()>>> = RefCell::new(Vec::new());
 }
 
+/// A call to a persistent tool that the boot module registered and forwarded here; an
+/// `unknown_tool` refusal if no such tool is registered now.
+pub fn call_adopted(name: &str, input: JsValue) -> Promise {
+    let call = with_app(|app| app.registry.host().call_adopted(name, input));
+    call.flatten().unwrap_or_else(|| {
+        let refusal = envelope(&Err(Refusal::new(
+            Code::UnknownTool,
+            "No such tool is registered now.",
+        )));
+        Promise::resolve(&to_js(&refusal))
+    })
+}
+
 /// Runs an action and redraws.
 pub fn run(f: impl FnOnce(&mut App)) {
     with_app(|app| {
@@ -527,7 +540,14 @@ fn install_window_api() {
 }
 
 /// Builds the app, wires events, registers the persistent tools.
-pub fn start(features: &'static dyn Features) {
+pub fn start(
+    features: &'static dyn Features,
+    adopted: BTreeMap<String, web_sys::AbortController>,
+) {
+    if with_app(|_| ()).is_some() {
+        // Started already (the loader calls once; a page script calling again changes nothing).
+        return;
+    }
     let executor: crate::host::Executor = Rc::new(execute);
     let on_refused: crate::host::OnRefused = Rc::new(|error: String| {
         with_app(|app| {
@@ -535,7 +555,7 @@ pub fn start(features: &'static dyn Features) {
         });
         redraw_later();
     });
-    let host = WebMcpHost::new(executor, on_refused);
+    let host = WebMcpHost::new(executor, on_refused, adopted);
     let context = host.context().cloned();
     let Some(secret) = session_secret() else {
         dom::set_text(
@@ -648,6 +668,10 @@ pub fn start(features: &'static dyn Features) {
     });
     dom::show("boot-note", false);
     dom::show("app", true);
+    if let Some(main) = dom::by_id("app") {
+        // Leaves the boot module's view (`web/boot`): every section is the app's from here on.
+        attr(&main, "data-stage", "app");
+    }
     with_app(|app| {
         if let Err(e) = &stored {
             dom::set_msg(

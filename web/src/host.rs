@@ -50,7 +50,8 @@ mod glue {
 
     use capability_gate::{Handler, Host, HostError, ToolDef};
     use js_sys::{Function, Object, Promise, Reflect};
-    use tacit_webmcp::{Registration, input_object, marker, native_getter};
+    use web_sys::AbortController;
+    use tacit_webmcp::{Registration, input_object};
     use wasm_bindgen::JsCast;
     use wasm_bindgen::prelude::*;
 
@@ -61,23 +62,7 @@ mod glue {
     /// Detects WebMCP the way WEBMCP.md describes this browser, and whether the page's loader
     /// installed the vendored polyfill: what the page sees, decided by [`Seen::decide`].
     pub fn detect() -> Detection {
-        let Some(window) = web_sys::window() else {
-            return Detection::Absent;
-        };
-        let has_context = model_context().is_some();
-        let navigator_ctx =
-            Reflect::get(&window.navigator(), &"modelContext".into()).unwrap_or(JsValue::UNDEFINED);
-        let provide =
-            Reflect::get(&navigator_ctx, &"provideContext".into()).unwrap_or(JsValue::UNDEFINED);
-        let marker = marker();
-        Seen {
-            has_context,
-            native_getter: has_context && native_getter(),
-            marker: marker.as_deref(),
-            secure: window.is_secure_context(),
-            superseded_api: !navigator_ctx.is_undefined() && provide.is_function(),
-        }
-        .decide()
+        Seen::of(&tacit_webmcp::observe()).decide()
     }
 
     /// Fixes `window.tacit` to `undefined` (not writable, not configurable): with a WebMCP registry
@@ -115,6 +100,10 @@ mod glue {
         retired: Rc<RefCell<BTreeMap<String, Handler>>>,
         executor: Executor,
         on_refused: OnRefused,
+        /// Registrations the boot module made before the app was loaded, by tool name: the
+        /// first registration of that name takes the boot's over instead of registering again,
+        /// so an agent sees no tool withdrawn and re-added when the app loads.
+        adopted: RefCell<BTreeMap<String, AbortController>>,
     }
 
     impl core::fmt::Debug for WebMcpHost {
@@ -151,7 +140,12 @@ mod glue {
     }
 
     impl WebMcpHost {
-        pub fn new(executor: Executor, on_refused: OnRefused) -> Self {
+        /// `adopted`: the boot module's registrations ([`WebMcpHost::adopted`]).
+        pub fn new(
+            executor: Executor,
+            on_refused: OnRefused,
+            adopted: BTreeMap<String, AbortController>,
+        ) -> Self {
             let ctx = model_context();
             let host = Self {
                 ctx,
@@ -159,6 +153,7 @@ mod glue {
                 retired: Rc::default(),
                 executor,
                 on_refused,
+                adopted: RefCell::new(adopted),
             };
             if let Some(ctx) = &host.ctx {
                 close_window_door();
@@ -216,6 +211,14 @@ mod glue {
             Some(Promise::resolve(&result))
         }
 
+        /// A call the boot module's `execute` forwarded: run like a call to this host's own
+        /// registration of `name` if it is registered now; `None` if not (withdrawn, or never
+        /// registered here).
+        pub fn call_adopted(&self, name: &str, input: JsValue) -> Option<Promise> {
+            let handler = self.table.borrow().get(name)?.handler.clone();
+            Some((self.executor)(name.to_owned(), handler, input_object(input)))
+        }
+
         /// The `modelContext` object, for event listeners.
         pub fn context(&self) -> Option<&JsValue> {
             self.ctx.as_ref()
@@ -238,8 +241,12 @@ mod glue {
             let execute = tacit_webmcp::execute_fn(move |input| {
                 executor(tool_name.clone(), handler.clone(), input_object(input))
             });
-            let registration = match &self.ctx {
-                Some(ctx) => {
+            let adopted = self.adopted.borrow_mut().remove(&name);
+            let registration = match (&self.ctx, adopted) {
+                // Registered by the boot module with the same definition; its `execute` forwards
+                // to [`WebMcpHost::call_adopted`].
+                (Some(_), Some(controller)) => Some(Registration::adopt(controller, name.clone())),
+                (Some(ctx), None) => {
                     let on_refused = self.on_refused.clone();
                     let json = def.to_webmcp_json();
                     let registration =
@@ -247,7 +254,7 @@ mod glue {
                             .map_err(|e| HostError::Refused(e.to_string()))?;
                     Some(registration)
                 }
-                None => None,
+                (None, _) => None,
             };
             if matches!(def.handler, Handler::Claim { .. }) {
                 self.retired

@@ -74,11 +74,32 @@ mod told;
 #[cfg(target_arch = "wasm32")]
 pub use host::{Detection, WebMcpHost, detect};
 
-/// Entry point: builds the app once the module loads.
+/// Entry point, called once by the page's loader (`web/static/wallet.js`) when the person first
+/// acts or an agent first calls a tool: builds the app. `adopted` is what the boot module's
+/// `boot` returned: `[name, AbortController]` pairs of the persistent tools it registered, which
+/// the app takes over instead of registering them again.
 #[cfg(target_arch = "wasm32")]
-#[wasm_bindgen::prelude::wasm_bindgen(start)]
-pub fn start() {
-    page::start();
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = startWallet)]
+pub fn start_wallet(adopted: js_sys::Array) {
+    use wasm_bindgen::JsCast;
+    let adopted = adopted
+        .iter()
+        .filter_map(|pair| {
+            let pair = pair.dyn_into::<js_sys::Array>().ok()?;
+            let name = pair.get(0).as_string()?;
+            let controller = pair.get(1).dyn_into::<web_sys::AbortController>().ok()?;
+            Some((name, controller))
+        })
+        .collect();
+    page::start(adopted);
+}
+
+/// A call to a persistent tool, forwarded by the boot module's `execute` (the app must have
+/// started): resolves to the tool's envelope, as a call to the app's own registration would.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = callTool)]
+pub fn call_tool(name: &str, input: wasm_bindgen::JsValue) -> js_sys::Promise {
+    app::call_adopted(name, input)
 }
 
 /// Native checks of what ships beside the wasm: the vendored polyfill, the typings, detection.

@@ -33,8 +33,8 @@ impl Features for Page {
     }
 }
 
-/// Builds the app and wires the page.
-pub fn start() {
-    app::start(&Page);
+/// Builds the app and wires the page; `adopted` are the boot module's registrations.
+pub fn start(adopted: std::collections::BTreeMap<String, web_sys::AbortController>) {
+    app::start(&Page, adopted);
     actions::install();
 }

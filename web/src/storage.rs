@@ -10,7 +10,7 @@ use wallet_core::store::{MemoryFloors, StoredVault};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-const KEY: &str = "tacit.vault.v1";
+const KEY: &str = capability_gate::wallet::RECORD_KEY;
 
 /// Why browser storage could not be read or written; `Display` is the sentence the page shows.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
-use crate::{MARKER, Refused, Source, to_js};
+use crate::{MARKER, Observed, Refused, Source, to_js};
 
 /// `document.modelContext`, if present (the browser's own, the polyfill's or a script's).
 pub fn model_context() -> Option<JsValue> {
@@ -44,6 +44,25 @@ pub fn marker() -> Option<String> {
     Reflect::get(&js_sys::global(), &MARKER.into())
         .ok()?
         .as_string()
+}
+
+/// What this page sees of WebMCP now.
+pub fn observe() -> Observed {
+    let Some(window) = web_sys::window() else {
+        return Observed::default();
+    };
+    let has_context = model_context().is_some();
+    let navigator_ctx =
+        Reflect::get(&window.navigator(), &"modelContext".into()).unwrap_or(JsValue::UNDEFINED);
+    let provide =
+        Reflect::get(&navigator_ctx, &"provideContext".into()).unwrap_or(JsValue::UNDEFINED);
+    Observed {
+        has_context,
+        native_getter: has_context && native_getter(),
+        marker: marker(),
+        secure: window.is_secure_context(),
+        superseded_api: !navigator_ctx.is_undefined() && provide.is_function(),
+    }
 }
 
 /// Where this page's `document.modelContext` comes from ([`Source::decide`] on what the page
@@ -137,6 +156,20 @@ impl Registration {
 
     /// Withdraws the tool now (the same as dropping the registration).
     pub fn withdraw(self) {}
+
+    /// Takes over a registration another module of the page made (the wallet's boot module
+    /// registers its persistent tools before the app is loaded): the tool stays registered, and
+    /// dropping this aborts `controller`, which withdraws it.
+    pub fn adopt(controller: AbortController, name: String) -> Self {
+        Self { controller, name }
+    }
+
+    /// Gives up the registration without withdrawing the tool: the controller whose abort
+    /// withdraws it, for the module that [adopts](Self::adopt) it.
+    pub fn into_controller(self) -> AbortController {
+        let this = core::mem::ManuallyDrop::new(self);
+        this.controller.clone()
+    }
 }
 
 impl Drop for Registration {

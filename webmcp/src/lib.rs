@@ -19,6 +19,22 @@ pub const POLYFILL: &str = "@mcp-b/webmcp-polyfill 5.1.0";
 /// `polyfill-failed` or `insecure-context`.
 pub const MARKER: &str = "__tacitWebmcp";
 
+/// What a page sees of WebMCP, read at once by `glue::observe` (capability-gate's `Seen`
+/// decides from it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// `document.modelContext` is there.
+    pub has_context: bool,
+    /// Its getter is the browser's own (native code).
+    pub native_getter: bool,
+    /// What the page's loader marked in [`MARKER`], if anything.
+    pub marker: Option<String>,
+    /// A secure context (https or localhost).
+    pub secure: bool,
+    /// `navigator.modelContext.provideContext`, the API from before March 2026, is present.
+    pub superseded_api: bool,
+}
+
 /// Where a page's `document.modelContext` comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {

@@ -37,6 +37,20 @@ pub struct Site {
     /// Who the page's boot note names when its wasm fails to start ("The wallet could not
     /// start: …"); see [`boot_js`].
     pub who: &'static str,
+    /// The small module the page loads first, when its own module (`lib`) is loaded only on
+    /// first use; `None`: the page loads `lib` at once.
+    pub first_load: Option<FirstLoad>,
+}
+
+/// A page's first-load module ([`Site::first_load`]) and the loader that starts it and loads
+/// the page's own module on first use.
+#[derive(Debug, Clone, Copy)]
+pub struct FirstLoad {
+    pub package: &'static str,
+    pub lib: &'static str,
+    /// The page's `boot.js` template (instead of [`BOOT_TEMPLATE`]), with `__BOOT__` (this
+    /// module), `__MODULE__` and `__WHO__` slots.
+    pub template: &'static str,
 }
 
 /// Every wasm site. Adding one is one line here.
@@ -49,6 +63,11 @@ pub const SITES: &[Site] = &[
         shared_static: None,
         page: None,
         who: "The wallet",
+        first_load: Some(FirstLoad {
+            package: "tacit-wallet-boot",
+            lib: "tacit_wallet_boot",
+            template: "web/wallet-boot.js",
+        }),
     },
     Site {
         name: "housing",
@@ -58,6 +77,7 @@ pub const SITES: &[Site] = &[
         shared_static: Some("examples/site/static"),
         page: Some("examples/housing/page.html"),
         who: "This page",
+        first_load: None,
     },
     Site {
         name: "pharmacy",
@@ -67,6 +87,7 @@ pub const SITES: &[Site] = &[
         shared_static: Some("examples/site/static"),
         page: Some("examples/pharmacy/page.html"),
         who: "This page",
+        first_load: None,
     },
 ];
 
@@ -94,22 +115,37 @@ pub const BOOT_TEMPLATE: &str = "web/boot.js";
 /// A site's `boot.js`: [`BOOT_TEMPLATE`] with the site's wasm-bindgen module (`pkg/<lib>.js`)
 /// and the name its boot note gives when the module fails to start.
 pub fn boot_js(template: &str, site: &Site) -> Result<String, String> {
-    for slot in ["__MODULE__", "__WHO__"] {
-        if template.matches(slot).count() != 1 {
+    let boot = site.first_load.map(|f| f.lib);
+    let slots = [
+        ("__MODULE__", Some(site.lib)),
+        ("__WHO__", Some(site.who)),
+        ("__BOOT__", boot),
+    ];
+    let mut text = template.to_owned();
+    for (slot, value) in slots {
+        let wanted = usize::from(value.is_some());
+        if template.matches(slot).count() != wanted {
             return Err(format!(
-                "{BOOT_TEMPLATE} must hold {slot} exactly once (it is written into every page's \
-                 boot.js)"
+                "{}'s boot.js template must hold {slot} {}",
+                site.name,
+                if wanted == 1 { "exactly once" } else { "nowhere" }
             ));
         }
+        if let Some(value) = value {
+            text = text.replace(slot, value);
+        }
     }
-    Ok(template
-        .replace("__MODULE__", site.lib)
-        .replace("__WHO__", site.who))
+    Ok(text)
+}
+
+/// The template of the site's `boot.js`.
+pub fn boot_template(site: &Site) -> &'static str {
+    site.first_load.map_or(BOOT_TEMPLATE, |f| f.template)
 }
 
 /// Writes the site's `boot.js` into its output `out`.
 fn write_boot_js(root: &Path, site: &Site, out: &Path) -> Result<(), String> {
-    let from = root.join(BOOT_TEMPLATE);
+    let from = root.join(boot_template(site));
     let template =
         fs::read_to_string(&from).map_err(|e| format!("reading {}: {e}", from.display()))?;
     let to = out.join("boot.js");
@@ -255,6 +291,9 @@ pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(),
     }
     for site in &sites {
         args.extend(["--package", site.package]);
+        if let Some(first) = site.first_load {
+            args.extend(["--package", first.package]);
+        }
     }
     // `strip = true` in the profile also drops the `target_features` section wasm-bindgen reads
     // (it then warns and guesses); strip only debug info here; wasm-bindgen drops the names.
@@ -372,16 +411,79 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         kib(js_size.raw),
         kib(js_size.gzip)
     );
-    let json = size_json(site, &before, &wasm_size, &js_size, wasm_opt.is_some());
+    let first_load = match site.first_load {
+        Some(first) => Some(lay_out_first_load(site, &first, &pkg, wasm_opt)?),
+        None => None,
+    };
+    let json = size_json(
+        site,
+        &before,
+        &wasm_size,
+        &js_size,
+        wasm_opt.is_some(),
+        first_load.as_ref(),
+    );
     let size_path = out.join("size.json");
     fs::write(&size_path, json).map_err(|e| format!("writing {}: {e}", size_path.display()))?;
     println!("{}: {}", site.name, out.display());
     Ok(())
 }
 
+/// The sizes of a page's first-load module, as shipped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FirstLoadSize {
+    lib: &'static str,
+    wasm: Size,
+    js: Size,
+}
+
+/// wasm-bindgen (and `wasm-opt`) on the site's first-load module, into the same `pkg`.
+fn lay_out_first_load(
+    site: &Site,
+    first: &FirstLoad,
+    pkg: &Path,
+    wasm_opt: Option<&Path>,
+) -> Result<FirstLoadSize, String> {
+    let input = target_dir()
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{}.wasm", first.lib));
+    bindgen_web(&input, first.lib, false, pkg)?;
+    let wasm = pkg.join(format!("{}_bg.wasm", first.lib));
+    if let Some(tool) = wasm_opt {
+        optimise(tool, &wasm)?;
+    }
+    let size = FirstLoadSize {
+        lib: first.lib,
+        wasm: Size::of(&wasm)?,
+        js: Size::of(&pkg.join(format!("{}.js", first.lib)))?,
+    };
+    println!(
+        "{}: first load pkg/{}_bg.wasm {} raw, {} gzip{}; glue {} raw, {} gzip (pkg/{}_bg.wasm \
+         loads on first use)",
+        site.name,
+        first.lib,
+        kib(size.wasm.raw),
+        kib(size.wasm.gzip),
+        if wasm_opt.is_some() { "" } else { " (NOT optimised: no wasm-opt)" },
+        kib(size.js.raw),
+        kib(size.js.gzip),
+        site.lib
+    );
+    Ok(size)
+}
+
 /// `size.json`: `wasm` is the file that ships (after `wasm-opt` when `wasm_opt` is true),
-/// `wasm_before_opt` the wasm-bindgen output it came from.
-fn size_json(site: &Site, before: &Size, wasm: &Size, js: &Size, optimised: bool) -> String {
+/// `wasm_before_opt` the wasm-bindgen output it came from; `first_load`, for a page that loads
+/// `wasm` only on first use, the module it loads at once.
+fn size_json(
+    site: &Site,
+    before: &Size,
+    wasm: &Size,
+    js: &Size,
+    optimised: bool,
+    first_load: Option<&FirstLoadSize>,
+) -> String {
     let json = serde_json::json!({
         "site": site.name,
         "package": site.package,
@@ -398,6 +500,18 @@ fn size_json(site: &Site, before: &Size, wasm: &Size, js: &Size, optimised: bool
         },
         "wasm_opt": optimised,
         "wasm_opt_level": optimised.then_some(WASM_OPT_LEVEL),
+        "first_load": first_load.map(|f| serde_json::json!({
+            "wasm": {
+                "file": format!("pkg/{}_bg.wasm", f.lib),
+                "raw_bytes": f.wasm.raw,
+                "gzip_bytes": f.wasm.gzip,
+            },
+            "js": {
+                "file": format!("pkg/{}.js", f.lib),
+                "raw_bytes": f.js.raw,
+                "gzip_bytes": f.js.gzip,
+            },
+        })),
     });
     let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
     text.push('\n');
@@ -582,7 +696,7 @@ impl Reader<'_> {
 }
 
 /// A file's size, raw and gzip (best).
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Size {
     pub(crate) raw: u64,
     pub(crate) gzip: u64,
@@ -785,7 +899,17 @@ version = "0.2.130"
             &size(500, 200),
             &size(40, 9),
             true,
+            Some(&FirstLoadSize {
+                lib: "tacit_wallet_boot",
+                wasm: size(70, 30),
+                js: size(8, 3),
+            }),
         ));
+        assert_eq!(
+            json["first_load"]["wasm"],
+            serde_json::json!({ "file": "pkg/tacit_wallet_boot_bg.wasm", "raw_bytes": 70, "gzip_bytes": 30 })
+        );
+        assert_eq!(json["first_load"]["js"]["file"], "pkg/tacit_wallet_boot.js");
         assert_eq!(
             json["wasm"],
             serde_json::json!({ "file": "pkg/tacit_web_bg.wasm", "raw_bytes": 500, "gzip_bytes": 200 })
@@ -804,7 +928,9 @@ version = "0.2.130"
             &size(900, 300),
             &size(40, 9),
             false,
+            None,
         ));
+        assert!(plain["first_load"].is_null(), "{plain}");
         assert_eq!(plain["wasm_opt"], false);
         assert!(plain["wasm_opt_level"].is_null(), "{plain}");
     }
@@ -889,20 +1015,36 @@ version = "0.2.130"
         // The loader asks for the file where it is laid out.
         let loader = fs::read_to_string(dir.join("webmcp.js")).unwrap();
         assert!(loader.contains("'./vendor/webmcp-polyfill.js'"));
-        // Every page's boot.js, written from the one template, goes through the loader before
-        // its own wasm module starts.
-        let template = fs::read_to_string(root.join(BOOT_TEMPLATE)).unwrap();
+        // Every page's boot.js, written from its template, goes through the loader before its
+        // own wasm module starts; a split page's loads its first-load module, and its own
+        // module only by a dynamic import.
         for site in SITES {
+            let template = fs::read_to_string(root.join(boot_template(site))).unwrap();
             let boot = boot_js(&template, site).unwrap();
             assert!(
                 boot.contains("import { ensureWebmcp } from './webmcp.js';")
-                    && boot.contains("ensureWebmcp()\n  .then(() => init())")
-                    && boot.contains(&format!("import init from './pkg/{}.js';", site.lib))
                     && boot.contains(&format!("'{} could not start: '", site.who))
                     && !boot.contains("__"),
                 "{}: {boot}",
                 site.name
             );
+            match site.first_load {
+                None => assert!(
+                    boot.contains("ensureWebmcp()\n  .then(() => init())")
+                        && boot.contains(&format!("import init from './pkg/{}.js';", site.lib)),
+                    "{}: {boot}",
+                    site.name
+                ),
+                Some(first) => {
+                    assert!(
+                        boot.contains(&format!("from './pkg/{}.js';", first.lib))
+                            && boot.contains(&format!("import('./pkg/{}.js')", site.lib))
+                            && !boot.contains(&format!("from './pkg/{}.js'", site.lib)),
+                        "{}: {boot}",
+                        site.name
+                    );
+                }
+            }
             // No page ships a boot.js of its own that would stand beside the written one.
             assert!(
                 !root.join(site.dir).join("static/boot.js").exists(),
@@ -910,9 +1052,12 @@ version = "0.2.130"
                 site.name
             );
         }
-        let wallet = SITES[0];
-        assert!(boot_js("import init from './pkg/__MODULE__.js';", &wallet).is_err());
-        assert!(boot_js("__MODULE__ __WHO__ __WHO__", &wallet).is_err());
+        let (wallet, housing) = (SITES[0], SITES[1]);
+        assert!(boot_js("import init from './pkg/__MODULE__.js';", &housing).is_err());
+        assert!(boot_js("__MODULE__ __WHO__ __WHO__", &housing).is_err());
+        assert!(boot_js("__MODULE__ __WHO__ __BOOT__", &housing).is_err());
+        assert!(boot_js("__MODULE__ __WHO__", &wallet).is_err());
+        assert!(boot_js("__MODULE__ __WHO__ __BOOT__", &wallet).is_ok());
         fs::remove_dir_all(&dir).unwrap();
     }
 

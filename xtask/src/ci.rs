@@ -134,6 +134,9 @@ fn steps(t: &mut Timings) -> Result<(), String> {
         ];
         for site in SITES {
             args.extend(["--package", site.package]);
+            if let Some(first) = site.first_load {
+                args.extend(["--package", first.package]);
+            }
         }
         args.extend(["--package", "tool-gate-js"]);
         args.extend(["--", "-D", "warnings"]);

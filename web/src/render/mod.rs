@@ -104,15 +104,10 @@ fn status(view: &View<'_>) {
         if unlocked { "Unlocked" } else { "Locked" },
         if unlocked { "ok" } else { "" },
     );
-    let tone = match view.detection.code() {
-        "available" | "polyfilled" => "ok",
-        "absent" | "superseded-api" | "scripted" => "warn",
-        _ => "bad",
-    };
     dom::set_pill(
         "webmcp-pill",
         &format!("WebMCP: {}", view.detection.code()),
-        tone,
+        view.detection.tone(),
     );
     if let Some(p) = dom::by_id("webmcp-pill") {
         attr(&p, "title", &view.detection.describe());
