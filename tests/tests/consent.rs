@@ -664,11 +664,7 @@ fn consent_raw_values_only_while_the_person_has_the_editor_open() {
     let session = Session::start();
     let mut wallet = session.open("?editor_idle_ms=1500");
     wallet.create_profile_with_income(INCOME); // EUR, 1990-02-28, Nordhafen, asthma
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
+    wallet.reload();
     wallet.unlock(PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
     assert_hidden(&wallet, "unlocked, editor closed");
@@ -997,11 +993,7 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
         .page
         .eval("localStorage.clear(); sessionStorage.clear(); true")
         .unwrap();
-    wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
+    wallet.reload();
     wallet.create_profile_of("28,400.00", Some("USD"), "asthma");
     let (usd_view, id) = agent_view_of_a_usd_question(&mut wallet);
     // Asked in the profile's own currency, the card's words are the same.

@@ -53,7 +53,10 @@ fn changes_of(page: &mut Page<'_>, name: &str) -> Vec<&'static str> {
             "WebMCP.toolsRemoved" => "removed",
             _ => continue,
         };
-        let tools = event.params["tools"].as_array().cloned().unwrap_or_default();
+        let tools = event.params["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if tools.iter().any(|t| t["name"] == name) {
             seen.push(kind);
         }
@@ -67,7 +70,10 @@ fn the_first_load_is_the_boot_module_and_it_is_at_most_200_kb_gzip() {
     let size: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("size.json")).unwrap()).unwrap();
     let first = &size["first_load"];
-    assert_eq!(first["wasm"]["file"], "pkg/tacit_wallet_boot_bg.wasm", "{size}");
+    assert_eq!(
+        first["wasm"]["file"], "pkg/tacit_wallet_boot_bg.wasm",
+        "{size}"
+    );
     let (wasm, js) = (
         first["wasm"]["gzip_bytes"].as_u64().unwrap(),
         first["js"]["gzip_bytes"].as_u64().unwrap(),
@@ -75,9 +81,15 @@ fn the_first_load_is_the_boot_module_and_it_is_at_most_200_kb_gzip() {
     // The sizes are the files' (gzip level 9, as build-web writes them).
     let on_disk = std::fs::read(dir.join("pkg/tacit_wallet_boot_bg.wasm")).unwrap();
     assert_eq!(first["wasm"]["raw_bytes"], on_disk.len(), "{size}");
-    assert!(wasm + js <= 200_000, "first load {wasm} + {js} B gzip: {size}");
+    assert!(
+        wasm + js <= 200_000,
+        "first load {wasm} + {js} B gzip: {size}"
+    );
     // The app is the large one that loads on first use.
-    assert!(size["wasm"]["gzip_bytes"].as_u64().unwrap() > wasm, "{size}");
+    assert!(
+        size["wasm"]["gzip_bytes"].as_u64().unwrap() > wasm,
+        "{size}"
+    );
 }
 
 #[test]
@@ -199,5 +211,9 @@ fn a_press_before_the_app_starts_is_answered_in_words_and_a_failed_load_says_so(
     assert_eq!(page.eval(STAGE).unwrap(), json!("boot"));
     // An agent's call is refused, not answered by anything but the app.
     let response = page.call_tool("wallet_status", json!({})).unwrap();
-    assert_ne!(response.status, tacit_e2e::ToolStatus::Completed, "{response:?}");
+    assert_ne!(
+        response.status,
+        tacit_e2e::ToolStatus::Completed,
+        "{response:?}"
+    );
 }

@@ -21,12 +21,15 @@ fn wallet_site_boots_under_the_csp() {
     page.watch_csp().unwrap();
     page.navigate(&server.url("/")).unwrap();
     page.require_webmcp().unwrap();
-    // The wasm module was fetched and instantiated by boot.js.
+    // The first-load module was fetched and instantiated by boot.js; a pointer move over the
+    // page (a person's first act) then loads and starts the app's module.
     page.wait_for(
-        "performance.getEntriesByType('resource').some((e) => e.name.endsWith('/pkg/tacit_web_bg.wasm'))",
+        "performance.getEntriesByType('resource').some((e) => e.name.endsWith('/pkg/tacit_wallet_boot_bg.wasm'))",
         Duration::from_secs(10),
     )
     .unwrap();
+    tacit_e2e::wallet::wait_app(&page);
+    assert!(page.requested("/pkg/tacit_web_bg.wasm").unwrap());
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(page.csp_violations().unwrap(), Vec::<String>::new());
     let console = page.console().unwrap();

@@ -209,10 +209,7 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
         .page
         .navigate(&server.url(&format!("/?signer={}", listener.url)))
         .unwrap();
-    wallet
-        .page
-        .wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
+    tacit_e2e::wallet::wait_app(&wallet.page);
     wallet.unlock(tacit_e2e::wallet::PASS);
     wallet.wait_text("#lock-pill", "Unlocked");
     wallet.wait_text("#signer-status", &signer.url());

@@ -546,12 +546,12 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
     checks.state(&wallet.page, "08-session-ended");
 
     // 9. Locked, after a reload.
+    // The first view after a reload is the boot module's (`web/boot`): checked as it is, then
+    // the person's pointer over the page loads the app.
     wallet.page.reload().unwrap();
-    wallet
-        .page
-        .wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
+    tacit_e2e::wallet::wait_boot(&wallet.page);
     checks.state(&wallet.page, "09-locked");
+    tacit_e2e::wallet::wait_app(&wallet.page);
 
     // 10. A wrong passphrase, by keyboard: said in plain words; the caret stays in the field,
     //     what was typed is kept and selected (to type over it).

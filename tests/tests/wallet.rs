@@ -200,7 +200,7 @@ fn wallet_lock_reload_and_wrong_passphrase() {
     // The editor no longer shows the facts.
     assert_eq!(wallet.hidden("facts"), true);
     // Reload keeps the encrypted profile and registers no claim tool until unlock.
-    wallet.page.reload().unwrap();
+    wallet.reload();
     for name in PERSISTENT {
         wallet.page.wait_tool(name, WAIT).unwrap();
     }
@@ -433,8 +433,7 @@ fn wallet_without_webmcp_offers_window_tacit() {
     // Without native WebMCP the page loads the vendored polyfill: block it to see neither.
     page.block_urls(&["*webmcp-polyfill.js"]).unwrap();
     page.navigate(&server.url("/")).unwrap();
-    page.wait_for("!document.getElementById('app').hidden", WAIT)
-        .unwrap();
+    tacit_e2e::wallet::wait_app(&page);
     assert_eq!(
         page.eval("typeof document.modelContext").unwrap(),
         "undefined"

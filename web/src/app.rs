@@ -540,11 +540,9 @@ fn install_window_api() {
 }
 
 /// Builds the app, wires events, registers the persistent tools.
-pub fn start(
-    features: &'static dyn Features,
-    adopted: BTreeMap<String, web_sys::AbortController>,
-) {
-    if with_app(|_| ()).is_some() {
+pub fn start(features: &'static dyn Features, adopted: BTreeMap<String, web_sys::AbortController>) {
+    let started = APP.with(|cell| cell.try_borrow().map_or(true, |app| app.is_some()));
+    if started {
         // Started already (the loader calls once; a page script calling again changes nothing).
         return;
     }

@@ -50,10 +50,10 @@ mod glue {
 
     use capability_gate::{Handler, Host, HostError, ToolDef};
     use js_sys::{Function, Object, Promise, Reflect};
-    use web_sys::AbortController;
     use tacit_webmcp::{Registration, input_object};
     use wasm_bindgen::JsCast;
     use wasm_bindgen::prelude::*;
+    use web_sys::AbortController;
 
     pub use tacit_webmcp::{error_text, model_context};
 
@@ -216,7 +216,11 @@ mod glue {
         /// registered here).
         pub fn call_adopted(&self, name: &str, input: JsValue) -> Option<Promise> {
             let handler = self.table.borrow().get(name)?.handler.clone();
-            Some((self.executor)(name.to_owned(), handler, input_object(input)))
+            Some((self.executor)(
+                name.to_owned(),
+                handler,
+                input_object(input),
+            ))
         }
 
         /// The `modelContext` object, for event listeners.

@@ -27,6 +27,12 @@ fn tool(name: &str) -> ToolDef {
 }
 
 fn host() -> WebMcpHost {
+    host_adopting(std::collections::BTreeMap::new())
+}
+
+fn host_adopting(
+    adopted: std::collections::BTreeMap<String, web_sys::AbortController>,
+) -> WebMcpHost {
     let executor = Rc::new(|name: String, _handler, input: JsValue| {
         let out = Object::new();
         Reflect::set(&out, &"ok".into(), &JsValue::TRUE).unwrap();
@@ -34,7 +40,7 @@ fn host() -> WebMcpHost {
         Reflect::set(&out, &"input".into(), &input).unwrap();
         Promise::resolve(&JsValue::from(out))
     });
-    WebMcpHost::new(executor, Rc::new(|_| {}))
+    WebMcpHost::new(executor, Rc::new(|_| {}), adopted)
 }
 
 /// `document.modelContext`, and the tools its `getTools()` lists now.
@@ -87,6 +93,75 @@ async fn register_lists_and_drop_withdraws() {
     // The name can be registered again after withdrawal.
     let _again = host.register(&tool("glue_register")).unwrap();
     assert!(live_names().await.contains(&"glue_register".to_owned()));
+}
+
+/// The boot module's registration of a tool, as `web/boot` makes it: `execute` answers
+/// `"boot"`; returns its controller, the tool left registered.
+fn boot_registration(name: &str) -> web_sys::AbortController {
+    let ctx = model_context().unwrap();
+    let execute = tacit_webmcp::execute_fn(|_| Promise::resolve(&JsValue::from_str("boot")));
+    tacit_webmcp::register(&ctx, &tool(name).to_webmcp_json(), &execute, |_| {})
+        .unwrap()
+        .into_controller()
+}
+
+#[wasm_bindgen_test]
+async fn an_adopted_registration_is_taken_over_not_registered_again_and_drop_withdraws_it() {
+    let controller = boot_registration("glue_adopted");
+    assert!(live_names().await.contains(&"glue_adopted".to_owned()));
+    // Before the host registers the name, a forwarded call has nothing to run.
+    let mut host = host_adopting([("glue_adopted".to_owned(), controller)].into());
+    assert!(host.call_adopted("glue_adopted", JsValue::NULL).is_none());
+    // Registering it adopts the boot module's registration: no duplicate, listed once.
+    let registration = host.register(&tool("glue_adopted")).unwrap();
+    let names = live_names().await;
+    assert_eq!(
+        names.iter().filter(|n| *n == "glue_adopted").count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(host.list(), ["glue_adopted"]);
+    // A call the boot module forwards runs through the host's executor.
+    let input = js_sys::JSON::parse(r#"{"nonce":"n1"}"#).unwrap();
+    let out = JsFuture::from(host.call_adopted("glue_adopted", input).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(Reflect::get(&out, &"tool".into()).unwrap(), "glue_adopted");
+    // Dropping the adopted registration aborts the boot module's controller: withdrawn.
+    drop(registration);
+    assert!(!live_names().await.contains(&"glue_adopted".to_owned()));
+    assert!(host.call_adopted("glue_adopted", JsValue::NULL).is_none());
+    // Registered again later, it is the host's own registration.
+    let _again = host.register(&tool("glue_adopted")).unwrap();
+    assert!(live_names().await.contains(&"glue_adopted".to_owned()));
+}
+
+#[wasm_bindgen_test]
+async fn a_name_not_adopted_is_registered_again_and_the_browser_refuses_the_duplicate() {
+    let _controller = boot_registration("glue_not_adopted");
+    let refused = Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let seen = refused.clone();
+    let executor = Rc::new(|_: String, _, _: JsValue| Promise::resolve(&JsValue::NULL));
+    let mut host = WebMcpHost::new(
+        executor,
+        Rc::new(move |e: String| seen.borrow_mut().push(e)),
+        std::collections::BTreeMap::new(),
+    );
+    // Not handed over: the browser refuses the same name twice (InvalidStateError), at once or
+    // by rejecting the registration later (the page then says `registration-refused`).
+    let at_once = host.register(&tool("glue_not_adopted")).err();
+    gloo_timers::future::sleep(std::time::Duration::from_millis(50)).await;
+    let later = refused.borrow().clone();
+    assert!(
+        at_once.is_some() || later.iter().any(|e| e.contains("glue_not_adopted")),
+        "a duplicate registration was accepted: {at_once:?} {later:?}"
+    );
+    let names = live_names().await;
+    assert_eq!(
+        names.iter().filter(|n| *n == "glue_not_adopted").count(),
+        1,
+        "{names:?}"
+    );
 }
 
 #[wasm_bindgen_test]

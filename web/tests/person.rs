@@ -62,11 +62,9 @@ async fn page() {
         .unwrap();
     holder.set_inner_html(&html[start..end]);
     body.append_child(&holder).unwrap();
-    // The module's start function may already have run on the empty page; the app is built once.
-    // (Its host claims `window.tacit` either way: the door itself, or `undefined` with WebMCP.)
-    if !js_bool("return 'tacit' in window") {
-        tacit_web::start();
-    }
+    // The page's loader starts the app; here the test does (with nothing to adopt). Its host
+    // claims `window.tacit` either way: the door itself, or `undefined` with WebMCP.
+    tacit_web::start_wallet(js_sys::Array::new());
     sleep(50).await;
     assert!(js_bool("return 'tacit' in window"), "the app did not start");
     assert!(

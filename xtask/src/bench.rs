@@ -668,6 +668,26 @@ fn size_table(read: &dyn Fn(&str) -> Result<String, String>) -> Result<(String, 
                 "**no** (not optimised)".to_owned()
             }
         ));
+        // A page that loads its module on first use: the module it loads at once.
+        if let Some(first_gzip) = json_number(&json, "/first_load/wasm/gzip_bytes") {
+            let first_raw = n("/first_load/wasm/raw_bytes");
+            let (js_raw, js_gzip) = (
+                n("/first_load/js/raw_bytes"),
+                n("/first_load/js/gzip_bytes"),
+            );
+            r.push_str(&format!(
+                "| {} **first load** (`{}`; the row above loads on first use) | – | – | {} | {} | \
+                 {:.2} | {:.2} | {} / {} | as above |\n",
+                site.name,
+                json_string(&json, "/first_load/wasm/file").unwrap_or_default(),
+                kib(first_raw),
+                kib(first_gzip),
+                first_gzip / first_raw,
+                first_raw / base,
+                kib(js_raw),
+                kib(js_gzip),
+            ));
+        }
     }
     Ok((r, wallet_raw.unwrap_or(f64::NAN)))
 }
@@ -717,7 +737,8 @@ mod tests {
     fn the_size_table_shows_before_and_after_wasm_opt_and_flags_an_unoptimised_site() {
         let optimised = r#"{ "site": "wallet", "wasm": { "file": "pkg/x_bg.wasm", "raw_bytes": 2048, "gzip_bytes": 1024 },
   "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 },
-  "js": { "file": "pkg/x.js", "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": true, "wasm_opt_level": "-Oz" }"#;
+  "js": { "file": "pkg/x.js", "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": true, "wasm_opt_level": "-Oz",
+  "first_load": { "wasm": { "file": "pkg/b_bg.wasm", "raw_bytes": 1024, "gzip_bytes": 256 }, "js": { "raw_bytes": 512, "gzip_bytes": 128 } } }"#;
         let plain = r#"{ "wasm": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "js": { "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": false, "wasm_opt_level": null }"#;
         let (table, wallet_raw) = size_table(&|site: &str| {
             Ok(if site == "wallet" { optimised } else { plain }.to_owned())
@@ -729,6 +750,16 @@ mod tests {
             wallet,
             "| wallet | 4.0 KiB | 1.5 KiB | 2.0 KiB | 1.0 KiB | 0.50 | 1.00 | 0.5 KiB / 0.2 KiB | `-Oz` |"
         );
+        let first = table
+            .lines()
+            .find(|l| l.contains("**first load**"))
+            .unwrap();
+        assert_eq!(
+            first,
+            "| wallet **first load** (`pkg/b_bg.wasm`; the row above loads on first use) | – | – | \
+             1.0 KiB | 0.2 KiB | 0.25 | 0.50 | 0.5 KiB / 0.1 KiB | as above |"
+        );
+        assert_eq!(table.matches("**first load**").count(), 1, "{table}");
         let other = table
             .lines()
             .find(|l| l.starts_with("| housing |"))

@@ -128,7 +128,11 @@ pub fn boot_js(template: &str, site: &Site) -> Result<String, String> {
             return Err(format!(
                 "{}'s boot.js template must hold {slot} {}",
                 site.name,
-                if wanted == 1 { "exactly once" } else { "nowhere" }
+                if wanted == 1 {
+                    "exactly once"
+                } else {
+                    "nowhere"
+                }
             ));
         }
         if let Some(value) = value {
@@ -465,7 +469,11 @@ fn lay_out_first_load(
         first.lib,
         kib(size.wasm.raw),
         kib(size.wasm.gzip),
-        if wasm_opt.is_some() { "" } else { " (NOT optimised: no wasm-opt)" },
+        if wasm_opt.is_some() {
+            ""
+        } else {
+            " (NOT optimised: no wasm-opt)"
+        },
         kib(size.js.raw),
         kib(size.js.gzip),
         site.lib

@@ -309,12 +309,8 @@ fn run_agent(
         let mut wallet = browser.new_page().map_err(|e| e.to_string())?;
         wallet.enable_webmcp().map_err(|e| e.to_string())?;
         wallet.navigate(wallet_url).map_err(|e| e.to_string())?;
-        wallet
-            .wait_for(
-                "!document.getElementById('app').hidden",
-                std::time::Duration::from_secs(20),
-            )
-            .map_err(|e| e.to_string())?;
+        // The first view, then a pointer move over the page (as a person's), which loads the app.
+        tacit_e2e::wallet::wait_app(&wallet);
         say(
             "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
         );
