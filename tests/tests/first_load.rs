@@ -107,6 +107,11 @@ fn the_app_loads_on_an_agents_first_call_and_takes_the_tools_over_without_churn(
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort_unstable();
     assert_eq!(names, PERSISTENT);
+    // What sits above the form is already the app's (its empty states, from the page's own
+    // markup): when the app starts nothing above the form moves or changes.
+    let above = "[document.getElementById('waiting').innerText, \
+                 document.getElementById('profile').getBoundingClientRect().top]";
+    let before = page.eval(above).unwrap();
 
     // The agent's first call loads the app, which answers it.
     let status = page.call_tool("wallet_status", json!({})).unwrap();
@@ -115,12 +120,14 @@ fn the_app_loads_on_an_agents_first_call_and_takes_the_tools_over_without_churn(
     assert_eq!(out["result"]["locked"], true, "{out}");
     assert!(page.requested(APP_WASM).unwrap());
     page.wait_for(APP_STARTED, WAIT).unwrap();
-    // The app draws the rest of the page.
+    // The app draws the rest of the page, below the form.
     page.wait_for(
-        "document.getElementById('settings').getClientRects().length > 0",
+        "document.getElementById('settings').getClientRects().length > 0 \
+         && Number(document.getElementById('app').dataset.redraws || 0) > 0",
         WAIT,
     )
     .unwrap();
+    assert_eq!(page.eval(above).unwrap(), before);
 
     // A request through the boot module's registration reaches the app's gate.
     let policy = tacit_e2e::wallet::housing_policy("http://127.0.0.1:8081", "n-first-load");
