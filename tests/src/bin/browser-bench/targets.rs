@@ -1,6 +1,12 @@
 //! Issue 13's speed targets, each a ratio of two medians measured in this run: the wallet's
-//! withdrawals against a plain JavaScript tool's, a claim call against the JavaScript no-op
-//! (through DevTools and in the page), and the unlock task against native `Vault::open`.
+//! withdrawals against a plain JavaScript tool's withdrawn the same way (a revoke is a real
+//! click, an expiry a page timer), a claim call against the JavaScript no-op (through DevTools
+//! and in the page), and the unlock task against native `Vault::open`.
+//!
+//! A withdrawal from a real click reaches the agent later than one from a page timer for any
+//! tool (Chromium's input handling; the click control of `baseline` is 2.5–3× the timer's on
+//! this machine), so the revoke is judged against the plain tool aborted from a real click; its
+//! ratio to the timer-aborted tool is reported beside it, without a bound.
 
 use serde_json::{Value, json};
 
@@ -15,16 +21,22 @@ struct Target {
     what: &'static str,
     wallet: f64,
     base: f64,
-    bound: f64,
+    /// `None`: reported for comparison, not a target.
+    bound: Option<f64>,
 }
 
 impl Target {
-    fn new(what: &'static str, wallet: &Samples, base: &Samples, bound: f64) -> Self {
+    fn new(
+        what: &'static str,
+        wallet: &Samples,
+        base: &Samples,
+        bound: impl Into<Option<f64>>,
+    ) -> Self {
         Self {
             what,
             wallet: wallet.median(),
             base: base.median(),
-            bound,
+            bound: bound.into(),
         }
     }
 
@@ -33,12 +45,12 @@ impl Target {
     }
 
     fn met(&self) -> Option<bool> {
-        let r = self.ratio();
-        r.is_finite().then_some(r <= self.bound)
+        let (r, bound) = (self.ratio(), self.bound?);
+        r.is_finite().then_some(r <= bound)
     }
 }
 
-/// The five targets of issue 13.
+/// The five targets of issue 13, and the revoke against the timer-aborted tool for comparison.
 pub struct Targets(Vec<Target>);
 
 impl Targets {
@@ -50,20 +62,32 @@ impl Targets {
         plain: &[(Variant, Trio)],
     ) -> Self {
         let empty = Trio::default();
-        let base = plain
-            .iter()
-            .find(|(v, _)| !v.click && !v.rewrite)
-            .map_or(&empty, |(_, t)| t);
+        let plain_tool = |click: bool| {
+            plain
+                .iter()
+                .find(|(v, _)| v.click == click && !v.rewrite)
+                .map_or(&empty, |(_, t)| t)
+        };
+        let (base, clicked) = (plain_tool(false), plain_tool(true));
         let (claim, noop) = (&calls.tools[0], &calls.tools[1]);
         Self(vec![
             Target::new(
-                "revoke: `abort()` → `WebMCP.toolsRemoved` in the agent, against a plain JS tool's",
+                "revoke (a real click): `abort()` → `WebMCP.toolsRemoved` in the agent, against a \
+                 plain JS tool's aborted from a real click",
                 &revoke.revoke.call_to_agent,
-                &base.call_to_agent,
+                &clicked.call_to_agent,
                 2.0,
             ),
             Target::new(
-                "expiry: `abort()` → `WebMCP.toolsRemoved` in the agent, against a plain JS tool's",
+                "*for comparison:* the same revoke against a plain JS tool's aborted from a page \
+                 timer (Chromium's click handling included)",
+                &revoke.revoke.call_to_agent,
+                &base.call_to_agent,
+                None,
+            ),
+            Target::new(
+                "expiry (a page timer): `abort()` → `WebMCP.toolsRemoved` in the agent, against a \
+                 plain JS tool's aborted from a page timer",
                 &expiry.trio.call_to_agent,
                 &base.call_to_agent,
                 2.0,
@@ -96,12 +120,13 @@ impl Targets {
         );
         for t in &self.0 {
             out.push_str(&format!(
-                "| {} | {} | {} | {:.2}× | ≤ {:.1}× | {} |\n",
+                "| {} | {} | {} | {:.2}× | {} | {} |\n",
                 t.what,
                 ms(t.wallet),
                 ms(t.base),
                 t.ratio(),
-                t.bound,
+                t.bound
+                    .map_or_else(|| "–".to_owned(), |b| format!("≤ {b:.1}×")),
                 match t.met() {
                     Some(true) => "yes",
                     Some(false) => "**no**",
