@@ -3,7 +3,8 @@
 //! (`tacit_web_bg.wasm`) is fetched on an agent's first tool call or the person's first act,
 //! never before. The app takes the boot module's registrations over: the agent sees each
 //! persistent tool added once and never withdrawn. A press before the app has started is
-//! answered in words, not acted on and not lost silently; an app that cannot load says so.
+//! answered in words, not acted on and not lost silently; an app that cannot load says so; a
+//! script that starts the app itself gains no tool.
 //!
 //! These tests fail, never skip, when Chromium or the built sites are missing.
 
@@ -223,4 +224,63 @@ fn a_press_before_the_app_starts_is_answered_in_words_and_a_failed_load_says_so(
         tacit_e2e::ToolStatus::Completed,
         "{response:?}"
     );
+}
+
+#[test]
+fn a_script_that_starts_the_app_before_the_loader_gains_no_tool() {
+    let session = Session::start();
+    // A hostile script in the page imports the app's module and starts it itself, with nothing
+    // to adopt, racing the page's loader.
+    let early = "import('/pkg/tacit_web.js').then(async (m) => { await m.default(); \
+                 m.startWallet([]); window.__early = 'started'; }) \
+                 .catch((e) => { window.__early = 'failed: ' + e; });";
+    let mut page = session.browser.new_page().unwrap();
+    page.send(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({ "source": early }),
+    )
+    .unwrap();
+    page.enable_webmcp().unwrap();
+    page.navigate(&session.server.url("/")).unwrap();
+    page.require_webmcp().unwrap();
+    page.wait_for("window.__early !== undefined", WAIT).unwrap();
+    assert_eq!(page.eval("window.__early").unwrap(), json!("started"));
+    wait_boot(&page);
+    std::thread::sleep(Duration::from_millis(500));
+    // (The page itself may be left on its first view: a script in the page can break the page
+    // in any case. What matters is that it gains no tool.)
+    let mut wallet = Wallet::new(page);
+    // The persistent tools, each once: one of the two registrations of each name was refused.
+    let mut names: Vec<String> = wallet
+        .page
+        .tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, PERSISTENT);
+    // A call reaches the gate (an envelope) or is refused; it never answers from elsewhere.
+    let response = wallet.page.call_tool("wallet_status", json!({})).unwrap();
+    if response.status == tacit_e2e::ToolStatus::Completed {
+        let out = &response.output;
+        assert!(out["ok"] == true || out["ok"] == false, "{out}");
+        if out["ok"] == true {
+            assert_eq!(out["result"]["locked"], true, "{out}");
+        }
+    }
+    // Calling the app's start again changes nothing.
+    wallet
+        .page
+        .eval("import('/pkg/tacit_web.js').then((m) => { m.startWallet([]); return true; })")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let again: Vec<String> = wallet
+        .page
+        .tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(again.len(), PERSISTENT.len(), "{again:?}");
 }
