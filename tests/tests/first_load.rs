@@ -45,6 +45,17 @@ fn shown(page: &Page<'_>, id: &str) -> bool {
         == json!(true)
 }
 
+/// The names of the tools the agent sees now (the WebMCP domain), sorted; the page's own
+/// `getTools()` must list the same names, each once.
+fn tool_names(page: &mut Page<'_>) -> Vec<String> {
+    let mut names: Vec<String> = page.tools().unwrap().into_iter().map(|t| t.name).collect();
+    names.sort_unstable();
+    let mut in_page = page.page_tool_names().unwrap();
+    in_page.sort_unstable();
+    assert_eq!(in_page, names, "getTools() and the WebMCP domain differ");
+    names
+}
+
 /// Every `toolsAdded`/`toolsRemoved` the agent saw for `name`, in order.
 fn changes_of(page: &mut Page<'_>, name: &str) -> Vec<&'static str> {
     let mut seen = Vec::new();
@@ -104,10 +115,7 @@ fn the_app_loads_on_an_agents_first_call_and_takes_the_tools_over_without_churn(
     assert!(page.requested(BOOT_WASM).unwrap());
     assert!(!page.requested(APP_WASM).unwrap(), "the app loaded unused");
     assert_eq!(page.eval(STAGE).unwrap(), json!("boot"));
-    let tools = page.tools().unwrap();
-    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    names.sort_unstable();
-    assert_eq!(names, PERSISTENT);
+    assert_eq!(tool_names(&mut page), PERSISTENT);
     // What sits above the form is already the app's (its empty states, from the page's own
     // markup): when the app starts nothing above the form moves or changes.
     let above = "[document.getElementById('waiting').innerText, \
@@ -153,10 +161,7 @@ fn the_app_loads_on_an_agents_first_call_and_takes_the_tools_over_without_churn(
     for name in PERSISTENT {
         assert_eq!(changes_of(&mut page, name), ["added"], "{name}");
     }
-    let names: Vec<String> = page.tools().unwrap().into_iter().map(|t| t.name).collect();
-    for name in PERSISTENT {
-        assert_eq!(names.iter().filter(|n| *n == name).count(), 1, "{names:?}");
-    }
+    assert_eq!(tool_names(&mut page), PERSISTENT);
     assert_eq!(page.csp_violations().unwrap(), Vec::<String>::new());
 }
 
@@ -249,19 +254,10 @@ fn a_script_that_starts_the_app_before_the_loader_gains_no_tool() {
     std::thread::sleep(Duration::from_millis(500));
     // (The page itself may be left on its first view: a script in the page can break the page
     // in any case. What matters is that it gains no tool.)
-    let mut wallet = Wallet::new(page);
     // The persistent tools, each once: one of the two registrations of each name was refused.
-    let mut names: Vec<String> = wallet
-        .page
-        .tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    names.sort_unstable();
-    assert_eq!(names, PERSISTENT);
+    assert_eq!(tool_names(&mut page), PERSISTENT);
     // A call reaches the gate (an envelope) or is refused; it never answers from elsewhere.
-    let response = wallet.page.call_tool("wallet_status", json!({})).unwrap();
+    let response = page.call_tool("wallet_status", json!({})).unwrap();
     if response.status == tacit_e2e::ToolStatus::Completed {
         let out = &response.output;
         assert!(out["ok"] == true || out["ok"] == false, "{out}");
@@ -270,17 +266,8 @@ fn a_script_that_starts_the_app_before_the_loader_gains_no_tool() {
         }
     }
     // Calling the app's start again changes nothing.
-    wallet
-        .page
-        .eval("import('/pkg/tacit_web.js').then((m) => { m.startWallet([]); return true; })")
+    page.eval("import('/pkg/tacit_web.js').then((m) => { m.startWallet([]); return true; })")
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
-    let again: Vec<String> = wallet
-        .page
-        .tools()
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    assert_eq!(again.len(), PERSISTENT.len(), "{again:?}");
+    assert_eq!(tool_names(&mut page), PERSISTENT);
 }
