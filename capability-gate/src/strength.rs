@@ -1,174 +1,84 @@
-//! A hint about how hard a new passphrase is to guess, shown under the field while the person
-//! creates a profile. It is a hint, not a rule: the wallet core only refuses passphrases shorter
-//! than 8 characters (`wallet_core::Passphrase::typed`).
+//! The hint under "New passphrase": how hard the passphrase is to guess, in words. It is a hint,
+//! not a rule: the wallet core only refuses passphrases shorter than 8 characters
+//! (`wallet_core::Passphrase::typed`).
 //!
-//! The estimate is small and pure (no dictionary download, no I/O): it counts the character
-//! kinds used, gives repeated and consecutive characters (`aaaa`, `1234`, `abcd`) almost no
-//! weight, scores a phrase of several words by its words (each counts for at most the guessing
-//! work of a common word, about 13 bits), caps a single short word, and calls a well-known
-//! password weak. Thresholds: under 36 bits weak, under 50 fair, else strong (four unrelated
-//! words reach strong; with the wallet's Argon2id at 64 MiB per guess that is years of work).
+//! The estimate is zxcvbn's (the `zxcvbn` crate, in the page's strength module
+//! `web/strength`, which the page loads only when the person types a new passphrase: its
+//! dictionaries are large). This module is what the estimate means to the person: zxcvbn's
+//! score 0–4 as a [`Strength`], and its advice, as one sentence. Score 4 (at least 10¹⁰
+//! guesses) is strong; 3 fair; below that weak. With the wallet's Argon2id at 64 MiB per guess,
+//! 10¹⁰ guesses is years of work.
 
 /// How hard a passphrase is to guess, as the hint says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strength {
     Empty,
     TooShort,
+    /// The estimate is being loaded.
+    Checking,
+    /// The estimate could not be loaded (the hint still says what makes a good passphrase).
+    Unavailable,
     Weak,
     Fair,
     Strong,
 }
 
-/// Passwords that are tried first, lower-case (with trailing digits and `!` removed before the
-/// comparison, so `password123!` is among them).
-const COMMON: &[&str] = &[
-    "password",
-    "passwort",
-    "passphrase",
-    "qwerty",
-    "qwertz",
-    "qwertyuiop",
-    "azerty",
-    "letmein",
-    "welcome",
-    "iloveyou",
-    "admin",
-    "administrator",
-    "monkey",
-    "dragon",
-    "football",
-    "baseball",
-    "sunshine",
-    "princess",
-    "master",
-    "shadow",
-    "superman",
-    "trustno",
-    "starwars",
-    "whatever",
-    "hallo",
-    "hello",
-    "geheim",
-    "secret",
-    "changeme",
-    "abc",
-    "abcdef",
-    "abcdefgh",
-    "asdfghjkl",
-    "asdf",
-    "zxcvbnm",
-    "tacit",
-    "tacitwallet",
-    "wallet",
-    "correcthorsebatterystaple",
-    "correct horse battery staple",
-];
-
 /// At least this many characters: the wallet core's own minimum.
 pub const MIN_CHARS: usize = wallet_core::vault::MIN_PASSPHRASE_CHARS;
 
-/// The estimated guessing work in bits (see the module documentation).
-pub fn bits(pass: &str) -> f64 {
-    let tokens: Vec<&str> = pass
-        .split(|c: char| c.is_whitespace() || matches!(c, '-' | '_' | '.' | ',' | '+' | '/'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    if tokens.len() >= 2 {
-        // A phrase: each word is at most a common word's worth, and a word used twice counts once.
-        let mut seen: Vec<String> = Vec::new();
-        let mut total = 0.0;
-        for token in tokens {
-            let lower = token.to_lowercase();
-            if seen.contains(&lower) {
-                continue;
-            }
-            total += char_bits(token).min(13.0);
-            seen.push(lower);
-        }
-        total
-    } else {
-        let single = char_bits(pass);
-        if pass.chars().count() <= 12 {
-            // One short word, however decorated, is among the first million guesses' patterns.
-            single.min(45.0)
-        } else {
-            single
-        }
+/// What to say without an estimate: empty or too short. `None`: only the estimator can tell.
+pub fn before_estimate(pass: &str) -> Option<Strength> {
+    match pass.chars().count() {
+        0 => Some(Strength::Empty),
+        n if n < MIN_CHARS => Some(Strength::TooShort),
+        _ => None,
     }
 }
 
-/// Characters times the bits of the alphabet they come from, with repeats and runs of
-/// consecutive characters counting a quarter.
-fn char_bits(text: &str) -> f64 {
-    let (mut lower, mut upper, mut digit, mut symbol, mut other) =
-        (false, false, false, false, false);
-    let mut effective = 0.0;
-    let mut previous: Option<char> = None;
-    for c in text.chars() {
-        if c.is_ascii_lowercase() {
-            lower = true;
-        } else if c.is_ascii_uppercase() {
-            upper = true;
-        } else if c.is_ascii_digit() {
-            digit = true;
-        } else if c.is_ascii() {
-            symbol = true;
-        } else {
-            other = true;
+/// The hint: a strength and, for a weak or fair passphrase, the estimator's advice (one
+/// sentence of it: why it is guessable, else what would help).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rating {
+    pub strength: Strength,
+    pub advice: Option<String>,
+}
+
+impl Rating {
+    /// A rating without advice.
+    pub fn of(strength: Strength) -> Self {
+        Rating {
+            strength,
+            advice: None,
         }
-        let predictable = previous.is_some_and(|p| {
-            let (p, c) = (u32::from(p), u32::from(c));
-            p == c || p + 1 == c || c + 1 == p
-        });
-        effective += if predictable { 0.25 } else { 1.0 };
-        previous = Some(c);
     }
-    let pool = [
-        (lower, 26.0),
-        (upper, 26.0),
-        (digit, 10.0),
-        (symbol, 33.0),
-        (other, 100.0),
-    ]
-    .iter()
-    .filter(|(used, _)| *used)
-    .map(|(_, size)| size)
-    .sum::<f64>()
-    .max(2.0);
-    effective * f64::log2(pool)
-}
 
-fn is_common(pass: &str) -> bool {
-    let lower = pass.trim().to_lowercase();
-    let stripped = lower.trim_end_matches(|c: char| c.is_ascii_digit() || c == '!');
-    let leading = lower.trim_start_matches(|c: char| c.is_ascii_digit());
-    lower.chars().all(|c| c.is_ascii_digit())
-        || COMMON.contains(&lower.as_str())
-        || COMMON.contains(&stripped)
-        || COMMON.contains(&leading)
-}
+    /// zxcvbn's `score` (0–4) with its advice.
+    pub fn from_score(score: u8, advice: Option<String>) -> Self {
+        let strength = match score {
+            0..=2 => Strength::Weak,
+            3 => Strength::Fair,
+            _ => Strength::Strong,
+        };
+        let advice = match strength {
+            Strength::Weak | Strength::Fair => advice
+                .map(|a| a.trim().to_owned())
+                .filter(|a| !a.is_empty()),
+            _ => None,
+        };
+        Rating { strength, advice }
+    }
 
-/// How strong `pass` is.
-pub fn estimate(pass: &str) -> Strength {
-    let chars = pass.chars().count();
-    if chars == 0 {
-        return Strength::Empty;
-    }
-    if chars < MIN_CHARS {
-        return Strength::TooShort;
-    }
-    if is_common(pass) {
-        return Strength::Weak;
-    }
-    match bits(pass) {
-        b if b < 36.0 => Strength::Weak,
-        b if b < 50.0 => Strength::Fair,
-        _ => Strength::Strong,
+    /// The hint under the field, in words.
+    pub fn words(&self) -> String {
+        match &self.advice {
+            Some(advice) => format!("{} {advice}", self.strength.headline()),
+            None => self.strength.words().to_owned(),
+        }
     }
 }
 
 impl Strength {
-    /// The hint under the field, in words.
+    /// The hint under the field, in words (without the estimator's advice).
     pub fn words(self) -> &'static str {
         match self {
             Self::Empty => {
@@ -176,6 +86,11 @@ impl Strength {
                  hard to guess."
             }
             Self::TooShort => "Too short: use at least 8 characters.",
+            Self::Checking => "Checking how hard it is to guess…",
+            Self::Unavailable => {
+                "The strength check could not load. Four or more unrelated words are easy to \
+                 remember and hard to guess."
+            }
             Self::Weak => "Weak: easy to guess. Add a few unrelated words.",
             Self::Fair => {
                 "Fair. One or two more unrelated words would make it much harder to guess."
@@ -184,11 +99,22 @@ impl Strength {
         }
     }
 
+    /// The first words of the hint, before the estimator's advice.
+    fn headline(self) -> &'static str {
+        match self {
+            Self::Weak => "Weak: easy to guess.",
+            Self::Fair => "Fair: could be harder to guess.",
+            other => other.words(),
+        }
+    }
+
     /// The field hint's `data-strength` (for the colour and for tests).
     pub fn code(self) -> &'static str {
         match self {
             Self::Empty => "empty",
             Self::TooShort => "short",
+            Self::Checking => "checking",
+            Self::Unavailable => "unavailable",
             Self::Weak => "weak",
             Self::Fair => "fair",
             Self::Strong => "strong",
@@ -201,90 +127,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn empty_and_short() {
-        assert_eq!(estimate(""), Strength::Empty);
-        assert_eq!(estimate("aB3$xY9"), Strength::TooShort);
+    fn empty_and_short_are_told_before_any_estimate() {
+        assert_eq!(before_estimate(""), Some(Strength::Empty));
+        assert_eq!(before_estimate("aB3$xY9"), Some(Strength::TooShort));
         // Characters, not bytes: seven letters with accents are still too short.
-        assert_eq!(estimate("äöüßéèê"), Strength::TooShort);
+        assert_eq!(before_estimate("äöüßéèê"), Some(Strength::TooShort));
+        assert_eq!(before_estimate("aB3$xY9z"), None);
     }
 
     #[test]
-    fn well_known_passwords_are_weak() {
-        for pass in [
-            "password",
-            "Password123",
-            "password123!",
-            "qwertyuiop",
-            "12345678",
-            "00000000000",
-            "letmein2024",
-            "correct horse battery staple",
-            "CorrectHorseBatteryStaple",
-        ] {
-            assert_eq!(estimate(pass), Strength::Weak, "{pass}");
-        }
+    fn scores_map_to_strengths() {
+        let s = |score| Rating::from_score(score, None).strength;
+        assert_eq!(
+            [s(0), s(1), s(2), s(3), s(4)],
+            [
+                Strength::Weak,
+                Strength::Weak,
+                Strength::Weak,
+                Strength::Fair,
+                Strength::Strong
+            ]
+        );
+        assert_eq!(s(9), Strength::Strong);
     }
 
     #[test]
-    fn repeats_and_runs_are_weak() {
-        for pass in [
-            "aaaaaaaaaaaa",
-            "abcdefghijklmnop",
-            "1234567890123",
-            "aaaa bbbb cccc dddd",
-            "word word word word",
-        ] {
-            assert_eq!(estimate(pass), Strength::Weak, "{pass}");
-        }
+    fn advice_is_said_only_where_it_helps() {
+        let weak = Rating::from_score(1, Some("This is a very common password.".into()));
+        assert_eq!(
+            weak.words(),
+            "Weak: easy to guess. This is a very common password."
+        );
+        let strong = Rating::from_score(4, Some("Avoid dates.".into()));
+        assert_eq!(strong.words(), Strength::Strong.words());
+        let blank = Rating::from_score(0, Some("  ".into()));
+        assert_eq!(blank.words(), Strength::Weak.words());
     }
 
     #[test]
-    fn a_single_short_word_is_at_most_fair() {
-        assert!(estimate("Tr0ub4dor&3") <= Strength::Fair);
-        assert!(estimate("Sommer2024!") <= Strength::Fair);
-    }
-
-    #[test]
-    fn unrelated_words_are_strong() {
-        for pass in [
-            "purple tractor whistles gently",
-            "Kanal-Lampe-Biber-Wolke-Sand",
-            "river maple quantum oyster",
-        ] {
-            assert_eq!(estimate(pass), Strength::Strong, "{pass}");
-        }
-    }
-
-    #[test]
-    fn two_words_are_not_strong() {
-        assert!(estimate("purple tractor") < Strength::Strong);
-    }
-
-    #[test]
-    fn more_words_never_make_it_weaker() {
-        let mut phrase = String::from("lantern");
-        let mut last = estimate(&phrase);
-        for word in ["orbit", "cabbage", "velvet", "harbour", "gravel"] {
-            phrase.push(' ');
-            phrase.push_str(word);
-            let now = estimate(&phrase);
-            assert!(now >= last, "{phrase}: {now:?} < {last:?}");
-            last = now;
-        }
-        assert_eq!(last, Strength::Strong);
-    }
-
-    #[test]
-    fn every_strength_has_words_and_a_code() {
-        for s in [
+    fn every_strength_has_words_and_a_distinct_code() {
+        let all = [
             Strength::Empty,
             Strength::TooShort,
+            Strength::Checking,
+            Strength::Unavailable,
             Strength::Weak,
             Strength::Fair,
             Strength::Strong,
-        ] {
+        ];
+        let mut codes: Vec<&str> = all.iter().map(|s| s.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), all.len());
+        for s in all {
             assert!(!s.words().is_empty());
-            assert!(!s.code().is_empty());
+            assert!(!s.words().contains('_'));
         }
     }
 }

@@ -18,6 +18,9 @@ use tacit_e2e::{Page, site_dir};
 
 const BOOT_WASM: &str = "/pkg/tacit_wallet_boot_bg.wasm";
 const APP_WASM: &str = "/pkg/tacit_web_bg.wasm";
+/// The passphrase strength estimate (zxcvbn): fetched only when a new passphrase is typed.
+const STRENGTH_WASM: &str = "/pkg/tacit_wallet_strength_bg.wasm";
+const HINT: &str = "document.getElementById('pass-strength').dataset.strength";
 const STAGE: &str = "document.getElementById('app').dataset.stage";
 
 /// A wallet tab at `/` on its first view: the boot module has drawn it and registered the
@@ -128,6 +131,10 @@ fn the_app_loads_on_an_agents_first_call_and_takes_the_tools_over_without_churn(
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["result"]["locked"], true, "{out}");
     assert!(page.requested(APP_WASM).unwrap());
+    assert!(
+        !page.requested(STRENGTH_WASM).unwrap(),
+        "the strength estimate loaded with no passphrase typed"
+    );
     page.wait_for(APP_STARTED, WAIT).unwrap();
     // The app draws the rest of the page, below the form.
     page.wait_for(
@@ -171,10 +178,28 @@ fn the_app_loads_when_the_person_moves_to_the_page_and_their_form_works() {
     let page = first_view(&session);
     assert!(!page.requested(APP_WASM).unwrap());
     // Typing into the first field is a person's act: the app loads; the create form works.
+    assert!(!page.requested(STRENGTH_WASM).unwrap());
     let wallet = Wallet::new(page);
     wallet.page.fill("#new-pass", PASS).unwrap();
     wallet.page.wait_for(APP_STARTED, WAIT).unwrap();
     assert!(wallet.page.requested(APP_WASM).unwrap());
+    // The passphrase typed once the app listens is rated by the strength module, fetched now.
+    wallet.page.fill("#new-pass", "password1").unwrap();
+    wallet
+        .page
+        .wait_for(&format!("{HINT} === 'weak'"), WAIT)
+        .unwrap();
+    assert!(wallet.page.requested(STRENGTH_WASM).unwrap());
+    let advice = wallet.text("#pass-strength");
+    assert!(
+        advice.starts_with("Weak") && advice != "Weak: easy to guess. Add a few unrelated words.",
+        "no reason given: {advice:?}"
+    );
+    wallet.page.fill("#new-pass", PASS).unwrap();
+    wallet
+        .page
+        .wait_for(&format!("['fair', 'strong'].includes({HINT})"), WAIT)
+        .unwrap();
     wallet.create_profile();
     assert_eq!(wallet.text("#lock-pill"), "Unlocked");
 
@@ -189,6 +214,42 @@ fn the_app_loads_when_the_person_moves_to_the_page_and_their_form_works() {
     wallet.page.wait_for(APP_STARTED, WAIT).unwrap();
     wallet.page.press("Enter").unwrap();
     wallet.wait_text("#lock-pill", "Unlocked");
+    assert!(
+        !wallet.page.requested(STRENGTH_WASM).unwrap(),
+        "unlocking fetched the strength estimate"
+    );
+}
+
+#[test]
+fn without_the_strength_module_the_hint_says_so_and_the_profile_is_still_created() {
+    let session = Session::start();
+    let mut page = session.browser.new_page().unwrap();
+    page.enable_webmcp().unwrap();
+    page.block_urls(&[&format!("*{STRENGTH_WASM}")]).unwrap();
+    page.navigate(&session.server.url("/")).unwrap();
+    page.require_webmcp().unwrap();
+    wait_boot(&page);
+    let wallet = Wallet::new(page);
+    wallet.page.fill("#new-pass", "x").unwrap();
+    wallet.page.wait_for(APP_STARTED, WAIT).unwrap();
+    wallet.page.fill("#new-pass", PASS).unwrap();
+    wallet
+        .page
+        .wait_for(&format!("{HINT} === 'unavailable'"), WAIT)
+        .unwrap();
+    assert!(
+        wallet.text("#pass-strength").contains("could not load"),
+        "{}",
+        wallet.text("#pass-strength")
+    );
+    // Short is still said at once, without the module.
+    wallet.page.fill("#new-pass", "abc").unwrap();
+    wallet
+        .page
+        .wait_for(&format!("{HINT} === 'short'"), WAIT)
+        .unwrap();
+    wallet.create_profile();
+    assert_eq!(wallet.text("#lock-pill"), "Unlocked");
 }
 
 #[test]

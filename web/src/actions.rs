@@ -182,15 +182,6 @@ pub fn on_keydown(event: web_sys::Event) {
     }
 }
 
-/// The new passphrase changed: its strength hint follows it.
-pub fn on_new_passphrase(_: web_sys::Event) {
-    let strength = capability_gate::strength::estimate(&dom::value("new-pass"));
-    if let Some(hint) = dom::by_id("pass-strength") {
-        dom::set_text_of(&hint, strength.words());
-        dom::attr(&hint, "data-strength", strength.code());
-    }
-}
-
 thread_local! {
     static LISTENING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -218,7 +209,7 @@ pub fn install() {
     on(&document, "submit", on_submit);
     on(&document, "keydown", on_keydown);
     if let Some(field) = dom::by_id("new-pass") {
-        on(&field, "input", on_new_passphrase);
+        on(&field, "input", crate::strength::on_new_passphrase);
     }
 }
 

@@ -69,6 +69,8 @@ mod state;
 #[cfg(target_arch = "wasm32")]
 mod storage;
 #[cfg(target_arch = "wasm32")]
+mod strength;
+#[cfg(target_arch = "wasm32")]
 mod told;
 
 #[cfg(target_arch = "wasm32")]

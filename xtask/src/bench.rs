@@ -688,6 +688,29 @@ fn size_table(read: &dyn Fn(&str) -> Result<String, String>) -> Result<(String, 
                 kib(js_gzip),
             ));
         }
+        // Modules the page loads only when a person needs them.
+        let parsed: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        for module in parsed["on_demand"].as_array().into_iter().flatten() {
+            let num = |ptr: &str| {
+                module
+                    .pointer(ptr)
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or(f64::NAN)
+            };
+            let (raw, gzip) = (num("/wasm/raw_bytes"), num("/wasm/gzip_bytes"));
+            r.push_str(&format!(
+                "| {} on demand (`{}`, {}) | – | – | {} | {} | {:.2} | {:.2} | {} / {} | as above |\n",
+                site.name,
+                module["wasm"]["file"].as_str().unwrap_or_default(),
+                module["when"].as_str().unwrap_or_default(),
+                kib(raw),
+                kib(gzip),
+                gzip / raw,
+                raw / base,
+                kib(num("/js/raw_bytes")),
+                kib(num("/js/gzip_bytes")),
+            ));
+        }
     }
     Ok((r, wallet_raw.unwrap_or(f64::NAN)))
 }
@@ -738,7 +761,8 @@ mod tests {
         let optimised = r#"{ "site": "wallet", "wasm": { "file": "pkg/x_bg.wasm", "raw_bytes": 2048, "gzip_bytes": 1024 },
   "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 },
   "js": { "file": "pkg/x.js", "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": true, "wasm_opt_level": "-Oz",
-  "first_load": { "wasm": { "file": "pkg/b_bg.wasm", "raw_bytes": 1024, "gzip_bytes": 256 }, "js": { "raw_bytes": 512, "gzip_bytes": 128 } } }"#;
+  "first_load": { "wasm": { "file": "pkg/b_bg.wasm", "raw_bytes": 1024, "gzip_bytes": 256 }, "js": { "raw_bytes": 512, "gzip_bytes": 128 } },
+  "on_demand": [ { "when": "when a new passphrase is typed", "wasm": { "file": "pkg/s_bg.wasm", "raw_bytes": 4096, "gzip_bytes": 2048 }, "js": { "raw_bytes": 256, "gzip_bytes": 100 } } ] }"#;
         let plain = r#"{ "wasm": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "wasm_before_opt": { "raw_bytes": 4096, "gzip_bytes": 1536 }, "js": { "raw_bytes": 512, "gzip_bytes": 256 }, "wasm_opt": false, "wasm_opt_level": null }"#;
         let (table, wallet_raw) = size_table(&|site: &str| {
             Ok(if site == "wallet" { optimised } else { plain }.to_owned())
@@ -760,6 +784,12 @@ mod tests {
              1.0 KiB | 0.2 KiB | 0.25 | 0.50 | 0.5 KiB / 0.1 KiB | as above |"
         );
         assert_eq!(table.matches("**first load**").count(), 1, "{table}");
+        let demand = table.lines().find(|l| l.contains("on demand")).unwrap();
+        assert_eq!(
+            demand,
+            "| wallet on demand (`pkg/s_bg.wasm`, when a new passphrase is typed) | – | – | \
+             4.0 KiB | 2.0 KiB | 0.50 | 2.00 | 0.2 KiB / 0.1 KiB | as above |"
+        );
         let other = table
             .lines()
             .find(|l| l.starts_with("| housing |"))

@@ -40,6 +40,18 @@ pub struct Site {
     /// The small module the page loads first, when its own module (`lib`) is loaded only on
     /// first use; `None`: the page loads `lib` at once.
     pub first_load: Option<FirstLoad>,
+    /// Modules the page fetches only when a person needs them (built, optimised and sized like
+    /// the others, into the same `pkg/`).
+    pub on_demand: &'static [OnDemand],
+}
+
+/// A module a page loads only when it is needed ([`Site::on_demand`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OnDemand {
+    pub package: &'static str,
+    pub lib: &'static str,
+    /// When the page loads it, in words (`cargo xtask bench`'s size table).
+    pub when: &'static str,
 }
 
 /// A page's first-load module ([`Site::first_load`]) and the loader that starts it and loads
@@ -68,6 +80,11 @@ pub const SITES: &[Site] = &[
             lib: "tacit_wallet_boot",
             template: "web/wallet-boot.js",
         }),
+        on_demand: &[OnDemand {
+            package: "tacit-wallet-strength",
+            lib: "tacit_wallet_strength",
+            when: "when a new passphrase is typed",
+        }],
     },
     Site {
         name: "housing",
@@ -78,6 +95,7 @@ pub const SITES: &[Site] = &[
         page: Some("examples/housing/page.html"),
         who: "This page",
         first_load: None,
+        on_demand: &[],
     },
     Site {
         name: "pharmacy",
@@ -88,6 +106,7 @@ pub const SITES: &[Site] = &[
         page: Some("examples/pharmacy/page.html"),
         who: "This page",
         first_load: None,
+        on_demand: &[],
     },
 ];
 
@@ -298,6 +317,9 @@ pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(),
         if let Some(first) = site.first_load {
             args.extend(["--package", first.package]);
         }
+        for module in site.on_demand {
+            args.extend(["--package", module.package]);
+        }
     }
     // `strip = true` in the profile also drops the `target_features` section wasm-bindgen reads
     // (it then warns and guesses); strip only debug info here; wasm-bindgen drops the names.
@@ -419,6 +441,21 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         Some(first) => Some(lay_out_first_load(site, &first, &pkg, wasm_opt)?),
         None => None,
     };
+    let mut on_demand = Vec::new();
+    for module in site.on_demand {
+        let size = lay_out_module(module.lib, &pkg, wasm_opt)?;
+        println!(
+            "{}: on demand ({}) pkg/{}_bg.wasm {} raw, {} gzip; glue {} raw, {} gzip",
+            site.name,
+            module.when,
+            module.lib,
+            kib(size.wasm.raw),
+            kib(size.wasm.gzip),
+            kib(size.js.raw),
+            kib(size.js.gzip),
+        );
+        on_demand.push((*module, size));
+    }
     let json = size_json(
         site,
         &before,
@@ -426,6 +463,7 @@ fn lay_out(site: &Site, wasm_opt: Option<&Path>) -> Result<(), String> {
         &js_size,
         wasm_opt.is_some(),
         first_load.as_ref(),
+        &on_demand,
     );
     let size_path = out.join("size.json");
     fs::write(&size_path, json).map_err(|e| format!("writing {}: {e}", size_path.display()))?;
@@ -448,20 +486,7 @@ fn lay_out_first_load(
     pkg: &Path,
     wasm_opt: Option<&Path>,
 ) -> Result<FirstLoadSize, String> {
-    let input = target_dir()
-        .join(WASM_TARGET)
-        .join(PROFILE)
-        .join(format!("{}.wasm", first.lib));
-    bindgen_web(&input, first.lib, false, pkg)?;
-    let wasm = pkg.join(format!("{}_bg.wasm", first.lib));
-    if let Some(tool) = wasm_opt {
-        optimise(tool, &wasm)?;
-    }
-    let size = FirstLoadSize {
-        lib: first.lib,
-        wasm: Size::of(&wasm)?,
-        js: Size::of(&pkg.join(format!("{}.js", first.lib)))?,
-    };
+    let size = lay_out_module(first.lib, pkg, wasm_opt)?;
     println!(
         "{}: first load pkg/{}_bg.wasm {} raw, {} gzip{}; glue {} raw, {} gzip (pkg/{}_bg.wasm \
          loads on first use)",
@@ -481,9 +506,32 @@ fn lay_out_first_load(
     Ok(size)
 }
 
+/// wasm-bindgen (and `wasm-opt`) on one more module of a page, into its `pkg`.
+fn lay_out_module(
+    lib: &'static str,
+    pkg: &Path,
+    wasm_opt: Option<&Path>,
+) -> Result<FirstLoadSize, String> {
+    let input = target_dir()
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{lib}.wasm"));
+    bindgen_web(&input, lib, false, pkg)?;
+    let wasm = pkg.join(format!("{lib}_bg.wasm"));
+    if let Some(tool) = wasm_opt {
+        optimise(tool, &wasm)?;
+    }
+    Ok(FirstLoadSize {
+        lib,
+        wasm: Size::of(&wasm)?,
+        js: Size::of(&pkg.join(format!("{lib}.js")))?,
+    })
+}
+
 /// `size.json`: `wasm` is the file that ships (after `wasm-opt` when `wasm_opt` is true),
 /// `wasm_before_opt` the wasm-bindgen output it came from; `first_load`, for a page that loads
-/// `wasm` only on first use, the module it loads at once.
+/// `wasm` only on first use, the module it loads at once; `on_demand`, the modules it loads only
+/// when a person needs them.
 fn size_json(
     site: &Site,
     before: &Size,
@@ -491,6 +539,7 @@ fn size_json(
     js: &Size,
     optimised: bool,
     first_load: Option<&FirstLoadSize>,
+    on_demand: &[(OnDemand, FirstLoadSize)],
 ) -> String {
     let json = serde_json::json!({
         "site": site.name,
@@ -520,6 +569,19 @@ fn size_json(
                 "gzip_bytes": f.js.gzip,
             },
         })),
+        "on_demand": on_demand.iter().map(|(m, f)| serde_json::json!({
+            "when": m.when,
+            "wasm": {
+                "file": format!("pkg/{}_bg.wasm", f.lib),
+                "raw_bytes": f.wasm.raw,
+                "gzip_bytes": f.wasm.gzip,
+            },
+            "js": {
+                "file": format!("pkg/{}.js", f.lib),
+                "raw_bytes": f.js.raw,
+                "gzip_bytes": f.js.gzip,
+            },
+        })).collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
     text.push('\n');
@@ -912,7 +974,20 @@ version = "0.2.130"
                 wasm: size(70, 30),
                 js: size(8, 3),
             }),
+            &[(
+                site.on_demand[0],
+                FirstLoadSize {
+                    lib: "tacit_wallet_strength",
+                    wasm: size(2000, 800),
+                    js: size(6, 2),
+                },
+            )],
         ));
+        assert_eq!(
+            json["on_demand"][0]["wasm"],
+            serde_json::json!({ "file": "pkg/tacit_wallet_strength_bg.wasm", "raw_bytes": 2000, "gzip_bytes": 800 })
+        );
+        assert_eq!(json["on_demand"][0]["when"], site.on_demand[0].when);
         assert_eq!(
             json["first_load"]["wasm"],
             serde_json::json!({ "file": "pkg/tacit_wallet_boot_bg.wasm", "raw_bytes": 70, "gzip_bytes": 30 })
@@ -937,8 +1012,10 @@ version = "0.2.130"
             &size(40, 9),
             false,
             None,
+            &[],
         ));
         assert!(plain["first_load"].is_null(), "{plain}");
+        assert_eq!(plain["on_demand"], serde_json::json!([]));
         assert_eq!(plain["wasm_opt"], false);
         assert!(plain["wasm_opt_level"].is_null(), "{plain}");
     }

@@ -137,6 +137,9 @@ fn steps(t: &mut Timings) -> Result<(), String> {
             if let Some(first) = site.first_load {
                 args.extend(["--package", first.package]);
             }
+            for module in site.on_demand {
+                args.extend(["--package", module.package]);
+            }
         }
         args.extend(["--package", "tool-gate-js"]);
         args.extend(["--", "-D", "warnings"]);
