@@ -50,8 +50,15 @@ pub fn build(locked: bool) -> Result<(), String> {
     if locked {
         cargo_args.push("--locked");
     }
-    // As `build-web`: strip only debug info, so wasm-bindgen still reads `target_features`.
-    let env = [("CARGO_PROFILE_WASM_RELEASE_STRIP", "debuginfo")];
+    // As `build-web`: strip only debug info, so wasm-bindgen still reads `target_features`;
+    // the same flags, so the two builds share their dependencies' artefacts.
+    let env = [
+        ("CARGO_PROFILE_WASM_RELEASE_STRIP", "debuginfo"),
+        (
+            "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+            crate::build_web::WASM_RUSTFLAGS,
+        ),
+    ];
     run("cargo build (tool-gate-js)", &cargo(), &cargo_args, &env)?;
     lay_out()
 }

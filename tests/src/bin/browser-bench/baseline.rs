@@ -1,6 +1,7 @@
 //! The baseline for items 3 and 4: a plain JavaScript tool on the same page, registered and then
 //! withdrawn by `abort()` from a page timer (so that this process is already waiting for the
-//! event). From `abort()` to `toolchange` and to `WebMCP.toolsRemoved` in the agent, it is what
+//! event), measured in small runs between the batches of item 3's expiries so that both see the
+//! same load on this shared machine. From `abort()` to `toolchange` and to `WebMCP.toolsRemoved` in the agent, it is what
 //! Chromium itself takes; the wallet's withdrawals (by expiry, from a timer, and by revoke, from
 //! a click) are compared with it from the same starting point, the `abort()` the wallet calls.
 //!
@@ -49,7 +50,10 @@ impl Variant {
 
     fn label(self) -> &'static str {
         match (self.click, self.rewrite) {
-            (false, false) => "plain JS tool, `abort()` from a page timer (**baseline**)",
+            (false, false) => {
+                "plain JS tool, `abort()` from a page timer (**baseline**; measured between the \
+                 batches of item 3's expiries)"
+            }
             (false, true) => "control: page timer, `abort()` then a 250-row rewrite in that task",
             (true, false) => "control: real click on a button, `abort()`",
             (true, true) => "control: real click, `abort()` then a 250-row rewrite in that task",
@@ -79,9 +83,10 @@ const SETUP_JS: &str = "(() => { if (window.__rewrite) return true; \
      return true; })()";
 
 /// Withdraws `n` plain JS tools one at a time, each 20 ms after registering it, as `variant`
-/// says.
+/// says; their names are numbered from `first`.
 pub fn plain_tools(
     page: &mut Page<'_>,
+    first: usize,
     n: usize,
     variant: Variant,
     clock: &ClockOffset,
@@ -92,7 +97,7 @@ pub fn plain_tools(
         variant.rewrite
     ))?;
     let mut trio = Trio::default();
-    for i in 0..n {
+    for i in first..first + n {
         let name = format!("bench_plain_{}_{i}", variant.key());
         page.eval(&format!(
             "(() => {{ window.__plain = new AbortController(); \

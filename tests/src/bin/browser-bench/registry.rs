@@ -146,6 +146,16 @@ pub struct Trio {
 }
 
 impl Trio {
+    /// Adds `other`'s samples to these.
+    pub fn extend(&mut self, other: &Trio) {
+        self.registry.extend(&other.registry);
+        self.event.extend(&other.event);
+        self.agent.extend(&other.agent);
+        self.handler.extend(&other.handler);
+        self.call_to_agent.extend(&other.call_to_agent);
+        self.call_to_event.extend(&other.call_to_event);
+    }
+
     /// Adds one change: `record` from [`page_record`], `agent_at` the bench-clock epoch ms it
     /// reached the agent (if it did), `start` on the page's clock — `Date.now()` ms if
     /// `by_date`, else `performance.now()` ms.
@@ -242,18 +252,27 @@ pub struct Expiry {
     pub clock: Option<ClockOffset>,
 }
 
+/// Expiries granted at a time (at most 16 requests may wait).
+pub const EXPIRY_BATCH: usize = 10;
+
 /// Item 3: `n` one-claim requests granted for 2 s, ten at a time (at most 16 may wait), each
-/// grant 100 ms after the previous so that every deadline is its own timer firing.
-pub fn expiries(wallet: &mut Wallet<'_>, n: usize, clock: &ClockOffset) -> Res<Expiry> {
-    const BATCH: usize = 10;
+/// grant 100 ms after the previous so that every deadline is its own timer firing. After each
+/// batch `between` runs (the bench's baseline, so that it is measured interleaved with the
+/// expiries, under the same load, rather than in a block of its own).
+pub fn expiries(
+    wallet: &mut Wallet<'_>,
+    n: usize,
+    clock: &ClockOffset,
+    mut between: impl FnMut(&mut Page<'_>) -> Res<()>,
+) -> Res<Expiry> {
     let mut result = Expiry {
-        batch: BATCH,
+        batch: EXPIRY_BATCH,
         clock: Some(*clock),
         ..Expiry::default()
     };
     let mut done = 0;
     while done < n {
-        let size = BATCH.min(n - done);
+        let size = EXPIRY_BATCH.min(n - done);
         let mut ids = Vec::new();
         for i in 0..size {
             let out = wallet.call(
@@ -327,6 +346,7 @@ pub fn expiries(wallet: &mut Wallet<'_>, n: usize, clock: &ClockOffset) -> Res<E
             result.visibility = record["visibility"].as_str().unwrap_or("?").to_owned();
         }
         done += size;
+        between(&mut wallet.page)?;
     }
     println!(
         "expiry: registry p50 {} p99 {}; agent p50 {} p99 {}",

@@ -11,6 +11,10 @@ impl Samples {
         self.0.push(ms);
     }
 
+    pub fn extend(&mut self, other: &Samples) {
+        self.0.extend_from_slice(&other.0);
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
