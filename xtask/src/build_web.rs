@@ -273,8 +273,8 @@ const WASM_OPT_FEATURES: [&str; 7] = [
 ];
 /// The sites' wasm is built with 128-bit SIMD (every current browser has it: Chromium 91,
 /// Firefox 89, Safari 16.4). The unlock's Argon2id is the reason: in `browser-bench` item 1 on
-/// this AMD EPYC machine the unlock task went from 1.62–1.70× native `Vault::open` to
-/// 1.37–1.40× (2026-12-03), and the wallet's wasm got smaller (423.1 -> 413.3 KiB gzip).
+/// this AMD EPYC machine the unlock task went from 1.49–1.70× native `Vault::open` to
+/// 1.25–1.40× (2026-12-03, five runs each), and the wallet's wasm got smaller (423.1 -> 413.3 KiB gzip).
 pub const WASM_RUSTFLAGS: &str = "-C target-feature=+simd128";
 
 /// Debian's package with `wasm-opt`.
