@@ -17,6 +17,9 @@ use std::time::Instant;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
+    if let Some(code) = rebuild_if_built_elsewhere(&args) {
+        return code;
+    }
     // `cargo xtask <task> --help` answers from here, before the task builds or installs anything.
     if let Some(help) = task_help(&args) {
         println!("{help}");
@@ -105,6 +108,70 @@ fn print_help() {
         }
     }
     println!("\n`cargo xtask <task> --help` shows one task's line without running it.");
+}
+
+/// Set on the one re-run [`rebuild_if_built_elsewhere`] makes.
+const REBUILT: &str = "TACIT_XTASK_REBUILT";
+
+/// `cargo run` names the package it runs (`CARGO_MANIFEST_DIR`). Two checkouts that share one
+/// target directory share this binary, and cargo judges freshness by the mtimes of the source
+/// files the last build read, which may be the other checkout's: it can run an xtask built from
+/// another tree, which would then build and test that tree. When the checkout cargo ran this for
+/// is not the one it was built from, touch this checkout's `main.rs` (so cargo rebuilds it from
+/// here) and run the task again, once. `None`: this binary is this checkout's.
+fn rebuild_if_built_elsewhere(args: &[String]) -> Option<ExitCode> {
+    let built_from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run_for = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR")?);
+    if same_dir(built_from, &run_for) {
+        return None;
+    }
+    if env::var_os(REBUILT).is_some() {
+        eprintln!(
+            "xtask: built from {} but run for {} even after a rebuild; run `touch {}` and retry",
+            built_from.display(),
+            run_for.display(),
+            run_for.join("src/main.rs").display()
+        );
+        return Some(ExitCode::FAILURE);
+    }
+    eprintln!(
+        "xtask: this binary was built from {} (a target directory shared with another \
+         checkout); rebuilding it from {}",
+        built_from.display(),
+        run_for.display()
+    );
+    let main_rs = run_for.join("src/main.rs");
+    let touched = std::fs::File::options()
+        .append(true)
+        .open(&main_rs)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+    if let Err(e) = touched {
+        eprintln!("xtask: could not touch {}: {e}", main_rs.display());
+        return Some(ExitCode::FAILURE);
+    }
+    let status = Command::new(cargo())
+        .args(["run", "--quiet", "--manifest-path"])
+        .arg(run_for.join("Cargo.toml"))
+        .arg("--")
+        .args(args)
+        .env(REBUILT, "1")
+        .status();
+    Some(match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => ExitCode::from(u8::try_from(s.code().unwrap_or(1)).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("xtask: could not run cargo again: {e}");
+            ExitCode::FAILURE
+        }
+    })
+}
+
+/// Whether `a` and `b` name the same directory (after resolving links, where they exist).
+fn same_dir(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// The workspace root (this crate's parent directory).
