@@ -38,6 +38,17 @@ fn first_view(session: &Session) -> Page<'_> {
     page
 }
 
+/// A wallet tab at `/` on its first view, with requests for `blocked` (a URL path) failing.
+fn view_without<'a>(session: &'a Session, blocked: &str) -> Page<'a> {
+    let mut page = session.browser.new_page().unwrap();
+    page.enable_webmcp().unwrap();
+    page.block_urls(&[&format!("*{blocked}")]).unwrap();
+    page.navigate(&session.server.url("/")).unwrap();
+    page.require_webmcp().unwrap();
+    wait_boot(&page);
+    page
+}
+
 /// Whether the element with id `id` is drawn (in the layout, not hidden).
 fn shown(page: &Page<'_>, id: &str) -> bool {
     page.eval(&format!(
@@ -223,13 +234,7 @@ fn the_app_loads_when_the_person_moves_to_the_page_and_their_form_works() {
 #[test]
 fn without_the_strength_module_the_hint_says_so_and_the_profile_is_still_created() {
     let session = Session::start();
-    let mut page = session.browser.new_page().unwrap();
-    page.enable_webmcp().unwrap();
-    page.block_urls(&[&format!("*{STRENGTH_WASM}")]).unwrap();
-    page.navigate(&session.server.url("/")).unwrap();
-    page.require_webmcp().unwrap();
-    wait_boot(&page);
-    let wallet = Wallet::new(page);
+    let wallet = Wallet::new(view_without(&session, STRENGTH_WASM));
     wallet.page.fill("#new-pass", "x").unwrap();
     wallet.page.wait_for(APP_STARTED, WAIT).unwrap();
     wallet.page.fill("#new-pass", PASS).unwrap();
@@ -255,13 +260,8 @@ fn without_the_strength_module_the_hint_says_so_and_the_profile_is_still_created
 #[test]
 fn a_press_before_the_app_starts_is_answered_in_words_and_a_failed_load_says_so() {
     let session = Session::start();
-    let mut page = session.browser.new_page().unwrap();
-    page.enable_webmcp().unwrap();
     // The app's wasm cannot be fetched: it never starts.
-    page.block_urls(&[&format!("*{APP_WASM}")]).unwrap();
-    page.navigate(&session.server.url("/")).unwrap();
-    page.require_webmcp().unwrap();
-    wait_boot(&page);
+    let mut page = view_without(&session, APP_WASM);
     page.wait_tool("wallet_status", WAIT).unwrap();
     page.fill("#new-pass", PASS).unwrap();
     page.fill("#new-pass2", PASS).unwrap();

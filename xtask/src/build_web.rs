@@ -571,35 +571,32 @@ fn size_json(
         },
         "wasm_opt": optimised,
         "wasm_opt_level": optimised.then_some(WASM_OPT_LEVEL),
-        "first_load": first_load.map(|f| serde_json::json!({
-            "wasm": {
-                "file": format!("pkg/{}_bg.wasm", f.lib),
-                "raw_bytes": f.wasm.raw,
-                "gzip_bytes": f.wasm.gzip,
-            },
-            "js": {
-                "file": format!("pkg/{}.js", f.lib),
-                "raw_bytes": f.js.raw,
-                "gzip_bytes": f.js.gzip,
-            },
-        })),
-        "on_demand": on_demand.iter().map(|(m, f)| serde_json::json!({
-            "when": m.when,
-            "wasm": {
-                "file": format!("pkg/{}_bg.wasm", f.lib),
-                "raw_bytes": f.wasm.raw,
-                "gzip_bytes": f.wasm.gzip,
-            },
-            "js": {
-                "file": format!("pkg/{}.js", f.lib),
-                "raw_bytes": f.js.raw,
-                "gzip_bytes": f.js.gzip,
-            },
-        })).collect::<Vec<_>>(),
+        "first_load": first_load.map(module_json),
+        "on_demand": on_demand.iter().map(|(m, f)| {
+            let mut json = module_json(f);
+            json["when"] = m.when.into();
+            json
+        }).collect::<Vec<_>>(),
     });
     let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// One more module of a page in `size.json`: its wasm and its glue.
+fn module_json(module: &FirstLoadSize) -> serde_json::Value {
+    serde_json::json!({
+        "wasm": {
+            "file": format!("pkg/{}_bg.wasm", module.lib),
+            "raw_bytes": module.wasm.raw,
+            "gzip_bytes": module.wasm.gzip,
+        },
+        "js": {
+            "file": format!("pkg/{}.js", module.lib),
+            "raw_bytes": module.js.raw,
+            "gzip_bytes": module.js.gzip,
+        },
+    })
 }
 
 /// Runs `wasm-opt` in place. A failure is an error: a `wasm-opt` too old for the module's
