@@ -33,9 +33,6 @@ pub enum Code {
     DeclinedPrivacyFloor,
     /// The claim cannot be asked of this profile.
     InvalidClaim,
-    /// The person granted an income question in another currency than their profile's; amounts
-    /// are never converted, so it is declined (told only after the person's grant).
-    DeclinedCurrency,
     /// Nothing to draft: no claim has been answered for that audience.
     NothingToDraft,
     /// Too many requests or proposals are waiting for the person.
@@ -58,7 +55,6 @@ impl Code {
             Code::GrantSpent => Ended::Spent.code(),
             Code::DeclinedPrivacyFloor => "declined_privacy_floor",
             Code::InvalidClaim => "invalid_claim",
-            Code::DeclinedCurrency => "declined_currency",
             Code::NothingToDraft => "nothing_to_draft",
             Code::TooManyPending => "too_many_pending",
             Code::Busy => "busy",

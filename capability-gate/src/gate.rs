@@ -1057,6 +1057,38 @@ impl Gate {
         self.finish(pending, now)
     }
 
+    /// [`Gate::begin`] for a host that read the agent's input itself: `Err` is the sentence of
+    /// the reader's refusal (e.g. input nested too deep, from [`crate::input::from_text`]). The
+    /// call is refused as `invalid_input` with that sentence, and a claim call is checked and
+    /// logged as any malformed call is.
+    pub fn begin_read(
+        &mut self,
+        handler: &Handler,
+        input: Result<&Value, &str>,
+        now: Timestamp,
+    ) -> Pending {
+        let unreadable = match input {
+            Ok(input) => return self.begin(handler, input, now),
+            Err(why) => Refusal::new(Code::InvalidInput, why),
+        };
+        let refusal = match handler {
+            Handler::Claim { grant, epoch } => {
+                match self.check_grant(grant, *epoch, now, Use::Check) {
+                    Err(ended) => {
+                        self.log_refusal(grant, Outcome::Declined, now);
+                        ended
+                    }
+                    Ok(()) => {
+                        self.log_refusal(grant, Outcome::Invalid, now);
+                        unreadable
+                    }
+                }
+            }
+            _ => unreadable,
+        };
+        Pending(PendingKind::Done(Err(refusal)))
+    }
+
     /// Validates the input and checks authority. Nothing about the profile is read yet.
     pub fn begin(&mut self, handler: &Handler, input: &Value, now: Timestamp) -> Pending {
         let reply = match handler {
@@ -1150,7 +1182,8 @@ impl Gate {
             .filter(|(satisfied, _)| answer.outcome == Outcome::from_bool(*satisfied))
             .map(|(_, issuer)| issuer);
         // A question in another currency is the only claim that evaluates to `Invalid` (amounts
-        // are never converted): to the agent, and in the log, it is a decline.
+        // are never converted). To the agent, and in the log, it is the privacy-floor decline in
+        // the same words: a code of its own would name the profile's currency by elimination.
         let logged = match answer.outcome {
             Outcome::Invalid => Outcome::Declined,
             outcome => outcome,
@@ -1167,14 +1200,9 @@ impl Gate {
                 }
                 Ok(result)
             }
-            Outcome::Declined => Err(Refusal::new(
+            Outcome::Declined | Outcome::Invalid => Err(Refusal::new(
                 Code::DeclinedPrivacyFloor,
-                "Declined: answering would narrow what is already known about the person below \
-                 their privacy floor. Asking again or with nearby thresholds will be declined too.",
-            )),
-            Outcome::Invalid => Err(Refusal::new(
-                Code::DeclinedCurrency,
-                currency_decline(&claim),
+                DECLINED_PRIVACY_FLOOR,
             )),
         }
     }
@@ -1267,19 +1295,12 @@ fn decline_reason(claim: &Claim) -> String {
     )
 }
 
-/// What the agent is told, after the person granted it, about an income question in another
-/// currency than the profile's. It names the question's currency only (the agent chose it).
-fn currency_decline(claim: &Claim) -> String {
-    let asked = match claim {
-        Claim::IncomeBelow { limit } => limit.currency.as_str().to_owned(),
-        _ => "another currency".to_owned(),
-    };
-    format!(
-        "Declined: the currencies differ. This question is about income in {asked}, and the \
-         person's income is not recorded in {asked}; amounts are never converted. Ask the site \
-         whether it takes a limit in another currency."
-    )
-}
+/// What the agent is told when a granted claim is declined: answering would narrow the person's
+/// facts below their floor, or (the same words, on purpose) the question is in another currency
+/// than the profile's.
+const DECLINED_PRIVACY_FLOOR: &str = "Declined: answering would narrow what is already known about \
+     the person below their privacy floor. Asking again or with nearby thresholds will be declined \
+     too.";
 
 /// Whether a check takes a use.
 #[derive(Debug, Clone, Copy)]

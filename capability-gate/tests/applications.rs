@@ -646,18 +646,38 @@ fn another_currency_looks_the_same_to_the_agent_until_the_person_grants() {
     assert_eq!(eur.gate.currency_note(&eur_id, 1), None);
     assert_eq!(eur.gate.would_decline(&eur_id, 0), None);
 
-    // After the grant: the USD profile answers; the EUR one declines, saying why.
+    // After the grant: the USD profile answers; the EUR one declines with the privacy floor's
+    // code and words, byte for byte: a code or sentence of its own would tell the agent, by
+    // elimination, the profile's currency.
     let tool = usd.grant_all(&usd_id, Lifetime::ONE_HOUR).remove(0);
     let out_usd = usd.call(&tool, json!({}));
     assert_eq!(out_usd["result"]["satisfied"], true, "{out_usd}");
     let tool = eur.grant_all(&eur_id, Lifetime::ONE_HOUR).remove(0);
     let out_eur = eur.call(&tool, json!({}));
-    assert_eq!(error_code(&out_eur), "declined_currency");
-    let message = out_eur["error"]["message"].as_str().unwrap();
-    assert!(message.contains("currencies differ"), "{message}");
-    assert!(
-        !message.contains("EUR"),
-        "the profile's currency is not named: {message}"
+    assert_eq!(error_code(&out_eur), "declined_privacy_floor");
+    let mut floor = World::with_secret_unlocked(SECRET, profile_in("EUR"));
+    let first = floor.request(policy(
+        HOUSING,
+        "n-1",
+        json!([income_json(3_000_000, "EUR")]),
+    ));
+    let tool = floor.grant_all(&first, Lifetime::ONE_HOUR).remove(0);
+    assert_eq!(floor.call(&tool, json!({}))["result"]["satisfied"], true);
+    let probe_id = floor.request(policy(
+        HOUSING,
+        "n-2",
+        json!([income_json(2_900_000, "EUR")]),
+    ));
+    let tool = floor.grant_all(&probe_id, Lifetime::ONE_HOUR).remove(0);
+    let out_floor = floor.call(&tool, json!({}));
+    assert_eq!(
+        error_code(&out_floor),
+        "declined_privacy_floor",
+        "{out_floor}"
+    );
+    assert_eq!(
+        out_eur["error"], out_floor["error"],
+        "a currency decline is the floor decline, word for word"
     );
     // Declined, not an answer: nothing to draft, nothing in a receipt.
     assert_eq!(error_code(&eur.draft(HOUSING, "n-1")), "nothing_to_draft");

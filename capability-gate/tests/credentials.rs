@@ -817,7 +817,7 @@ fn a_claim_off_the_ladder_is_the_persons_own_word() {
         "n-2",
         json!([{ "kind": "income_below", "limit": { "amount_minor": 3_000_000, "currency": "USD" } }]),
     );
-    assert_eq!(error_code(&out[0]), "declined_currency");
+    assert_eq!(error_code(&out[0]), "declined_privacy_floor");
     assert_eq!(last_entry(&world).issuer, None);
     // Districts are always the person's word.
     let mut world = with_credentials(income_credentials(2_850_000, 5).0);

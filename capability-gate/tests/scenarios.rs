@@ -663,9 +663,11 @@ fn item8_privacy_floor_declines_and_repeats_come_from_memory() {
     usd["claims"] = json!([{ "kind": "income_below", "limit": { "amount_minor": 9_000_000, "currency": "USD" } }]);
     let id = world.request(usd);
     let tools = world.grant_all(&id, Lifetime::ONE_HOUR);
+    let declined = world.call(&tools[0], json!({}));
+    assert_eq!(error_code(&declined), "declined_privacy_floor");
     assert_eq!(
-        error_code(&world.call(&tools[0], json!({}))),
-        "declined_currency"
+        declined["error"], out["error"],
+        "the same words as the floor"
     );
 }
 

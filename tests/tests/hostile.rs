@@ -266,6 +266,21 @@ fn hostile_malformed_and_oversize_input_on_every_tool() {
                 "{tool}: {message:.200}"
             );
         }
+        // Too deep is refused for its depth, in the words every door uses: 33 levels (one past
+        // the limit) and 200 (past serde_json's own).
+        for levels in [33, 200] {
+            let mut deep = json!(1);
+            for _ in 0..levels {
+                deep = json!([deep]);
+            }
+            let out = wallet.call(tool, json!({ "nonce": deep }));
+            let message = out["error"]["message"].as_str().unwrap_or_default();
+            assert_eq!(error_code(&out), "invalid_input", "{tool} at {levels}");
+            assert!(
+                message.contains("nested deeper than 32 levels"),
+                "{tool} at {levels}: {message}"
+            );
+        }
     }
     // The page still answers well-formed calls afterwards.
     assert_eq!(wallet.call("wallet_status", json!({}))["ok"], true);

@@ -135,6 +135,25 @@ fn the_submit_tool_exists_only_while_a_nonce_the_page_obtained_is_open() {
     refused_with(&out, "unknown_nonce");
     assert_eq!(tool_names(&mut page), [REQUIREMENTS, SUBMIT]);
 
+    // Input nested too deep is refused by the page for its depth, in the words every door uses
+    // (33 levels: one past the limit; 200: past serde_json's own).
+    for levels in [33, 200] {
+        let mut deep = json!(1);
+        for _ in 0..levels {
+            deep = json!([deep]);
+        }
+        for tool in [REQUIREMENTS, SUBMIT] {
+            let out = call(&mut page, tool, json!({ "receipt": deep }));
+            refused_with(&out, "invalid_input");
+            let message = out["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("nested deeper than 32 levels"),
+                "{tool} at {levels}: {message}"
+            );
+        }
+    }
+    assert_eq!(tool_names(&mut page), [REQUIREMENTS, SUBMIT]);
+
     // An accepted submission spends the nonce: the tool leaves, and the kept object is refused
     // by the page's gate with tool-gate's code, without reaching the server.
     let receipt = receipt_for(

@@ -10,9 +10,23 @@ use crate::envelope::Refusal;
 pub const MAX_DEPTH: usize = 32;
 
 /// Reads a tool input given as JSON text (what a host gets from `JSON.stringify` of the agent's
-/// argument): refuses text nested deeper than [`MAX_DEPTH`] levels with that reason, and text
-/// that is not JSON as such.
+/// argument): refuses text nested deeper than [`MAX_DEPTH`] levels with that reason
+/// ([`TOO_DEEP`]), and text that is not JSON as such.
 pub fn from_text(text: &str) -> Result<Value, Refusal> {
+    if nested_too_deep(text) {
+        return Err(Refusal::invalid_input(TOO_DEEP));
+    }
+    serde_json::from_str(text).map_err(|_| Refusal::invalid_input("The input is not valid JSON."))
+}
+
+/// Why an input nested deeper than [`MAX_DEPTH`] is refused: the same sentence at every door
+/// (the wallet, the sites' pages and their servers).
+pub const TOO_DEEP: &str = "The input is nested deeper than 32 levels; no tool takes that.";
+
+/// Whether JSON text opens more than [`MAX_DEPTH`] arrays and objects inside one another
+/// (brackets inside strings do not count). Text that is not JSON may answer either way; it is
+/// refused anyway.
+pub fn nested_too_deep(text: &str) -> bool {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -31,16 +45,14 @@ pub fn from_text(text: &str) -> Result<Value, Refusal> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return Err(Refusal::invalid_input(format!(
-                        "The input is nested deeper than {MAX_DEPTH} levels; no tool takes that."
-                    )));
+                    return true;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    serde_json::from_str(text).map_err(|_| Refusal::invalid_input("The input is not valid JSON."))
+    false
 }
 
 #[cfg(test)]
@@ -59,6 +71,10 @@ mod tests {
         let refusal = from_text(&deep).unwrap_err();
         assert_eq!(refusal.code, "invalid_input");
         assert!(refusal.message.contains("nested deeper than 32 levels"));
+        assert!(
+            TOO_DEEP.contains(&MAX_DEPTH.to_string()),
+            "the sentence names the limit"
+        );
         let very = "{\"a\":".repeat(10_000);
         assert!(
             from_text(&very)

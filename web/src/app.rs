@@ -420,23 +420,24 @@ impl App {
     }
 }
 
-/// The agent's input as JSON. Anything that does not survive `JSON.stringify`, or is nested
-/// deeper than `capability_gate::input::MAX_DEPTH`, arrives as a string the gate will refuse as
-/// `invalid_input`: it is read through the gate's reader, so text nested deeper than it allows is
-/// refused before any tool looks at it (and never reaches serde_json's recursion).
-fn input_json(input: &JsValue) -> Value {
-    tacit_webmcp::input_json_with(
-        input,
-        |text| capability_gate::input::from_text(text).ok(),
-        "unserializable or too deeply nested input",
-    )
+/// The agent's input as JSON, read through the gate's reader: anything that does not survive
+/// `JSON.stringify`, or is nested deeper than `capability_gate::input::MAX_DEPTH`, is `Err` with
+/// the sentence the gate refuses it with (`invalid_input`), before any tool looks at it (and it
+/// never reaches serde_json's recursion).
+fn input_json(input: &JsValue) -> Result<Value, String> {
+    tacit_webmcp::input_json_with(input, |text| {
+        capability_gate::input::from_text(text).map_err(|refusal| refusal.message)
+    })
 }
 
 /// Every tool call, whichever door it came through.
 pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
     let input = input_json(&input);
     wasm_bindgen_futures::future_to_promise(async move {
-        let started = with_app(|app| (app.gate.begin(&handler, &input, now()), app.latency_ms));
+        let started = with_app(|app| {
+            let input = input.as_ref().map_err(String::as_str);
+            (app.gate.begin_read(&handler, input, now()), app.latency_ms)
+        });
         let Some((pending, latency)) = started else {
             let busy = envelope(&Err(Refusal::new(
                 Code::Busy,

@@ -22,7 +22,6 @@ export type TacitCode =
   | 'grant_spent'
   | 'declined_privacy_floor'
   | 'invalid_claim'
-  | 'declined_currency'
   | 'nothing_to_draft'
   | 'too_many_pending'
   // Answered by the page itself (the gate busy, or no such tool now):

@@ -110,32 +110,35 @@ pub fn input_object(input: JsValue) -> JsValue {
 }
 
 /// The agent's input as JSON, read by `parse` (a reader with limits of its own, such as
-/// `capability_gate::input::from_text`) from `JSON.stringify`'s text. `undefined` and `null` are
-/// `null`; a string stays a string. What `JSON.stringify` cannot carry, or `parse` refuses,
-/// arrives as the string `unreadable`, which the tools refuse as `invalid_input`.
+/// `tool_gate::input::from_text`) from `JSON.stringify`'s text. `undefined` and `null` are
+/// `null`; a string stays a string. What `JSON.stringify` cannot carry is refused with
+/// [`UNREADABLE_INPUT`], what `parse` refuses with its own reason: the `Err` is the sentence of
+/// the tool's `invalid_input` refusal.
 pub fn input_json_with(
     input: &JsValue,
-    parse: impl Fn(&str) -> Option<Value>,
-    unreadable: &str,
-) -> Value {
+    parse: impl Fn(&str) -> Result<Value, String>,
+) -> Result<Value, String> {
     if input.is_undefined() || input.is_null() {
-        return Value::Null;
+        return Ok(Value::Null);
     }
-    js_sys::JSON::stringify(input)
+    let text = js_sys::JSON::stringify(input)
         .ok()
         .and_then(|s| s.as_string())
-        .and_then(|s| parse(&s))
-        .unwrap_or_else(|| Value::String(unreadable.to_owned()))
+        .ok_or_else(|| UNREADABLE_INPUT.to_owned())?;
+    parse(&text)
 }
 
-/// The input of a tool's `execute` as JSON, read by serde_json: JSON text (the polyfill's
-/// `executeTool` form) is read as the JSON it holds ([`input_object`]), other text stays a string.
-pub fn input_json(input: &JsValue) -> Value {
-    input_json_with(
-        &input_object(input.clone()),
-        |text| serde_json::from_str(text).ok(),
-        "unserializable input",
-    )
+/// Why an input that `JSON.stringify` cannot carry (a cycle, a `BigInt`, a function) is refused.
+pub const UNREADABLE_INPUT: &str = "The input cannot be read as JSON; send a plain JSON object.";
+
+/// The input of a tool's `execute` as JSON, read by tool-gate's reader (which refuses input
+/// nested deeper than `tool_gate::input::MAX_DEPTH` levels by name): JSON text (the polyfill's
+/// `executeTool` form) is read as the JSON it holds ([`input_object`]), other text stays a
+/// string. `Err` is the sentence of the tool's `invalid_input` refusal.
+pub fn input_json(input: &JsValue) -> Result<Value, String> {
+    input_json_with(&input_object(input.clone()), |text| {
+        tool_gate::input::from_text(text).map_err(|refusal| refusal.message)
+    })
 }
 
 /// One tool registered on a `document.modelContext` with an `AbortController` of its own.

@@ -408,6 +408,23 @@ async fn malformed_bodies_get_4xx_and_the_envelope() {
     let (status, body, _) = send_raw("application/json", b"{\"receipt\":\"text\"}".to_vec()).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(code(&body), "invalid_input");
+    // 33 levels deep (a receipt inside 32 arrays): refused for its depth, in the words every
+    // door uses; 32 levels is read (and refused for its shape).
+    for (depth, says) in [
+        (33, "nested deeper than 32 levels"),
+        (32, "must be an object"),
+    ] {
+        let deep = format!(
+            "{{\"receipt\":{}1{}}}",
+            "[".repeat(depth - 1),
+            "]".repeat(depth - 1)
+        );
+        let (status, body, _) = send_raw("application/json", deep.into_bytes()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{depth}");
+        assert_eq!(code(&body), "invalid_input");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{depth}: {message}");
+    }
     let huge = format!("{{\"receipt\":{{\"pad\":\"{}\"}}}}", "x".repeat(70 * 1024));
     let (status, body, _) = send_raw("application/json", huge.into_bytes()).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);

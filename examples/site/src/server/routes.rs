@@ -207,7 +207,15 @@ async fn applications(State(state): State<SiteState>, request: Request) -> Respo
         }
         Err(_) => return invalid(StatusCode::BAD_REQUEST, "The submission could not be read."),
     };
-    let Ok(input) = serde_json::from_slice::<Value>(&body) else {
+    // tool-gate's reader: a body nested deeper than `tool_gate::input::MAX_DEPTH` is refused
+    // by name, as the page's tools and the wallet refuse it.
+    let Ok(text) = std::str::from_utf8(&body) else {
+        return invalid(StatusCode::BAD_REQUEST, "The submission is not JSON.");
+    };
+    if tool_gate::input::nested_too_deep(text) {
+        return invalid(StatusCode::BAD_REQUEST, tool_gate::input::TOO_DEEP);
+    }
+    let Ok(input) = serde_json::from_str::<Value>(text) else {
         return invalid(StatusCode::BAD_REQUEST, "The submission is not JSON.");
     };
     let submission = match parse_submission(&input) {

@@ -254,9 +254,10 @@ fn record(tool_is_submit: bool, out: &Value) {
 
 /// The requirements tool: the server's requirements (fresh nonce, attestation), unchanged. A
 /// nonce in them brings the submit tool (until the nonce's expiry).
-fn requirements(input: Value) -> Promise {
+fn requirements(input: Result<Value, String>) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
-        let out = match parse_requirements_input(&input) {
+        let read = input.map_err(|why| Refusal::new(Code::InvalidInput, why));
+        let out = match read.and_then(|input| parse_requirements_input(&input)) {
             Err(refusal) => refusal.envelope(),
             Ok(()) => envelope_of(call("GET", "/api/requirements", None).await),
         };
@@ -269,7 +270,7 @@ fn requirements(input: Value) -> Promise {
 /// tool's withdrawal gets tool-gate's refusal here), then the agent's input goes to the server as
 /// it is and the server's verdict comes back unchanged. An accepted one withdraws the tool
 /// unless another nonce of this page is open.
-fn submit(input: Value) -> Promise {
+fn submit(input: Result<Value, String>) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let checked = with_site(|site| {
             let checked = site.gate.begin_submit(now_ms());
@@ -278,9 +279,10 @@ fn submit(input: Value) -> Promise {
             }
             checked.map_err(|(refusal, _)| refusal)
         });
-        let out = match checked {
-            Some(Err(refusal)) => refusal,
-            _ => envelope_of(call("POST", "/api/applications", Some(&input)).await),
+        let out = match (checked, input) {
+            (Some(Err(refusal)), _) => refusal,
+            (_, Err(why)) => Refusal::new(Code::InvalidInput, why).envelope(),
+            (_, Ok(input)) => envelope_of(call("POST", "/api/applications", Some(&input)).await),
         };
         record(true, &out);
         Ok(tools::to_js(&out))

@@ -9,8 +9,10 @@ use js_sys::Promise;
 use serde_json::Value;
 pub use tacit_webmcp::{POLYFILL, Source as Detection, error_text, model_context, to_js};
 
-/// A tool's behaviour: the agent's input as JSON in, a Promise of the envelope out.
-pub type Run = fn(Value) -> Promise;
+/// A tool's behaviour: the agent's input as JSON in (`Err`: the sentence an unreadable or too
+/// deeply nested input is refused with, `tacit_webmcp::input_json`'s), a Promise of the envelope
+/// out.
+pub type Run = fn(Result<Value, String>) -> Promise;
 
 /// Where this page's `document.modelContext` comes from. A marker a page script set cannot make
 /// a script-made context pass for native: native means the browser's own getter.
