@@ -3,14 +3,17 @@
 //! these; a configuration that breaks one is refused at start, with the rule's sentence.
 //!
 //! Rules:
-//! - keys come from exactly one place: a `keys_url` (fetched; `http://` or `https://` only, so a
-//!   `file://` or a bare path cannot smuggle a local file in as "fetched") or a pinned file
-//!   ([`key_source`]);
+//! - keys come from exactly one place: a `keys_url` (fetched; `https://`, or `http://` to this
+//!   machine only — `127.0.0.0/8`, `[::1]` or `localhost` — so neither a `file://` or bare path
+//!   nor a plain-http fetch across a network can stand in for the keys) or a pinned file
+//!   ([`key_source`], [`is_loopback_http`]);
 //! - a trusted issuer has a name people read, 1 to [`MAX_ISSUER_NAME_CHARS`] characters, not
 //!   blank;
-//! - an issuer may be trusted for `income` or `age` only: districts and conditions are always
-//!   self-asserted, so an entry claiming an issuer vouches for them is refused
-//!   ([`check_issuer`]);
+//! - an issuer is trusted for one attribute, named (`vouches_for`): `income` or `age` only, since
+//!   districts and conditions are always self-asserted; an entry without one, or claiming an
+//!   issuer vouches for anything else, is refused ([`check_issuer`]);
+//! - an issuer is trusted for one credential type, named (`vct`, 1 to [`MAX_VCT_CHARS`]
+//!   characters, no spaces): a credential of another type is not taken as its word;
 //! - each issuer is listed once ([`check_issuers`]): two entries for one issuer would let the
 //!   looser one silently widen the stricter;
 //! - fetched keys are refreshed every [`REFRESH_INTERVAL`], and a request naming a key the
@@ -49,34 +52,110 @@ pub enum KeySource<P> {
 /// Why an entry's key source is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum KeySourceError {
-    #[error("keys_url must be an http:// or https:// URL")]
+    #[error(
+        "keys_url must be an https:// URL, or an http:// URL to this machine (127.0.0.1, [::1] \
+         or localhost)"
+    )]
     NotHttp,
+    #[error(
+        "keys_url over plain http:// must point at this machine (127.0.0.1, [::1] or \
+         localhost); use https:// for any other host"
+    )]
+    PlainHttpOffLoopback,
     #[error("needs exactly one of keys_url and pinned_keys")]
     NotExactlyOne,
 }
 
-/// The key source an entry names: exactly one of `keys_url` (an `http://` or `https://` URL)
-/// and `pinned` (whatever names the file; the caller reads it).
+/// The key source an entry names: exactly one of `keys_url` (an `https://` URL, or an
+/// `http://` one whose host is this machine: [`is_loopback_http`]) and `pinned` (whatever
+/// names the file; the caller reads it).
 pub fn key_source<P>(
     keys_url: Option<&str>,
     pinned: Option<P>,
 ) -> Result<KeySource<P>, KeySourceError> {
     match (keys_url, pinned) {
-        (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
-            Ok(KeySource::Url(url.to_owned()))
-        }
-        (Some(_), None) => Err(KeySourceError::NotHttp),
+        (Some(url), None) => check_keys_url(url).map(|()| KeySource::Url(url.to_owned())),
         (None, Some(path)) => Ok(KeySource::Pinned(path)),
         _ => Err(KeySourceError::NotExactlyOne),
     }
 }
+
+/// The rule for a URL keys are fetched from: `https://` with a host, or `http://` to this
+/// machine ([`is_loopback_http`]).
+pub fn check_keys_url(url: &str) -> Result<(), KeySourceError> {
+    if let Some(rest) = url.strip_prefix("https://") {
+        return match authority_host(rest) {
+            Some(_) => Ok(()),
+            None => Err(KeySourceError::NotHttp),
+        };
+    }
+    match url.strip_prefix("http://").map(authority_host) {
+        Some(Some(_)) if is_loopback_http(url) => Ok(()),
+        Some(Some(_)) => Err(KeySourceError::PlainHttpOffLoopback),
+        _ => Err(KeySourceError::NotHttp),
+    }
+}
+
+/// Whether `url` is `http://` to this machine: its host is `localhost`, an IPv4 address in
+/// `127.0.0.0/8` or `[::1]`, with no user information (`http://127.0.0.1@evil.example/` is
+/// another host).
+pub fn is_loopback_http(url: &str) -> bool {
+    let Some(host) = url.strip_prefix("http://").and_then(authority_host) else {
+        return false;
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return v6
+            .parse::<core::net::Ipv6Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    }
+    host.parse::<core::net::Ipv4Addr>()
+        .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The host of a URL's authority (`rest` is what follows `scheme://`), or `None` when there is
+/// no host or the authority carries user information.
+fn authority_host(rest: &str) -> Option<&str> {
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if authority.contains('@') || authority.is_empty() {
+        return None;
+    }
+    let host = if authority.starts_with('[') {
+        let close = authority.find(']')?;
+        let (host, port) = authority.split_at(close + 1);
+        if !(port.is_empty() || port.strip_prefix(':').is_some_and(is_port)) {
+            return None;
+        }
+        host
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) if is_port(port) => host,
+            Some(_) => return None,
+            None => authority,
+        }
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+fn is_port(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 5 && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Longest credential type (`vct`) a trusted-issuer entry may name, in characters.
+pub const MAX_VCT_CHARS: usize = 256;
 
 /// One trusted-issuer entry, as a configuration names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IssuerEntry<'a> {
     pub issuer: &'a Origin,
     pub name: &'a str,
+    /// What it is trusted for; required (`None` is refused).
     pub vouches_for: Option<Attribute>,
+    /// The credential type (`vct`) it is trusted for; required (`None` is refused).
+    pub vct: Option<&'a str>,
     pub keys_url: Option<&'a str>,
     /// Whether the entry names a pinned key file.
     pub pinned: bool,
@@ -91,6 +170,16 @@ pub enum IssuerEntryError {
         "vouches_for must be income or age (districts and conditions are always self-asserted)"
     )]
     VouchesFor,
+    #[error(
+        "needs vouches_for (income or age): an issuer trusted for every predicate it signs \
+         would vouch for what this site never meant to take from it"
+    )]
+    VouchesForMissing,
+    #[error(
+        "needs vct, the credential type it issues (1 to {MAX_VCT_CHARS} characters, no spaces, \
+         e.g. \"https://tacit.example/vct/income\"): credentials of any other type are refused"
+    )]
+    Vct,
     #[error(transparent)]
     Keys(#[from] KeySourceError),
     #[error("is listed twice")]
@@ -107,8 +196,19 @@ pub fn check_issuer(entry: &IssuerEntry<'_>) -> Result<(), IssuerEntryError> {
     if entry.name.trim().is_empty() || entry.name.chars().count() > MAX_ISSUER_NAME_CHARS {
         return Err(IssuerEntryError::Name);
     }
-    if entry.vouches_for.is_some_and(|a| !issuer_may_vouch_for(a)) {
-        return Err(IssuerEntryError::VouchesFor);
+    match entry.vouches_for {
+        None => return Err(IssuerEntryError::VouchesForMissing),
+        Some(attribute) if !issuer_may_vouch_for(attribute) => {
+            return Err(IssuerEntryError::VouchesFor);
+        }
+        Some(_) => {}
+    }
+    match entry.vct {
+        Some(vct)
+            if !vct.is_empty()
+                && vct.chars().count() <= MAX_VCT_CHARS
+                && !vct.chars().any(|c| c.is_whitespace() || c.is_control()) => {}
+        _ => return Err(IssuerEntryError::Vct),
     }
     key_source(entry.keys_url, entry.pinned.then_some(()))?;
     Ok(())

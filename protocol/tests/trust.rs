@@ -24,6 +24,55 @@ fn keys_come_from_exactly_one_place_and_a_url_is_http() {
         key_source(None, Some("keys.json")),
         Ok(KeySource::Pinned("keys.json"))
     );
+    // Plain http only to this machine; https anywhere.
+    for ok in [
+        "http://localhost:8787/v1/keys",
+        "http://LOCALHOST/v1/keys",
+        "http://127.0.0.1/v1/keys",
+        "http://127.8.9.10:1/k",
+        "http://[::1]:8787/v1/keys",
+        "http://127.0.0.1:8787?x=1",
+        "https://192.0.2.1/v1/keys",
+    ] {
+        assert!(key_source::<&str>(Some(ok), None).is_ok(), "{ok:?}");
+    }
+    for off in [
+        "http://192.0.2.1:8787/v1/keys",
+        "http://10.0.0.1/keys",
+        "http://signer.example/v1/keys",
+        "http://localhost.evil.example/keys",
+        "http://127.0.0.1.nip.io/keys",
+        "http://[::2]/keys",
+        "http://[::ffff:127.0.0.1]/keys",
+        "http://0.0.0.0/keys",
+    ] {
+        assert_eq!(
+            key_source::<&str>(Some(off), None),
+            Err(KeySourceError::PlainHttpOffLoopback),
+            "{off:?}"
+        );
+    }
+    // User information names another host than it seems to; a bad port is no URL.
+    for bad in [
+        "http://127.0.0.1@evil.example/keys",
+        "http://evil.example@127.0.0.1/keys",
+        "http://127.0.0.1:80x/keys",
+        "http:///keys",
+        "https:///keys",
+        "http://[::1/keys",
+    ] {
+        assert_eq!(
+            key_source::<&str>(Some(bad), None),
+            Err(KeySourceError::NotHttp),
+            "{bad:?}"
+        );
+    }
+    assert!(
+        KeySourceError::PlainHttpOffLoopback
+            .to_string()
+            .starts_with("keys_url over plain http:// must point at this machine"),
+        "the sentence names the setting"
+    );
     for bad in [
         "file:///etc/keys",
         "/etc/keys",
@@ -58,7 +107,8 @@ fn entry<'a>(issuer: &'a Origin, name: &'a str) -> IssuerEntry<'a> {
     IssuerEntry {
         issuer,
         name,
-        vouches_for: None,
+        vouches_for: Some(Attribute::Income),
+        vct: Some("https://tacit.example/vct/income"),
         keys_url: Some("http://127.0.0.1:8791/.well-known/jwt-vc-issuer"),
         pinned: false,
     }
@@ -100,6 +150,47 @@ fn an_issuer_vouches_only_for_income_or_age() {
         assert_eq!(check_issuer(&e), expected, "{attribute:?}");
         assert_eq!(issuer_may_vouch_for(attribute), expected.is_ok());
     }
+}
+
+#[test]
+fn an_issuer_entry_names_what_it_vouches_for_and_its_credential_type() {
+    let tax = origin("http://127.0.0.1:8791");
+    let unscoped = IssuerEntry {
+        vouches_for: None,
+        ..entry(&tax, "Tax")
+    };
+    assert_eq!(
+        check_issuer(&unscoped),
+        Err(IssuerEntryError::VouchesForMissing)
+    );
+    assert!(
+        IssuerEntryError::VouchesForMissing
+            .to_string()
+            .starts_with("needs vouches_for")
+    );
+    let longest = "v".repeat(MAX_VCT_CHARS);
+    for ok in ["https://tacit.example/vct/income", "urn:eu:pid:1", &longest] {
+        let e = IssuerEntry {
+            vct: Some(ok),
+            ..entry(&tax, "Tax")
+        };
+        assert_eq!(check_issuer(&e), Ok(()), "{ok}");
+    }
+    let too_long = "v".repeat(MAX_VCT_CHARS + 1);
+    for bad in [
+        None,
+        Some(""),
+        Some("a b"),
+        Some("x\n"),
+        Some(too_long.as_str()),
+    ] {
+        let e = IssuerEntry {
+            vct: bad,
+            ..entry(&tax, "Tax")
+        };
+        assert_eq!(check_issuer(&e), Err(IssuerEntryError::Vct), "{bad:?}");
+    }
+    assert!(IssuerEntryError::Vct.to_string().starts_with("needs vct"));
 }
 
 #[test]

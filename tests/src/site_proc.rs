@@ -33,6 +33,10 @@ pub struct Trust {
     pub keys_url: Option<String>,
     /// Or its metadata JSON, written to a file the site pins.
     pub pinned_json: Option<String>,
+    /// What the site trusts it for (`income` or `age`).
+    pub vouches_for: wallet_core::Attribute,
+    /// The credential type the site takes from it.
+    pub vct: String,
 }
 
 impl Trust {
@@ -43,6 +47,8 @@ impl Trust {
             name: issuer.name().to_owned(),
             keys_url: Some(issuer.keys_url()),
             pinned_json: None,
+            vouches_for: vouches_for(issuer),
+            vct: issuer.attribute().default_vct().to_owned(),
         }
     }
 
@@ -53,7 +59,17 @@ impl Trust {
             name: issuer.name().to_owned(),
             keys_url: None,
             pinned_json: Some(issuer.metadata_json().to_owned()),
+            vouches_for: vouches_for(issuer),
+            vct: issuer.attribute().default_vct().to_owned(),
         }
+    }
+}
+
+/// The wallet's attribute an issuer's credentials speak for.
+fn vouches_for(issuer: &TestIssuer) -> wallet_core::Attribute {
+    match issuer.attribute() {
+        tacit_issuer::Attribute::Income => wallet_core::Attribute::Income,
+        tacit_issuer::Attribute::BirthDate => wallet_core::Attribute::Age,
     }
 }
 
@@ -143,7 +159,12 @@ impl TestSite {
             .iter()
             .enumerate()
             .map(|(i, trust)| {
-                let mut entry = serde_json::json!({ "issuer": trust.issuer, "name": trust.name });
+                let mut entry = serde_json::json!({
+                    "issuer": trust.issuer,
+                    "name": trust.name,
+                    "vouches_for": trust.vouches_for,
+                    "vct": trust.vct,
+                });
                 if let Some(url) = &trust.keys_url {
                     entry["keys_url"] = url.as_str().into();
                 }

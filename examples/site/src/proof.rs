@@ -42,8 +42,11 @@ pub struct Issuer {
     pub issuer: Origin,
     /// How the site names it to people ("Tax Office Nordstadt").
     pub name: String,
-    /// The attribute the site trusts it for; `None`: every predicate it signs.
-    pub vouches_for: Option<Attribute>,
+    /// The attribute the site trusts it for (its configuration must name one).
+    pub vouches_for: Attribute,
+    /// The credential type (`vct`) the site takes from it: a presentation of another type is
+    /// refused (`proof_invalid`).
+    pub vct: String,
     /// Its keys, or `None` while they could not be fetched.
     pub jwks: Option<Jwks>,
 }
@@ -224,9 +227,8 @@ fn check(
                 ),
             ));
         };
-        if let Some(attribute) = issuer.vouches_for
-            && item.claim.attribute() != attribute
-        {
+        let attribute = issuer.vouches_for;
+        if item.claim.attribute() != attribute {
             return Err(refusal(
                 Code::UntrustedIssuer,
                 Some(&item.claim),
@@ -255,10 +257,28 @@ fn check(
                 .map_err(|e| presentation_refusal(n, text, e, trust, refetch))?;
         let VerifiedPresentation {
             iss,
+            vct,
             disclosed,
             plain,
             ..
         } = verified;
+        // The credential type is pinned per issuer: a credential of another type it signed
+        // (another programme's, a test type) is not its word for this site.
+        if let Some(issuer) = trust.issuer(&iss)
+            && vct != issuer.vct
+        {
+            return Err(refusal(
+                Code::ProofInvalid,
+                None,
+                format!(
+                    "Presentation {n} is a credential of type \"{}\", but this site takes only \
+                     \"{}\" from {}. {SUBMIT_AS_RETURNED}",
+                    vct.chars().take(80).collect::<String>(),
+                    issuer.vct,
+                    issuer.name
+                ),
+            ));
+        }
         if disclosed.len() != 1 {
             return Err(refusal(
                 Code::ProofMismatch,

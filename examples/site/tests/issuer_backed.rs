@@ -71,6 +71,7 @@ fn config(root: &Path, issuer: &Origin) -> Config {
         keys_url: Some(format!("{issuer}{WELL_KNOWN_PATH}")),
         pinned_keys: None,
         vouches_for: Some(wallet_core::Attribute::Income),
+        vct: Some(common::issuer::INCOME_VCT.into()),
     }];
     config
 }

@@ -731,7 +731,7 @@ fn new_codes_read_well() {
 fn an_issuer_trusted_for_age_cannot_prove_income() {
     let mut site = Site::housing();
     for issuer in &mut site.trust.issuers {
-        issuer.vouches_for = Some(wallet_core::Attribute::Age);
+        issuer.vouches_for = wallet_core::Attribute::Age;
     }
     let nonce = site.nonce();
     let receipt = site.receipt(&nonce, &backed_income(Outcome::Satisfied));
@@ -745,7 +745,37 @@ fn an_issuer_trusted_for_age_cannot_prove_income() {
     assert_eq!(refusal.claim, Some(income()));
     // Trusted for income, the same proof is accepted.
     for issuer in &mut site.trust.issuers {
-        issuer.vouches_for = Some(wallet_core::Attribute::Income);
+        issuer.vouches_for = wallet_core::Attribute::Income;
     }
+    assert!(site.submit(&receipt, &[honest(&nonce)]).is_ok());
+}
+
+#[test]
+fn a_credential_of_another_type_from_a_trusted_issuer_is_refused() {
+    let mut site = Site::housing();
+    let nonce = site.nonce();
+    let receipt = site.receipt(&nonce, &backed_income(Outcome::Satisfied));
+    let holder = holder_key(9);
+    // The tax office's own key and the income ladder, but a credential type this site did not
+    // pin for it (another programme's): not its word here.
+    let mut plain = serde_json::Map::new();
+    plain.insert("currency".into(), json!("EUR"));
+    let credential = TestIssuer::tax_office().issue(
+        &holder,
+        "https://other.example/vct/income",
+        plain,
+        vec![(BELOW_30K.to_owned(), json!(true))],
+        NOW.plus_millis(-DAY),
+    );
+    let text = show_below_30k(&credential, &holder, &housing_origin(), &nonce, NOW);
+    let refusal = site.refused(
+        &nonce,
+        &receipt,
+        std::slice::from_ref(&text),
+        Code::ProofInvalid,
+        "takes only \"https://tacit.example/vct/income\" from Tax Office Nordstadt",
+    );
+    assert!(refusal.message.contains("https://other.example/vct/income"));
+    // The pinned type, same key and claims: accepted.
     assert!(site.submit(&receipt, &[honest(&nonce)]).is_ok());
 }

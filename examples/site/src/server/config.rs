@@ -12,7 +12,8 @@
 //! # Issuers whose SD-JWT credentials back answers (their presentations are checked here):
 //! trusted_issuers = [
 //!   { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt",
-//!     keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer" },  # or pinned_keys = "file"
+//!     keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer",  # or pinned_keys = "file"
+//!     vouches_for = "income", vct = "https://tacit.example/vct/income" },
 //! ]
 //!
 //! [policy]
@@ -125,11 +126,14 @@ pub struct TrustedIssuer {
     /// A file holding that metadata JSON (same rule) or a bare JWK set, read at start.
     #[serde(default)]
     pub pinned_keys: Option<PathBuf>,
-    /// What the site trusts it for: `income` or `age`. When set, a proof this issuer signs for any
-    /// other attribute is refused (`untrusted_issuer`); when absent, it is trusted for every
-    /// predicate it signs.
+    /// What the site trusts it for: `income` or `age`, required. A proof this issuer signs for
+    /// any other attribute is refused (`untrusted_issuer`).
     #[serde(default)]
     pub vouches_for: Option<wallet_core::Attribute>,
+    /// The credential type (`vct`) the site takes from it, required: a credential of another
+    /// type is refused (`proof_invalid`), whatever it discloses.
+    #[serde(default)]
+    pub vct: Option<String>,
 }
 
 impl TrustedIssuer {
@@ -139,6 +143,7 @@ impl TrustedIssuer {
             issuer: &self.issuer,
             name: &self.name,
             vouches_for: self.vouches_for,
+            vct: self.vct.as_deref(),
             keys_url: self.keys_url.as_deref(),
             pinned: self.pinned_keys.is_some(),
         }
@@ -257,8 +262,8 @@ listen = "127.0.0.1:8081"
 static_dir = "../../target/site/housing"
 data_dir = "/var/lib/housing"
 trusted_issuers = [
-  { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt", keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer" },
-  { issuer = "http://127.0.0.1:8792", name = "Civil Registry Nordstadt", pinned_keys = "registry.json" },
+  { issuer = "http://127.0.0.1:8791", name = "Tax Office Nordstadt", keys_url = "http://127.0.0.1:8791/.well-known/jwt-vc-issuer", vouches_for = "income", vct = "https://tacit.example/vct/income" },
+  { issuer = "http://127.0.0.1:8792", name = "Civil Registry Nordstadt", pinned_keys = "registry.json", vouches_for = "age", vct = "https://tacit.example/vct/age" },
 ]
 
 [policy]
@@ -355,7 +360,32 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
                 GOOD.replace("http://127.0.0.1:8791/.well-known", "file:///well-known"),
                 "keys_url must be an http",
             ),
-            (GOOD.replace("8792\"", "8791\""), "listed twice"),
+            (GOOD.replace("8792\",", "8791\","), "listed twice"),
+            // Plain http to another host, for the signer and for an issuer: refused at start,
+            // naming the setting.
+            (
+                GOOD.replace(
+                    "http://127.0.0.1:8787/v1/keys",
+                    "http://signer.example/v1/keys",
+                ),
+                "[signer] keys_url over plain http:// must point at this machine",
+            ),
+            (
+                GOOD.replace(
+                    "http://127.0.0.1:8791/.well-known",
+                    "http://192.0.2.1:8791/.well-known",
+                ),
+                "keys_url over plain http:// must point at this machine",
+            ),
+            // Every trusted issuer names what it vouches for and its credential type.
+            (
+                GOOD.replace(", vouches_for = \"income\"", ""),
+                "trusted issuer http://127.0.0.1:8791: needs vouches_for",
+            ),
+            (
+                GOOD.replace(", vct = \"https://tacit.example/vct/age\"", ""),
+                "trusted issuer http://127.0.0.1:8792: needs vct",
+            ),
             (
                 format!("nonce_lifetime_ms = 1999\n{GOOD}"),
                 "nonce_lifetime_ms must be 2000 to 86400000",

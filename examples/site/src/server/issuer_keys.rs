@@ -34,7 +34,8 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 struct One {
     issuer: Origin,
     name: String,
-    vouches_for: Option<wallet_core::Attribute>,
+    vouches_for: wallet_core::Attribute,
+    vct: String,
     url: Option<String>,
     cache: KeyCache<Jwks>,
 }
@@ -56,18 +57,19 @@ impl IssuerKeys {
         Self::default()
     }
 
-    /// Issuers with keys fixed for the process's life: (origin, name, keys).
-    pub fn pinned(issuers: Vec<(Origin, String, Jwks)>) -> Self {
+    /// Issuers with keys fixed for the process's life, each as the pure checks read it.
+    pub fn pinned(issuers: Vec<Issuer>) -> Self {
         Self {
             issuers: issuers
                 .into_iter()
-                .map(|(issuer, name, jwks)| {
+                .map(|i| {
                     Arc::new(One {
-                        issuer,
-                        name,
-                        vouches_for: None,
+                        issuer: i.issuer,
+                        name: i.name,
+                        vouches_for: i.vouches_for,
+                        vct: i.vct,
                         url: None,
-                        cache: KeyCache::new(Some(jwks)),
+                        cache: KeyCache::new(i.jwks),
                     })
                 })
                 .collect(),
@@ -83,10 +85,19 @@ impl IssuerKeys {
                 Some(path) => Some(read_pinned(path, &t.issuer)?),
                 None => None,
             };
+            // `Config::check` refused entries without either; a configuration built in code
+            // that skipped it is refused here.
+            let (Some(vouches_for), Some(vct)) = (t.vouches_for, t.vct.clone()) else {
+                return Err(ServerError::Config {
+                    path: "trusted_issuers".into(),
+                    reason: format!("trusted issuer {} needs vouches_for and vct", t.issuer),
+                });
+            };
             issuers.push(Arc::new(One {
                 issuer: t.issuer.clone(),
                 name: t.name.clone(),
-                vouches_for: t.vouches_for,
+                vouches_for,
+                vct,
                 url: t.keys_url.clone(),
                 cache: KeyCache::new(jwks),
             }));
@@ -114,6 +125,7 @@ impl IssuerKeys {
                     issuer: one.issuer.clone(),
                     name: one.name.clone(),
                     vouches_for: one.vouches_for,
+                    vct: one.vct.clone(),
                     jwks: one.cache.current().map(|jwks| (*jwks).clone()),
                 })
                 .collect(),
@@ -239,7 +251,8 @@ mod tests {
             name: "Tax Office Nordstadt".into(),
             keys_url: None,
             pinned_keys: Some(dir.path().join(file)),
-            vouches_for: None,
+            vouches_for: Some(wallet_core::Attribute::Income),
+            vct: Some("https://tacit.example/vct/income".into()),
         };
         std::fs::write(dir.path().join("bare.json"), jwks().to_json()).unwrap();
         let other = IssuerMetadata {

@@ -10,7 +10,7 @@ use tacit_protocol::sd_jwt::{
 };
 use tacit_site::{Issuer, Trust};
 use wallet_core::receipt::sign;
-use wallet_core::{Nonce, Origin, Timestamp};
+use wallet_core::{Attribute, Nonce, Origin, Timestamp};
 
 pub use tacit_testkit::fixtures::{Answer, payload_with};
 
@@ -35,6 +35,11 @@ pub fn jwk_of(key: &EcKey) -> Jwk {
     }
     .jwk()
 }
+
+/// The credential type of the test issuers' income credentials.
+pub const INCOME_VCT: &str = "https://tacit.example/vct/income";
+/// The credential type of the test issuers' age credentials.
+pub const AGE_VCT: &str = "https://tacit.example/vct/age";
 
 /// An issuer the test runs: its key, `kid`, origin and name.
 pub struct TestIssuer {
@@ -81,17 +86,25 @@ impl TestIssuer {
         .to_json()
     }
 
-    /// This issuer as a site trusts it, keys in hand.
+    /// This issuer as a site trusts it, keys in hand: a civil registry for age (its
+    /// `age_credential`s), any other for income (its `income_credential`s).
     pub fn trusted(&self) -> Issuer {
+        let (vouches_for, vct) = if self.name.starts_with("Civil Registry") {
+            (Attribute::Age, AGE_VCT)
+        } else {
+            (Attribute::Income, INCOME_VCT)
+        };
         Issuer {
             issuer: self.origin.clone(),
             name: self.name.clone(),
-            vouches_for: None,
+            vouches_for,
+            vct: vct.to_owned(),
             jwks: Some(self.jwks()),
         }
     }
 
-    fn issue(
+    /// A credential of type `vct` with `plain` and the disclosable `claims`, valid 30 days.
+    pub fn issue(
         &self,
         holder: &EcKey,
         vct: &str,
@@ -142,13 +155,7 @@ impl TestIssuer {
                 )
             })
             .collect();
-        self.issue(
-            holder,
-            "https://tacit.example/vct/income",
-            plain,
-            ladder,
-            iat,
-        )
+        self.issue(holder, INCOME_VCT, plain, ladder, iat)
     }
 
     /// An age credential for someone `age` years old.
@@ -157,13 +164,7 @@ impl TestIssuer {
             .into_iter()
             .map(|years| (predicates::age_claim_name(years), json!(age >= years)))
             .collect();
-        self.issue(
-            holder,
-            "https://tacit.example/vct/age",
-            Map::new(),
-            claims,
-            iat,
-        )
+        self.issue(holder, AGE_VCT, Map::new(), claims, iat)
     }
 }
 
