@@ -39,6 +39,12 @@ pub enum IssuerCommand {
         #[arg(long, default_value = "30d", value_parser = parse_code_validity)]
         valid_for: Duration,
     },
+    /// End a person's refresh chain: every refresh token and enrolment code handed out to them
+    /// so far is refused (`revoked`) from now on. A code made later (`codes`) enrols them anew.
+    Revoke {
+        /// The person: their id, or their name if nobody else has it.
+        person: String,
+    },
     /// Add demo people and print one one-time enrolment code each.
     Seed {
         /// How many people.
@@ -189,6 +195,14 @@ mod tests {
     }
 
     #[test]
+    fn revoke_takes_one_person() {
+        match parse(&["revoke", "Ana Demo"]).unwrap().command {
+            Some(Command::Own(IssuerCommand::Revoke { person })) => assert_eq!(person, "Ana Demo"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn bad_values_are_refused() {
         assert!(parse(&["--attribute", "districts"]).is_err());
         assert!(parse(&["--origin", "http://a.example/path"]).is_err());
@@ -196,6 +210,8 @@ mod tests {
         assert!(parse(&["seed", "--valid-for", "0s"]).is_err());
         assert!(parse(&["seed", "--valid-for", "31d"]).is_err());
         assert!(parse(&["codes", "--valid-for", "30d"]).is_ok());
+        assert!(parse(&["revoke"]).is_err(), "revoke names a person");
+        assert!(parse(&["revoke", "a", "b"]).is_err());
         assert!(parse(&["--request-timeout-secs", "0"]).is_err());
     }
 

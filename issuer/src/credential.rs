@@ -1,6 +1,10 @@
 //! From a person's record to a batch of SD-JWT VCs: the predicates of [`crate::predicates`],
 //! signed by `tacit_protocol::sd_jwt::issue`, one credential per holder key, each with its own
 //! fresh salts. No I/O; salts come from the caller.
+//!
+//! Every credential signed on one UTC day carries the same `iat` (that day's midnight UTC) and
+//! `exp` ([`crate::predicates::credential_lifetime`]): for everyone, whatever their record, so
+//! neither a batch's presentations nor two people's can be told apart by a timestamp.
 
 use p256::ecdsa::SigningKey;
 use serde_json::{Map, Value};
@@ -10,7 +14,7 @@ use wallet_core::Timestamp;
 
 use crate::Error;
 use crate::db::Person;
-use crate::predicates::{Claims, age_claims, credential_expiry, income_claims, parse_birth_date};
+use crate::predicates::{Claims, age_claims, credential_lifetime, income_claims, parse_birth_date};
 
 /// What an issuer vouches for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,17 +51,22 @@ pub struct CredentialClaims {
     pub plain: Map<String, Value>,
     /// Selectively disclosable claims (the predicates).
     pub disclosable: Claims,
-    /// When the credentials expire.
+    /// When they were issued: midnight UTC at the start of the day of issuance.
+    pub iat: Timestamp,
+    /// When the credentials expire: `iat` + [`crate::predicates::CREDENTIAL_VALIDITY_MS`].
     pub exp: Timestamp,
 }
 
-/// The claims of one person's credentials at `now`: the plain claims, the disclosable ones and
-/// the expiry. [`Error::NoRecord`] when the record lacks this attribute.
+/// The claims of one person's credentials at `now`: the plain claims, the disclosable ones (as
+/// they hold on the UTC day of `now`) and the day's `iat` and `exp`, which do not depend on the
+/// person. [`Error::NoRecord`] when the record lacks this attribute.
 pub fn claims_for(
     attribute: Attribute,
     person: &Person,
     now: Timestamp,
 ) -> Result<CredentialClaims, Error> {
+    let (iat, exp) = credential_lifetime(now.millis())?;
+    let (iat, exp) = (Timestamp::from_millis(iat), Timestamp::from_millis(exp));
     match attribute {
         Attribute::Income => {
             let (Some(income), Some(currency)) = (person.income_minor, person.currency.as_deref())
@@ -65,21 +74,21 @@ pub fn claims_for(
                 return Err(Error::NoRecord);
             };
             let (plain, ladder) = income_claims(income, currency)?;
-            let exp = credential_expiry(now.millis(), None)?;
             Ok(CredentialClaims {
                 plain: plain.into_iter().collect(),
                 disclosable: ladder,
-                exp: Timestamp::from_millis(exp),
+                iat,
+                exp,
             })
         }
         Attribute::BirthDate => {
             let birth = parse_birth_date(person.birth_date.as_deref().ok_or(Error::NoRecord)?)?;
             let claims = age_claims(birth, now.millis())?;
-            let exp = credential_expiry(now.millis(), Some(birth))?;
             Ok(CredentialClaims {
                 plain: Map::new(),
                 disclosable: claims,
-                exp: Timestamp::from_millis(exp),
+                iat,
+                exp,
             })
         }
     }
@@ -95,7 +104,8 @@ pub struct Issuance<'a> {
     pub attribute: Attribute,
 }
 
-/// One credential per holder key for `person` at `now`, signed by `key` (`kid`). `salt` is
+/// One credential per holder key for `person` at `now` (all with the day's `iat` and `exp`),
+/// signed by `key` (`kid`). `salt` is
 /// called once per disclosure. Returns the credentials (in holder-key order) and their expiry.
 pub fn issue_batch(
     key: &SigningKey,
@@ -109,6 +119,7 @@ pub fn issue_batch(
     let CredentialClaims {
         plain,
         disclosable,
+        iat,
         exp,
     } = claims_for(issuance.attribute, person, now)?;
     let mut out = Vec::with_capacity(holder_keys.len());
@@ -116,7 +127,7 @@ pub fn issue_batch(
         let claims = IssuedClaims {
             iss: issuance.iss.to_owned(),
             vct: issuance.vct.to_owned(),
-            iat: now,
+            iat,
             exp,
             cnf_jwk: holder.clone(),
             plain: plain.clone(),

@@ -3,6 +3,18 @@
 //! (both stored only as hashes), the nonces it handed out, and a log of issued batches (counts
 //! only: holder keys are not kept, so the issuer cannot recognise a presentation later).
 //!
+//! **Issuance is kept by day only.** Every time written about a person's batch — when it was
+//! issued, when its refresh token was made and used, when the code or nonce was used — is
+//! midnight UTC of that day ([`issuance_day_ms`]), the same value as the credentials' `iat`. A
+//! site sees a presentation's time; with a refresh stored to the millisecond the issuer could
+//! match it to the person (a wallet refills right after presenting).
+//!
+//! **Revocation** ([`IssuerDb::revoke`]): each person has a refresh *chain* number; every code
+//! and refresh token carries the chain it was made on, and a batch redeems only on the person's
+//! current chain. `revoke` moves the person to a new chain, so every code and refresh token
+//! handed out before it — including one a batch still in flight is about to hand out — is
+//! refused as [`Error::Revoked`]. A code made afterwards (`tacit-issuer codes`) starts anew.
+//!
 //! Every rule that can race is decided by the database: a nonce, a code and a refresh token are
 //! each consumed by one conditional `UPDATE` whose affected-row count says who won, all inside
 //! one write transaction that commits only once the batch is signed.
@@ -26,10 +38,11 @@ use crate::Error;
 /// The issuer's migration set.
 pub const MIGRATION_SET: &str = "issuer";
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "people, enrolment codes, nonces, refresh tokens, issued batches",
-    sql: "CREATE TABLE people (
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "people, enrolment codes, nonces, refresh tokens, issued batches",
+        sql: "CREATE TABLE people (
         person_id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
         income_minor BIGINT NULL,
@@ -65,11 +78,30 @@ const MIGRATIONS: &[Migration] = &[Migration {
         credentials BIGINT NOT NULL,
         expires_at BIGINT NOT NULL
     );",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "issuance kept by day only; refresh chains that can be revoked",
+        sql: "UPDATE issued SET issued_at = issued_at - (issued_at % 86400000);
+    UPDATE refresh_tokens SET created_at = created_at - (created_at % 86400000),
+        used_at = used_at - (used_at % 86400000);
+    UPDATE enrolment_codes SET used_at = used_at - (used_at % 86400000);
+    UPDATE nonces SET used_at = used_at - (used_at % 86400000);
+    ALTER TABLE people ADD COLUMN chain BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE refresh_tokens ADD COLUMN chain BIGINT NOT NULL DEFAULT 0;
+    ALTER TABLE enrolment_codes ADD COLUMN chain BIGINT NOT NULL DEFAULT 0;",
+    },
+];
 
+pub use tacit_protocol::issuance::claims::issuance_day_ms;
 pub use tacit_protocol::issuance::{
     DEFAULT_CODE_VALIDITY_MS, NONCE_VALIDITY_MS, REFRESH_VALIDITY_MS,
 };
+
+/// Midnight UTC of the day of `now`: how the issuer records any time tied to a person's batch.
+fn day_of(now: Timestamp) -> i64 {
+    issuance_day_ms(now.millis())
+}
 
 /// One person's record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +138,8 @@ pub struct Redemption {
     tx: Transaction<'static, Any>,
     /// The person the grant belongs to.
     pub person: Person,
+    /// The refresh chain the grant was on (the next refresh token continues it).
+    chain: i64,
 }
 
 /// The SHA-256 of a refresh token, as stored.
@@ -151,9 +185,9 @@ impl IssuerDb {
         let mut random = [0u8; 10];
         getrandom::fill(&mut random).map_err(|_| Operational::Random)?;
         let code = make_enrolment_code(random);
-        sqlx::query(
-            "INSERT INTO enrolment_codes (code_hash, person_id, created_at, expires_at, used_at) \
-             VALUES ($1, $2, $3, $4, NULL)",
+        let made = sqlx::query(
+            "INSERT INTO enrolment_codes (code_hash, person_id, created_at, expires_at, used_at, \
+             chain) SELECT $1, person_id, $3, $4, NULL, chain FROM people WHERE person_id = $2",
         )
         .bind(hex::encode(derive_code_hash(&code)))
         .bind(person_id)
@@ -161,6 +195,9 @@ impl IssuerDb {
         .bind(expires_at.millis())
         .execute(self.store().pool())
         .await?;
+        if made.rows_affected() != 1 {
+            return Err(Error::UnknownPerson);
+        }
         Ok(code)
     }
 
@@ -195,8 +232,9 @@ impl IssuerDb {
     }
 
     /// Consumes `nonce` and the grant in one write transaction and loads the person. Refusals:
-    /// [`Error::NonceRefused`], [`Error::CodeRefused`], [`Error::RefreshRefused`]; on any
-    /// refusal nothing is consumed.
+    /// [`Error::NonceRefused`], [`Error::CodeRefused`], [`Error::RefreshRefused`], and
+    /// [`Error::Revoked`] for a code or refresh token of a chain [`IssuerDb::revoke`] ended; on
+    /// any refusal nothing is consumed. What is written is the day, never the instant.
     pub async fn redeem(
         &self,
         nonce: &str,
@@ -205,39 +243,71 @@ impl IssuerDb {
     ) -> Result<Redemption, Error> {
         let mut tx = self.store().begin_write().await?;
         let nonce_taken = sqlx::query(concat!(
-            "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND ",
+            "UPDATE nonces SET used_at = $3 WHERE nonce = $2 AND ",
             tacit_protocol::usable_at_1!()
         ))
         .bind(now.millis())
         .bind(nonce)
+        .bind(day_of(now))
         .execute(&mut *tx)
         .await?;
         if nonce_taken.rows_affected() != 1 {
             return Err(Error::NonceRefused);
         }
-        let person_row = match grant {
-            Grant::Code(code) => sqlx::query(concat!(
-                "UPDATE enrolment_codes SET used_at = $1 WHERE code_hash = $2 AND ",
-                tacit_protocol::usable_at_1!(),
-                " RETURNING person_id"
-            ))
-            .bind(now.millis())
-            .bind(hex::encode(derive_code_hash(code)))
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(Error::CodeRefused)?,
-            Grant::RefreshToken(token) => sqlx::query(concat!(
-                "UPDATE refresh_tokens SET used_at = $1 WHERE token_hash = $2 AND ",
-                tacit_protocol::usable_at_1!(),
-                " RETURNING person_id"
-            ))
-            .bind(now.millis())
-            .bind(refresh_hash(token))
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or(Error::RefreshRefused)?,
+        // Taken only while usable and on the person's current chain; a grant of an ended chain
+        // is told so, used or not; anything else is refused.
+        macro_rules! take {
+            ($table:literal, $key:literal) => {
+                (
+                    concat!(
+                        "UPDATE ",
+                        $table,
+                        " SET used_at = $3 WHERE ",
+                        $key,
+                        " = $2 AND ",
+                        tacit_protocol::usable_at_1!(),
+                        " AND chain = (SELECT p.chain FROM people p WHERE p.person_id = ",
+                        $table,
+                        ".person_id) RETURNING person_id, chain"
+                    ),
+                    concat!(
+                        "SELECT COUNT(*) FROM ",
+                        $table,
+                        " g JOIN people p ON p.person_id = g.person_id WHERE g.",
+                        $key,
+                        " = $1 AND g.chain <> p.chain"
+                    ),
+                )
+            };
+        }
+        let ((take_sql, revoked_sql), hash, refused) = match grant {
+            Grant::Code(code) => (
+                take!("enrolment_codes", "code_hash"),
+                hex::encode(derive_code_hash(code)),
+                Error::CodeRefused,
+            ),
+            Grant::RefreshToken(token) => (
+                take!("refresh_tokens", "token_hash"),
+                refresh_hash(token),
+                Error::RefreshRefused,
+            ),
         };
-        let person_id: String = person_row.try_get(0)?;
+        let taken = sqlx::query(take_sql)
+            .bind(now.millis())
+            .bind(hash.as_str())
+            .bind(day_of(now))
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(taken) = taken else {
+            let revoked = sqlx::query(revoked_sql)
+                .bind(hash.as_str())
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get::<i64, _>(0)?;
+            return Err(if revoked > 0 { Error::Revoked } else { refused });
+        };
+        let person_id: String = taken.try_get(0)?;
+        let chain: i64 = taken.try_get(1)?;
         let row = sqlx::query(
             "SELECT person_id, name, income_minor, currency, birth_date FROM people \
              WHERE person_id = $1",
@@ -253,7 +323,57 @@ impl IssuerDb {
             currency: row.try_get(3)?,
             birth_date: row.try_get(4)?,
         };
-        Ok(Redemption { tx, person })
+        Ok(Redemption { tx, person, chain })
+    }
+
+    /// The person `who` names: their id, or else their name when exactly one person has it.
+    /// [`Error::UnknownPerson`] or [`Error::AmbiguousPerson`] otherwise.
+    pub async fn find_person(&self, who: &str) -> Result<Person, Error> {
+        let people = self.people().await?;
+        if let Some(person) = people.iter().find(|p| p.person_id == who) {
+            return Ok(person.clone());
+        }
+        let mut named = people.into_iter().filter(|p| p.name == who);
+        match (named.next(), named.next()) {
+            (Some(person), None) => Ok(person),
+            (Some(_), Some(_)) => Err(Error::AmbiguousPerson),
+            (None, _) => Err(Error::UnknownPerson),
+        }
+    }
+
+    /// `tacit-issuer revoke`: ends `person_id`'s refresh chain. Every refresh token and
+    /// enrolment code handed out to them so far is refused from now on ([`Error::Revoked`]),
+    /// including the token of a batch being signed right now; a code made later starts a new
+    /// chain. Returns how many refresh tokens and codes were still usable (now ended).
+    pub async fn revoke(&self, person_id: &str, now: Timestamp) -> Result<u64, Error> {
+        let mut tx = self.store().begin_write().await?;
+        let mut live = 0;
+        for sql in [
+            concat!(
+                "SELECT COUNT(*) FROM refresh_tokens WHERE person_id = $2 AND ",
+                tacit_protocol::usable_at_1!()
+            ),
+            concat!(
+                "SELECT COUNT(*) FROM enrolment_codes WHERE person_id = $2 AND ",
+                tacit_protocol::usable_at_1!()
+            ),
+        ] {
+            let row = sqlx::query(sql)
+                .bind(now.millis())
+                .bind(person_id)
+                .fetch_one(&mut *tx)
+                .await?;
+            live += u64::try_from(row.try_get::<i64, _>(0)?).unwrap_or(0);
+        }
+        let moved = sqlx::query("UPDATE people SET chain = chain + 1 WHERE person_id = $1")
+            .bind(person_id)
+            .execute(&mut *tx)
+            .await?;
+        if moved.rows_affected() != 1 {
+            return Err(Error::UnknownPerson);
+        }
+        tx.commit().await?;
+        Ok(live)
     }
 
     /// Everyone on record, oldest first (then by name).
@@ -295,8 +415,9 @@ impl IssuerDb {
 }
 
 impl Redemption {
-    /// Records the batch and a new refresh token (returned; only its hash is stored), then
-    /// commits: from here on the nonce and the grant are used.
+    /// Records the batch and a new refresh token on the same chain (returned; only its hash is
+    /// stored), then commits: from here on the nonce and the grant are used. Every time written
+    /// is the day of `now` (the token's expiry counts from it).
     pub async fn commit(
         mut self,
         now: Timestamp,
@@ -304,14 +425,17 @@ impl Redemption {
         expires_at: Timestamp,
     ) -> Result<String, Error> {
         let refresh = random_token()?;
+        let day = day_of(now);
         sqlx::query(
-            "INSERT INTO refresh_tokens (token_hash, person_id, created_at, expires_at, used_at) \
-             VALUES ($1, $2, $3, $4, NULL)",
+            "INSERT INTO refresh_tokens \
+             (token_hash, person_id, created_at, expires_at, used_at, chain) \
+             VALUES ($1, $2, $3, $4, NULL, $5)",
         )
         .bind(refresh_hash(&refresh))
         .bind(self.person.person_id.as_str())
-        .bind(now.millis())
-        .bind(now.plus_millis(REFRESH_VALIDITY_MS).millis())
+        .bind(day)
+        .bind(day.saturating_add(REFRESH_VALIDITY_MS))
+        .bind(self.chain)
         .execute(&mut *self.tx)
         .await?;
         sqlx::query(
@@ -320,7 +444,7 @@ impl Redemption {
         )
         .bind(random_token()?)
         .bind(self.person.person_id.as_str())
-        .bind(now.millis())
+        .bind(day)
         .bind(i64::try_from(credentials).unwrap_or(i64::MAX))
         .bind(expires_at.millis())
         .execute(&mut *self.tx)
@@ -390,4 +514,13 @@ pub async fn fresh_codes(
         out.push((person, code));
     }
     Ok(out)
+}
+
+/// `tacit-issuer revoke <person>`: ends the refresh chain of the person `who` names (their id,
+/// or their name when nobody else has it; [`IssuerDb::find_person`]) at `now`. Returns the
+/// person and how many refresh tokens and codes were still usable.
+pub async fn revoke(db: &IssuerDb, who: &str, now: Timestamp) -> Result<(Person, u64), Error> {
+    let person = db.find_person(who).await?;
+    let ended = db.revoke(&person.person_id, now).await?;
+    Ok((person, ended))
 }

@@ -50,6 +50,22 @@ pub enum Error {
     )]
     RefreshRefused,
 
+    /// The code or refresh token belongs to a refresh chain the issuer revoked
+    /// (`tacit-issuer revoke`).
+    #[error(
+        "the issuer has revoked this person's credentials: this refresh token or enrolment code \
+         no longer works; ask the issuer for a new enrolment code"
+    )]
+    Revoked,
+
+    /// `tacit-issuer revoke`: nobody on record has this id or name.
+    #[error("nobody on record has this id or name")]
+    UnknownPerson,
+
+    /// `tacit-issuer revoke`: several people on record have this name.
+    #[error("several people on record have this name; give the person's id instead")]
+    AmbiguousPerson,
+
     /// This issuer holds no record of the kind it vouches for about this person.
     #[error("this issuer holds no record it could vouch for about this person")]
     NoRecord,
@@ -99,6 +115,9 @@ impl Error {
             Error::NonceRefused => (StatusCode::UNAUTHORIZED, "nonce_refused"),
             Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
             Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
+            Error::Revoked => (StatusCode::FORBIDDEN, "revoked"),
+            Error::UnknownPerson => (StatusCode::NOT_FOUND, "unknown_person"),
+            Error::AmbiguousPerson => (StatusCode::CONFLICT, "ambiguous_person"),
             Error::NoRecord => (StatusCode::CONFLICT, "no_record"),
             _ => self.shared_status_and_code(),
         }

@@ -11,12 +11,20 @@
 //!   **refresh token** handed out with the previous batch (single-use, rotated on every batch,
 //!   stored as a hash, 180 days); a code, a refresh token and a nonce each work once, even under
 //!   concurrent requests (conditional `UPDATE`s in one write transaction that commits only once
-//!   the batch is signed, so nothing is consumed by a refused request);
+//!   the batch is signed, so nothing is consumed by a refused request); `tacit-issuer revoke
+//!   <person>` ends a person's refresh chain (later requests with its tokens or codes are refused
+//!   as `revoked`);
+//! - unlinkable batches: every credential issued on one UTC day carries the same `iat` (that
+//!   day's midnight UTC), `exp` (30 days later) and `kid` (the active key, first in the
+//!   published set), whoever the person; its database keeps the day of an issuance, never the
+//!   instant;
 //! - each credential bound to its own holder key (`cnf.jwk`), whose possession the wallet proves
 //!   over this issuer's origin and a fresh single-use server nonce ([`pop`]);
 //! - income as the `income_below_<amount>` ladder (10,000 to 200,000 in steps of 5,000) plus a
-//!   plain `currency`; age as `age_equal_or_over_16/18/21/65`; valid 30 days, an age credential
-//!   no longer than the next birthday that flips one of its answers ([`predicates`]);
+//!   plain `currency`; age as `age_equal_or_over_16/18/21/65`; valid 30 days from the day of
+//!   issuance, for an age credential too (an `exp` at the next birthday would tell every site
+//!   the date of birth: the wallet drops a predicate a birthday may have turned and refills)
+//!   ([`predicates`]);
 //! - to publish every key a credential may carry (`GET /.well-known/jwt-vc-issuer`, the active
 //!   key and the rotated-out ones) with CORS `*`; the secret key never in logs, `Debug` output
 //!   or a file others can read ([`KeyStore`]);
@@ -52,7 +60,8 @@ pub use config::{
 pub use credential::Attribute;
 pub use db::{
     DEFAULT_CODE_VALIDITY_MS, DEMO_PEOPLE, Grant, IssuerDb, MIGRATION_SET, NONCE_VALIDITY_MS,
-    Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, random_token, seed,
+    Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, issuance_day_ms, random_token, revoke,
+    seed,
 };
 pub use error::Error;
 pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};

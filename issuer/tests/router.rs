@@ -12,6 +12,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use common::*;
 use serde_json::{Value, json};
 use tacit_issuer::predicates::CREDENTIAL_VALIDITY_MS;
+
+/// 2026-12-01T00:00:00Z: the `iat` of everything issued on the day of `NOW`.
+const TODAY: i64 = NOW - 10 * 60 * MINUTE;
 use tacit_issuer::{AppState, Attribute, Config, KeyStore, MAX_BODY_BYTES, Person, key_id};
 use tacit_protocol::sd_jwt::{
     Credential, DEFAULT_MAX_KB_AGE_MS, IssuerMetadata, TrustedIssuer, present, verify_presentation,
@@ -59,7 +62,7 @@ async fn a_batch_is_issued_verifies_and_carries_the_income_ladder() {
     assert_eq!(body["issuer"], ORIGIN);
     assert_eq!(body["issuer_name"], "Tax Office Nordstadt");
     assert_eq!(body["vct"], "https://tacit.example/vct/income");
-    assert_eq!(body["expires_at"], NOW + CREDENTIAL_VALIDITY_MS);
+    assert_eq!(body["expires_at"], TODAY + CREDENTIAL_VALIDITY_MS);
     let meta = metadata(&issuer).await;
     assert_eq!(meta.issuer, ORIGIN);
     let credentials = body["credentials"].as_array().unwrap();
@@ -77,8 +80,9 @@ async fn a_batch_is_issued_verifies_and_carries_the_income_ladder() {
             credential.holder_jwk(),
             &jwk(&holder(u8::try_from(i + 1).unwrap()))
         );
-        assert_eq!(credential.iat().millis(), NOW);
-        assert_eq!(credential.exp().millis(), NOW + CREDENTIAL_VALIDITY_MS);
+        // On the day's grid: midnight UTC, 30 days.
+        assert_eq!(credential.iat().millis(), TODAY);
+        assert_eq!(credential.exp().millis(), TODAY + CREDENTIAL_VALIDITY_MS);
         assert_eq!(credential.plain().get("currency"), Some(&json!("EUR")));
         assert_eq!(credential.disclosures().len(), 39);
         // 28,500.00: below 30,000 and above, not below, 25,000.
@@ -188,45 +192,64 @@ async fn no_raw_value_appears_anywhere_in_the_answer() {
     }
 }
 
+/// Issue 28, item 2: an age credential's `exp` used to be midnight of the next birthday that
+/// flips one of its answers (born 2008-12-11, asked 2026-12-01: `exp` 2026-12-11), telling any
+/// site the date of birth. Now `iat` and `exp` are the day's grid, whatever the birth date.
 #[tokio::test]
-async fn the_age_issuer_carries_flat_age_predicates_until_the_next_change() {
+async fn the_age_issuer_carries_flat_age_predicates_and_the_days_lifetime() {
     let mut config = config(Attribute::BirthDate);
     config.name = "Civil Registry".to_owned();
     let issuer = issuer_with(None, config).await;
-    // Turns 18 on 2026-12-11, ten days after NOW.
-    let person = Person {
+    // Turns 18 on 2026-12-11, ten days after NOW; the other was born three years earlier.
+    let soon = Person {
         birth_date: Some("2008-12-11".to_owned()),
         ..ana()
     };
-    let code = issuer.code_for(&person).await;
-    let nonce = issuer.nonce().await;
-    let (status, _, body) = issuer.redeem(&code, &nonce, 2).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["vct"], "https://tacit.example/vct/age");
+    let far = Person {
+        person_id: "p-far".to_owned(),
+        birth_date: Some("2005-07-30".to_owned()),
+        ..ana()
+    };
+    let mut lifetimes = Vec::new();
+    for person in [&soon, &far] {
+        let code = issuer.code_for(person).await;
+        let nonce = issuer.nonce().await;
+        let (status, _, body) = issuer.redeem(&code, &nonce, 2).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["vct"], "https://tacit.example/vct/age");
+        assert_eq!(body["expires_at"], TODAY + CREDENTIAL_VALIDITY_MS);
+        let credential = Credential::parse(body["credentials"][0].as_str().unwrap()).unwrap();
+        lifetimes.push((credential.iat().millis(), credential.exp().millis()));
+        if person.person_id == soon.person_id {
+            assert!(credential.plain().is_empty(), "{:?}", credential.plain());
+            let mut names: Vec<&str> = credential
+                .disclosures()
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect();
+            names.sort_unstable();
+            assert_eq!(
+                names,
+                [
+                    "age_equal_or_over_16",
+                    "age_equal_or_over_18",
+                    "age_equal_or_over_21",
+                    "age_equal_or_over_65"
+                ]
+            );
+            assert_eq!(disclosed(&credential, "age_equal_or_over_16"), json!(true));
+            assert_eq!(disclosed(&credential, "age_equal_or_over_18"), json!(false));
+            assert_eq!(disclosed(&credential, "age_equal_or_over_21"), json!(false));
+            assert_eq!(disclosed(&credential, "age_equal_or_over_65"), json!(false));
+        }
+    }
     let birthday_ms = 1_796_947_200_000; // 2026-12-11T00:00:00Z
-    assert_eq!(body["expires_at"], birthday_ms);
-    let credential = Credential::parse(body["credentials"][0].as_str().unwrap()).unwrap();
-    assert_eq!(credential.exp().millis(), birthday_ms);
-    assert!(credential.plain().is_empty(), "{:?}", credential.plain());
-    let mut names: Vec<&str> = credential
-        .disclosures()
-        .iter()
-        .map(|d| d.name.as_str())
-        .collect();
-    names.sort_unstable();
     assert_eq!(
-        names,
-        [
-            "age_equal_or_over_16",
-            "age_equal_or_over_18",
-            "age_equal_or_over_21",
-            "age_equal_or_over_65"
-        ]
+        lifetimes,
+        [(TODAY, TODAY + CREDENTIAL_VALIDITY_MS); 2],
+        "one lifetime for both birth dates"
     );
-    assert_eq!(disclosed(&credential, "age_equal_or_over_16"), json!(true));
-    assert_eq!(disclosed(&credential, "age_equal_or_over_18"), json!(false));
-    assert_eq!(disclosed(&credential, "age_equal_or_over_21"), json!(false));
-    assert_eq!(disclosed(&credential, "age_equal_or_over_65"), json!(false));
+    assert_ne!(lifetimes[0].1, birthday_ms);
 }
 
 #[tokio::test]

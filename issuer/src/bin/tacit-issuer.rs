@@ -1,12 +1,12 @@
 //! `tacit-issuer [serve] | keygen [--force] | rotate | seed [--count 3] [--valid-for 30d] |
-//! codes [--valid-for 30d]` —
+//! codes [--valid-for 30d] | revoke <person>` —
 //! see `tacit_issuer::Cli` for flags.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tacit_issuer::{
-    Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, run_server, seed,
+    Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, revoke, run_server, seed,
     system_now,
 };
 use tacit_service::cli;
@@ -20,6 +20,7 @@ fn main() -> ExitCode {
                 cli::block_on(run_seed(config, Some(count), valid_for))
             }
             IssuerCommand::Codes { valid_for } => cli::block_on(run_seed(config, None, valid_for)),
+            IssuerCommand::Revoke { person } => cli::block_on(run_revoke(config, &person)),
         },
     )
 }
@@ -43,5 +44,18 @@ async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> R
         println!("{}\t{}", code, person.name);
     }
     db.store().close().await;
+    Ok(())
+}
+
+async fn run_revoke(config: &Config, who: &str) -> Result<(), Error> {
+    let db = open_database(config).await?;
+    let outcome = revoke(&db, who, system_now()).await;
+    db.store().close().await;
+    let (person, ended) = outcome?;
+    println!(
+        "revoked the refresh chain of {} ({}): {ended} refresh token(s) and code(s) still usable \
+         now refused as `revoked`; `tacit-issuer codes` gives a new code to enrol again",
+        person.name, person.person_id
+    );
     Ok(())
 }

@@ -12,14 +12,27 @@
 //!   disclosable. These are **flat** names: the SD-JWT module discloses top-level claims only,
 //!   so the nested `age_equal_or_over: {"18": true}` object of the SD-JWT VC examples is not
 //!   used. The birth date is never a claim.
-//! - **Validity** ([`credential_expiry`]): 30 days from issuance; an age credential ends no later
-//!   than the next birthday on which one of its booleans would change (so a `false` is never
-//!   served stale). A person born on 29 February turns a year older on 1 March in common years.
+//! - **Validity** ([`credential_lifetime`]): every credential an issuer signs on one UTC day
+//!   carries the same `iat` and `exp`: `iat` is midnight UTC at the start of that day and `exp`
+//!   is `iat` + [`CREDENTIAL_VALIDITY_MS`] (30 days), whoever the person and whatever they hold
+//!   ([`on_issuance_grid`] is the wallet's check of it). Neither depends on the person's record:
+//!   an `exp` ending at a birthday would tell every site that date. The predicates are those of
+//!   that UTC day (an age flips at midnight UTC, [`age_claims`]), so they are exactly what held
+//!   at `iat`.
+//! - **Staleness** ([`age_may_have_turned`]): an age credential may outlive a birthday that
+//!   flips one of its `false` answers. The issuer does not shorten it (that would reveal the
+//!   date); the wallet, which knows the date the person typed, stops presenting such a predicate
+//!   and fetches a new batch. A person born on 29 February turns a year older on 1 March in
+//!   common years.
 
 use time::{Date, Month};
 
-/// How long a credential is valid at most: 30 days, in milliseconds.
-pub const CREDENTIAL_VALIDITY_MS: i64 = 30 * 24 * 3600 * 1000;
+/// How long every credential is valid: 30 days from its `iat` (midnight UTC of the day it was
+/// issued), in milliseconds.
+pub const CREDENTIAL_VALIDITY_MS: i64 = 30 * MS_PER_DAY;
+
+/// The issuance grid's step: one UTC day, in milliseconds.
+pub const ISSUANCE_GRID_MS: i64 = MS_PER_DAY;
 
 /// The ladder and the thresholds are the protocol's: one table for issuers, wallets and sites.
 pub use crate::predicates::{
@@ -173,22 +186,45 @@ pub fn age_claims(birth: Date, now_ms: i64) -> Result<Claims, PredicateError> {
         .collect()
 }
 
-/// When a credential issued at `now_ms` expires: [`CREDENTIAL_VALIDITY_MS`] later, or — for an
-/// age credential (`birth` given) — at midnight UTC of the next birthday that changes one of its
-/// booleans, whichever comes first.
-pub fn credential_expiry(now_ms: i64, birth: Option<Date>) -> Result<i64, PredicateError> {
-    let mut exp = now_ms
+/// Midnight UTC at the start of the UTC day holding `at_ms`: the `iat` of every credential
+/// issued that day, and the only time of issuance an issuer keeps.
+pub fn issuance_day_ms(at_ms: i64) -> i64 {
+    at_ms.div_euclid(ISSUANCE_GRID_MS) * ISSUANCE_GRID_MS
+}
+
+/// The `iat` and `exp` (milliseconds since the Unix epoch) of every credential issued at
+/// `now_ms`: the start of its UTC day, and [`CREDENTIAL_VALIDITY_MS`] later. The same for
+/// everyone the issuer serves that day; nothing about the person goes in.
+pub fn credential_lifetime(now_ms: i64) -> Result<(i64, i64), PredicateError> {
+    let iat = issuance_day_ms(now_ms);
+    let exp = iat
         .checked_add(CREDENTIAL_VALIDITY_MS)
         .ok_or(PredicateError::TimeOutOfRange)?;
-    if let Some(birth) = birth {
-        for years in AGE_THRESHOLDS {
-            let change = start_of_day_ms(birthday(birth, years)?);
-            if change > now_ms {
-                exp = exp.min(change);
-            }
-        }
-    }
-    Ok(exp)
+    Ok((iat, exp))
+}
+
+/// When a credential issued at `now_ms` expires: the `exp` of [`credential_lifetime`].
+pub fn credential_expiry(now_ms: i64) -> Result<i64, PredicateError> {
+    credential_lifetime(now_ms).map(|(_, exp)| exp)
+}
+
+/// Whether a credential's `iat` and `exp` are on the issuance grid for a wallet receiving it at
+/// `now_ms`: `iat` is a UTC midnight, `exp` is exactly `iat` + [`CREDENTIAL_VALIDITY_MS`], and
+/// `iat` is the start of the UTC day of `now_ms` — or of the day `skew_ms` earlier or later, so
+/// that a wallet whose clock is a little off near midnight still accepts a genuine batch.
+pub fn on_issuance_grid(iat_ms: i64, exp_ms: i64, now_ms: i64, skew_ms: i64) -> bool {
+    let skew = skew_ms.max(0);
+    iat_ms == issuance_day_ms(iat_ms)
+        && iat_ms.checked_add(CREDENTIAL_VALIDITY_MS) == Some(exp_ms)
+        && iat_ms >= issuance_day_ms(now_ms.saturating_sub(skew))
+        && iat_ms <= issuance_day_ms(now_ms.saturating_add(skew))
+}
+
+/// Whether the predicate `age_equal_or_over_<years>` of a credential whose claims describe the
+/// UTC day `issued` may have turned by `today` for someone born on `birth`: they were not yet
+/// `years` old on `issued` and are by `today` (a birthday in between). A `true` never turns.
+pub fn age_may_have_turned(birth: Date, years: u8, issued: Date, today: Date) -> bool {
+    !is_at_least(birth, years, issued) && is_at_least(birth, years, today)
 }
 
 #[cfg(test)]
@@ -296,11 +332,26 @@ mod tests {
         );
         let day = age_claims(birth, ms("2026-12-02")).unwrap();
         assert_eq!(day[1].1, serde_json::json!(true));
-        // The credential issued the evening before ends at that midnight.
+        // The credential issued the evening before does not end at that midnight (its `exp`
+        // would tell the birthday): the wallet sees the predicate may have turned.
         assert_eq!(
-            credential_expiry(eve, Some(birth)).unwrap(),
-            ms("2026-12-02")
+            credential_expiry(eve).unwrap(),
+            ms("2026-12-01") + CREDENTIAL_VALIDITY_MS
         );
+        let issued = utc_date(eve).unwrap();
+        assert!(!age_may_have_turned(birth, 18, issued, issued));
+        assert!(age_may_have_turned(
+            birth,
+            18,
+            issued,
+            parse_birth_date("2026-12-02").unwrap()
+        ));
+        assert!(!age_may_have_turned(
+            birth,
+            16,
+            issued,
+            parse_birth_date("2026-12-02").unwrap()
+        ));
     }
 
     #[test]
@@ -319,10 +370,12 @@ mod tests {
             age_claims(birth, feb28).unwrap()[1].1,
             serde_json::json!(false)
         );
-        assert_eq!(
-            credential_expiry(feb28, Some(birth)).unwrap(),
-            ms("2026-03-01")
+        let (feb28_day, mar1) = (
+            utc_date(feb28).unwrap(),
+            parse_birth_date("2026-03-01").unwrap(),
         );
+        assert!(!age_may_have_turned(birth, 18, feb28_day, feb28_day));
+        assert!(age_may_have_turned(birth, 18, feb28_day, mar1));
     }
 
     #[test]
@@ -351,30 +404,65 @@ mod tests {
     }
 
     #[test]
-    fn expiry_is_30_days_unless_a_birthday_comes_first() {
-        let now = ms("2026-12-01") + 5;
+    fn every_credential_of_a_day_has_one_iat_and_exp_whatever_the_birth_date() {
+        // Issue 28, item 2: born 2008-12-20, asked on 2026-12-01 at 10:00:00.005 — the old rule
+        // ended the credential at 2026-12-20T00:00Z, telling any site the date of birth.
+        let now = ms("2026-12-01") + 10 * 3_600_000 + 5;
+        let (iat, exp) = credential_lifetime(now).unwrap();
+        assert_eq!(iat, ms("2026-12-01"));
+        assert_eq!(exp, ms("2026-12-31"));
+        assert_eq!(credential_expiry(now).unwrap(), exp);
+        // The same for anyone issued anything that day, from its first to its last millisecond.
+        for at in [ms("2026-12-01"), now, ms("2026-12-02") - 1] {
+            assert_eq!(credential_lifetime(at).unwrap(), (iat, exp));
+        }
         assert_eq!(
-            credential_expiry(now, None).unwrap(),
-            now + CREDENTIAL_VALIDITY_MS
+            credential_lifetime(ms("2026-12-02")).unwrap(),
+            (ms("2026-12-02"), ms("2027-01-01"))
         );
-        // 40 years old: the next change is at 65, far away.
-        let birth = parse_birth_date("1986-12-10").unwrap();
-        assert_eq!(
-            credential_expiry(now, Some(birth)).unwrap(),
-            now + CREDENTIAL_VALIDITY_MS
-        );
-        // Turns 21 in ten days.
-        let birth = parse_birth_date("2005-12-11").unwrap();
-        assert_eq!(
-            credential_expiry(now, Some(birth)).unwrap(),
-            ms("2026-12-11")
-        );
-        // Over 65: nothing changes any more.
-        let birth = parse_birth_date("1950-12-11").unwrap();
-        assert_eq!(
-            credential_expiry(now, Some(birth)).unwrap(),
-            now + CREDENTIAL_VALIDITY_MS
-        );
+        // Before 1970 too (days round down, never towards zero).
+        assert_eq!(issuance_day_ms(ms("1969-12-31") + 5), ms("1969-12-31"));
+        assert_eq!(CREDENTIAL_VALIDITY_MS, 30 * ISSUANCE_GRID_MS);
+    }
+
+    #[test]
+    fn the_wallet_accepts_only_the_grid_of_today() {
+        let today = ms("2026-12-01");
+        let now = today + 10 * 3_600_000;
+        let skew = 60_000;
+        let ok = |iat: i64, exp: i64, now: i64| on_issuance_grid(iat, exp, now, skew);
+        assert!(ok(today, today + CREDENTIAL_VALIDITY_MS, now));
+        // Off the grid: not midnight, another validity, another day.
+        assert!(!ok(
+            today + 1_000,
+            today + 1_000 + CREDENTIAL_VALIDITY_MS,
+            now
+        ));
+        assert!(!ok(today, today + CREDENTIAL_VALIDITY_MS - 1_000, now));
+        assert!(!ok(
+            today,
+            today + CREDENTIAL_VALIDITY_MS + ISSUANCE_GRID_MS,
+            now
+        ));
+        let yesterday = today - ISSUANCE_GRID_MS;
+        assert!(!ok(yesterday, yesterday + CREDENTIAL_VALIDITY_MS, now));
+        // Near midnight, a clock off by less than the skew still takes the neighbouring day.
+        assert!(ok(
+            yesterday,
+            yesterday + CREDENTIAL_VALIDITY_MS,
+            today + 30_000
+        ));
+        let tomorrow = today + ISSUANCE_GRID_MS;
+        assert!(ok(
+            tomorrow,
+            tomorrow + CREDENTIAL_VALIDITY_MS,
+            tomorrow - 30_000
+        ));
+        assert!(!ok(
+            tomorrow,
+            tomorrow + CREDENTIAL_VALIDITY_MS,
+            tomorrow - 90_000
+        ));
     }
 
     #[test]
