@@ -18,6 +18,26 @@
 //! must be a boolean predicate of the issuer's attribute, and the predicates must be consistent
 //! (below a step implies below every higher step; over an age implies over every lower one).
 //!
+//! A batch must also look like **everyone's batch that day**, so that neither two sites holding
+//! one presentation each of it, nor the issuer and one site, can match a presentation to a
+//! batch: every credential's `iat` is midnight UTC of the day it is received (or of the
+//! neighbouring day, within [`sd_jwt::MAX_FUTURE_SKEW_MS`] of midnight) and its `exp` exactly
+//! [`CREDENTIAL_VALIDITY_MS`] later (`tacit_protocol::issuance::claims::on_issuance_grid`), and
+//! it is signed with the issuer's **current key**: the first key of the key set its metadata
+//! publishes (issuers list their active key first and keep rotated-out keys after it, only so
+//! that what they signed keeps verifying). A batch off the grid or under another key is refused
+//! whole ([`CredentialError::OffGrid`], [`CredentialError::NotCurrentKey`]).
+//!
+//! # An age predicate a birthday may have turned
+//! An age credential does not end at the person's next birthday (its `exp` would tell any site
+//! the date). Its predicates describe the UTC day of its `iat`; the wallet knows the date of
+//! birth the person typed, and a `false` `age_equal_or_over_<n>` that the typed date says may
+//! have turned since that day (a birthday between `iat` and now) is not used any more: the
+//! `*_typed` methods ([`Credentials::answer_typed`], [`Credentials::take_for_typed`]) skip it
+//! (the claim is then answered from the typed profile), and [`Credentials::needs_refill_typed`]
+//! / [`Credentials::refills_due`] ask for a new batch, as when proofs run low. The methods
+//! without a profile ([`Credentials::answer`], …) trust a credential until its `exp`.
+//!
 //! # One credential per presentation
 //! A presentation reveals its credential's issuer signature, salts and holder key, so the wallet
 //! never presents one credential twice: [`Credentials::take_for`] marks the credential it picks as
@@ -29,10 +49,15 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tacit_protocol::issuance::claims::{age_may_have_turned, on_issuance_grid};
 use tacit_protocol::predicates::{self, CURRENCY_CLAIM, IssuerAttribute};
 use tacit_protocol::request_auth::InstallKey;
-use tacit_protocol::sd_jwt::{self, Credential, IssuerMetadata, SdJwtError};
-use wallet_core::{Attribute, Claim, Currency, Origin, Timestamp};
+use tacit_protocol::sd_jwt::{self, Credential, IssuerMetadata, MAX_FUTURE_SKEW_MS, SdJwtError};
+use wallet_core::{Attribute, Claim, Currency, Origin, Profile, Timestamp};
+
+/// How long every issuer credential lives: `exp` = `iat` + this (30 days), `iat` being midnight
+/// UTC of the day of issuance. The protocol's, shared with the issuers.
+pub use tacit_protocol::issuance::claims::CREDENTIAL_VALIDITY_MS;
 
 pub use tacit_protocol::request_auth::Jwk;
 pub use tacit_protocol::sd_jwt::Jwks;
@@ -113,6 +138,16 @@ pub enum CredentialError {
          person's presentations apart, so none is kept"
     )]
     Tagged { index: usize },
+    #[error(
+        "credential {index} is not on the issuers' daily grid (issued at midnight UTC today, \
+         valid 30 days); such times could tell the person's presentations apart, so none is kept"
+    )]
+    OffGrid { index: usize },
+    #[error(
+        "credential {index} is not signed with the issuer's current key (the first key it \
+         publishes); a key for some people only could tell them apart, so none is kept"
+    )]
+    NotCurrentKey { index: usize },
     #[error("the issuer's refresh token is malformed")]
     BadRefreshToken,
     #[error("the wallet keeps credentials from at most 4 issuers; remove one first")]
@@ -267,6 +302,10 @@ pub struct StoredCredential {
     sd_jwt: String,
     /// The RFC 7638 thumbprint of its holder key.
     holder_key_id: String,
+    /// Its `iat`: its predicates are those of this UTC day. (Absent in records kept before it
+    /// was stored; read from `sd_jwt` then.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iat: Option<Timestamp>,
     exp: Timestamp,
     used: bool,
 }
@@ -294,9 +333,19 @@ impl StoredCredential {
     pub fn sd_jwt(&self) -> &str {
         &self.sd_jwt
     }
+    /// Its `iat` (the day its predicates describe).
+    pub fn iat(&self) -> Option<Timestamp> {
+        self.iat
+            .or_else(|| Credential::parse(&self.sd_jwt).ok().map(|c| c.iat()))
+    }
     fn usable(&self, now: Timestamp) -> bool {
         !self.used && self.exp > now
     }
+}
+
+/// The threshold of an age predicate's disclosure name (`age_equal_or_over_18` → 18).
+fn age_years(name: &str) -> Option<u8> {
+    name.strip_prefix(predicates::AGE_PREFIX)?.parse().ok()
 }
 
 /// Everything kept from one issuer. Its `Debug` prints neither credentials nor refresh token.
@@ -355,6 +404,62 @@ impl IssuerCredentials {
     pub fn left(&self, now: Timestamp) -> usize {
         self.credentials.iter().filter(|c| c.usable(now)).count()
     }
+    /// Whether `credential`'s predicate `name` may have turned by `now` for the person whose
+    /// typed profile is `typed`: a `false` age predicate with a birthday (by the typed date)
+    /// between the credential's `iat` day and today. Without a typed profile, or for any other
+    /// predicate, `false`. A credential whose `iat` cannot be read counts as turned.
+    fn turned(
+        &self,
+        credential: &StoredCredential,
+        name: &str,
+        now: Timestamp,
+        typed: Option<&Profile>,
+    ) -> bool {
+        let (Some(profile), Some(years), Some(false)) =
+            (typed, age_years(name), self.predicates.get(name).copied())
+        else {
+            return false;
+        };
+        let days = credential
+            .iat()
+            .and_then(|iat| iat.checked_date_utc())
+            .zip(now.checked_date_utc());
+        match days {
+            Some((issued, today)) => {
+                age_may_have_turned(profile.date_of_birth(), years, issued, today)
+            }
+            None => true,
+        }
+    }
+
+    /// Whether any predicate of `credential` may have turned ([`Self::turned`]).
+    fn stale(
+        &self,
+        credential: &StoredCredential,
+        now: Timestamp,
+        typed: Option<&Profile>,
+    ) -> bool {
+        self.predicates
+            .keys()
+            .any(|name| self.turned(credential, name, now, typed))
+    }
+
+    /// Unused, unexpired credentials at `now` none of whose predicates may have turned for the
+    /// typed profile (all unused, unexpired ones without one).
+    pub fn left_typed(&self, now: Timestamp, typed: Option<&Profile>) -> usize {
+        self.credentials
+            .iter()
+            .filter(|c| c.usable(now) && !self.stale(c, now, typed))
+            .count()
+    }
+
+    /// Whether a credential can still answer the predicate `name` at `now`.
+    fn answers(&self, name: &str, now: Timestamp, typed: Option<&Profile>) -> bool {
+        self.credentials
+            .iter()
+            .any(|c| c.usable(now) && !self.turned(c, name, now, typed))
+    }
+
     /// The value this issuer's credentials give `claim`, if they prove it.
     fn value_of(&self, claim: &Claim) -> Option<(String, bool)> {
         if claim.attribute() != self.attribute {
@@ -638,12 +743,26 @@ impl Credentials {
     /// The answer a credential gives `claim` at `now` and its issuer: only for a claim at a
     /// ladder step (in the credential's currency) or an age threshold, and only from an issuer
     /// with at least one unused, unexpired credential left. Otherwise `None` (the claim is
-    /// answered from what the person typed).
+    /// answered from what the person typed). Trusts a credential until its `exp`; with the
+    /// typed profile at hand, use [`Self::answer_typed`].
     pub fn answer(&self, claim: &Claim, now: Timestamp) -> Option<(bool, Origin)> {
-        self.issuers
-            .iter()
-            .filter(|i| i.left(now) > 0)
-            .find_map(|i| i.value_of(claim).map(|(_, v)| (v, i.origin.clone())))
+        self.answer_typed(claim, now, None)
+    }
+
+    /// [`Self::answer`], skipping an age predicate that the date of birth in `typed` (the
+    /// person's profile) says may have turned since its credential's `iat`: such a claim is
+    /// answered from the profile until a new batch comes ([`Self::needs_refill_typed`]).
+    pub fn answer_typed(
+        &self,
+        claim: &Claim,
+        now: Timestamp,
+        typed: Option<&Profile>,
+    ) -> Option<(bool, Origin)> {
+        self.issuers.iter().find_map(|i| {
+            let (name, value) = i.value_of(claim)?;
+            i.answers(&name, now, typed)
+                .then(|| (value, i.origin.clone()))
+        })
     }
 
     /// Unused, unexpired credentials from `issuer` at `now` (0 for an unknown issuer).
@@ -652,10 +771,34 @@ impl Credentials {
     }
 
     /// Whether the page should fetch a new batch from `issuer` (a known issuer with fewer than
-    /// [`REFILL_BELOW`] left).
+    /// [`REFILL_BELOW`] left). With the typed profile at hand, use [`Self::needs_refill_typed`].
     pub fn needs_refill(&self, issuer: &Origin, now: Timestamp) -> bool {
+        self.needs_refill_typed(issuer, now, None)
+    }
+
+    /// Whether the page should fetch a new batch from `issuer`: a known issuer with fewer than
+    /// [`REFILL_BELOW`] unused, unexpired credentials none of whose predicates the date of birth
+    /// in `typed` says may have turned since the credential's `iat` (so a birthday that flips a
+    /// `false` refills at once; the new batch, saying something else, replaces the old).
+    pub fn needs_refill_typed(
+        &self,
+        issuer: &Origin,
+        now: Timestamp,
+        typed: Option<&Profile>,
+    ) -> bool {
         self.issuer(issuer)
-            .is_some_and(|i| i.left(now) < REFILL_BELOW)
+            .is_some_and(|i| i.left_typed(now, typed) < REFILL_BELOW)
+    }
+
+    /// Every issuer [`Self::needs_refill_typed`] says to fetch a new batch from, in the order
+    /// added: for the page to check when it unlocks and after any answer, not only after a
+    /// presentation (a credential turned stale is no longer presented, so nothing else would).
+    pub fn refills_due(&self, now: Timestamp, typed: Option<&Profile>) -> Vec<Origin> {
+        self.issuers
+            .iter()
+            .filter(|i| i.left_typed(now, typed) < REFILL_BELOW)
+            .map(|i| i.origin.clone())
+            .collect()
     }
 
     /// One line per issuer, for display.
@@ -730,7 +873,7 @@ impl Credentials {
     /// Picks an unused, unexpired credential from `issuer` that proves `claim` with the answer
     /// `satisfied` (the one expiring soonest), marks it used, and returns what to present: the
     /// issuer JWT with that one disclosure. The caller must persist the credentials before the
-    /// presentation leaves.
+    /// presentation leaves. With the typed profile at hand, use [`Self::take_for_typed`].
     pub fn take_for(
         &mut self,
         issuer: &Origin,
@@ -738,24 +881,45 @@ impl Credentials {
         satisfied: bool,
         now: Timestamp,
     ) -> Result<Picked, TakeError> {
-        let entry = self
+        self.take_for_typed(issuer, claim, satisfied, now, None)
+    }
+
+    /// [`Self::take_for`], never picking a credential whose predicate for `claim` the date of
+    /// birth in `typed` says may have turned since its `iat` ([`TakeError::NoneLeft`] if only
+    /// such are left).
+    pub fn take_for_typed(
+        &mut self,
+        issuer: &Origin,
+        claim: &Claim,
+        satisfied: bool,
+        now: Timestamp,
+        typed: Option<&Profile>,
+    ) -> Result<Picked, TakeError> {
+        let index = self
             .issuers
-            .iter_mut()
-            .find(|i| &i.origin == issuer)
+            .iter()
+            .position(|i| &i.origin == issuer)
             .ok_or(TakeError::UnknownIssuer)?;
-        let (name, value) = entry.value_of(claim).ok_or(TakeError::Mismatch)?;
+        let (name, value) = self.issuers[index]
+            .value_of(claim)
+            .ok_or(TakeError::Mismatch)?;
         if value != satisfied {
             return Err(TakeError::Mismatch);
         }
         loop {
-            let Some(stored) = entry
+            let entry = &self.issuers[index];
+            let Some(pick) = entry
                 .credentials
-                .iter_mut()
-                .filter(|c| c.usable(now))
-                .min_by_key(|c| c.exp)
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.usable(now) && !entry.turned(c, &name, now, typed))
+                .min_by_key(|(_, c)| c.exp)
+                .map(|(i, _)| i)
             else {
                 return Err(TakeError::NoneLeft);
             };
+            let entry = &mut self.issuers[index];
+            let stored = &mut entry.credentials[pick];
             // Mark it used whatever happens next: a credential that fails to present now is
             // not tried again.
             stored.used = true;
@@ -823,6 +987,18 @@ fn check_credential(
     if credential.holder_jwk() != jwk {
         return Err(CredentialError::HolderKeyMismatch { index });
     }
+    // The issuer's current key is the first it publishes.
+    if jwks.keys().first().map(|k| k.kid.as_str()) != Some(credential.kid()) {
+        return Err(CredentialError::NotCurrentKey { index });
+    }
+    if !on_issuance_grid(
+        credential.iat().millis(),
+        credential.exp().millis(),
+        now.millis(),
+        MAX_FUTURE_SKEW_MS,
+    ) {
+        return Err(CredentialError::OffGrid { index });
+    }
     let unexpected = CredentialError::UnexpectedClaims { index };
     let plain = credential.plain();
     let currency = match meta.attribute {
@@ -864,6 +1040,7 @@ fn check_credential(
         stored: StoredCredential {
             sd_jwt: text.to_owned(),
             holder_key_id,
+            iat: Some(credential.iat()),
             exp: credential.exp(),
             used: false,
         },

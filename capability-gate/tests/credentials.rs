@@ -36,6 +36,10 @@ const INCOME_VCT: &str = "https://tacit.example/vct/income";
 const AGE_VCT: &str = "https://tacit.example/vct/age";
 const DAY: i64 = 24 * 60 * 60 * 1000;
 const REFRESH: &str = "refresh-token-0123456789abcdefghijklmnopqrstuv";
+/// Midnight UTC of T0's day: the `iat` of every batch issued that day (the issuers' grid).
+const ISSUED: i64 = T0 - T0 % DAY;
+/// `ISSUED` + 30 days: the `exp` of every batch issued that day.
+const EXPIRES: i64 = ISSUED + 30 * DAY;
 
 fn now() -> Timestamp {
     Timestamp::from_millis(T0)
@@ -123,8 +127,8 @@ impl Issuer {
         Spec {
             iss: self.origin.clone(),
             vct: self.vct.into(),
-            iat: T0 - DAY,
-            exp: T0 + 30 * DAY,
+            iat: ISSUED,
+            exp: EXPIRES,
             plain,
             disclosable,
         }
@@ -186,7 +190,7 @@ impl Issuer {
     fn answer(&self, credentials: &[String]) -> Vec<u8> {
         json!({
             "credentials": credentials,
-            "expires_at": T0 + 30 * DAY,
+            "expires_at": EXPIRES,
             "refresh_token": REFRESH,
             "issuer": self.origin,
             "issuer_name": self.name,
@@ -273,7 +277,7 @@ fn a_genuine_batch_is_kept_with_its_refresh_token() {
     assert_eq!(summary[0].left, 10);
     assert_eq!(
         summary[0].valid_until,
-        Some(Timestamp::from_millis(T0 + 30 * DAY))
+        Some(Timestamp::from_millis(EXPIRES))
     );
     let ids = credentials.holder_key_ids();
     assert_eq!(ids, hs.iter().map(|h| h.id.clone()).collect::<Vec<_>>());
@@ -464,13 +468,13 @@ fn attack_a_tagged_batch_is_refused() {
         batch[2] = tax.issue(&other, &hs[2].jwk, hs[2].seed);
     });
     assert_eq!(err, CredentialError::Tagged { index: 2 });
-    // The same predicates but one credential expires a second later.
+    // The same predicates but one credential expires a second later: off the daily grid.
     let err = refused_batch(|tax, hs, batch| {
         let mut other = tax.spec(2_850_000);
         other.exp += 1_000;
         batch[1] = tax.issue(&other, &hs[1].jwk, hs[1].seed);
     });
-    assert_eq!(err, CredentialError::Tagged { index: 1 });
+    assert_eq!(err, CredentialError::OffGrid { index: 1 });
     // A plain serial number, even if it were the same in each.
     let err = refused_spec(|spec| {
         spec.plain.insert("serial".into(), json!(41234));
