@@ -19,7 +19,12 @@ use crate::state::{
 use crate::tool::tool_name_of;
 
 /// How many requests, and how many proposals, may wait for the person at once.
-pub const MAX_PENDING: usize = 16;
+pub const MAX_PENDING: usize = 64;
+
+/// How many requests one asking origin may have waiting for the person at once: one agent
+/// flooding in a site's name fills its own share, not the wallet ([`MAX_PENDING`]), and the
+/// person clears an origin's requests in one act (`Gate::deny_all_from`).
+pub const MAX_PENDING_PER_ORIGIN: usize = 4;
 
 /// What the persistent tools read and change of the gate.
 pub(crate) trait Book {
@@ -119,11 +124,20 @@ pub(crate) fn request_claims(gate: &mut impl Book, input: &Value, now: Timestamp
     let site_name = site_name.map(|t| t.into_string());
     let purpose = purpose.map(|t| t.into_string());
     let attestation = attestation.map(Into::into);
-    let held = gate
+    let held: Vec<&Request> = gate
         .requests()
         .filter(|r| r.state == RequestState::Held)
-        .count();
-    if held >= MAX_PENDING {
+        .collect();
+    if held.iter().filter(|r| r.origin == origin).count() >= MAX_PENDING_PER_ORIGIN {
+        return Err(Refusal::new(
+            Code::TooManyPending,
+            format!(
+                "{MAX_PENDING_PER_ORIGIN} requests for this origin are already waiting for the \
+                 person. Wait for them to be decided before asking again."
+            ),
+        ));
+    }
+    if held.len() >= MAX_PENDING {
         return Err(Refusal::new(
             Code::TooManyPending,
             "Too many requests are already waiting for the person. Wait for them to be decided.",

@@ -37,7 +37,7 @@ pub use crate::state::{
 
 /// How long a released receipt stays valid.
 pub const RECEIPT_TTL_MS: i64 = 15 * 60 * 1000;
-pub use crate::exec::MAX_PENDING;
+pub use crate::exec::{MAX_PENDING, MAX_PENDING_PER_ORIGIN};
 /// Dead grants remembered (to tell a stale handle why it is refused).
 pub const MAX_DEAD_GRANTS: usize = 256;
 /// Decided requests, and decided proposals, remembered (for `check_request`/`check_proposal`);
@@ -525,6 +525,23 @@ impl Gate {
         request.state = RequestState::Denied { reason };
         self.prune_decided();
         Ok(())
+    }
+
+    /// Denies, in one act of the person, every request `origin` has waiting, with `reason`;
+    /// returns how many. Requests of other origins are untouched.
+    pub fn deny_all_from(&mut self, origin: &Origin, reason: &str) -> Result<usize, GateError> {
+        let reason = check_reason(reason)?;
+        let mut denied = 0;
+        for request in self.requests.values_mut() {
+            if &request.origin == origin && request.state == RequestState::Held {
+                request.state = RequestState::Denied {
+                    reason: reason.clone(),
+                };
+                denied += 1;
+            }
+        }
+        self.prune_decided();
+        Ok(denied)
     }
 
     /// Revokes a grant; its tool is withdrawn at the next sync and any handle is refused.

@@ -917,3 +917,56 @@ fn a_card_duration_is_one_the_card_offers() {
     assert_eq!(Lifetime::ONE_HOUR.words(), "for 1 hour");
     assert_eq!(Lifetime::TWO_SECONDS.words(), "for 2 seconds");
 }
+
+// ----- floods ------------------------------------------------------------------------------------
+
+#[test]
+fn one_origins_flood_fills_its_own_share_and_the_person_clears_it_in_one_act() {
+    let mut world = World::unlocked();
+    let flood = "http://127.0.0.1:9999";
+    // The flooding agent gets its share, then a refusal in words; the real site still asks.
+    let mut held = Vec::new();
+    for i in 0..capability_gate::gate::MAX_PENDING_PER_ORIGIN {
+        held.push(world.request(housing_policy_at(flood, &format!("f-{i}"))));
+    }
+    for i in 0..1_000 {
+        let out = world.call(
+            "request_claims",
+            housing_policy_at(flood, &format!("g-{i}")),
+        );
+        assert_eq!(error_code(&out), "too_many_pending", "{out}");
+        let message = out["error"]["message"].as_str().unwrap();
+        assert!(message.contains("for this origin"), "{message}");
+    }
+    let real = world.request(housing_policy("n-1"));
+    assert!(world.gate.request(&real).is_some());
+    // One act of the person denies every request of that origin, and only those.
+    let denied = world
+        .gate
+        .deny_all_from(
+            &wallet_core::Origin::parse(flood).unwrap(),
+            "Not asked by me",
+        )
+        .unwrap();
+    assert_eq!(denied, capability_gate::gate::MAX_PENDING_PER_ORIGIN);
+    for id in &held {
+        let out = world.call("check_request", json!({ "request_id": id }));
+        assert_eq!(out["result"]["status"], "denied", "{out}");
+    }
+    let out = world.call("check_request", json!({ "request_id": real }));
+    assert_eq!(out["result"]["status"], "held", "{out}");
+    // The origin may ask again afterwards.
+    world.request(housing_policy_at(flood, "after"));
+    // The wallet-wide cap still stands against floods across many invented origins.
+    for i in 0.. {
+        let out = world.call(
+            "request_claims",
+            housing_policy_at(&format!("http://127.0.0.1:{}", 10_000 + i), "x"),
+        );
+        if out["ok"] == false {
+            assert_eq!(error_code(&out), "too_many_pending");
+            break;
+        }
+        assert!(i < capability_gate::gate::MAX_PENDING, "no wallet-wide cap");
+    }
+}
