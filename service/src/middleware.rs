@@ -223,6 +223,28 @@ pub async fn json_for_bare_errors<S: Service>(response: Response) -> Response {
     fresh
 }
 
+/// The Content-Security-Policy of every API response: nothing in it may load anything or be
+/// framed (a JSON answer is never a page).
+pub const API_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; frame-ancestors 'none'";
+
+/// The headers every API response carries, whatever answered it: [`API_CONTENT_SECURITY_POLICY`],
+/// `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY` (for browsers that predate
+/// `frame-ancestors`). Layer it outermost (`map_response(api_security_headers)`).
+pub async fn api_security_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    for (name, value) in API_SECURITY_HEADERS {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// See [`api_security_headers`].
+pub const API_SECURITY_HEADERS: [(header::HeaderName, &str); 3] = [
+    (header::CONTENT_SECURITY_POLICY, API_CONTENT_SECURITY_POLICY),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::X_FRAME_OPTIONS, "DENY"),
+];
+
 /// The span a service's trace layer opens for a request (`make_span_with(request_span)`): the
 /// method and the route template, never the path (which may carry ids or tokens);
 /// `(unmatched)` where no route matched (the site's static files, unknown routes).

@@ -498,3 +498,36 @@ async fn unknown_routes_and_methods_are_json_errors() {
         "method_not_allowed",
     );
 }
+
+#[tokio::test]
+async fn every_answer_refuses_to_be_framed_or_to_load_anything() {
+    let app = app_at(NOW).await;
+    let answers = [
+        send(&app, app.post_json(&payload_json(NOW))).await,
+        send(&app, Request::get("/v1/keys").body(Body::empty()).unwrap()).await,
+        send(&app, Request::get("/healthz").body(Body::empty()).unwrap()).await,
+        send(
+            &app,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await,
+        send(&app, Request::get("/nope").body(Body::empty()).unwrap()).await,
+        send(
+            &app,
+            Request::get("/v1/receipts").body(Body::empty()).unwrap(),
+        )
+        .await,
+    ];
+    for (status, headers, _) in &answers {
+        assert_eq!(
+            headers["content-security-policy"], "default-src 'none'; frame-ancestors 'none'",
+            "{status}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{status}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{status}");
+    }
+    let statuses: Vec<u16> = answers.iter().map(|(s, _, _)| s.as_u16()).collect();
+    assert_eq!(statuses, [200, 200, 200, 200, 404, 405]);
+}

@@ -177,6 +177,7 @@ impl TestIssuer {
         let (addr, metadata_json, codes) = ready_rx
             .recv()
             .map_err(|_| io::Error::other("issuer thread ended before binding"))??;
+        crate::server::allow_connect(&format!("http://{addr}"));
         Ok(Self {
             addr,
             name: setup.name,

@@ -3,9 +3,14 @@
 //! Every response (files, directory indexes and 404s alike) carries:
 //! - `Origin-Agent-Cluster: ?1` — Chromium is origin-keyed by default, and `?0` makes
 //!   `registerTool` throw `SecurityError`; other engines may need the explicit `?1`.
-//! - `Content-Security-Policy` with `script-src 'self' 'wasm-unsafe-eval'` exactly: no inline
-//!   script, no `eval`, only our own modules and wasm compilation. The rest of the policy keeps
-//!   everything same-origin except `fetch` to loopback services (the signer on another port).
+//! - `Content-Security-Policy` ([`content_security_policy`]) with `script-src 'self'
+//!   'wasm-unsafe-eval'` exactly: no inline script, no `eval`, only our own modules and wasm
+//!   compilation; `connect-src` to the page's own origin and the services this process runs
+//!   (the signer, the issuers, the sites: [`allow_connect`]) and nothing else, so a script in
+//!   the page cannot post what it read to another port; `frame-ancestors 'none'`, so no page
+//!   can frame the wallet under a decoy.
+//! - `X-Frame-Options: DENY` (the same for older engines) and `Permissions-Policy: tools=(self)`
+//!   (WebMCP tools for the page itself only).
 //! - `X-Content-Type-Options: nosniff` and `Cache-Control: no-store`.
 //!
 //! `.wasm` is served as `application/wasm` (needed by `WebAssembly.instantiateStreaming`) and
@@ -29,15 +34,47 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tower_http::services::ServeDir;
 
-/// The Content-Security-Policy every response carries.
+/// The Content-Security-Policy every response carries, with `{connect}` where the allowed
+/// connection targets go ([`content_security_policy`]).
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'wasm-unsafe-eval'; \
      style-src 'self'; \
      img-src 'self' data:; \
-     connect-src 'self' http://127.0.0.1:*; \
+     connect-src 'self'{connect}; \
      object-src 'none'; \
      base-uri 'none'; \
-     form-action 'self'";
+     form-action 'self'; \
+     frame-ancestors 'none'";
+
+/// The origins the page may connect to besides its own: the services this process runs.
+static CONNECT: std::sync::RwLock<std::collections::BTreeSet<String>> =
+    std::sync::RwLock::new(std::collections::BTreeSet::new());
+
+/// Lets pages served from now on connect to `origin` (`scheme://host:port`; a service this
+/// process started). The test signer, issuers and sites call it when they start; a page loaded
+/// before keeps the policy it was served with.
+pub fn allow_connect(origin: &str) {
+    let origin = origin.trim_end_matches('/');
+    let plain = origin
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b":/.-[]".contains(&b));
+    if plain && let Ok(mut list) = CONNECT.write() {
+        list.insert(origin.to_owned());
+    }
+}
+
+/// The policy as served now: [`CONTENT_SECURITY_POLICY`] with the origins [`allow_connect`] let
+/// in (none: `connect-src 'self'`).
+pub fn content_security_policy() -> String {
+    let connect: String = CONNECT
+        .read()
+        .map(|list| list.iter().map(|o| format!(" {o}")).collect())
+        .unwrap_or_default();
+    CONTENT_SECURITY_POLICY.replace("{connect}", &connect)
+}
+
+/// The page's WebMCP permission: its own tools, never a frame's.
+pub const PERMISSIONS_POLICY: &str = "tools=(self)";
 
 /// The router: `dir` served as static files, with the security headers on every response.
 pub fn app(dir: impl Into<PathBuf>) -> Router {
@@ -56,14 +93,21 @@ async fn security_headers(request: Request, next: Next) -> Response {
     {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
-    let fixed: [(HeaderName, &'static str); 4] = [
+    let fixed: [(HeaderName, &'static str); 5] = [
         (HeaderName::from_static("origin-agent-cluster"), "?1"),
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (
+            HeaderName::from_static("permissions-policy"),
+            PERMISSIONS_POLICY,
+        ),
         (header::CACHE_CONTROL, "no-store"),
     ];
     for (name, value) in fixed {
         headers.insert(name, HeaderValue::from_static(value));
+    }
+    if let Ok(csp) = HeaderValue::from_str(&content_security_policy()) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
     }
     response
 }

@@ -54,6 +54,7 @@ impl TestSigner {
             thread: None,
         };
         signer.spawn(keys)?;
+        crate::server::allow_connect(&signer.url());
         Ok(signer)
     }
 

@@ -194,6 +194,7 @@ impl TestSite {
             _data: data,
         };
         site.spawn()?;
+        crate::server::allow_connect(&site.origin());
         Ok(site)
     }
 

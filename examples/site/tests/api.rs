@@ -449,13 +449,27 @@ async fn the_page_and_the_api_carry_the_security_headers() {
             "{path}"
         );
         assert_eq!(headers["origin-agent-cluster"], "?1", "{path}");
-        assert_eq!(
-            headers["content-security-policy"], CONTENT_SECURITY_POLICY,
-            "{path}"
-        );
+        let csp = if path.starts_with("/api/") {
+            "default-src 'none'; frame-ancestors 'none'"
+        } else {
+            CONTENT_SECURITY_POLICY
+        };
+        assert_eq!(headers["content-security-policy"], csp, "{path}");
         assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{path}");
+        assert_eq!(headers["permissions-policy"], "tools=(self)", "{path}");
         assert_eq!(headers["cache-control"], "no-store", "{path}");
     }
+    // No page of the site may be framed.
+    assert!(CONTENT_SECURITY_POLICY.contains("frame-ancestors 'none'"));
+    let request = Request::get("/.well-known/tacit-site.json")
+        .body(Body::empty())
+        .unwrap();
+    let (_, _, headers) = send(&f.router, request).await;
+    assert_eq!(
+        headers["content-security-policy"],
+        "default-src 'none'; frame-ancestors 'none'"
+    );
     let request = Request::get("/boot.js").body(Body::empty()).unwrap();
     let (_, _, headers) = send(&f.router, request).await;
     assert_eq!(headers["content-type"], "text/javascript");

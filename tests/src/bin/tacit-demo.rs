@@ -149,6 +149,15 @@ fn run(options: Options) -> Result<(), String> {
     let housing = start_site("housing")?;
     let pharmacy = start_site("pharmacy")?;
     let signer_url = format!("http://{SIGNER}");
+    // The wallet page may connect to these services and to nothing else (its CSP's
+    // connect-src; the issuers let themselves in when they start).
+    for origin in [
+        signer_url.clone(),
+        housing.origin().to_string(),
+        pharmacy.origin().to_string(),
+    ] {
+        tacit_e2e::server::allow_connect(&origin);
+    }
     // The tool-gate JS package's example page (a corner shop).
     let gate_dir = tacit_e2e::site_dir("gate-example").map_err(|e| e.to_string())?;
     let gate_example = StaticServer::start_on(gate_dir, addr(GATE_EXAMPLE))

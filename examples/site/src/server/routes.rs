@@ -22,9 +22,12 @@
 //! envelope `{ok: false, error: {code: "rate_limited", message}}`, before anything is issued or
 //! decided.
 //!
-//! Every response carries the page's security headers: `Origin-Agent-Cluster: ?1`, the CSP
-//! (`script-src 'self' 'wasm-unsafe-eval'`, `connect-src 'self'`: the page talks to its own
-//! server only), `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`.
+//! Every response carries the security headers: `Origin-Agent-Cluster: ?1`, the CSP — the
+//! page's (`script-src 'self' 'wasm-unsafe-eval'`, `connect-src 'self'`: the page talks to its
+//! own server only; `frame-ancestors 'none'`) on pages and files, `default-src 'none';
+//! frame-ancestors 'none'` on `/api/` and `/.well-known/` answers —, `X-Frame-Options: DENY`,
+//! `Permissions-Policy: tools=(self)` (WebMCP tools for the page itself, never a frame),
+//! `X-Content-Type-Options: nosniff`, `Cache-Control: no-store`.
 
 use std::path::Path;
 
@@ -38,7 +41,8 @@ use axum::routing::{any, get};
 use serde_json::{Value, json};
 use tacit_protocol::site_auth::{SITE_KEYS_PATH, attest_for_nonce};
 use tacit_service::middleware::{
-    BodyError, is_json, json_for_bare_errors, rate_limit, read_body, request_span, timeout,
+    API_CONTENT_SECURITY_POLICY, BodyError, is_json, json_for_bare_errors, rate_limit, read_body,
+    request_span, timeout,
 };
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::services::ServeDir;
@@ -326,8 +330,18 @@ pub(super) fn api_error(status: StatusCode, code: &str, message: &str) -> Respon
         .into_response()
 }
 
+/// The page's WebMCP permission: its own tools, never a frame's (it is not framed anyway).
+pub const PERMISSIONS_POLICY: &str = "tools=(self)";
+
 async fn security_headers(request: Request, next: Next) -> Response {
-    let content_type = content_type_for(request.uri().path());
+    let path = request.uri().path();
+    let content_type = content_type_for(path);
+    // JSON answers (the API and the site's keys) are never pages: nothing loads from them.
+    let csp = if path.starts_with("/api/") || path.starts_with("/.well-known/") {
+        API_CONTENT_SECURITY_POLICY
+    } else {
+        CONTENT_SECURITY_POLICY
+    };
     let mut response = next.run(request).await;
     let is_file = response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED;
     let headers = response.headers_mut();
@@ -336,10 +350,15 @@ async fn security_headers(request: Request, next: Next) -> Response {
     {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     }
-    let fixed: [(HeaderName, &'static str); 5] = [
+    let fixed: [(HeaderName, &'static str); 7] = [
         (HeaderName::from_static("origin-agent-cluster"), "?1"),
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::CONTENT_SECURITY_POLICY, csp),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (
+            HeaderName::from_static("permissions-policy"),
+            PERMISSIONS_POLICY,
+        ),
         (header::CACHE_CONTROL, "no-store"),
         (header::REFERRER_POLICY, "no-referrer"),
     ];
