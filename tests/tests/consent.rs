@@ -979,13 +979,15 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
         eur_card.contains("USD") && eur_card.to_lowercase().contains("never converted"),
         "{eur_card}"
     );
-    // Only after the person grants does the claim tool say the currencies differ.
+    // After the person grants, the claim tool declines with the privacy floor's code and words:
+    // nothing the agent reads names, or narrows, the profile's currency.
     let tools = wallet.grant(&id, "600000", 1);
     let out = wallet.call(&tools[0], json!({}));
     assert_ne!(out["result"]["satisfied"], true, "{out}");
+    assert_eq!(out["error"]["code"], "declined_privacy_floor", "{out}");
     assert!(
-        out.to_string().to_lowercase().contains("currenc"),
-        "the decline does not say the currencies differ: {out}"
+        !out.to_string().to_lowercase().contains("currenc"),
+        "the decline tells the agent the currencies differ: {out}"
     );
 
     // The same question to a profile in USD, on fresh storage.
