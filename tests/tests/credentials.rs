@@ -573,9 +573,11 @@ fn an_untrusted_issuer_is_refused_even_under_a_trusted_name() {
     let _serial = tacit_e2e::serial();
     let stack = Stack::start();
     let browser = Browser::launch().unwrap();
-    let mut wallet = stack.wallet(&browser, "28,400.00");
+    // Started before the page loads: the page may connect only to the services it is told of
+    // when it is served (its CSP), and the person types the rogue's address themselves.
     let rogue = TestIssuer::start("income", TAX_OFFICE).unwrap();
     assert_ne!(rogue.origin(), stack.tax.origin());
+    let mut wallet = stack.wallet(&browser, "28,400.00");
 
     // Not an issuer (the signer answers this wallet, but not as an issuer); nobody listening.
     // (The browser reads a cross-origin answer without CORS as no answer at all.)
