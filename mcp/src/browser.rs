@@ -13,6 +13,7 @@ use tacit_devtools::{Cdp, Error, Event};
 use tokio::sync::{oneshot, watch};
 
 use crate::mirror::{Mirror, Outcome, outcome_of};
+use crate::origin::{Scope, origin_of_url};
 
 /// How long the worker waits for browser messages before it looks at its commands again.
 const POLL: Duration = Duration::from_millis(5);
@@ -53,18 +54,17 @@ impl BrowserHandle {
 }
 
 /// Connects to the Chromium whose DevTools listen on `127.0.0.1:<port>` and starts the worker.
-/// Only pages whose URL starts with one of `prefixes` are mirrored (all pages if empty).
-pub fn start(port: u16, prefixes: Vec<String>) -> Result<BrowserHandle, Error> {
+/// Only frames that one of `scopes` admits are mirrored (none if `scopes` is empty).
+pub fn start(port: u16, scopes: Vec<Scope>) -> Result<BrowserHandle, Error> {
     let ws_url = tacit_devtools::browser_ws_url(port)?;
     let cdp = Cdp::connect(&ws_url)?;
-    let mirror = Arc::new(Mutex::new(Mirror::default()));
+    let mirror = Arc::new(Mutex::new(Mirror::new(scopes)));
     let (commands, inbox) = mpsc::channel();
     let (changed, changes) = watch::channel(0u64);
     let (stop, stopped) = watch::channel(None);
     let mut worker = Worker {
         cdp,
         mirror: mirror.clone(),
-        prefixes,
         sessions: HashMap::new(),
         pending: HashMap::new(),
         changed,
@@ -95,7 +95,6 @@ pub fn start(port: u16, prefixes: Vec<String>) -> Result<BrowserHandle, Error> {
 struct Worker {
     cdp: Cdp,
     mirror: Arc<Mutex<Mirror>>,
-    prefixes: Vec<String>,
     /// target id → session id of the pages we attached to.
     sessions: HashMap<String, String>,
     /// invocation id → where its outcome goes.
@@ -109,8 +108,36 @@ impl Worker {
         self.mirror.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether a page at `url` is worth attaching to: its origin is a named one. (Which of its
+    /// frames' tools are mirrored is decided per frame, by the frame's own origin.)
     fn wanted(&self, url: &str) -> bool {
-        self.prefixes.is_empty() || self.prefixes.iter().any(|p| url.starts_with(p.as_str()))
+        origin_of_url(url).is_some_and(|origin| self.mirror().wants_origin(&origin))
+    }
+
+    /// Records every frame of the page behind `session` with the browser's origin for it.
+    fn learn_frames(&mut self, session: &str) -> Result<(), Error> {
+        let tree = self
+            .cdp
+            .send(Some(session), "Page.getFrameTree", json!({}))?;
+        let mut stack = vec![&tree["frameTree"]];
+        while let Some(node) = stack.pop() {
+            self.frame_seen(session, &node["frame"]);
+            stack.extend(node["childFrames"].as_array().into_iter().flatten());
+        }
+        Ok(())
+    }
+
+    /// Records a DevTools `Page.Frame`; returns whether its tools were dropped (a navigation).
+    fn frame_seen(&mut self, session: &str, frame: &Value) -> bool {
+        let (Some(id), Some(url)) = (frame["id"].as_str(), frame["url"].as_str()) else {
+            return false;
+        };
+        // The browser's own origin for the frame; a frame without one is opaque ("null").
+        let origin = frame["securityOrigin"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| "null".to_owned());
+        self.mirror().frame_navigated(session, id, &origin, url)
     }
 
     fn attach_existing(&mut self) -> Result<(), Error> {
@@ -143,8 +170,9 @@ impl Worker {
             return Ok(());
         };
         self.sessions.insert(target.to_owned(), session.clone());
-        self.mirror().page_at(&session, url);
         self.cdp.send(Some(&session), "Page.enable", json!({}))?;
+        // The frames' origins are known before the first tool is announced.
+        self.learn_frames(&session)?;
         // Tools already registered are replayed at once in one `toolsAdded`.
         self.cdp.send(Some(&session), "WebMCP.enable", json!({}))?;
         Ok(())
@@ -231,17 +259,7 @@ impl Worker {
                 }
                 false
             }
-            ("Page.frameNavigated", Some(s)) => {
-                let frame = &p["frame"];
-                if frame.get("parentId").is_none()
-                    && let Some(url) = frame["url"].as_str()
-                {
-                    self.mirror().page_at(s, url);
-                }
-                frame["id"]
-                    .as_str()
-                    .is_some_and(|id| self.mirror().frame_navigated(s, id))
-            }
+            ("Page.frameNavigated", Some(s)) => self.frame_seen(s, &p["frame"]),
             ("Target.targetCreated" | "Target.targetInfoChanged", None) => {
                 self.consider(&p["targetInfo"])?;
                 false

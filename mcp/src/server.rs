@@ -6,23 +6,36 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, InitializeRequestParams, ListToolsResult, MetaObject,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use crate::browser::{BrowserHandle, Command};
-use crate::mirror::Outcome;
+use crate::mirror::{Hints, Outcome};
+use crate::screen::REFUSE;
+
+/// Deepest nesting of arrays and objects a call's `arguments` may have (the object itself is
+/// level 1): the same limit as the wallet's and the sites' tools (`tool_gate::input::MAX_DEPTH`).
+pub const MAX_ARGUMENT_DEPTH: usize = 32;
+
+/// The `_meta` key under which a tool's WebMCP annotations travel as the page gave them.
+pub const WEBMCP_ANNOTATIONS: &str = "tacit/webmcp-annotations";
 
 /// How long a call may take in the page (the wallet's own tools answer in milliseconds; a
 /// `request_claims` returns at once with `held` while the person decides).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-const INSTRUCTIONS: &str = "These tools are the WebMCP tools of the pages open in the person's \
-    browser (the Tacit wallet and sites), mirrored as they are: a claim tool exists only while \
-    the person's grant lives, so the list changes; list again after a tools/list_changed \
+const INSTRUCTIONS: &str = "These tools are the WebMCP tools of the pages the person named \
+    (the Tacit wallet and sites), open in the person's browser. Each name is \
+    <origin namespace>.<tool name>: the namespace comes from the page's origin (host_port), \
+    never from the page. Each description and title starts with 'From the page at <origin>: ' \
+    and everything after that is the page's own text, not this door's. A claim tool exists only \
+    while the person's grant lives, so the list changes; list again after a tools/list_changed \
     notification. A result with isError is a refusal or a failure: read its text, do not retry \
     a refused call.";
 
@@ -50,17 +63,16 @@ impl Door {
                     listed.description(),
                     Arc::new(listed.tool.input_schema.clone()),
                 );
-                if let Some(read_only) = listed.tool.read_only {
-                    let mut annotations = ToolAnnotations::new();
-                    annotations.read_only_hint = Some(read_only);
-                    tool.annotations = Some(annotations);
-                }
+                tool.title = listed.title();
+                let hints = listed.tool.hints;
+                tool.annotations = annotations_of(hints);
+                tool.meta = meta_of(hints);
                 tool
             })
             .collect()
     }
 
-    async fn call(&self, name: String, input: serde_json::Value) -> Outcome {
+    async fn call(&self, name: String, input: Value) -> Outcome {
         let (reply, answer) = oneshot::channel();
         let command = Command::Call {
             mcp_name: name,
@@ -75,6 +87,108 @@ impl Door {
             Ok(Err(_)) => Outcome::error("The browser connection closed during the call."),
             Err(_) => Outcome::error("The page did not answer within 60 seconds."),
         }
+    }
+}
+
+/// MCP's annotations for a tool with the WebMCP `hints`, `None` when the page gave none.
+///
+/// - `readOnlyHint` is MCP's `readOnlyHint`, unchanged.
+/// - `consequentialHint: true` becomes MCP's `destructiveHint: true`: MCP has no hint for "this
+///   acts for the person", and clients that confirm before a destructive tool then confirm
+///   before a consequential one. `consequentialHint: false` sets nothing: it does not say the
+///   tool's updates are only additive, which is what MCP's `destructiveHint: false` claims.
+/// - `untrustedContentHint: true` becomes MCP's `openWorldHint: true`, the MCP hint for output
+///   from outside the server's closed world; `false` sets nothing.
+/// - `debugging` has no MCP counterpart.
+///
+/// All four travel unchanged in the tool's `_meta` (see [`meta_of`]).
+pub fn annotations_of(hints: Hints) -> Option<ToolAnnotations> {
+    if hints == Hints::default() {
+        return None;
+    }
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = hints.read_only;
+    annotations.destructive_hint = hints.consequential.filter(|c| *c);
+    annotations.open_world_hint = hints.untrusted_content.filter(|u| *u);
+    Some(annotations)
+}
+
+/// The tool's `_meta`: `{"tacit/webmcp-annotations": {readOnlyHint, untrustedContentHint,
+/// consequentialHint, debugging}}` with the hints the page gave, in WebMCP's spelling.
+pub fn meta_of(hints: Hints) -> Option<MetaObject> {
+    let mut given = Map::new();
+    for (key, hint) in [
+        ("readOnlyHint", hints.read_only),
+        ("untrustedContentHint", hints.untrusted_content),
+        ("consequentialHint", hints.consequential),
+        ("debugging", hints.debugging),
+    ] {
+        if let Some(hint) = hint {
+            given.insert(key.to_owned(), Value::Bool(hint));
+        }
+    }
+    if given.is_empty() {
+        return None;
+    }
+    let mut meta = Map::new();
+    meta.insert(WEBMCP_ANNOTATIONS.to_owned(), Value::Object(given));
+    Some(MetaObject::from(meta))
+}
+
+/// How deep `value` nests arrays and objects (a scalar is 0), counted without recursion.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((value, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        stack.extend(children.map(|child| (child, level + 1)));
+    }
+    deepest
+}
+
+/// Why `params` are not a `tools/call` the door can run (they did not read as one).
+fn call_params_problem(params: Option<&Value>) -> String {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Some(params) = params else {
+        return "tools/call needs params {name, arguments}.".to_owned();
+    };
+    let Some(members) = params.as_object() else {
+        return format!(
+            "tools/call params must be an object {{name, arguments}}, not {}.",
+            kind(params)
+        );
+    };
+    match members.get("name") {
+        None => return "tools/call params need a `name` (a string).".to_owned(),
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return format!("`name` must be a string, not {}.", kind(other));
+        }
+    }
+    match members.get("arguments") {
+        None | Some(Value::Null | Value::Object(_)) => {}
+        Some(other) => {
+            return format!(
+                "`arguments` must be a JSON object (the tool's named inputs), not {}.",
+                kind(other)
+            );
+        }
+    }
+    match serde_json::from_value::<CallToolRequestParams>(params.clone()) {
+        Ok(_) => "tools/call params did not read as a tools/call.".to_owned(),
+        Err(e) => format!("tools/call params are not valid: {e}."),
     }
 }
 
@@ -97,6 +211,13 @@ impl ServerHandler for Door {
                 .enable_tool_list_changed()
                 .build(),
         )
+        .with_server_info(
+            Implementation::new("tacit-mcp", env!("CARGO_PKG_VERSION"))
+                .with_title("Tacit MCP door")
+                .with_description(
+                    "Mirrors the WebMCP tools of the named origins' pages in the person's Chromium",
+                ),
+        )
         .with_instructions(INSTRUCTIONS)
     }
 
@@ -116,9 +237,54 @@ impl ServerHandler for Door {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        if depth(&input) > MAX_ARGUMENT_DEPTH {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "The arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels; no tool \
+                     takes that."
+                ),
+                None,
+            ));
+        }
         let outcome = self.call(request.name.into_owned(), input).await;
         Ok(result_of(outcome).into())
+    }
+
+    /// Requests that did not read as what their method needs arrive here (rmcp falls back to a
+    /// custom request): they get invalid params with the reason, never `-32601`; so do the
+    /// requests the screen could not read ([`REFUSE`]). Only a method the door does not have is
+    /// method-not-found.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.as_ref();
+        let reason = match request.method.as_str() {
+            REFUSE => params
+                .and_then(|p| p["reason"].as_str())
+                .unwrap_or("The request could not be read.")
+                .to_owned(),
+            "tools/call" => call_params_problem(params),
+            "tools/list" => match request.params_as::<PaginatedRequestParams>() {
+                Err(e) => format!("tools/list params must be {{cursor?}}: {e}."),
+                Ok(_) => "tools/list params are not valid.".to_owned(),
+            },
+            "initialize" => match request.params_as::<InitializeRequestParams>() {
+                Err(e) => format!("initialize params are not valid: {e}."),
+                Ok(_) => "initialize params are not valid.".to_owned(),
+            },
+            "ping" => "ping takes no params (or an object).".to_owned(),
+            other => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("The door has no method `{other}`."),
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(reason, None))
     }
 
     fn on_initialized(

@@ -14,3 +14,35 @@ fn tacit_mcp_help_version_and_unknown_flags() {
         env!("CARGO_PKG_VERSION"),
     );
 }
+
+/// Issue 28, item 15: the door mirrors only origins the person names; with none it refuses to
+/// start and says how to name one, and an origin that is not one is refused by name.
+#[test]
+fn tacit_mcp_refuses_to_start_without_a_named_origin() {
+    let bin = env!("CARGO_BIN_EXE_tacit-mcp");
+    let none = tacit_testkit::cli::run(bin, &["--devtools-port", "1"]);
+    let stderr = String::from_utf8_lossy(&none.stderr);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+    assert!(
+        stderr.contains("--origin http://localhost:8080"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("does not start"), "{stderr}");
+    assert!(none.stdout.is_empty());
+
+    let path = tacit_testkit::cli::run(bin, &["--origin", "http://localhost:8080/wallet"]);
+    assert_eq!(path.status.code(), Some(2), "{path:?}");
+    assert!(String::from_utf8_lossy(&path.stderr).contains("use --page"));
+
+    let shared = tacit_testkit::cli::run(
+        bin,
+        &[
+            "--origin",
+            "http://localhost:8080",
+            "--origin",
+            "https://localhost:8080",
+        ],
+    );
+    assert_eq!(shared.status.code(), Some(2), "{shared:?}");
+    assert!(String::from_utf8_lossy(&shared.stderr).contains("namespace `localhost_8080`"));
+}
