@@ -4,9 +4,10 @@
 //! PostgreSQL database a test names) and the test signer's keys URL.
 //!
 //! The issuers a site trusts for issuer-backed claims come from the test, never from the
-//! file: [`TestSite::start`] trusts none, [`TestSite::start_trusting`] trusts the given
+//! file: [`TestSite::start`] trusts none (and then takes the person's word for every claim,
+//! dropping the file's `require_proof`), [`TestSite::start_trusting`] trusts the given
 //! [`Trust`]s (a [`crate::issuer_proc::TestIssuer`] by its metadata URL, or its keys pinned in a
-//! file).
+//! file) and keeps the file's `require_proof`.
 //!
 //! [`TestSite::restart`] stops the server and starts a fresh one on the same port, data directory
 //! and database, as an operator restarting the process would: everything the site remembers
@@ -155,6 +156,12 @@ impl TestSite {
         config.database_url = database_url.map(str::to_owned);
         config.signer.keys_url = Some(signer_keys_url.to_owned());
         config.signer.pinned_keys = None;
+        // The shipped sites take income (housing) and age (pharmacy) only with an issuer's
+        // proof. A test site that trusts no issuer could never be satisfied, so it takes the
+        // person's word for everything, as a site configured so would.
+        if issuers.is_empty() {
+            config.policy.require_proof.clear();
+        }
         config.trusted_issuers = issuers
             .iter()
             .enumerate()

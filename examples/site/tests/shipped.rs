@@ -17,6 +17,8 @@ struct Shipped {
     claims: Value,
     requirements_tool: &'static str,
     submit_tool: &'static str,
+    /// The claim kind taken only with the issuer's proof.
+    proven: &'static str,
 }
 
 #[test]
@@ -33,6 +35,7 @@ fn each_shipped_site_publishes_its_policy() {
             ]),
             requirements_tool: "housing_requirements",
             submit_tool: "housing_submit_application",
+            proven: "income_below",
         },
         Shipped {
             dir: "pharmacy",
@@ -45,6 +48,7 @@ fn each_shipped_site_publishes_its_policy() {
             ]),
             requirements_tool: "pharmacy_requirements",
             submit_tool: "pharmacy_checkout",
+            proven: "age_at_least",
         },
     ];
     for site in sites {
@@ -54,7 +58,8 @@ fn each_shipped_site_publishes_its_policy() {
             .join("site.toml");
         let config = Config::load(&path).unwrap();
         assert_eq!(config.policy.check(), Ok(()), "{}", site.dir);
-        // It trusts one issuer, fetched from its well-known metadata; proof is not required.
+        // It trusts one issuer, fetched from its well-known metadata, and takes income
+        // (housing) or age (pharmacy) only with that issuer's proof.
         let [trusted] = &config.trusted_issuers[..] else {
             panic!("{}: one trusted issuer", site.dir)
         };
@@ -64,7 +69,16 @@ fn each_shipped_site_publishes_its_policy() {
             trusted.keys_url.as_deref(),
             Some(format!("{}/.well-known/jwt-vc-issuer", site.issuer).as_str())
         );
-        assert!(config.policy.require_proof.is_empty(), "{}", site.dir);
+        assert_eq!(
+            serde_json::to_value(&config.policy.require_proof).unwrap(),
+            json!([site.proven]),
+            "{}",
+            site.dir
+        );
+        assert_eq!(
+            trusted.vouches_for.map(|a| a.name()),
+            Some(if site.dir == "housing" { "income" } else { "age" })
+        );
         assert_eq!(config.origin.unwrap().as_str(), site.origin);
         assert_eq!(
             serde_json::to_value(&config.policy.claims).unwrap(),
