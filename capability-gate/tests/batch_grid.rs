@@ -231,10 +231,8 @@ fn an_age_predicate_a_birthday_may_have_turned_is_dropped_and_refilled() {
     );
     assert_eq!(taken, credentials, "nothing was marked used");
     assert!(credentials.needs_refill_typed(&registry, birthday, person));
-    assert_eq!(
-        credentials.refills_due(birthday, person),
-        [registry.clone()]
-    );
+    assert_eq!(credentials.refills_due(birthday, person).len(), 1);
+    assert_eq!(credentials.refills_due(birthday, person)[0], registry);
     // A `true` never turns: "at least 16" is still the registry's word.
     assert_eq!(
         credentials.answer_typed(&age(16), birthday, person),

@@ -78,7 +78,7 @@ async fn enrol(issuer: &TestIssuer, person: &Person, seed: u8, count: u8) -> Wal
             )
         })
         .collect();
-    let body = request_body(BatchGrant::Code(&code.canonical()), &nonce, &sent);
+    let body = request_body(BatchGrant::Code(code.canonical()), &nonce, &sent);
     let request = Request::post("/v1/credentials")
         .header("content-type", "application/json")
         .body(Body::from(body))
