@@ -1,7 +1,7 @@
 //! Issue 28, item 13 (the issuer's half): `tacit-issuer revoke <person>` ends the person's
 //! refresh chain. Later requests with a refresh token (or an enrolment code) of that chain are
 //! refused as `revoked` (403) and consume nothing; a code made afterwards starts a new chain.
-//! Through the router and through the binary.
+//! Through the router (on SQLite and on a real PostgreSQL) and through the binary.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use axum::http::StatusCode;
 use common::*;
 use serde_json::{Value, json};
-use tacit_issuer::{Error, Grant, IssuerDb, Person};
+use tacit_issuer::{Attribute, Error, Grant, IssuerDb, Person};
 use tacit_protocol::request_auth::EnrolmentCode;
 use wallet_core::Timestamp;
 
@@ -21,9 +21,8 @@ fn refresh_request(token: &str, nonce: &str, holder_key: u8) -> Value {
     json!({ "refresh_token": token, "nonce": nonce, "holder_keys": [entry(&holder(holder_key), nonce)] })
 }
 
-#[tokio::test]
-async fn a_revoked_chain_is_refused_as_revoked_and_spends_nothing() {
-    let issuer = income_issuer().await;
+async fn a_revoked_chain_is_refused_as_revoked_and_spends_nothing(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::Income).await;
     let (_, refresh) = issuer.first_batch().await;
     // Ben, another person, keeps his chain.
     let ben = Person {
@@ -91,9 +90,8 @@ async fn a_revoked_chain_is_refused_as_revoked_and_spends_nothing() {
 
 /// A batch being signed while the operator revokes: the refresh token it hands out belongs to
 /// the ended chain, so it is refused too.
-#[tokio::test]
-async fn a_token_handed_out_by_a_batch_in_flight_is_revoked_too() {
-    let issuer = income_issuer().await;
+async fn a_token_handed_out_by_a_batch_in_flight_is_revoked_too(url: String) {
+    let issuer = issuer_on(Some(url), Attribute::Income).await;
     let (_, refresh) = issuer.first_batch().await;
     let now = issuer.now();
     let (nonce, _) = issuer.db.make_nonce(now).await.unwrap();
@@ -113,6 +111,13 @@ async fn a_token_handed_out_by_a_batch_in_flight_is_revoked_too() {
     let refused = issuer.post(&refresh_request(&handed_out, &nonce, 3)).await;
     assert_refused(&refused, StatusCode::FORBIDDEN, "revoked");
 }
+
+tacit_testkit::on_both_backends!(
+    worker_threads = 4,
+    sqlite_file = "issuer.db";
+    a_revoked_chain_is_refused_as_revoked_and_spends_nothing,
+    a_token_handed_out_by_a_batch_in_flight_is_revoked_too,
+);
 
 #[tokio::test]
 async fn revoking_names_one_person() {
