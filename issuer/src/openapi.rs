@@ -31,7 +31,11 @@ pub fn document(state: &AppState) -> serde_json::Value {
             401,
             "A bad proof (the message names its index), or a nonce refused.",
         ),
-        doc.reply::<ErrorBody>(403, "The code or refresh token was refused."),
+        doc.reply::<ErrorBody>(
+            403,
+            "The code or refresh token was refused (`code_refused`, `refresh_refused`), or its \
+             chain was revoked by the issuer (`revoked`).",
+        ),
         doc.reply::<ErrorBody>(
             409,
             "The issuer holds no record of the attribute for this person.",
