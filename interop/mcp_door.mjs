@@ -100,13 +100,15 @@ const calls = junk();
 const one_by_one = [];
 for (const [label, params] of calls) one_by_one.push(await send(label, params));
 const burst = await Promise.all(calls.map(([label, params]) => send(label, params)));
+const failed = (e) => ({ failed: String(e), code: e.code });
 const ok = input.ok_call
   ? await client.callTool({ name: input.ok_call.name, arguments: input.ok_call.arguments })
+    .catch(failed)
   : null;
 // A method the door does not have is the one thing that is method-not-found.
 const unknown = await client.request({ method: 'tacit/no-such-method', params: {} }, ResultSchema)
   .then(() => null, (e) => ({ code: e.code, message: e.message }));
-const tools = (await client.listTools()).tools;
+const tools = await client.listTools().then((r) => r.tools, failed);
 const out = {
   server: client.getServerVersion(),
   instructions: client.getInstructions(),
@@ -116,6 +118,6 @@ const out = {
   ok,
   unknown,
 };
-await client.close();
+await client.close().catch(() => {});
 out.stderr = stderr;
 process.stdout.write(JSON.stringify(out));

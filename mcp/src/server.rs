@@ -305,3 +305,64 @@ impl ServerHandler for Door {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hints_map_onto_mcp_and_all_travel_in_meta() {
+        assert_eq!(annotations_of(Hints::default()), None);
+        assert_eq!(meta_of(Hints::default()), None);
+        let hints = Hints {
+            read_only: Some(false),
+            untrusted_content: Some(false),
+            consequential: Some(true),
+            debugging: Some(true),
+        };
+        let annotations = serde_json::to_value(annotations_of(hints).unwrap()).unwrap();
+        assert_eq!(
+            annotations,
+            json!({ "readOnlyHint": false, "destructiveHint": true })
+        );
+        let meta = serde_json::to_value(meta_of(hints).unwrap()).unwrap();
+        assert_eq!(
+            meta[WEBMCP_ANNOTATIONS],
+            json!({ "readOnlyHint": false, "untrustedContentHint": false,
+                    "consequentialHint": true, "debugging": true })
+        );
+        let untrusted = Hints {
+            untrusted_content: Some(true),
+            ..Hints::default()
+        };
+        assert_eq!(
+            serde_json::to_value(annotations_of(untrusted).unwrap()).unwrap(),
+            json!({ "openWorldHint": true })
+        );
+    }
+
+    #[test]
+    fn depth_and_the_reasons_for_bad_call_params() {
+        assert_eq!(depth(&json!(1)), 0);
+        assert_eq!(depth(&json!({})), 1);
+        assert_eq!(depth(&json!({ "a": [[1]], "b": {} })), 3);
+        for (params, needle) in [
+            (None, "needs params"),
+            (Some(json!([1])), "not an array"),
+            (Some(json!({})), "need a `name`"),
+            (
+                Some(json!({ "name": 7 })),
+                "`name` must be a string, not a number",
+            ),
+            (
+                Some(json!({ "name": "t", "arguments": "x" })),
+                "`arguments` must be a JSON object",
+            ),
+        ] {
+            let reason = call_params_problem(params.as_ref());
+            assert!(reason.contains(needle), "{reason}");
+        }
+    }
+}
