@@ -24,7 +24,7 @@ pub const MAX_PENDING: usize = 64;
 /// How many requests one asking origin may have waiting for the person at once: one agent
 /// flooding in a site's name fills its own share, not the wallet ([`MAX_PENDING`]), and the
 /// person clears an origin's requests in one act (`Gate::deny_all_from`).
-pub const MAX_PENDING_PER_ORIGIN: usize = 4;
+pub const MAX_PENDING_PER_ORIGIN: usize = 8;
 
 /// What the persistent tools read and change of the gate.
 pub(crate) trait Book {

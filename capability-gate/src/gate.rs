@@ -35,8 +35,9 @@ pub use crate::state::{
     RequestState,
 };
 
-/// How long a released receipt stays valid.
-pub const RECEIPT_TTL_MS: i64 = 15 * 60 * 1000;
+/// How long a released receipt stays valid: the longest window a receipt may have
+/// (`wallet_core::receipt::MAX_WINDOW_MS`, 15 minutes).
+pub const RECEIPT_TTL_MS: i64 = wallet_core::receipt::MAX_WINDOW_MS;
 pub use crate::exec::{MAX_PENDING, MAX_PENDING_PER_ORIGIN};
 /// Dead grants remembered (to tell a stale handle why it is refused).
 pub const MAX_DEAD_GRANTS: usize = 256;

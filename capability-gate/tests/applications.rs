@@ -537,7 +537,9 @@ fn requests_are_listed_in_arrival_order() {
     let mut world = World::with_secret_unlocked(SECRET, profile());
     let mut arrived = Vec::new();
     for i in 0..12 {
-        arrived.push(world.request(housing_policy(&format!("n-{i}"))));
+        // Three origins: one origin alone may not have twelve requests waiting.
+        let origin = format!("http://127.0.0.1:{}", 8081 + i % 3);
+        arrived.push(world.request(housing_policy_at(&origin, &format!("n-{i}"))));
         if i % 3 == 0 {
             world.advance(1);
         }

@@ -663,7 +663,7 @@ fn nothing_is_attached_to_a_proposal_that_was_not_released() {
         Origin::parse(HOUSING).unwrap(),
         wallet_core::Nonce::parse("n-1").unwrap(),
         world.now,
-        world.now.plus_millis(HOUR),
+        world.now.plus_millis(10 * MINUTE),
         world.gate.proposal(&proposal).unwrap().entries.clone(),
     )
     .unwrap();

@@ -13,7 +13,7 @@
 //! - to sign only what wallet-core accepts: a [`wallet_core::ReceiptPayload`] parsed strictly (an
 //!   unknown field anywhere, such as a raw `income`, is refused, not signed) whose log chains,
 //!   which has not expired, was issued within two minutes of the signer's clock and is valid for
-//!   at most 24 hours ([`check_signable`]); the signature covers wallet-core's canonical bytes;
+//!   at most 15 minutes ([`check_signable`]); the signature covers wallet-core's canonical bytes;
 //! - to publish every key a receipt may have been signed with (`GET /v1/keys`), the active one
 //!   and the retired ones, so rotation never invalidates a receipt; `rotate` then `SIGHUP` puts a
 //!   new key in force without a restart ([`AppState::reload_keys`]);

@@ -14,7 +14,7 @@ use crate::{Config, Error, KeyStore, SignerDb};
 pub use tacit_service::serve::{Clock, SystemClock, system_now};
 
 /// wallet-core's `ReceiptPayload::check_signable` in the signer's words: it is well-formed and
-/// chains ([`ReceiptPayload::check_structure`], which also caps the window at 24 hours), it has
+/// chains ([`ReceiptPayload::check_structure`], which also caps the window at 15 minutes), it has
 /// not expired at `now`, and it was issued within two minutes of `now`.
 pub fn check_signable(payload: &ReceiptPayload, now: Timestamp) -> Result<(), Error> {
     payload.check_signable(now).map_err(Error::from_structure)

@@ -22,7 +22,7 @@
 //! verifies under the key that made it) and `signed_at` is informational: the key's validity
 //! window is judged at the signed `issued_at` (opened two minutes early for signer clock skew),
 //! so a retired key cannot vouch for anything issued after it retired, and a receipt's window
-//! is at most 24 hours.
+//! is at most 15 minutes ([`MAX_WINDOW_MS`]).
 //!
 //! # Verification order
 //!
@@ -88,8 +88,11 @@ impl Provenance {
 /// How far a receipt's `issued_at` may precede its signing: two minutes.
 pub const ISSUE_SKEW_MS: i64 = 2 * 60 * 1000;
 
-/// Longest validity window a receipt may have: 24 hours.
-pub const MAX_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+/// Longest validity window a receipt may have: 15 minutes. The flow needs seconds (the agent
+/// collects the signed receipt and submits it at once); a receipt is a bearer token for its
+/// site and nonce, so whatever it proves — even if the install that asked for it is revoked the
+/// next minute — it proves no longer than this.
+pub const MAX_WINDOW_MS: i64 = 15 * 60 * 1000;
 
 /// What the signer signs: the session's comparisons for one audience, bound to its nonce.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -218,7 +221,7 @@ impl ReceiptPayload {
         // panic with overflow checks, a wrapped negative window that passes without them).
         let window = self.expires_at.millis().abs_diff(self.issued_at.millis());
         if window > MAX_WINDOW_MS.unsigned_abs() {
-            return Err(bad("validity window longer than 24 hours"));
+            return Err(bad("validity window longer than 15 minutes"));
         }
         Ok(())
     }

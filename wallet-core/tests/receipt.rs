@@ -500,10 +500,11 @@ fn a_window_at_the_ends_of_time_is_refused_without_overflow() {
             KeyStatus::Active,
         )],
     };
-    let too_long = MalformedReceipt("validity window longer than 24 hours");
+    let too_long = MalformedReceipt("validity window longer than 15 minutes");
     for (issued_at, expires_at) in [
         (i64::MIN, T0 + 11 * MINUTE),
         (i64::MIN + 1, T0 + 11 * MINUTE),
+        (T0, T0 + 60 * MINUTE),
         (i64::MIN, i64::MAX),
         (-1, i64::MAX),
         (T0, i64::MAX),
@@ -522,12 +523,26 @@ fn a_window_at_the_ends_of_time_is_refused_without_overflow() {
         );
     }
     let mut payload = payload();
-    payload.issued_at = Timestamp::from_millis(i64::MAX - DAY);
+    payload.issued_at = Timestamp::from_millis(i64::MAX - 15 * MINUTE);
     payload.expires_at = Timestamp::from_millis(i64::MAX);
     assert_eq!(
         payload.check_structure(),
         Ok(()),
-        "exactly 24 hours, at the end of time"
+        "exactly 15 minutes, at the end of time"
+    );
+    // One millisecond longer, anywhere: refused. A receipt a revoked install got proves
+    // nothing a quarter of an hour later.
+    payload.issued_at = Timestamp::from_millis(T0);
+    payload.expires_at = Timestamp::from_millis(T0 + 15 * MINUTE + 1);
+    assert_eq!(
+        payload.check_structure(),
+        Err(StructureError::Malformed(too_long))
+    );
+    payload.expires_at = Timestamp::from_millis(T0 + DAY);
+    assert_eq!(
+        payload.check_structure(),
+        Err(StructureError::Malformed(too_long)),
+        "a day, which was allowed once"
     );
 }
 

@@ -26,8 +26,9 @@ pub const NONCE_LIFETIME_MS: i64 = 60 * 60 * 1000;
 /// Shortest configurable nonce lifetime: two seconds.
 pub const MIN_NONCE_LIFETIME_MS: i64 = 2_000;
 
-/// Longest configurable nonce lifetime: one day (a receipt lives at most that long).
-pub const MAX_NONCE_LIFETIME_MS: i64 = wallet_core::receipt::MAX_WINDOW_MS;
+/// Longest configurable nonce lifetime: one day. (A receipt for the nonce lives at most
+/// `wallet_core::receipt::MAX_WINDOW_MS` from its signing.)
+pub const MAX_NONCE_LIFETIME_MS: i64 = 24 * 60 * 60 * 1000;
 
 /// A configured nonce lifetime, if it lies within [`MIN_NONCE_LIFETIME_MS`] to
 /// [`MAX_NONCE_LIFETIME_MS`]; the error is the sentence a configuration's reader is told.
@@ -220,7 +221,7 @@ mod tests {
         assert!(!r.forgettable(r.expires_at));
         assert!(!r.forgettable(r.expires_at.plus_millis(NONCE_RETENTION_MS - 1)));
         assert!(r.forgettable(r.expires_at.plus_millis(NONCE_RETENTION_MS)));
-        // Retention outlives any receipt (wallet-core caps a receipt's window at a day).
+        // Retention outlives any receipt (wallet-core caps a receipt's window at 15 minutes).
         const { assert!(NONCE_RETENTION_MS > wallet_core::receipt::MAX_WINDOW_MS) };
     }
 }
