@@ -175,6 +175,111 @@ pub fn heading(site: &str) -> String {
     format!("{site} asks")
 }
 
+/// A piece of a card's text, and whose words it is. The page draws the wallet's own words as
+/// they are, and words only an agent or a site gave inside a quotation, marked as theirs, so
+/// that no text an agent sends ("… (verified)") can stand where the wallet speaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    /// The wallet's own words.
+    Wallet(String),
+    /// Words only the agent gave, unchecked: an unconfirmed request's origin, name or purpose.
+    Agent(String),
+    /// Words the site signed, its signature checked: a verified request's name or purpose.
+    Site(String),
+}
+
+impl Said {
+    /// The text, whoever said it.
+    pub fn text(&self) -> &str {
+        match self {
+            Said::Wallet(t) | Said::Agent(t) | Said::Site(t) => t,
+        }
+    }
+}
+
+/// How an unconfirmed asker's card begins, in the wallet's words.
+pub const UNCONFIRMED: &str = "Unconfirmed: an agent says this is for";
+
+/// The longest agent or site text a card shows, in characters; a longer one is cut and ends in
+/// "…".
+pub const QUOTED_MAX: usize = 300;
+
+/// An agent's or a site's text as a card quotes it: control and invisible formatting characters
+/// (bidi overrides, zero-width) dropped, white space runs made one space, cut at [`QUOTED_MAX`].
+pub fn quoted(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .filter(|&c| !invisible(c))
+        .collect();
+    let joined = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= QUOTED_MAX {
+        return joined;
+    }
+    let cut: String = joined.chars().take(QUOTED_MAX - 1).collect();
+    format!("{}\u{2026}", cut.trim_end())
+}
+
+fn theirs(verified: bool, text: &str) -> Said {
+    if verified {
+        Said::Site(quoted(text))
+    } else {
+        Said::Agent(quoted(text))
+    }
+}
+
+/// The consent card's heading. A site whose signature checked: its signed name, then "asks"
+/// ("Housing Programme asks"). Otherwise the wallet's words first, [`UNCONFIRMED`], then the
+/// address the agent gave, quoted as the agent's.
+pub fn card_heading(verified_name: Option<&str>, origin: &str) -> Vec<Said> {
+    match verified_name.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(name) => vec![Said::Site(quoted(name)), Said::Wallet(" asks".to_owned())],
+        None => vec![
+            Said::Wallet(format!("{UNCONFIRMED} ")),
+            Said::Agent(quoted(host_of(origin))),
+        ],
+    }
+}
+
+/// The line with the name the request gives its site: "The site calls itself" with the signed
+/// name, or "The agent says the site calls itself" with the agent's text. `None` without a name.
+pub fn card_site_name(verified: bool, name: Option<&str>) -> Option<Vec<Said>> {
+    let name = name.map(str::trim).filter(|n| !n.is_empty())?;
+    let lead = if verified {
+        "The site calls itself "
+    } else {
+        "The agent says the site calls itself "
+    };
+    Some(vec![Said::Wallet(lead.to_owned()), theirs(verified, name)])
+}
+
+/// The line with what the request is for, in the site's signed words or the agent's, or that
+/// none was given.
+pub fn card_purpose(verified: bool, purpose: Option<&str>) -> Vec<Said> {
+    match (purpose.map(str::trim).filter(|p| !p.is_empty()), verified) {
+        (Some(p), true) => vec![
+            Said::Wallet("What for, in the site's words: ".to_owned()),
+            theirs(true, p),
+        ],
+        (Some(p), false) => vec![
+            Said::Wallet("What for, in the agent's words: ".to_owned()),
+            theirs(false, p),
+        ],
+        (None, true) => vec![Said::Wallet(
+            "The site did not say what this is for.".to_owned(),
+        )],
+        (None, false) => vec![Said::Wallet(
+            "The agent did not say what this is for.".to_owned(),
+        )],
+    }
+}
+
+/// What the wallet page says beside its WebMCP pill when it runs on the polyfill: who can see
+/// its tools and who cannot.
+pub const POLYFILL_REACH: &str = "WebMCP: polyfilled \u{2014} tools are visible to scripts in \
+                                  this page only, not to browser agents over DevTools or to \
+                                  tacit-mcp.";
+
 /// The grant button, following the duration choice: "Allow for 10 minutes", "Allow for one use".
 pub fn allow(lifetime: &Lifetime) -> String {
     format!("Allow {}", lifetime.words())
@@ -321,6 +426,80 @@ mod tests {
         assert_eq!(site_label(None, "http://127.0.0.1:8081"), "127.0.0.1:8081");
         assert_eq!(site_label(Some(" "), "https://a.example/"), "a.example");
         assert_eq!(site_label(Some("Housing"), "https://a.example"), "Housing");
+    }
+
+    #[test]
+    fn an_unconfirmed_card_starts_with_the_wallets_words_and_quotes_the_agent() {
+        const NAME: &str = "www.bundesgesundheitsministerium.de (verified)";
+        let heading = card_heading(None, "http://127.0.0.1:8081");
+        assert_eq!(
+            heading,
+            vec![
+                Said::Wallet(format!("{UNCONFIRMED} ")),
+                Said::Agent("127.0.0.1:8081".to_owned()),
+            ]
+        );
+        assert!(UNCONFIRMED.starts_with("Unconfirmed: an agent says this is for"));
+        // A name only the agent gave never makes the heading, whatever it says.
+        let texts: Vec<&str> = heading.iter().map(Said::text).collect();
+        assert!(!texts.concat().contains("verified"), "{texts:?}");
+        let name = card_site_name(false, Some(NAME)).unwrap();
+        assert_eq!(name.len(), 2);
+        assert!(matches!(&name[0], Said::Wallet(t) if t.starts_with("The agent says")));
+        assert_eq!(name[1], Said::Agent(NAME.to_owned()));
+        let purpose = card_purpose(false, Some("Checking eligibility"));
+        assert!(matches!(&purpose[0], Said::Wallet(t) if t.contains("agent's words")));
+        assert_eq!(purpose[1], Said::Agent("Checking eligibility".to_owned()));
+        // Whatever the agent sends, only the agent's pieces carry it.
+        for card in [name, purpose, heading] {
+            for piece in &card {
+                if let Said::Wallet(t) = piece {
+                    assert!(!t.contains("bundes") && !t.contains("Checking"), "{t}");
+                }
+            }
+        }
+        assert_eq!(
+            card_purpose(false, Some("  ")),
+            vec![Said::Wallet(
+                "The agent did not say what this is for.".to_owned()
+            )]
+        );
+        assert_eq!(card_site_name(false, Some(" ")), None);
+    }
+
+    #[test]
+    fn a_verified_card_names_the_signed_site_and_quotes_its_words() {
+        assert_eq!(
+            card_heading(Some("Housing Programme"), "https://a.example"),
+            vec![
+                Said::Site("Housing Programme".to_owned()),
+                Said::Wallet(" asks".to_owned())
+            ]
+        );
+        // An empty signed name falls back to the unconfirmed words.
+        assert!(matches!(
+            &card_heading(Some(" "), "https://a.example")[0],
+            Said::Wallet(t) if t.starts_with(UNCONFIRMED)
+        ));
+        assert_eq!(
+            card_purpose(true, Some("Housing"))[1],
+            Said::Site("Housing".to_owned())
+        );
+        assert_eq!(
+            card_site_name(true, Some("Housing")).unwrap()[0],
+            Said::Wallet("The site calls itself ".to_owned())
+        );
+    }
+
+    #[test]
+    fn quoted_text_cannot_hide_or_reorder_and_is_cut() {
+        assert_eq!(quoted("a\u{202e}b\u{200b}c\n\t d"), "abc d");
+        let long = "x".repeat(QUOTED_MAX + 10);
+        let shown = quoted(&long);
+        assert_eq!(shown.chars().count(), QUOTED_MAX);
+        assert!(shown.ends_with('\u{2026}'));
+        assert!(POLYFILL_REACH.starts_with("WebMCP: polyfilled"));
+        assert!(POLYFILL_REACH.contains("not to browser agents over DevTools or to tacit-mcp"));
     }
 
     #[test]

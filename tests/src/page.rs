@@ -95,13 +95,17 @@ impl Page<'_> {
     }
 
     /// Presses and releases `key` on the focused element with real key events
-    /// (`Input.dispatchKeyEvent`): `Enter`, `Space`, `Escape` or `Tab`.
+    /// (`Input.dispatchKeyEvent`): `Enter`, `Space`, `Escape`, `Tab`, `ArrowDown`, `ArrowUp` or
+    /// `Home`.
     pub fn press(&self, key: &str) -> Result<()> {
         let (code, key_value, vk, text) = match key {
             "Enter" => ("Enter", "Enter", 13, Some("\r")),
             "Space" => ("Space", " ", 32, Some(" ")),
             "Escape" => ("Escape", "Escape", 27, None),
             "Tab" => ("Tab", "Tab", 9, None),
+            "ArrowDown" => ("ArrowDown", "ArrowDown", 40, None),
+            "ArrowUp" => ("ArrowUp", "ArrowUp", 38, None),
+            "Home" => ("Home", "Home", 36, None),
             other => return Err(Error::Js(format!("press: unknown key `{other}`"))),
         };
         let mut down = json!({
@@ -144,28 +148,46 @@ impl Page<'_> {
         Ok(())
     }
 
-    /// Chooses the `<option>` with `value` in the `<select>` matching `selector` and fires
-    /// `input` and `change` as a person's choice would. Fails if there is no such option.
+    /// Chooses the `<option>` with `value` in the `<select>` matching `selector` as a person
+    /// does with the keyboard: focuses it, then real key presses (`Home`, then `ArrowDown` to
+    /// the option), so the browser fires trusted `input` and `change` events. Fails if there is
+    /// no such option or the select did not end on it.
     pub fn select(&self, selector: &str, value: &str) -> Result<()> {
         let js = format!(
             "(() => {{ const el = document.querySelector({sel}); if (!el) return 'missing'; \
-             if (!Array.from(el.options || []).some((o) => o.value === {val})) \
+             const i = Array.from(el.options || []).findIndex((o) => o.value === {val}); \
+             if (i < 0) \
                return 'options: ' + Array.from(el.options || []).map((o) => o.value).join(', '); \
-             el.value = {val}; \
-             el.dispatchEvent(new Event('input', {{ bubbles: true }})); \
-             el.dispatchEvent(new Event('change', {{ bubbles: true }})); return 'ok'; }})()",
+             return i; }})()",
             sel = Value::from(selector),
             val = Value::from(value)
         );
-        match self.eval(&js)? {
-            Value::String(s) if s == "ok" => Ok(()),
+        let index = match self.eval(&js)? {
+            Value::Number(n) => n.as_u64().unwrap_or(0),
             Value::String(s) if s == "missing" => {
-                Err(Error::Js(format!("no element matches `{selector}`")))
+                return Err(Error::Js(format!("no element matches `{selector}`")));
             }
-            other => Err(Error::Js(format!(
-                "`{selector}` has no option `{value}` ({other})"
-            ))),
+            other => {
+                return Err(Error::Js(format!(
+                    "`{selector}` has no option `{value}` ({other})"
+                )));
+            }
+        };
+        self.focus(selector, false)?;
+        self.press("Home")?;
+        for _ in 0..index {
+            self.press("ArrowDown")?;
         }
+        let now = self.eval(&format!(
+            "document.querySelector({sel}).value",
+            sel = Value::from(selector)
+        ))?;
+        if now != Value::from(value) {
+            return Err(Error::Js(format!(
+                "`{selector}` is at `{now}` after the key presses, not `{value}`"
+            )));
+        }
+        Ok(())
     }
 
     fn focus(&self, selector: &str, select_all: bool) -> Result<()> {

@@ -671,7 +671,8 @@ impl<'b> Wallet<'b> {
     /// agent sees the `expect_tools` new tools. Their names.
     pub fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
         self.front();
-        self.set(&format!("dur-{id}"), duration);
+        // The duration is the person's choice: real key presses on the select.
+        self.page.select(&format!("#dur-{id}"), duration).unwrap();
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
             .unwrap();

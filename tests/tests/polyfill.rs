@@ -81,7 +81,7 @@ fn request(page: &Page<'_>, nonce: &str) -> String {
 /// polls `check_request` through the polyfill and waits until `getTools()` lists the new tools.
 fn grant(wallet: &Wallet<'_>, id: &str, duration: &str) -> Vec<String> {
     wallet.front();
-    wallet.set(&format!("dur-{id}"), duration);
+    wallet.page.select(&format!("#dur-{id}"), duration).unwrap();
     wallet
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))
@@ -128,6 +128,26 @@ fn wallet_under_the_polyfill_lists_calls_and_withdraws_its_tools() {
         "{title}"
     );
     assert!(title.contains("consequentialHint"), "{title}");
+    // The page says in words who can see the polyfill's tools, and who cannot.
+    let reach = page
+        .eval(
+            "(() => { const n = document.getElementById('webmcp-reach'); \
+               return n ? [n.hidden, n.textContent, n.getBoundingClientRect().height > 0] : null; })()",
+        )
+        .unwrap();
+    assert_eq!(reach[0], false, "{reach}");
+    assert_eq!(reach[2], true, "the note is not drawn: {reach}");
+    let words = reach[1].as_str().unwrap();
+    assert!(words.starts_with("WebMCP: polyfilled"), "{words}");
+    assert!(
+        words.contains("visible to scripts in this page only")
+            && words.contains("not to browser agents over DevTools or to tacit-mcp"),
+        "{words}"
+    );
+    assert!(
+        title.contains("not to browser agents over DevTools"),
+        "{title}"
+    );
 
     // No window.tacit, and no script can put one there.
     assert_eq!(
@@ -279,6 +299,13 @@ fn a_site_under_the_polyfill_lists_and_answers_its_tools() {
     if let Err(e) = page.wait_for(&pill, WAIT) {
         panic!("the site's pill: {:?}: {e}", self::pill(&page));
     }
+    // And in words who can see them: scripts in this page only.
+    let (text, _) = self::pill(&page);
+    assert!(
+        text.contains("visible to scripts in this page only")
+            && text.contains("not to browser agents over DevTools or to tacit-mcp"),
+        "{text}"
+    );
     assert!(
         page.page_tool_names()
             .unwrap()
@@ -304,6 +331,12 @@ fn with_native_webmcp_the_polyfill_is_not_loaded_and_window_tacit_is_absent() {
     let browser = Browser::launch().unwrap();
     let page = open_wallet(&browser, &server, "", |_| {});
     wait_pill(&page, "WebMCP: available");
+    // Native tools are visible to browser agents: no polyfill note.
+    assert_eq!(
+        page.eval("(() => { const n = document.getElementById('webmcp-reach'); return !n || n.hidden; })()")
+            .unwrap(),
+        json!(true)
+    );
     // The loader ran (it was requested) and left the polyfill alone.
     assert!(page.requested("/webmcp.js").unwrap());
     assert!(page.requested("/pkg/tacit_web_bg.wasm").unwrap());

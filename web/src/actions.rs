@@ -6,14 +6,15 @@
 //! agents asked (carried out by `decisions`, after the person's act `person` asks for) and the
 //! receipts' buttons (`receipts`).
 
+use capability_gate::ProposalId;
 use capability_gate::wallet::{Effect, ImportKind, Wallet};
-use capability_gate::{ProposalId, RequestId};
 use js_sys::Uint8Array;
 use wallet_core::{KdfParams, Typed};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{App, now, run, with_app};
+use crate::choices::{self, Does, Owner};
 use crate::decisions::{self, Act};
 use crate::signer::{self, Enrolment};
 use crate::{credentials, dom, editor, person, receipts, storage};
@@ -30,10 +31,36 @@ pub fn on_click(event: web_sys::Event) {
     else {
         return;
     };
+    // A card's buttons act for the request or proposal they were drawn for, found by the
+    // element's identity, never by its (changeable) attributes.
+    if let Some((does, owner)) = choices::button_at(&target) {
+        return decide_card(does, owner);
+    }
     let Ok(Some(button)) = target.closest("[data-action]") else {
         return;
     };
     dispatch(&button);
+}
+
+/// Runs a card button's decision for the card it was drawn on. Grant and Release take the
+/// card's choices as the person made them ([`choices`]), then wait for the person's act
+/// ([`person::ask`]); Deny and Refuse act at once.
+fn decide_card(does: Does, owner: Owner) {
+    match (does, owner) {
+        (Does::Grant, Owner::Request(id)) => {
+            if let Some(act) = decisions::snapshot_grant(&id) {
+                person::ask(act);
+            }
+        }
+        (Does::Deny, Owner::Request(id)) => run(|app| decisions::deny(app, &id)),
+        (Does::Release, Owner::Proposal(id)) => {
+            if let Some(act) = decisions::snapshot_release(&id) {
+                person::ask(act);
+            }
+        }
+        (Does::Refuse, Owner::Proposal(id)) => run(|app| decisions::refuse(app, &id)),
+        _ => {}
+    }
 }
 
 /// Runs the action of `button` (a `[data-action]` element the person activated).
@@ -74,7 +101,7 @@ fn dispatch(button: &web_sys::Element) {
                 }
             });
         }
-        other => decide(other, &id, button),
+        other => decide(other, &id),
     }
 }
 
@@ -84,31 +111,12 @@ fn dispatch(button: &web_sys::Element) {
 ///
 /// A request's or proposal's `data-id` is parsed here, at the page's edge: a text that is no id
 /// names nothing, and nothing happens (as for an id the gate does not hold).
-fn decide(action: &str, id: &str, button: &web_sys::Element) {
-    let request = || RequestId::parse(id).ok();
+fn decide(action: &str, id: &str) {
     let proposal = || ProposalId::parse(id).ok();
     match action {
-        "grant" => {
-            if let Some(act) = request().and_then(|id| decisions::snapshot_grant(&id)) {
-                person::ask(act);
-            }
-        }
-        "deny" => {
-            if let Some(id) = request() {
-                run(|app| decisions::deny(app, &id));
-            }
-        }
+        // Grant, Deny, Release and Refuse act only through the card they were drawn on
+        // (`decide_card`): an element that merely carries their `data-action` does nothing.
         "revoke" => run(|app| decisions::revoke(app, id)),
-        "release" => {
-            if let Some(act) = proposal().and_then(|id| decisions::snapshot_release(&id, button)) {
-                person::ask(act);
-            }
-        }
-        "refuse" => {
-            if let Some(id) = proposal() {
-                run(|app| decisions::refuse(app, &id));
-            }
-        }
         "sign-again" => {
             if let Some(id) = proposal() {
                 receipts::sign_later(id);
@@ -203,6 +211,25 @@ pub fn install() {
         closure.forget();
     };
     on(&document, "click", on_click);
+    // The cards' boxes and selects: in the capture phase, before any listener of the page's.
+    if let Some(window) = web_sys::window() {
+        let closure =
+            wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(choices::on_change);
+        let _ = window.add_event_listener_with_callback_and_bool(
+            "change",
+            closure.as_ref().unchecked_ref(),
+            true,
+        );
+        closure.forget();
+        let closure =
+            wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(choices::on_click);
+        let _ = window.add_event_listener_with_callback_and_bool(
+            "click",
+            closure.as_ref().unchecked_ref(),
+            true,
+        );
+        closure.forget();
+    }
     if let Some(file) = dom::by_id("import-file") {
         on(&file, "change", on_import);
     }

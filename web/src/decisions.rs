@@ -8,6 +8,7 @@ use capability_gate::{Acknowledgement, Lifetime, ProposalId, RequestId, check_si
 use wallet_core::GrantId;
 
 use crate::app::{App, now, run, with_app};
+use crate::choices::{self, NotYet};
 use crate::signer::{self, SignError};
 use crate::{credentials, dom, receipts, storage};
 
@@ -91,54 +92,60 @@ pub fn finish_import(backup: Vec<u8>, confirmed: Option<ImportKind>) {
     });
 }
 
-/// The grant card's choices: the ticked claims that are not disabled, and the duration.
+/// The grant card's choices, as the person made them ([`choices`]): the ticked claims the
+/// memory would answer, and the duration. Nothing is read from the card's DOM.
 pub fn snapshot_grant(request_id: &RequestId) -> Option<Act> {
-    let card = dom::by_id(&format!("req-{request_id}"))?;
-    let chosen: Vec<usize> = dom::query_all(&card, "input[data-claim-index]")
-        .into_iter()
-        .filter(dom::checked)
-        .filter(|c| !c.has_attribute("disabled"))
-        .filter_map(|c| c.get_attribute("data-claim-index")?.parse().ok())
-        .collect();
-    if chosen.is_empty() {
-        dom::set_msg(
-            &format!("req-msg-{request_id}"),
-            "Tick at least one question to grant, or deny the request.",
-            false,
-        );
-        return None;
+    match choices::grant_choice(request_id) {
+        Ok((chosen, lifetime)) => Some(Act::Grant {
+            request_id: request_id.clone(),
+            chosen,
+            lifetime,
+        }),
+        Err(why) => {
+            let text = match why {
+                NotYet::NoCard => return None,
+                NotYet::NothingTicked => {
+                    "Tick at least one question to grant, or deny the request."
+                }
+                NotYet::Changed => CHANGED,
+            };
+            dom::set_msg(&format!("req-msg-{request_id}"), text, false);
+            None
+        }
     }
-    Some(Act::Grant {
-        request_id: request_id.clone(),
-        chosen,
-        lifetime: dom::value(&format!("dur-{request_id}")),
-    })
 }
 
-/// The approval card's choices: the digest shown, the acknowledgement, the kept items.
-pub fn snapshot_release(proposal_id: &ProposalId, button: &web_sys::Element) -> Option<Act> {
-    let card = dom::by_id(&format!("prop-{proposal_id}"))?;
-    let kept: Vec<usize> = dom::query_all(&card, "input[data-item-index]")
-        .into_iter()
-        .filter(dom::checked)
-        .filter_map(|c| c.get_attribute("data-item-index")?.parse().ok())
-        .collect();
-    if kept.is_empty() {
-        with_app(|app| {
-            app.signer_notes.insert(
-                proposal_id.clone(),
-                "Keep at least one answer to release, or refuse the application.".into(),
-            );
-            app.after_change();
-        });
-        return None;
+/// What a card says when it showed something other than the person's own choices at their
+/// click (a script ticked or chose for them): it is drawn back, and nothing happens.
+const CHANGED: &str = "This card showed choices you did not make; it now shows yours again. \
+                       Check it, then click again.";
+
+/// The approval card's choices, as the person made them ([`choices`]): the kept items, the
+/// acknowledgement, and the digest the card shows. Nothing is read from the card's DOM.
+pub fn snapshot_release(proposal_id: &ProposalId) -> Option<Act> {
+    match choices::release_choice(proposal_id) {
+        Ok((kept, acknowledged, digest)) => Some(Act::Release {
+            proposal_id: proposal_id.clone(),
+            digest,
+            acknowledged,
+            kept,
+        }),
+        Err(why) => {
+            let text = match why {
+                NotYet::NoCard => return None,
+                NotYet::NothingTicked => {
+                    "Keep at least one answer to release, or refuse the application."
+                }
+                NotYet::Changed => CHANGED,
+            };
+            with_app(|app| {
+                app.signer_notes
+                    .insert(proposal_id.clone(), text.to_owned());
+                app.after_change();
+            });
+            None
+        }
     }
-    Some(Act::Release {
-        proposal_id: proposal_id.clone(),
-        digest: button.get_attribute("data-digest").unwrap_or_default(),
-        acknowledged: dom::input(&format!("ack-{proposal_id}")).is_some_and(|i| i.checked()),
-        kept,
-    })
 }
 
 fn grant(app: &mut App, request_id: &RequestId, chosen: &[usize], lifetime: &str) {

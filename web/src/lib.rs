@@ -36,6 +36,8 @@ mod app;
 #[cfg(target_arch = "wasm32")]
 mod asker;
 #[cfg(target_arch = "wasm32")]
+mod choices;
+#[cfg(target_arch = "wasm32")]
 mod clock;
 #[cfg(target_arch = "wasm32")]
 mod credentials;

@@ -47,7 +47,9 @@ pub(super) fn requests(view: &View<'_>) {
         return;
     };
     let mut cards = Vec::new();
+    let mut drawn = Vec::new();
     for request in held_in_arrival_order(view) {
+        drawn.push(request.id.clone());
         let claims: Vec<String> = request.claims.iter().map(|c| c.canonical()).collect();
         let key = content_key(&(
             &request.id,
@@ -64,6 +66,7 @@ pub(super) fn requests(view: &View<'_>) {
         update_request_card(view, &card, request);
         cards.push(card);
     }
+    crate::choices::forget_others(Some(&drawn), None);
     if cards.is_empty() {
         let (e, _) = dom::keep_or_build(&container, "requests-empty", "empty", || {
             empty(
@@ -78,22 +81,27 @@ pub(super) fn requests(view: &View<'_>) {
 /// Amounts for people: the browser's `Intl.NumberFormat` in the amount's currency.
 pub(super) use crate::intl::money_of as money_words;
 
-/// Who asks, for the heading: the name the site signed if its signature checked, otherwise
-/// its address (a name only the agent gave is shown apart, as the site's own words).
-fn site_of(request: &capability_gate::Request) -> String {
-    let verified = match &request.asker {
+/// The name the site signed, if its signature checked.
+fn verified_name(request: &capability_gate::Request) -> Option<&str> {
+    match &request.asker {
         capability_gate::AskerStatus::Verified { site_name } => Some(site_name.as_str()),
         capability_gate::AskerStatus::Unconfirmed => None,
-    };
-    words::site_label(verified, request.origin.as_str())
+    }
 }
 
-/// The Allow button's words for the duration chosen in `select` ("Allow for 10 minutes").
-fn allow_words(choice: &str, short: bool) -> String {
-    capability_gate::Lifetime::from_choice(choice, short)
-        .map(|l| words::allow(&l))
-        .unwrap_or_else(|| "Allow".to_owned())
+/// The card's heading, its site-name line and its purpose line, each in pieces: the wallet's
+/// words, and the agent's or the site's quoted and marked ([`words::Said`]).
+fn card_words(request: &capability_gate::Request) -> [Option<Vec<words::Said>>; 3] {
+    let name = verified_name(request);
+    let verified = name.is_some_and(|n| !n.trim().is_empty());
+    [
+        Some(words::card_heading(name, request.origin.as_str())),
+        words::card_site_name(verified, request.site_name.as_deref()),
+        Some(words::card_purpose(verified, request.purpose.as_deref())),
+    ]
 }
+
+use crate::choices::allow_words;
 
 /// Builds a consent card (the parts that follow from the request alone).
 fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys::Element {
@@ -101,39 +109,20 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
     let heading_id = format!("req-title-{}", request.id);
     attr(&card, "role", "group");
     attr(&card, "aria-labelledby", &heading_id);
-    append(
-        &card,
-        &attr(
-            &el("h3", "origin asks", &words::heading(&site_of(request))),
-            "id",
-            &heading_id,
-        ),
-    );
+    let [heading, name, purpose] = card_words(request);
+    let title = attr(&el("h3", "origin asks", ""), "id", &heading_id);
+    said_into(&title, heading.as_deref().unwrap_or_default());
+    append(&card, &title);
     append(&card, &asker_line(false, ""));
-    if let Some(name) = &request.site_name {
-        append(
-            &card,
-            &el("p", "site-text", &format!("The site calls itself: {name}")),
-        );
+    let name_line = el("p", "site-text site-name", "");
+    said_into(&name_line, name.as_deref().unwrap_or_default());
+    if name.is_none() {
+        attr(&name_line, "hidden", "");
     }
-    match &request.purpose {
-        Some(purpose) => append(
-            &card,
-            &el(
-                "p",
-                "site-text purpose",
-                &format!("What for, in the site's words: {purpose}"),
-            ),
-        ),
-        None => append(
-            &card,
-            &el(
-                "p",
-                "site-text purpose",
-                "The site did not say what this is for.",
-            ),
-        ),
-    }
+    append(&card, &name_line);
+    let purpose_line = el("p", "site-text purpose", "");
+    said_into(&purpose_line, purpose.as_deref().unwrap_or_default());
+    append(&card, &purpose_line);
     append(
         &card,
         &el(
@@ -143,6 +132,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         ),
     );
     let list = el("ul", "claims", "");
+    let mut boxes = Vec::new();
     for (i, claim) in request.claims.iter().enumerate() {
         let item = el("li", "claim-item", "");
         let row = el("label", "claim", "");
@@ -155,6 +145,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         attr(&check, "aria-describedby", &described);
         // Nothing is pre-ticked until the memory said it would answer (update_request_card
         // ticks it then, once; a claim it would decline is never ticked).
+        boxes.push((check.clone(), i));
         append(&row, &check);
         let text = el("span", "question", &words::question(claim, &money_words));
         append(&row, &text);
@@ -205,21 +196,20 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         "primary",
     );
     append(&actions, &allow);
-    append(
-        &actions,
-        &button(words::DONT_ALLOW, "deny", request.id.as_str(), "danger"),
-    );
+    let deny = button(words::DONT_ALLOW, "deny", request.id.as_str(), "danger");
+    append(&actions, &deny);
     append(&card, &actions);
-    // The button follows the duration choice.
-    if let Some(select) = duration.dyn_ref::<web_sys::HtmlSelectElement>() {
-        let (select_c, short) = (select.clone(), view.short_grants);
-        let follow = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
-            dom::set_text_of(&allow, &allow_words(&select_c.value(), short));
-        });
-        select.set_onchange(Some(wasm_bindgen::JsCast::unchecked_ref(
-            &follow.into_js_value(),
-        )));
-    }
+    // What the person chooses on this card is kept in Rust from now on (`choices`): the boxes,
+    // the duration (the Allow button's words follow it) and the buttons, by identity.
+    crate::choices::keep_request(
+        &request.id,
+        &allow,
+        &deny,
+        boxes,
+        &duration,
+        capability_gate::Lifetime::DEFAULT_CHOICE,
+        view.short_grants,
+    );
     append(&card, &reason_field(&format!("deny-{}", request.id)));
     append(
         &card,
@@ -237,8 +227,28 @@ fn update_request_card(
 ) {
     let today = view.now.date_utc();
     let (verified, who) = who_asks(view, request);
-    if let Some(heading) = dom::query_all(card, "h3.asks").into_iter().next() {
-        dom::set_text_of(&heading, &words::heading(&site_of(request)));
+    // Who asks may change once the site's signature is checked: the heading and the lines
+    // that quote the site or the agent follow.
+    let [heading, name, purpose] = card_words(request);
+    for (selector, pieces) in [
+        ("h3.asks", heading),
+        (".site-name", name),
+        (".purpose", purpose),
+    ] {
+        if let Some(line) = dom::query_all(card, selector).into_iter().next() {
+            let pieces = pieces.unwrap_or_default();
+            let text: String = pieces.iter().map(words::Said::text).collect();
+            if line.text_content().unwrap_or_default() != text {
+                line.set_text_content(None);
+                said_into(&line, &pieces);
+            }
+            let hidden = line.has_attribute("hidden");
+            if pieces.is_empty() && !hidden {
+                attr(&line, "hidden", "");
+            } else if !pieces.is_empty() && hidden {
+                let _ = line.remove_attribute("hidden");
+            }
+        }
     }
     if let Some(line) = dom::query_all(card, "[data-asker]").into_iter().next() {
         let (class, state) = if verified {
@@ -251,19 +261,6 @@ fn update_request_card(
         }
         attr(&line, "data-asker", state);
         dom::set_text_of(&line, &who);
-    }
-    // The Allow button says the duration the select holds now (also after a redraw).
-    if let Some(allow) = dom::query_all(card, "[data-action=grant]")
-        .into_iter()
-        .next()
-    {
-        let choice = dom::query_all(card, "select")
-            .into_iter()
-            .next()
-            .and_then(|s| s.dyn_into::<web_sys::HtmlSelectElement>().ok())
-            .map(|s| s.value())
-            .unwrap_or_default();
-        dom::set_text_of(&allow, &allow_words(&choice, view.short_grants));
     }
     let floors = view.gate.ledger().floors();
     let rows = dom::query_all(card, "li.claim-item");
@@ -323,36 +320,20 @@ fn update_request_card(
         if let Some(e) = dom::query_all(&row, ".declined").into_iter().next() {
             dom::set_text_of(&e, reason.as_deref().unwrap_or(""));
         }
-        let input = check.dyn_ref::<web_sys::HtmlInputElement>();
+        // Whether the box is ticked and can be ticked is kept in `choices` (the memory's word,
+        // then the person's); the box is drawn from there.
         match &reason {
             Some(reason) => {
-                if !check.has_attribute("disabled") {
-                    attr(&check, "disabled", "");
-                }
-                if let Some(i) = input {
-                    i.set_checked(false);
-                }
                 attr(&check, "data-declined", reason);
                 attr(&row, "data-declined", reason);
-                attr(&check, "data-ticked", "");
             }
             None if check.has_attribute("data-declined") => {
-                // No longer declined (the fact was edited): the person ticks it themselves.
-                let _ = check.remove_attribute("disabled");
                 let _ = check.remove_attribute("data-declined");
                 let _ = row.remove_attribute("data-declined");
             }
-            None => {
-                // The first time the memory says it would answer, the box starts ticked; after
-                // that it is the person's.
-                if !check.has_attribute("data-ticked") {
-                    attr(&check, "data-ticked", "");
-                    if let Some(i) = input {
-                        i.set_checked(true);
-                    }
-                }
-            }
+            None => {}
         }
+        crate::choices::memory_says(&request.id, index, reason.is_some());
     }
 }
 
@@ -368,13 +349,7 @@ fn who_asks(view: &View<'_>, request: &capability_gate::Request) -> (bool, Strin
                 (Some(_), Some(AskerCheck::Failed(why))) => why,
                 (Some(_), _) => "checking the site's signature…",
             };
-            (
-                false,
-                format!(
-                    "An agent says this is for {}; this is not confirmed ({why}).",
-                    request.origin
-                ),
-            )
+            (false, format!("This is not confirmed: {why}."))
         }
     }
 }

@@ -109,8 +109,20 @@ fn status(view: &View<'_>) {
         &format!("WebMCP: {}", view.detection.code()),
         view.detection.tone(),
     );
+    let polyfilled = matches!(view.detection, Detection::Polyfilled);
     if let Some(p) = dom::by_id("webmcp-pill") {
-        attr(&p, "title", &view.detection.describe());
+        let title = match polyfilled {
+            true => format!(
+                "{} {}",
+                view.detection.describe(),
+                capability_gate::words::POLYFILL_REACH
+            ),
+            false => view.detection.describe(),
+        };
+        if p.get_attribute("title").as_deref() != Some(title.as_str()) {
+            attr(&p, "title", &title);
+        }
+        webmcp_reach(&p, polyfilled);
     }
     let stored = view.stored.is_some();
     dom::show("setup", !stored);
@@ -121,6 +133,23 @@ fn status(view: &View<'_>) {
     dom::show("end-session-btn", unlocked);
     dom::show("backup", true);
     title(view);
+}
+
+/// The sentence beside the WebMCP pill, `#webmcp-reach`, shown only on the polyfill: its tools
+/// are visible to this page's scripts, not to browser agents over DevTools nor to `tacit-mcp`.
+fn webmcp_reach(pill: &web_sys::Element, polyfilled: bool) {
+    if dom::by_id("webmcp-reach").is_none() {
+        let note = attr(
+            &el("p", "webmcp-reach", capability_gate::words::POLYFILL_REACH),
+            "id",
+            "webmcp-reach",
+        );
+        attr(&note, "role", "note");
+        // After the header's pills, where the person reads the page's status.
+        let at = pill.parent_element().unwrap_or_else(|| pill.clone());
+        let _ = at.after_with_node_1(&note);
+    }
+    dom::show("webmcp-reach", polyfilled);
 }
 
 /// How many requests and applications wait for the person's answer.
@@ -177,6 +206,31 @@ pub(super) fn asker_line(verified: bool, text: &str) -> web_sys::Element {
         "data-asker",
         if verified { "verified" } else { "unconfirmed" },
     )
+}
+
+/// Puts `pieces` into `parent`: the wallet's own words as text, an agent's or a site's inside a
+/// `<q>` (the browser draws its quotation marks) marked `data-said="agent"` or `"site"`, so no
+/// agent text reads as the wallet's.
+pub(super) fn said_into(parent: &web_sys::Element, pieces: &[capability_gate::words::Said]) {
+    use capability_gate::words::Said;
+    for piece in pieces {
+        match piece {
+            Said::Wallet(text) => {
+                let _ = parent.append_with_str_1(text);
+            }
+            Said::Agent(text) => {
+                let q = attr(&el("q", "said agent", text), "data-said", "agent");
+                append(parent, &attr(&q, "title", "The agent's words, not checked"));
+            }
+            Said::Site(text) => {
+                let q = attr(&el("q", "said site", text), "data-said", "site");
+                append(
+                    parent,
+                    &attr(&q, "title", "The site's words, signed by the site"),
+                );
+            }
+        }
+    }
 }
 
 pub(super) fn empty(text: &str) -> web_sys::Element {

@@ -95,6 +95,13 @@ pub(super) fn proposals(view: &View<'_>) {
         }
         _ => {}
     }
+    let held: Vec<ProposalId> = view
+        .gate
+        .proposals()
+        .filter(|p| p.state == ProposalState::Held)
+        .map(|p| p.id.clone())
+        .collect();
+    crate::choices::forget_others(None, Some(&held));
     dom::sync_children(&sent_list, &sent);
     waiting.push(sent_box);
     dom::sync_children(&container, &waiting);
@@ -106,14 +113,30 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
     let title_id = format!("prop-title-{}", p.id);
     attr(&card, "role", "group");
     attr(&card, "aria-labelledby", &title_id);
-    let title = match &p.state {
-        ProposalState::Held => format!("Send these answers to {site}?"),
-        ProposalState::Released { .. } => format!("Sent to {site}"),
-        ProposalState::Refused { .. } => format!("Not sent to {site}"),
+    let (before, after) = match &p.state {
+        ProposalState::Held => ("Send these answers to ", "?"),
+        ProposalState::Released { .. } => ("Sent to ", ""),
+        ProposalState::Refused { .. } => ("Not sent to ", ""),
     };
-    append(&card, &attr(&el("h3", "origin", &title), "id", &title_id));
+    // The site's address is the agent's word unless a request from it was verified.
+    let named = if verified {
+        words::Said::Site(site.clone())
+    } else {
+        words::Said::Agent(site.clone())
+    };
+    let title = attr(&el("h3", "origin", ""), "id", &title_id);
+    said_into(
+        &title,
+        &[
+            words::Said::Wallet(before.to_owned()),
+            named,
+            words::Said::Wallet(after.to_owned()),
+        ],
+    );
+    append(&card, &title);
     let list = el("ul", "answers", "");
     let mut proofs = 0;
+    let mut boxes = Vec::new();
     for (index, item) in p.items.iter().enumerate() {
         let li = el("li", "proposal-item", "");
         let label = el("label", "", "");
@@ -125,6 +148,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
         }
         // Only a waiting application's answers can be dropped.
         if p.state == ProposalState::Held {
+            boxes.push((keep.clone(), index));
             append(&label, &keep);
         }
         append(
@@ -191,6 +215,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
     );
     match &p.state {
         ProposalState::Held => {
+            let mut ack = None;
             if verified {
                 append(
                     &card,
@@ -218,6 +243,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
                     &el("span", "", "I understand this site is not confirmed"),
                 );
                 append(&card, &label);
+                ack = Some(check);
             }
             append(
                 &card,
@@ -232,11 +258,19 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
             );
             attr(&b, "data-digest", p.digest());
             append(&actions, &b);
-            append(
-                &actions,
-                &button("Don't send", "refuse", p.id.as_str(), "danger"),
-            );
+            let refuse = button("Don't send", "refuse", p.id.as_str(), "danger");
+            append(&actions, &refuse);
             append(&card, &actions);
+            // What the person keeps, acknowledges and clicks on this card is kept in Rust from
+            // now on (`choices`), with the digest it shows.
+            crate::choices::keep_proposal(
+                &p.id,
+                &b,
+                &refuse,
+                std::mem::take(&mut boxes),
+                ack.as_ref(),
+                p.digest(),
+            );
             append(&card, &reason_field(&format!("refuse-{}", p.id)));
         }
         ProposalState::Refused { reason } => {

@@ -20,6 +20,11 @@ pub fn detect() -> Detection {
     tacit_webmcp::source()
 }
 
+/// Where polyfilled tools can be seen, said on the pill: the polyfill's registry lives in the
+/// page's own scripts, so neither the DevTools `WebMCP` domain nor `tacit-mcp` sees them.
+pub const POLYFILL_REACH: &str = "tools are visible to scripts in this page only, not to browser \
+                                  agents over DevTools or to tacit-mcp";
+
 /// The WebMCP pill's text and whether it is good news, with `registered` tools in the registry
 /// `detection` found (for the page's `webmcp_note`).
 pub fn webmcp_note(detection: Detection, registered: usize) -> (String, bool) {
@@ -27,7 +32,9 @@ pub fn webmcp_note(detection: Detection, registered: usize) -> (String, bool) {
     match detection {
         Detection::Native => (format!("WebMCP: {registered} {tools}"), true),
         Detection::Polyfilled => (
-            format!("WebMCP: polyfilled ({POLYFILL}), {registered} {tools}"),
+            format!(
+                "WebMCP: polyfilled ({POLYFILL}), {registered} {tools} \u{2014} {POLYFILL_REACH}"
+            ),
             true,
         ),
         Detection::Scripted => (
