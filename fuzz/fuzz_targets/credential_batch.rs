@@ -55,6 +55,8 @@ const KID: &str = "k1";
 /// 2026-12-01T10:00:00Z.
 const NOW_MS: i64 = 1_796_119_200_000;
 const DAY_MS: i64 = 86_400_000;
+/// 2026-12-01T00:00:00Z: every credential issued today carries it as `iat`.
+const TODAY_MS: i64 = NOW_MS - NOW_MS % DAY_MS;
 /// Holder keys 0..21 are for batches; 21 and 22 for the batch already in the store.
 const HOLDERS: usize = 23;
 const RAW_HOLDERS: usize = 10;
@@ -147,8 +149,9 @@ fn base_spec(h: &Harness, info: &IssuerInfo, holder: usize, fact: u64) -> Spec {
         vct: info.vct.clone(),
         currency: (info.attribute == Attribute::Income).then(|| "EUR".to_owned()),
         extra_plain: false,
-        iat_ms: NOW_MS - DAY_MS,
-        exp_ms: NOW_MS + 30 * DAY_MS,
+        // The issuers' daily grid: midnight UTC of today, valid 30 days.
+        iat_ms: TODAY_MS,
+        exp_ms: TODAY_MS + 30 * DAY_MS,
         signer: 0,
         kid: KID.into(),
         holder,
@@ -503,10 +506,9 @@ fn built(h: &Harness, info: &IssuerInfo, store: &mut Credentials, data: &[u8]) {
                 };
             }
             5 => {
+                // Off the daily grid: refused for that, before it is compared with the others.
                 specs[j].exp_ms += 1000;
-                if n > 1 {
-                    expected = Some(tagged(j));
-                }
+                expected = Some(CredentialError::OffGrid { index: j });
             }
             6 => {
                 specs[j].exp_ms = NOW_MS - i64::from(r.byte()) * 1000;
