@@ -414,6 +414,13 @@ impl Gate {
         &self.credentials
     }
 
+    /// The issuers whose credentials need a new batch at `now`: fewer than the refill mark
+    /// left, counting as spent an age predicate the typed birth date says may have turned since
+    /// its credential was issued. The page fetches for each.
+    pub fn refills_due(&self, now: Timestamp) -> Vec<Origin> {
+        self.credentials.refills_due(now, self.profile.as_ref())
+    }
+
     /// The credentials held, to add a batch or remove an issuer.
     pub fn credentials_mut(&mut self) -> &mut Credentials {
         &mut self.credentials
@@ -764,7 +771,13 @@ impl Gate {
         let mut key_sets = Vec::new();
         for item in kept_items {
             let Some(issuer) = &item.issuer else { continue };
-            let taken = credentials.take_for(issuer, &item.claim, item.satisfied, now);
+            let taken = credentials.take_for_typed(
+                issuer,
+                &item.claim,
+                item.satisfied,
+                now,
+                self.profile.as_ref(),
+            );
             // As the person is shown the issuer anywhere: its name beside its address, cleaned
             // of look-alike characters (`words::issuer_label`).
             let name = || {
@@ -1186,7 +1199,9 @@ impl Gate {
         let today = now.date_utc();
         // A claim at a ladder step or age threshold is answered by the issuer's credential; any
         // other from what the person typed. The ledger decides first either way.
-        let backed = self.credentials.answer(&claim, now);
+        // An age predicate the typed birth date says may have turned since its credential was
+        // issued is not answered from it (a refill is due: `Gate::refills_due`).
+        let backed = self.credentials.answer_typed(&claim, now, Some(profile));
         let answer = self.ledger.answer_from(&claim, today, || match &backed {
             Some((satisfied, _)) => Outcome::from_bool(*satisfied),
             None => match wallet_core::evaluate(profile, &claim, today) {

@@ -72,7 +72,10 @@ pub enum DeleteError {
 pub fn load_into_gate(app: &mut App) {
     let Some(vault) = &app.vault else { return };
     match storage::load_credentials::<Credentials>(vault) {
-        Ok(credentials) => app.gate.set_credentials(credentials.unwrap_or_default()),
+        Ok(credentials) => {
+            app.gate.set_credentials(credentials.unwrap_or_default());
+            refill_due(app);
+        }
         Err(e) => {
             app.gate.set_credentials(Credentials::default());
             say(
@@ -282,11 +285,26 @@ fn issuer_name(origin: &Origin) -> String {
     .unwrap_or_else(|| origin.to_string())
 }
 
+/// Fetches a new batch for every issuer whose credentials need one now ([`refill_if_low`]):
+/// whenever the credentials are loaded (unlock, another tab's save), since an age predicate the
+/// typed birth date says may have turned is no longer presented, so no presentation would
+/// trigger its refill.
+pub fn refill_due(app: &App) {
+    if !app.gate.is_unlocked() {
+        return;
+    }
+    for origin in app.gate.refills_due(now()) {
+        if !app.refilling.contains(&origin) {
+            wasm_bindgen_futures::spawn_local(refill_if_low(origin));
+        }
+    }
+}
+
 /// Fetches a new batch with the refresh token when fewer than three proofs are left from
-/// `origin`, and says so.
+/// `origin` (counting an age predicate that may have turned as spent), and says so.
 async fn refill_if_low(origin: Origin) {
     let job = with_app(|app| {
-        if !app.gate.is_unlocked() || !app.gate.credentials().needs_refill(&origin, now()) {
+        if !app.gate.is_unlocked() || !app.gate.refills_due(now()).contains(&origin) {
             return None;
         }
         if !app.refilling.insert(origin.clone()) {
