@@ -209,8 +209,12 @@ fn run(options: Options) -> Result<(), String> {
         "A desktop agent (MCP over stdio) reaches the same tools through the MCP door; add to its \
          MCP configuration:\n\n    {{ \"mcpServers\": {{ \"tacit\": {{ \"command\": \"cargo\", \"args\": \
          [\"run\", \"-q\", \"--manifest-path\", \"{}\", \"-p\", \"tacit-mcp\", \"--\", \
-         \"--devtools-port\", \"{DEBUG_PORT}\"] }} }} }}\n",
-        manifest.display()
+         \"--devtools-port\", \"{DEBUG_PORT}\", \"--origin\", \"{}\", \"--origin\", \"{}\", \
+         \"--origin\", \"{}\"] }} }} }}\n",
+        manifest.display(),
+        wallet_url.trim_end_matches('/'),
+        housing_url.trim_end_matches('/'),
+        pharmacy_url.trim_end_matches('/'),
     );
 
     let outcome = if options.agent {
