@@ -29,7 +29,7 @@ use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
 use tacit_service::error::Operational;
 use tacit_service::middleware::{
-    json_for_bare_errors, rate_limit, read_json_body, request_span, timeout,
+    api_security_headers, json_for_bare_errors, rate_limit, read_json_body, request_span, timeout,
 };
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -138,6 +138,7 @@ pub fn app(state: AppState) -> Router {
         .layer(map_response(json_for_bare_errors::<AppState>))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(from_fn_with_state(state.clone(), timeout::<AppState>))
+        .layer(map_response(api_security_headers))
         .layer(trace)
         .with_state(state)
 }

@@ -688,3 +688,32 @@ async fn the_rate_limit_answers_429_with_retry_after() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn every_answer_refuses_to_be_framed_or_to_load_anything() {
+    let issuer = income_issuer().await;
+    let mut answers = Vec::new();
+    for path in [
+        "/.well-known/jwt-vc-issuer",
+        "/v1/issuer",
+        "/v1/nonce",
+        "/v1/openapi.json",
+        "/healthz",
+        "/nope",
+    ] {
+        answers.push(send_raw(&issuer.app, get(path)).await);
+    }
+    answers.push(send_raw(&issuer.app, post_json(&json!({ "junk": true }))).await);
+    for (status, headers, _) in &answers {
+        assert_eq!(
+            headers["content-security-policy"], "default-src 'none'; frame-ancestors 'none'",
+            "{status}"
+        );
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{status}");
+        assert_eq!(headers["x-frame-options"], "DENY", "{status}");
+    }
+    let statuses: Vec<u16> = answers.iter().map(|(s, _, _)| s.as_u16()).collect();
+    assert_eq!(statuses[..5], [200, 200, 200, 200, 200]);
+    assert_eq!(statuses[5], 404);
+    assert!((400..500).contains(&statuses[6]), "{statuses:?}");
+}
