@@ -47,6 +47,8 @@ pub enum Act {
 pub struct Device {
     credential_id: Vec<u8>,
     public_key: Vec<u8>,
+    /// The signature counter of its last confirmation (0: registered, or it keeps none).
+    sign_count: u32,
 }
 
 /// What the browser holds for the vault the page is on.
@@ -125,6 +127,9 @@ struct StoredDevice {
 struct SealedDevice {
     credential_id: String,
     public_key: String,
+    /// Absent in records sealed before the counter was kept: 0.
+    #[serde(default)]
+    sign_count: u32,
 }
 
 /// The device registered for the vault the page is on: `record` is the stored record (if any),
@@ -159,6 +164,7 @@ pub fn device(
             URL_SAFE_NO_PAD.decode(parsed.public_key).ok()?,
         )
         .ok()
+        .map(|d| d.with_sign_count(parsed.sign_count))
     };
     opened().map_or(DeviceState::Unreadable, DeviceState::Ready)
 }
@@ -197,7 +203,19 @@ impl Device {
         Ok(Self {
             credential_id,
             public_key,
+            sign_count: 0,
         })
+    }
+
+    /// This device with `sign_count` as the counter of its last confirmation.
+    pub fn with_sign_count(mut self, sign_count: u32) -> Self {
+        self.sign_count = sign_count;
+        self
+    }
+
+    /// The counter of its last confirmation.
+    pub fn sign_count(&self) -> u32 {
+        self.sign_count
     }
 
     /// A registration checked: the ceremony answered `challenge` for `origin` and `rp_id` with
@@ -233,6 +251,7 @@ impl Device {
         let plain = serde_json::to_vec(&SealedDevice {
             credential_id: URL_SAFE_NO_PAD.encode(&self.credential_id),
             public_key: URL_SAFE_NO_PAD.encode(&self.public_key),
+            sign_count: self.sign_count,
         })
         .map_err(|_| wallet_core::SealError("the device record could not be written"))?;
         let sealed = vault.seal_aux(DEVICE_LABEL, &plain, rng)?;
@@ -244,14 +263,18 @@ impl Device {
     }
 
     /// The person confirmed on this device: `assertion` verifies against its key, for its
-    /// credential, the `challenge` the page made, `origin` and `rp_id`.
+    /// credential, the `challenge` the page made (`webauthn::act_challenge` of the act's
+    /// sentence), `origin` and `rp_id`, and its signature counter advanced past the one kept
+    /// (`webauthn::check_sign_count`). Also returns this device with the new counter: the page
+    /// seals it again, so the same assertion, or one from a copy of the key that lags, is refused
+    /// next time.
     pub fn confirm(
         &self,
         assertion: &Assertion<'_>,
         challenge: &[u8],
         origin: &str,
         rp_id: &str,
-    ) -> Result<Confirmed, WebAuthnError> {
+    ) -> Result<(Confirmed, Device), WebAuthnError> {
         webauthn::verify_assertion(
             &self.public_key,
             assertion,
@@ -262,7 +285,12 @@ impl Device {
                 credential_id: &self.credential_id,
             },
         )?;
-        Ok(Confirmed { by: By::Device })
+        let got = webauthn::check_authenticator_data(assertion.authenticator_data, rp_id)?;
+        webauthn::check_sign_count(self.sign_count, got.sign_count)?;
+        Ok((
+            Confirmed { by: By::Device },
+            self.clone().with_sign_count(got.sign_count),
+        ))
     }
 }
 

@@ -257,7 +257,8 @@ fn an_assertion_for_another_credential_does_not_confirm() {
     };
     for other in [&b"cred-2"[..], b"", b"cred-"] {
         assert_eq!(
-            d.confirm(&assertion(other), &[1; 32], "http://localhost", "localhost"),
+            d.confirm(&assertion(other), &[1; 32], "http://localhost", "localhost")
+                .map(|(c, _)| c),
             Err(WebAuthnError::WrongCredential)
         );
     }
@@ -317,4 +318,90 @@ fn the_passphrase_confirms_only_by_opening_the_stored_vault_the_page_is_on() {
     ] {
         assert!(refusal.to_string().ends_with("Nothing was done."));
     }
+}
+
+/// An assertion the device keyed by `label` makes for `challenge` at the wallet's origin, with
+/// `count` as its signature counter (user present and verified), as a platform authenticator.
+fn signed_assertion(label: &str, challenge: &[u8], count: u32) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    use base64::Engine;
+    use p256::ecdsa::Signature;
+    use p256::ecdsa::signature::Signer;
+    let key = SigningKey::from_slice(&Sha256::digest(label.as_bytes())).unwrap();
+    let client = format!(
+        r#"{{"type":"webauthn.get","challenge":"{}","origin":"http://localhost:8080","crossOrigin":false}}"#,
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(challenge)
+    )
+    .into_bytes();
+    let mut auth = Sha256::digest(b"localhost").to_vec();
+    auth.push(0x05);
+    auth.extend(count.to_be_bytes());
+    let sig: Signature = key.sign(&[&auth[..], Sha256::digest(&client).as_slice()].concat());
+    let raw = sig.to_bytes();
+    let int = |b: &[u8]| {
+        let mut v: Vec<u8> = b.iter().copied().skip_while(|&x| x == 0).collect();
+        if v.first().is_none_or(|x| x & 0x80 != 0) {
+            v.insert(0, 0);
+        }
+        [vec![0x02, v.len() as u8], v].concat()
+    };
+    let body = [int(&raw[..32]), int(&raw[32..])].concat();
+    let der = [vec![0x30, body.len() as u8], body].concat();
+    (client, auth, der)
+}
+
+#[test]
+fn a_device_confirms_only_when_its_counter_advances_and_for_the_act_it_was_shown() {
+    use tacit_protocol::webauthn::act_challenge;
+    let grant = "Grant 2 of the 2 questions http://127.0.0.1:8081 asked, for 1 hour.";
+    let release = "Release 2 of the 2 answers on the application to http://127.0.0.1:8081.";
+    let fresh = [9u8; 32];
+    let challenge = act_challenge(&fresh, grant);
+    assert_ne!(challenge, act_challenge(&fresh, release));
+    assert_ne!(challenge, act_challenge(&[8u8; 32], grant));
+    let confirm = |device: &Device, count: u32, shown: &str, for_act: &str| {
+        let (client, auth, der) =
+            signed_assertion("counting", &act_challenge(&fresh, shown), count);
+        device.confirm(
+            &Assertion {
+                credential_id: b"counting",
+                client_data_json: &client,
+                authenticator_data: &auth,
+                signature_der: &der,
+            },
+            &act_challenge(&fresh, for_act),
+            "http://localhost:8080",
+            "localhost",
+        )
+    };
+    let registered = a_device("counting");
+    assert_eq!(registered.sign_count(), 0);
+    // The first confirmation: counter 5, kept.
+    let (confirmed, after) = confirm(&registered, 5, grant, grant).unwrap();
+    assert_eq!(confirmed.by(), By::Device);
+    assert_eq!(after.sign_count(), 5);
+    // The same assertion again, a lagging copy of the key, or one that stopped counting: refused.
+    for count in [5, 4, 0] {
+        assert_eq!(
+            confirm(&after, count, grant, grant).map(|(c, _)| c),
+            Err(WebAuthnError::CounterNotAdvanced),
+            "{count}"
+        );
+    }
+    assert_eq!(confirm(&after, 6, grant, grant).unwrap().1.sign_count(), 6);
+    // An authenticator without a counter says 0 every time: accepted.
+    let (_, still) = confirm(&registered, 0, grant, grant).unwrap();
+    assert_eq!(still.sign_count(), 0);
+    assert!(confirm(&still, 0, grant, grant).is_ok());
+    // An assertion the person gave for the grant's sentence confirms no release.
+    assert_eq!(
+        confirm(&after, 7, grant, release).map(|(c, _)| c),
+        Err(WebAuthnError::WrongChallenge)
+    );
+    // The counter survives sealing with the vault.
+    let v = vault(5);
+    let record = sealed(&after, &v);
+    let DeviceState::Ready(opened) = device(Some(&record), Some(&v), None) else {
+        panic!("the record opens");
+    };
+    assert_eq!(opened.sign_count(), 5);
 }

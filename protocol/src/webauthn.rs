@@ -13,6 +13,10 @@
 //!   `authenticatorData ‖ SHA-256(clientDataJSON)` verifies under the public key kept sealed
 //!   with the vault (an SPKI DER P-256 key, as `response.getPublicKey()` gives it).
 //!
+//! Around it, for the wallet's confirmations: the challenge is [`act_challenge`] (a hash of the
+//! act's sentence and fresh randomness), and the signature counter must advance
+//! ([`check_sign_count`], 0 for authenticators without one).
+//!
 //! Pure: no clock, no randomness, no I/O. The challenge is made by the caller.
 
 use base64::Engine;
@@ -68,6 +72,37 @@ pub enum WebAuthnError {
     MalformedSignature,
     #[error("the signature does not verify")]
     BadSignature,
+    #[error(
+        "the device's signature counter did not advance (the assertion may come from a copy of \
+         its key, or be replayed)"
+    )]
+    CounterNotAdvanced,
+}
+
+/// The rule for an authenticator's signature counter (`signCount`), given the one kept from
+/// its last confirmation (`stored`; 0 at registration) and the one an assertion carries (`got`):
+/// an authenticator that counts must count up; one that does not support a counter says 0
+/// every time, and then 0 after 0 is accepted. Anything else — a repeat, a step back, or 0
+/// after a count — is refused ([`WebAuthnError::CounterNotAdvanced`]).
+pub fn check_sign_count(stored: u32, got: u32) -> Result<(), WebAuthnError> {
+    if got > stored || (stored == 0 && got == 0) {
+        Ok(())
+    } else {
+        Err(WebAuthnError::CounterNotAdvanced)
+    }
+}
+
+/// The challenge of the assertion that confirms an act: SHA-256 over a domain tag, `fresh`
+/// (32 random bytes, one per ceremony) and the act's sentence exactly as the person is shown
+/// it. The challenge therefore names the act: an assertion the person gave for one sentence
+/// verifies for no other ([`WebAuthnError::WrongChallenge`]).
+pub fn act_challenge(fresh: &[u8; 32], act: &str) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update(b"tacit/webauthn-act/v1\0");
+    hash.update(fresh);
+    hash.update((act.len() as u64).to_be_bytes());
+    hash.update(act.as_bytes());
+    hash.finalize().into()
 }
 
 /// What an assertion (`navigator.credentials.get`) handed back, as bytes.

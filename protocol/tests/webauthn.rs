@@ -651,3 +651,61 @@ fn chromium_registration_and_assertion_verify() {
         Err(WebAuthnError::WrongType)
     );
 }
+
+#[test]
+fn a_counter_must_count_up_unless_the_authenticator_keeps_none() {
+    for (stored, got) in [
+        (0, 0),
+        (0, 1),
+        (5, 6),
+        (5, u32::MAX),
+        (u32::MAX - 1, u32::MAX),
+    ] {
+        assert_eq!(check_sign_count(stored, got), Ok(()), "{stored} -> {got}");
+    }
+    for (stored, got) in [(1, 0), (5, 5), (5, 4), (5, 0), (u32::MAX, u32::MAX)] {
+        assert_eq!(
+            check_sign_count(stored, got),
+            Err(WebAuthnError::CounterNotAdvanced),
+            "{stored} -> {got}"
+        );
+    }
+}
+
+#[test]
+fn the_challenge_names_the_act_so_an_assertion_for_one_act_confirms_no_other() {
+    let fresh = [1u8; 32];
+    let grant = act_challenge(&fresh, "Grant 2 of the 2 questions.");
+    // Deterministic, and changed by any byte of the sentence or of the randomness.
+    assert_eq!(grant, act_challenge(&fresh, "Grant 2 of the 2 questions."));
+    for other in [
+        act_challenge(&fresh, "Grant 1 of the 2 questions."),
+        act_challenge(&fresh, "Grant 2 of the 2 questions"),
+        act_challenge(&[2u8; 32], "Grant 2 of the 2 questions."),
+    ] {
+        assert_ne!(grant, other);
+    }
+    let made = sign_assertion(
+        &key("holder"),
+        client_data("webauthn.get", &grant, ORIGIN),
+        auth_data(RP, FLAG_UP | FLAG_UV),
+    );
+    let verify = |challenge: &[u8]| {
+        verify_assertion(
+            &spki(&key("holder")),
+            &Assertion {
+                credential_id: CRED,
+                client_data_json: &made.client_data,
+                authenticator_data: &made.auth_data,
+                signature_der: &made.signature,
+            },
+            &Expected {
+                challenge,
+                ..expected()
+            },
+        )
+    };
+    assert_eq!(verify(&grant), Ok(()));
+    let release = act_challenge(&fresh, "Release 2 of the 2 answers.");
+    assert_eq!(verify(&release), Err(WebAuthnError::WrongChallenge));
+}

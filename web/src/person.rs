@@ -2,7 +2,8 @@
 //! a page script cannot perform. The choices on the card are snapshotted at the (trusted) click;
 //! then either
 //! - a platform authenticator registered for this vault is asked for a user-verifying assertion
-//!   over a fresh 32-byte challenge, and the answer is verified in Rust
+//!   over a challenge that hashes the act's sentence (shown first) with fresh randomness, and
+//!   the answer is verified in Rust, its signature counter included
 //!   ([`tacit_protocol::webauthn::verify_assertion`]) against the public key sealed with the
 //!   vault — a script can replace `navigator.credentials.get`, so the verification is what
 //!   counts; or
@@ -196,8 +197,10 @@ pub fn ask(act: Act) {
         Confirmation::Device(device) => {
             CEREMONY.set(true);
             wasm_bindgen_futures::spawn_local(async move {
-                note(&act, "Confirm on this device…", true);
-                let outcome = assert_person(&device).await;
+                // The act's sentence is shown before the device's prompt, and the challenge
+                // the device signs is a hash of exactly that sentence.
+                note(&act, &format!("{sentence} Confirm on this device…"), true);
+                let outcome = assert_person(&device, &sentence).await;
                 CEREMONY.set(false);
                 match outcome {
                     Ok(confirmed) => {
@@ -433,9 +436,13 @@ fn js_error(e: &JsValue) -> DeviceError {
         .unwrap_or(DeviceError::NoAnswer)
 }
 
-/// Asks the authenticator for a user-verifying assertion and verifies it.
-async fn assert_person(device: &Device) -> Result<Confirmed, DeviceError> {
-    let challenge = random::<32>().ok_or(DeviceError::NoChallenge)?;
+/// Asks the authenticator for a user-verifying assertion over the act's challenge
+/// ([`tacit_protocol::webauthn::act_challenge`] of `sentence`, the words the person was shown)
+/// and verifies it, its counter included; the device's record is sealed again with the new
+/// counter before the act is carried out.
+async fn assert_person(device: &Device, sentence: &str) -> Result<Confirmed, DeviceError> {
+    let fresh = random::<32>().ok_or(DeviceError::NoChallenge)?;
+    let challenge = tacit_protocol::webauthn::act_challenge(&fresh, sentence);
     let (origin, rp_id) = page_origin().ok_or(DeviceError::NoOrigin)?;
     let answer = ceremony(get_assertion(
         &Uint8Array::from(&challenge[..]),
@@ -447,7 +454,7 @@ async fn assert_person(device: &Device) -> Result<Confirmed, DeviceError> {
         &answer,
         ["rawId", "clientDataJSON", "authenticatorData", "signature"],
     );
-    Ok(device.confirm(
+    let (confirmed, counted) = device.confirm(
         &Assertion {
             credential_id: &raw_id,
             client_data_json: &client_data,
@@ -457,7 +464,25 @@ async fn assert_person(device: &Device) -> Result<Confirmed, DeviceError> {
         &challenge,
         &origin,
         &rp_id,
-    )?)
+    )?;
+    keep_device(&counted)?;
+    Ok(confirmed)
+}
+
+/// Seals `device` (its new counter) with the unlocked vault and stores it. Without that the
+/// act is not carried out: a counter that is not kept would let the same assertion count twice.
+fn keep_device(device: &Device) -> Result<(), DeviceError> {
+    with_app(|app| {
+        let vault = app.vault.as_ref().ok_or(DeviceError::Locked)?;
+        let record = device
+            .seal(vault, &mut rng())
+            .map_err(|e| DeviceError::NotSealed(e.into()))?;
+        local()
+            .ok_or(DeviceError::NoStorage)?
+            .set_item(AUTHENTICATOR_KEY, &record)
+            .map_err(|_| DeviceError::NotSaved)
+    })
+    .unwrap_or(Err(DeviceError::Busy))
 }
 
 /// `[data-action=register-authenticator]`: confirmed with the passphrase first.
