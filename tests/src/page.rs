@@ -182,7 +182,7 @@ impl Page<'_> {
             "document.querySelector({sel}).value",
             sel = Value::from(selector)
         ))?;
-        if now != Value::from(value) {
+        if now != value {
             return Err(Error::Js(format!(
                 "`{selector}` is at `{now}` after the key presses, not `{value}`"
             )));

@@ -201,7 +201,9 @@ async fn cards_keep_the_persons_choices_and_arrival_order() {
     page().await;
     let first = request("n-keep-1").await;
     let card = format!("document.getElementById('req-{first}')");
-    // The person's choices (set directly: what counts is that a redraw does not undo them).
+    // A reason typed into the card (set directly: what counts is that a redraw keeps it), and a
+    // script's untick and duration, which are not the person's choices (no trusted input here;
+    // the person's real clicks are `tests/tests/choices.rs`'s): a redraw draws those back.
     js(&format!(
         "window.__card = {card}; \
          {card}.querySelector('input[data-claim-index=\"1\"]').checked = false; \
@@ -218,9 +220,9 @@ async fn cards_keep_the_persons_choices_and_arrival_order() {
         "the card was rebuilt"
     );
     assert!(js_bool(&format!(
-        "return !{card}.querySelector('input[data-claim-index=\"1\"]').checked \
+        "return {card}.querySelector('input[data-claim-index=\"1\"]').checked \
            && {card}.querySelector('input[data-claim-index=\"0\"]').checked \
-           && document.getElementById('dur-{first}').value === 'once' \
+           && document.getElementById('dur-{first}').value === '600000' \
            && document.getElementById('deny-{first}').value === 'typing a reason'"
     )));
     // Arrival order, past ten requests (never the string order of ids).
@@ -277,7 +279,7 @@ async fn the_consent_card_speaks_plain_words() {
     .as_string()
     .unwrap();
     for want in [
-        "127.0.0.1:8081 asks".to_owned(),
+        "Unconfirmed: an agent says this is for".to_owned(),
         format!("Is your yearly income below {amount}?"),
         "Are you at least 18?".to_owned(),
         "Do you live in Altstadt, Nordhafen or Westend?".to_owned(),
@@ -318,6 +320,13 @@ async fn the_consent_card_speaks_plain_words() {
         !label.trim().is_empty(),
         "the duration has no visible label"
     );
+    // The agent's address is quoted in the heading, marked as the agent's.
+    assert!(js_bool(&format!(
+        "return {card}.querySelector('h3').textContent.startsWith('Unconfirmed: an agent says this is for') \
+           && {card}.querySelector('h3 q[data-said=agent]').textContent === '127.0.0.1:8081'"
+    )));
+    // A script's choice of duration is not the person's: drawn back, and the Allow button keeps
+    // the duration kept for the person (it follows their real choice: `tests/tests/choices.rs`).
     js(&format!(
         "const s = document.getElementById('dur-{id}'); s.value = 'once'; \
          s.dispatchEvent(new Event('change'));"
@@ -327,5 +336,8 @@ async fn the_consent_card_speaks_plain_words() {
     ))
     .as_string()
     .unwrap();
-    assert_eq!(allow, "Allow for one use");
+    assert_eq!(allow, "Allow for 10 minutes");
+    assert!(js_bool(&format!(
+        "return document.getElementById('dur-{id}').value === '600000'"
+    )));
 }
