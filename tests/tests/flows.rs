@@ -342,17 +342,14 @@ fn pharmacy_flow_is_accepted_and_misdirected_or_tampered_receipts_are_refused() 
         "housing-refused-wrong-audience",
     );
 
-    // Tampered: another window, or a lower age threshold, breaks the signature; a window past
-    // the longest a receipt may have (15 minutes) is refused before the signature is read.
-    let mut shorter = receipt.clone();
-    let expires = shorter["payload"]["expires_at"].as_i64().unwrap();
-    shorter["payload"]["expires_at"] = json!(expires - MINUTE);
-    assert_eq!(error_code(&pharmacy.submit(&shorter)), "bad_signature");
-    let mut longer = receipt.clone();
-    longer["payload"]["expires_at"] = json!(expires + HOUR);
-    let out = pharmacy.submit(&longer);
-    assert_eq!(error_code(&out), "invalid_input", "{out}");
-    assert!(out.to_string().contains("longer than 15 minutes"), "{out}");
+    // Tampered: another window (shorter, or longer than a receipt may have), or a lower age
+    // threshold, breaks the signature.
+    let expires = receipt["payload"]["expires_at"].as_i64().unwrap();
+    for changed in [expires - MINUTE, expires + HOUR] {
+        let mut other = receipt.clone();
+        other["payload"]["expires_at"] = json!(changed);
+        assert_eq!(error_code(&pharmacy.submit(&other)), "bad_signature");
+    }
     let mut younger = receipt.clone();
     younger["payload"]["entries"][0]["claim"]["years"] = json!(16);
     let out = pharmacy.submit(&younger);

@@ -619,7 +619,8 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
     let left = failures(&wallet.page);
     checks.check(left.is_empty(), format!("during the walk: {left:?}"));
     // Enter in the settings' forms acts too (no signer or office listens: each says why; a
-    // failed request here is expected).
+    // failed request here is expected). Neither address is a service this page was told of, so
+    // the page's policy refuses the connection itself: the only violations are those two.
     for (field, code, msg) in [
         ("#enrol-code", "AAAA-BBBB-CCCC-DDDD", "#enrol-msg"),
         ("#issuer-url", "http://127.0.0.1:9", "#credential-msg"),
@@ -633,7 +634,14 @@ fn every_state_is_accessible_fits_a_phone_and_works_by_keyboard() {
         checks.check(said.is_ok(), format!("Enter in {field} did nothing"));
     }
 
-    wallet.assert_no_csp_violation();
+    let violations = wallet.page.csp_violations().unwrap();
+    checks.check(
+        violations.iter().all(|v| {
+            v.starts_with("connect-src http://127.0.0.1:8787/")
+                || v.starts_with("connect-src http://127.0.0.1:9/")
+        }),
+        format!("CSP violations besides the two unlisted services: {violations:?}"),
+    );
     checks.finish();
 }
 

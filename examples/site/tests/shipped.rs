@@ -77,7 +77,11 @@ fn each_shipped_site_publishes_its_policy() {
         );
         assert_eq!(
             trusted.vouches_for.map(|a| a.name()),
-            Some(if site.dir == "housing" { "income" } else { "age" })
+            Some(if site.dir == "housing" {
+                "income"
+            } else {
+                "age"
+            })
         );
         assert_eq!(config.origin.unwrap().as_str(), site.origin);
         assert_eq!(
