@@ -288,6 +288,14 @@ pub fn allow(lifetime: &Lifetime) -> String {
 /// The deny button.
 pub const DONT_ALLOW: &str = "Don't allow";
 
+/// The button that denies, in one act, every request the card's asking origin has waiting
+/// (shown while it has more than one).
+pub const DONT_ALLOW_ANY_FROM_HERE: &str = "Don't allow any request from this address";
+
+/// The reason an agent is told for the requests denied together.
+pub const DENIED_ALL_FROM_HERE: &str =
+    "The person declined every request waiting from this address.";
+
 /// The label of the duration choice.
 pub const DURATION_LABEL: &str = "Allow for how long";
 

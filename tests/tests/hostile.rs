@@ -420,3 +420,77 @@ fn grant_each(wallet: &Wallet<'_>, ids: &[String], duration: Option<&str>) {
             .unwrap();
     }
 }
+
+/// One agent floods the wallet in one site's name: it fills that origin's share and is told so
+/// in words, a real site still asks, and the person clears the flood with one real click.
+#[test]
+fn hostile_a_flood_from_one_origin_is_capped_and_cleared_in_one_act() {
+    let _serial = tacit_e2e::serial();
+    let (server, browser) = tacit_e2e::wallet::setup();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+    let flood = "http://127.0.0.1:9999";
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for i in 0..100 {
+        let out = wallet.call("request_claims", housing_policy(flood, &format!("f-{i}")));
+        match out["result"]["request_id"].as_str() {
+            Some(id) => held.push(id.to_owned()),
+            None => {
+                assert_eq!(error_code(&out), "too_many_pending", "{out}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((held.len(), refused), (8, 92));
+    let real = wallet.request(housing_policy(ORIGINS[0], "real"));
+    // The real site's single card offers no "any request" button; the flood's cards do.
+    let all_button = |id: &str| format!("#req-{id} [data-action=deny-all]");
+    wallet
+        .page
+        .wait_for(
+            &format!(
+                "!!document.querySelector({:?}) && !document.querySelector({:?}).hidden",
+                all_button(&held[0]),
+                all_button(&held[0])
+            ),
+            WAIT,
+        )
+        .unwrap();
+    assert_eq!(
+        wallet
+            .page
+            .eval(&format!(
+                "document.querySelector({:?}).hidden",
+                all_button(&real)
+            ))
+            .unwrap(),
+        true
+    );
+    // A script's click on it does nothing; the person's does it all.
+    wallet
+        .page
+        .eval(&format!(
+            "document.querySelector({:?}).click(); true",
+            all_button(&held[3])
+        ))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = wallet.call("check_request", json!({ "request_id": held[3] }));
+    assert_eq!(out["result"]["status"], "held", "{out}");
+    wallet.front();
+    wallet.page.click(&all_button(&held[3])).unwrap();
+    for id in &held {
+        wallet
+            .page
+            .wait_for(&format!("!document.getElementById('req-{id}')"), WAIT)
+            .unwrap();
+        let out = wallet.call("check_request", json!({ "request_id": id }));
+        assert_eq!(out["result"]["status"], "denied", "{out}");
+    }
+    let out = wallet.call("check_request", json!({ "request_id": real }));
+    assert_eq!(out["result"]["status"], "held", "{out}");
+    // The origin may ask again.
+    let again = wallet.call("request_claims", housing_policy(flood, "after"));
+    assert_eq!(again["ok"], true, "{again}");
+}

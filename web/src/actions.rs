@@ -53,6 +53,7 @@ fn decide_card(does: Does, owner: Owner) {
             }
         }
         (Does::Deny, Owner::Request(id)) => run(|app| decisions::deny(app, &id)),
+        (Does::DenyAll, Owner::Request(id)) => run(|app| decisions::deny_all_from(app, &id)),
         (Does::Release, Owner::Proposal(id)) => {
             if let Some(act) = decisions::snapshot_release(&id) {
                 person::ask(act);

@@ -22,6 +22,8 @@ use crate::dom;
 pub enum Does {
     Grant,
     Deny,
+    /// Deny every request the card's origin has waiting.
+    DenyAll,
     Release,
     Refuse,
 }
@@ -120,10 +122,12 @@ fn keep(card: Card) {
 
 /// Keeps a consent card just drawn: its Allow and Don't allow buttons, its claim boxes (none
 /// ticked until [`first_tick`]), its duration select (at `duration`) for request `id`.
+#[allow(clippy::too_many_arguments)]
 pub fn keep_request(
     id: &RequestId,
     allow: &Element,
     deny: &Element,
+    deny_all: &Element,
     boxes: Vec<(Element, usize)>,
     select: &Element,
     duration: &str,
@@ -131,7 +135,11 @@ pub fn keep_request(
 ) {
     keep(Card {
         owner: Owner::Request(id.clone()),
-        buttons: vec![(allow.clone(), Does::Grant), (deny.clone(), Does::Deny)],
+        buttons: vec![
+            (allow.clone(), Does::Grant),
+            (deny.clone(), Does::Deny),
+            (deny_all.clone(), Does::DenyAll),
+        ],
         ticks: boxes
             .into_iter()
             .map(|(element, index)| Tick {

@@ -174,6 +174,19 @@ pub fn deny(app: &mut App, request_id: &RequestId) {
     }
 }
 
+/// The person denies every request the origin of `request_id` has waiting, in one act.
+pub fn deny_all_from(app: &mut App, request_id: &RequestId) {
+    let Some(origin) = app.gate.request(request_id).map(|r| r.origin.clone()) else {
+        return;
+    };
+    if let Err(e) = app
+        .gate
+        .deny_all_from(&origin, capability_gate::words::DENIED_ALL_FROM_HERE)
+    {
+        dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    }
+}
+
 /// The person's own Revoke: the tool goes at once (the redraw follows in a later task), and
 /// the page does not announce back to the person what they just did.
 pub fn revoke(app: &mut App, grant_id: &str) {

@@ -198,6 +198,15 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
     append(&actions, &allow);
     let deny = button(words::DONT_ALLOW, "deny", request.id.as_str(), "danger");
     append(&actions, &deny);
+    // Shown while this origin has more than one request waiting (`update_request_card`).
+    let deny_all = button(
+        words::DONT_ALLOW_ANY_FROM_HERE,
+        "deny-all",
+        request.id.as_str(),
+        "danger",
+    );
+    attr(&deny_all, "hidden", "");
+    append(&actions, &deny_all);
     append(&card, &actions);
     // What the person chooses on this card is kept in Rust from now on (`choices`): the boxes,
     // the duration (the Allow button's words follow it) and the buttons, by identity.
@@ -205,6 +214,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         &request.id,
         &allow,
         &deny,
+        &deny_all,
         boxes,
         &duration,
         capability_gate::Lifetime::DEFAULT_CHOICE,
@@ -248,6 +258,22 @@ fn update_request_card(
             } else if !pieces.is_empty() && hidden {
                 let _ = line.remove_attribute("hidden");
             }
+        }
+    }
+    let waiting_here = view
+        .gate
+        .requests()
+        .filter(|r| r.origin == request.origin && r.state == capability_gate::RequestState::Held)
+        .count();
+    if let Some(all) = dom::query_all(card, "[data-action=deny-all]")
+        .into_iter()
+        .next()
+    {
+        let hidden = all.has_attribute("hidden");
+        if waiting_here > 1 && hidden {
+            let _ = all.remove_attribute("hidden");
+        } else if waiting_here <= 1 && !hidden {
+            attr(&all, "hidden", "");
         }
     }
     if let Some(line) = dom::query_all(card, "[data-asker]").into_iter().next() {
