@@ -71,7 +71,11 @@ fn wallet_request_grant_answer_revoke() {
     let session = Session::start();
     let mut wallet = session.with_profile("?latency=1500");
     let id = wallet.request(housing_policy("n-1"));
-    wallet.wait_text(&format!("#req-{id}"), "http://127.0.0.1:8081");
+    // An unsigned request: the wallet's words first, the agent's address quoted.
+    wallet.wait_text(
+        &format!("#req-{id}"),
+        "Unconfirmed: an agent says this is for 127.0.0.1:8081",
+    );
     wallet.wait_text(&format!("#req-{id}"), "below €30,000");
     wallet.page.screenshot("wallet-03-request").unwrap();
     let income = income_tool(&wallet.grant(&id, "600000", 2));
