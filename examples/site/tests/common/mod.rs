@@ -39,10 +39,15 @@ pub fn attacker_key() -> SigningKey {
     SigningKey::from_bytes(&[66; 32])
 }
 
-/// The workspace's `examples/housing/site.toml`, as shipped.
+/// The workspace's `examples/housing/site.toml`, taking the person's word for every claim: the
+/// shipped file's `require_proof` is dropped, since these tests are about receipts and their
+/// proofs (`shipped.rs` checks the file as it is; `proofs.rs::a_policy_may_require_proof` sets
+/// it again).
 pub fn housing_config() -> Config {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../housing/site.toml");
-    Config::load(&path).unwrap()
+    let mut config = Config::load(&path).unwrap();
+    config.policy.require_proof.clear();
+    config
 }
 
 /// The shipped housing configuration made to run in a test: listening on a free port, its data
