@@ -244,7 +244,7 @@ mod shipped {
             .into_iter()
             .map(|c| c.as_str().to_owned())
             .collect();
-        assert_eq!(codes.len(), 14);
+        assert_eq!(codes.len(), 13);
         assert_eq!(union("TacitCode"), codes);
     }
 
