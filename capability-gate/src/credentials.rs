@@ -471,6 +471,28 @@ impl IssuerCredentials {
     }
 }
 
+/// An issuer's credential and what the person typed answer one of the issuer's questions
+/// differently ([`Credentials::disagreements`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    pub issuer: Origin,
+    pub issuer_name: String,
+    pub attribute: Attribute,
+    /// The first question they answer differently (the lowest income step, the youngest age).
+    pub claim: Claim,
+    /// The credential's answer to it; what the person typed answers the opposite.
+    pub credential_says: bool,
+}
+
+/// Sorts an issuer's questions: income steps by amount, ages by years.
+fn order_key(claim: &Claim) -> u64 {
+    match claim {
+        Claim::IncomeBelow { limit } => limit.amount_minor,
+        Claim::AgeAtLeast { years } => u64::from(*years),
+        _ => u64::MAX,
+    }
+}
+
 /// For the page: one line per issuer ("From Tax Office Nordstadt · valid until … · 7 proofs left").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CredentialSummary {
@@ -763,6 +785,59 @@ impl Credentials {
             i.answers(&name, now, typed)
                 .then(|| (value, i.origin.clone()))
         })
+    }
+
+    /// Where what the person typed and an issuer's credential answer one of the issuer's
+    /// questions differently, one per issuer whose credentials can still answer (the lowest
+    /// such income step, or the youngest such age), in the order the issuers were added. For the
+    /// page to tell the person beside the fact: sites that ask one of these questions are told
+    /// the credential's answer ([`crate::Gate`] answers every question a credential can answer
+    /// from it, so neither the label nor any refusal depends on whether they disagree).
+    /// A typed income in another currency than the credential's answers none of its questions
+    /// and is not counted as a disagreement.
+    pub fn disagreements(&self, typed: &Profile, now: Timestamp) -> Vec<Disagreement> {
+        self.issuers
+            .iter()
+            .filter_map(|i| {
+                let mut differing: Vec<(u64, Claim, bool)> = i
+                    .predicates
+                    .iter()
+                    .filter(|(name, _)| i.answers(name, now, Some(typed)))
+                    .filter_map(|(name, &says)| {
+                        let claim = predicates::claim_for(name, i.currency.as_ref())?;
+                        let typed_says = wallet_core::evaluate(typed, &claim, now.date_utc())
+                            .ok()?
+                            .satisfied;
+                        (typed_says != says).then(|| (order_key(&claim), claim, says))
+                    })
+                    .collect();
+                differing.sort_by_key(|(key, _, _)| *key);
+                let (_, claim, says) = differing.into_iter().next()?;
+                Some(Disagreement {
+                    issuer: i.origin.clone(),
+                    issuer_name: i.name.clone(),
+                    attribute: i.attribute,
+                    claim,
+                    credential_says: says,
+                })
+            })
+            .collect()
+    }
+
+    /// What a credential answers `claim` at `now` when what the person typed answers it the
+    /// other way, and whose credential it is; `None` when they agree, or no credential can
+    /// answer it. For the consent card, beside the question.
+    pub fn disagreement_on(
+        &self,
+        claim: &Claim,
+        typed: &Profile,
+        now: Timestamp,
+    ) -> Option<(bool, Origin)> {
+        let (says, issuer) = self.answer_typed(claim, now, Some(typed))?;
+        let typed_says = wallet_core::evaluate(typed, claim, now.date_utc())
+            .ok()?
+            .satisfied;
+        (typed_says != says).then_some((says, issuer))
     }
 
     /// Unused, unexpired credentials from `issuer` at `now` (0 for an unknown issuer).

@@ -636,6 +636,34 @@ impl Gate {
         }
     }
 
+    /// For the consent card, beside a question: when a credential answers it (so the site is
+    /// told the credential's answer) and what the person typed answers it the other way, a
+    /// sentence that says so, naming the issuer ([`crate::words::disagreement_on_card`]); `None` when
+    /// they agree, no credential answers it, or the wallet is locked. Judged at `now`.
+    pub fn disagreement_on(
+        &self,
+        request_id: &RequestId,
+        claim_index: usize,
+        now: Timestamp,
+    ) -> Option<String> {
+        let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
+        let profile = self.profile.as_ref()?;
+        let (_, issuer) = self.credentials.disagreement_on(claim, profile, now)?;
+        let name = self.credentials.issuer_name(&issuer);
+        Some(crate::words::disagreement_on_card(
+            &crate::words::issuer_label(name, issuer.as_str()),
+        ))
+    }
+
+    /// Every issuer whose credential answers one of its questions differently from what the
+    /// person typed, at `now` ([`Credentials::disagreements`]); empty while locked.
+    pub fn disagreements(&self, now: Timestamp) -> Vec<crate::credentials::Disagreement> {
+        self.profile
+            .as_ref()
+            .map(|p| self.credentials.disagreements(p, now))
+            .unwrap_or_default()
+    }
+
     /// For the consent card: for an income question, a sentence about its currency that is the
     /// same whatever the profile's currency (so a page agent reading the card learns nothing
     /// from it); `None` for other claims. The person knows their own currency.
@@ -646,8 +674,8 @@ impl Gate {
         };
         Some(format!(
             "Asked in {asked}. Amounts are never converted: if your income is recorded in another \
-             currency, the agent is told only that the currencies differ, and only if you allow \
-             this claim.",
+             currency, the wallet declines this question, in the words it uses for any question \
+             it will not answer.",
             asked = limit.currency.as_str(),
         ))
     }
@@ -1202,18 +1230,28 @@ impl Gate {
         // An age predicate the typed birth date says may have turned since its credential was
         // issued is not answered from it (a refill is due: `Gate::refills_due`).
         let backed = self.credentials.answer_typed(&claim, now, Some(profile));
-        let answer = self.ledger.answer_from(&claim, today, || match &backed {
+        let mut answer = self.ledger.answer_from(&claim, today, || match &backed {
             Some((satisfied, _)) => Outcome::from_bool(*satisfied),
             None => match wallet_core::evaluate(profile, &claim, today) {
                 Ok(evaluation) => Outcome::from_bool(evaluation.satisfied),
                 Err(_) => Outcome::Invalid,
             },
         });
-        // Issuer-backed only if the credential gives this very outcome (a remembered answer
-        // from the person's own word stays theirs).
-        let issuer = backed
-            .filter(|(satisfied, _)| answer.outcome == Outcome::from_bool(*satisfied))
-            .map(|(_, issuer)| issuer);
+        // A question a credential answers is answered by it, even where the memory already
+        // knows an answer learned from what the person typed and the two disagree: otherwise
+        // the label (and the proof a site then gets or not) would tell whether the typed fact
+        // and the credential agree (issue 28 item 6). Only the memory's decline stands, decided
+        // from history alone; the person is told of a disagreement beside the fact and on the
+        // card (`Credentials::disagreements`, `Gate::disagreement_on`). A credential answers
+        // only at ladder steps one income floor apart or age thresholds years apart, so its
+        // answers alone never narrow a fact below a floor.
+        let issuer = match backed {
+            Some((satisfied, issuer)) if answer.outcome != Outcome::Declined => {
+                answer.outcome = Outcome::from_bool(satisfied);
+                Some(issuer)
+            }
+            _ => None,
+        };
         // A question in another currency is the only claim that evaluates to `Invalid` (amounts
         // are never converted). To the agent, and in the log, it is the privacy-floor decline in
         // the same words: a code of its own would name the profile's currency by elimination.

@@ -170,6 +170,37 @@ fn clean_name(name: &str) -> String {
     format!("{}\u{2026}", cut.trim_end())
 }
 
+/// Beside a question on the consent card when a credential and what the person typed answer it
+/// differently ([`crate::Gate::disagreement_on`]): which answer the site is told, without
+/// either answer (the card is in the page, which a page agent can read).
+pub fn disagreement_on_card(issuer: &str) -> String {
+    format!(
+        "What you typed and {issuer} answer this differently. The site is told {issuer}'s \
+         answer. If what you typed is out of date, correct it; if the credential is wrong, ask \
+         the issuer to correct its record."
+    )
+}
+
+/// Beside the fact in the profile, when an issuer's credential answers one of its questions
+/// differently from what the person typed ([`crate::credentials::Credentials::disagreements`]):
+/// "Tax Office Nordstadt (127.0.0.1:8791) answers "Is your yearly income below 30,000 €?"
+/// with yes; what you typed answers no. …"
+pub fn disagreement_beside_fact(
+    issuer: &str,
+    claim: &Claim,
+    credential_says: bool,
+    money: MoneyWords<'_>,
+) -> String {
+    format!(
+        "{issuer} answers \u{201c}{question}\u{201d} with {says}; what you typed answers {typed}. \
+         Sites that ask its questions are told {issuer}'s answers. If what you typed is out of \
+         date, correct it; if the credential is wrong, ask the issuer to correct its record.",
+        question = question(claim, money),
+        says = yes_no(credential_says),
+        typed = yes_no(!credential_says),
+    )
+}
+
 /// The consent card's heading: "Housing Programme asks".
 pub fn heading(site: &str) -> String {
     format!("{site} asks")

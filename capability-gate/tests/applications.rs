@@ -8,8 +8,8 @@
 //! - Two audiences' receipts share no identifier (session id, grant, tool, request or proposal
 //!   id): only the schema.
 //! - A question in another currency gets the same agent-visible replies as one in the
-//!   profile's currency until the person grants it; then it is declined, saying the
-//!   currencies differ.
+//!   profile's currency until the person grants it; then it is declined in the privacy floor's
+//!   words, which do not say the currencies differ.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 

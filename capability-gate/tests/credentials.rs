@@ -887,27 +887,129 @@ fn the_ledger_still_declines_an_issuer_backed_question_below_the_floor() {
     assert_eq!(entry.issuer, None);
 }
 
+/// Issue 28 item 6: a question a credential answers is answered by it, labelled with its
+/// issuer, whether or not the memory learned a different answer from what the person typed; so
+/// neither the label nor a refusal tells a site that the typed fact and the credential disagree.
 #[test]
-fn a_remembered_answer_is_issuer_backed_only_if_the_credential_agrees() {
+fn issue28_item6_a_backed_answer_is_the_credentials_whatever_the_typed_memory_says() {
+    // Disagreeing: typed 28,400.00, the tax office 72,000.00.
     let (credentials, _) = income_credentials(7_200_000, 5);
     let mut world = with_credentials(credentials);
-    // Self-asserted: below 32,000.00 (typed 28,400.00).
+    // Self-asserted: below 32,000.00 (typed). The memory now knows "below 35,000.00: yes".
     let out = ask(&mut world, HOUSING, "n-1", json!([income_json(3_200_000)]));
     assert_eq!(out[0]["result"]["satisfied"], true);
-    // 35,000.00 is known from memory (satisfied); the credential says not below 35,000.00:
-    // the answer stays the remembered one and is not issuer-backed.
-    let out = ask(&mut world, HOUSING, "n-2", json!([income_json(3_500_000)]));
-    assert_eq!(out[0]["result"]["satisfied"], true);
     assert_eq!(last_entry(&world).issuer, None);
+    // 35,000.00 is a ladder step: the office's answer (no), labelled with the office.
+    let out = ask(&mut world, HOUSING, "n-2", json!([income_json(3_500_000)]));
+    assert_eq!(out[0]["result"]["satisfied"], false, "{}", out[0]);
+    let disagreeing = last_entry(&world);
+    assert_eq!(disagreeing.issuer, Some(origin(TAX)));
 
-    // Where memory and credential agree, the remembered answer is issuer-backed.
+    // Agreeing: the office says 28,500.00. The same questions get the same label.
     let (credentials, _) = income_credentials(2_850_000, 5);
     let mut world = with_credentials(credentials);
-    ask(&mut world, HOUSING, "n-1", json!([income_json(3_000_000)]));
-    assert_eq!(last_entry(&world).issuer, Some(origin(TAX)));
+    let out = ask(&mut world, HOUSING, "n-1", json!([income_json(3_200_000)]));
+    assert_eq!(out[0]["result"]["satisfied"], true);
+    assert_eq!(last_entry(&world).issuer, None);
     let out = ask(&mut world, HOUSING, "n-2", json!([income_json(3_500_000)]));
     assert_eq!(out[0]["result"]["satisfied"], true);
-    assert_eq!(last_entry(&world).issuer, Some(origin(TAX)));
+    let agreeing = last_entry(&world);
+    assert_eq!(
+        agreeing.issuer, disagreeing.issuer,
+        "the label tells agreement"
+    );
+
+    // The memory's decline stands either way (decided from history alone): typed "not below
+    // 27,500.00" then the step 30,000.00 would leave a 2,500.00 band, agreeing or not.
+    for office in [2_850_000, 7_200_000] {
+        let (credentials, _) = income_credentials(office, 5);
+        let mut world = with_credentials(credentials);
+        ask(&mut world, HOUSING, "n-1", json!([income_json(2_750_000)]));
+        let out = ask(&mut world, HOUSING, "n-2", json!([income_json(3_000_000)]));
+        assert_eq!(error_code(&out[0]), "declined_privacy_floor", "{office}");
+        assert_eq!(last_entry(&world).issuer, None);
+    }
+}
+
+/// Issue 28 item 6: the person is told where what they typed and a credential disagree, beside
+/// the fact (every issuer, the first question they answer differently) and on the card (each
+/// question a credential answers differently), and told nothing where they agree.
+#[test]
+fn issue28_item6_the_person_is_told_where_the_typed_fact_and_a_credential_disagree() {
+    // Typed 28,400.00; the office says 31,000.00: they differ at the step 30,000.00 only.
+    let (mut credentials, _) = income_credentials(3_100_000, 5);
+    add_age(&mut credentials, 36, 20, 3);
+    let typed = profile();
+    let found = credentials.disagreements(&typed, now());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].issuer, origin(TAX));
+    assert_eq!(found[0].attribute, Attribute::Income);
+    assert_eq!(found[0].claim, income(3_000_000));
+    assert!(!found[0].credential_says);
+    assert_eq!(
+        credentials.disagreement_on(&income(3_000_000), &typed, now()),
+        Some((false, origin(TAX)))
+    );
+    assert_eq!(
+        credentials.disagreement_on(&income(3_500_000), &typed, now()),
+        None
+    );
+    // Off the ladder no credential answers, so there is nothing to disagree about.
+    assert_eq!(
+        credentials.disagreement_on(&income(2_900_000), &typed, now()),
+        None
+    );
+    // Far apart (72,000.00): the lowest differing step is named.
+    let (far, _) = income_credentials(7_200_000, 5);
+    assert_eq!(far.disagreements(&typed, now())[0].claim, income(3_000_000));
+    // Agreeing (28,500.00): nothing is said.
+    let (agreeing, _) = income_credentials(2_850_000, 5);
+    assert!(agreeing.disagreements(&typed, now()).is_empty());
+    // An age credential saying 17 to a typed 36: the youngest differing threshold (18).
+    let mut young = Credentials::new();
+    add_age(&mut young, 17, 30, 3);
+    let found = young.disagreements(&typed, now());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].claim,
+        wallet_core::Claim::age_at_least(18).unwrap()
+    );
+    assert!(!found[0].credential_says);
+
+    // Through the gate, on the card: the question at the differing step says so, naming the
+    // office; the agreeing one says nothing; locked, nothing.
+    let mut world = with_credentials(credentials);
+    let request = world.request(policy(
+        HOUSING,
+        "n-1",
+        json!([income_json(3_000_000), income_json(3_500_000)]),
+    ));
+    let note = world.gate.disagreement_on(&request, 0, now()).unwrap();
+    assert!(note.contains(TAX_LABEL), "{note}");
+    assert!(note.contains("answer this differently"), "{note}");
+    assert!(
+        !note.contains("31,000") && !note.contains("28,400"),
+        "{note}"
+    );
+    assert_eq!(world.gate.disagreement_on(&request, 1, now()), None);
+    assert_eq!(world.gate.disagreements(now()).len(), 1);
+    // Beside the fact, in words.
+    let said = capability_gate::words::disagreement_beside_fact(
+        TAX_LABEL,
+        &income(3_000_000),
+        false,
+        &|m: &wallet_core::Money| format!("{} {}", m.amount_minor / 100, m.currency.as_str()),
+    );
+    assert!(
+        said.contains(TAX_LABEL) && said.contains("30000 EUR"),
+        "{said}"
+    );
+    assert!(
+        said.contains("with no; what you typed answers yes"),
+        "{said}"
+    );
+    world.gate.lock();
+    assert!(world.gate.disagreements(now()).is_empty());
 }
 
 #[test]
