@@ -1,0 +1,169 @@
+//! The pairing code and the offer that carries it.
+//!
+//! A [`PairingCode`] is 8 symbols of Crockford base32 (40 bits), shown `7KQ2-M9XD`. It is read
+//! the way a person types it: case, spaces and dashes do not matter, and `I`/`L` read as `1`,
+//! `O` as `0`. It is only ever a SPAKE2 password, so its 40 bits face online guessing only, one
+//! guess per handshake, and the vault takes one handshake per code.
+//!
+//! An [`Offer`] is what the bridge's QR code says: `tacit-pair:v1/<mailbox>/<code>/<relay>`,
+//! the mailbox being 16 random bytes in hex (where the relay holds the vault's messages until
+//! it answers) and the relay an `http(s)://host[:port]` origin.
+
+use core::fmt;
+
+use thiserror::Error;
+
+/// Crockford's base32 alphabet (no I, L, O, U).
+const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// Symbols in a code.
+pub const CODE_LEN: usize = 8;
+
+/// The URI scheme and version of an [`Offer`].
+pub const OFFER_PREFIX: &str = "tacit-pair:v1/";
+
+/// Why a code or offer was refused, in words for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CodeError {
+    #[error("a pairing code has 8 letters and digits, like 7KQ2-M9XD")]
+    Length,
+    #[error("a pairing code has only letters and digits (not {0:?}); U is never used")]
+    Symbol(char),
+    #[error("this is not a Tacit pairing code: it should start with tacit-pair:v1/")]
+    NotAnOffer,
+    #[error("the pairing offer's mailbox must be 32 hexadecimal digits")]
+    Mailbox,
+    #[error("the pairing offer's relay must be an http:// or https:// address with no path")]
+    Relay,
+}
+
+/// The short code the bridge shows. Its `Debug` does not print it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PairingCode([u8; CODE_LEN]);
+
+impl fmt::Debug for PairingCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PairingCode(…)")
+    }
+}
+
+impl PairingCode {
+    /// The code for 5 random bytes (40 bits).
+    pub fn from_random(bytes: [u8; 5]) -> Self {
+        let bits = bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let mut symbols = [0u8; CODE_LEN];
+        for (i, s) in symbols.iter_mut().enumerate() {
+            let shift = 5 * (CODE_LEN - 1 - i);
+            *s = ALPHABET[((bits >> shift) & 31) as usize];
+        }
+        Self(symbols)
+    }
+
+    /// Reads a code as a person types it (see the module docs).
+    pub fn parse(text: &str) -> Result<Self, CodeError> {
+        let mut symbols = Vec::with_capacity(CODE_LEN);
+        for c in text.chars() {
+            if c == '-' || c.is_whitespace() {
+                continue;
+            }
+            let c = match c.to_ascii_uppercase() {
+                'I' | 'L' => '1',
+                'O' => '0',
+                c => c,
+            };
+            if !c.is_ascii() || !ALPHABET.contains(&(c as u8)) {
+                return Err(CodeError::Symbol(c));
+            }
+            symbols.push(c as u8);
+        }
+        let symbols: [u8; CODE_LEN] = symbols.try_into().map_err(|_| CodeError::Length)?;
+        Ok(Self(symbols))
+    }
+
+    /// `7KQ2-M9XD`.
+    pub fn display(&self) -> String {
+        let text: String = self.0.iter().map(|&b| b as char).collect();
+        format!("{}-{}", &text[..4], &text[4..])
+    }
+
+    /// The 8 symbols without the dash: what the handshake uses.
+    pub(crate) fn canonical(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Where the relay keeps the vault's first messages for this pairing: 16 random bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MailboxId([u8; 16]);
+
+impl MailboxId {
+    pub fn from_random(bytes: [u8; 16]) -> Self {
+        Self(bytes)
+    }
+
+    pub fn parse(text: &str) -> Result<Self, CodeError> {
+        let bytes = hex::decode(text).map_err(|_| CodeError::Mailbox)?;
+        bytes.try_into().map(Self).map_err(|_| CodeError::Mailbox)
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 16] {
+        &self.0
+    }
+
+    pub fn hex(&self) -> String {
+        hex::encode(self.0)
+    }
+}
+
+/// What the bridge's QR code carries: the relay, the mailbox and the code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub relay: String,
+    pub mailbox: MailboxId,
+    pub code: PairingCode,
+}
+
+impl Offer {
+    /// `tacit-pair:v1/<mailbox>/<code>/<relay>`.
+    pub fn to_uri(&self) -> String {
+        format!(
+            "{OFFER_PREFIX}{}/{}/{}",
+            self.mailbox.hex(),
+            self.code.display(),
+            self.relay
+        )
+    }
+
+    /// Reads what a QR code or a paste gave (surrounding white space ignored).
+    pub fn parse(text: &str) -> Result<Self, CodeError> {
+        let rest = text
+            .trim()
+            .strip_prefix(OFFER_PREFIX)
+            .ok_or(CodeError::NotAnOffer)?;
+        let (mailbox, rest) = rest.split_once('/').ok_or(CodeError::NotAnOffer)?;
+        let (code, relay) = rest.split_once('/').ok_or(CodeError::NotAnOffer)?;
+        Ok(Self {
+            relay: relay_origin(relay)?,
+            mailbox: MailboxId::parse(mailbox)?,
+            code: PairingCode::parse(code)?,
+        })
+    }
+}
+
+/// `http(s)://host[:port]`, nothing after (a trailing `/` is dropped), no user info, no query.
+fn relay_origin(text: &str) -> Result<String, CodeError> {
+    let text = text.strip_suffix('/').unwrap_or(text);
+    let host = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))
+        .ok_or(CodeError::Relay)?;
+    let fine = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    if fine {
+        Ok(text.to_owned())
+    } else {
+        Err(CodeError::Relay)
+    }
+}
