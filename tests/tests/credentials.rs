@@ -439,6 +439,80 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
 /// presentation handed to the pharmacy is refused; presentations for the two sites share
 /// nothing. The person typed an income above the housing limit: the tax office's answer (Ana
 /// earns 28,500.00 EUR) is the one given, proven, and accepted.
+/// Issue 28 item 6: the person typed 31,000.00 while the tax office holds 28,500.00. The person
+/// is told (the credential line, beside the fact in the editor, on the card beside the question,
+/// naming the office and no amount); the site is told the office's answer with its proof, under
+/// the same label as when the two agree.
+#[test]
+fn issue28_item6_a_typed_fact_the_credential_contradicts_is_told_to_the_person_not_the_site() {
+    let _serial = tacit_e2e::serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = stack.wallet(&browser, "31,000.00");
+    let tax = stack.tax.origin();
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
+    wallet.add_credential(&tax, &stack.tax.code_for("Ana").unwrap());
+
+    // Settings: the credential's line says it answers differently.
+    let line = wallet.credential_text(&tax);
+    assert!(
+        line.contains("answers differently from what you typed"),
+        "{line}"
+    );
+    // Beside the fact: the office, the question at 30,000, its answer and the typed one.
+    wallet.open_editor();
+    assert_eq!(wallet.hidden("differs-income"), json!(false));
+    let beside = wallet.text("#differs-income");
+    assert!(beside.contains(TAX_OFFICE), "{beside}");
+    assert!(beside.contains("30,000"), "{beside}");
+    assert!(
+        beside.contains("with yes; what you typed answers no"),
+        "{beside}"
+    );
+    assert_eq!(
+        wallet.hidden("differs-age"),
+        json!(true),
+        "no age credential"
+    );
+    wallet.close_editor();
+
+    // On the card, beside the income question (and only there): no amount, the office named.
+    let policy = housing.requirements();
+    let id = wallet.request(policy.clone());
+    let card = format!("#req-{id}");
+    wallet.wait_text(&format!("{card} .differs"), "answer this differently");
+    let shown: Vec<Value> = wallet
+        .page
+        .eval(&format!(
+            "[...document.querySelectorAll('{card} li.claim-item')].map(li => {{ \
+               const d = li.querySelector('.differs'); \
+               return d.hidden ? null : d.textContent; }})"
+        ))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone();
+    let told: Vec<&str> = shown.iter().filter_map(Value::as_str).collect();
+    assert_eq!(told.len(), 1, "one question differs: {shown:?}");
+    assert!(told[0].contains(TAX_OFFICE), "{told:?}");
+    assert!(
+        !told[0].contains("31,000") && !told[0].contains("28,500"),
+        "{told:?}"
+    );
+
+    // The site gets the office's answer (yes) with its proof, labelled as any proven answer.
+    let app = apply(&mut wallet, &mut housing);
+    let income = app
+        .card
+        .iter()
+        .find(|(_, text)| text.contains("income"))
+        .unwrap_or_else(|| panic!("no income item on the card: {:?}", app.card));
+    assert_eq!(income.0, "issuer", "{:?}", app.card);
+    assert_eq!(app.presentations.len(), 1, "{:?}", app.presentations);
+    let out = housing.submit_with_proofs(&app.receipt, &app.presentations);
+    assert_eq!(out["ok"], true, "{out}");
+}
+
 #[test]
 fn pharmacy_age_is_proven_by_the_registry_and_a_misdirected_presentation_is_refused() {
     let _serial = tacit_e2e::serial();

@@ -6,6 +6,7 @@
 
 use capability_gate::credentials::expected_vct;
 use capability_gate::wallet::Editor;
+use capability_gate::words;
 use wallet_core::form::{Control, FieldText, FormText, read_form};
 use wallet_core::{Attribute, Field, ProfileInput};
 use wasm_bindgen::JsCast;
@@ -35,6 +36,10 @@ fn fields() -> impl Iterator<Item = (Field, &'static str, Control)> {
 /// The id of the line saying where an attribute's answers come from (`src-income`).
 fn source_id(attribute: Attribute) -> String {
     format!("src-{}", attribute.name())
+}
+
+fn differs_id(attribute: Attribute) -> String {
+    format!("differs-{}", attribute.name())
 }
 
 /// Draws the form from wallet-core's form table, once: each field a label and its control (in
@@ -79,11 +84,16 @@ pub fn setup_form() {
         };
         for attribute in Attribute::ALL {
             if attribute.raw_field() == field {
-                attr(&target, "aria-describedby", &source_id(attribute));
+                let described = format!("{} {}", source_id(attribute), differs_id(attribute));
+                attr(&target, "aria-describedby", &described);
             }
             if attribute.form_fields().last() == Some(&field) {
                 let line = attr(&el("span", "source", ""), "id", &source_id(attribute));
                 append(&cell, &attr(&line, "data-source", "self"));
+                // Where an issuer's credential answers one of its questions differently from
+                // what the person typed (issue 28 item 6), beside the fact.
+                let differs = attr(&el("span", "differs", ""), "id", &differs_id(attribute));
+                append(&cell, &attr(&differs, "hidden", ""));
             }
         }
     }
@@ -331,6 +341,7 @@ fn sources(view: &View<'_>) {
     } else {
         Vec::new()
     };
+    let disagreements = view.gate.disagreements(view.now);
     for attribute in Attribute::ALL {
         let id = source_id(attribute);
         let backing = summary
@@ -357,5 +368,20 @@ fn sources(view: &View<'_>) {
         if let Some(e) = dom::by_id(&id) {
             attr(&e, "data-source", source);
         }
+        let differs = disagreements
+            .iter()
+            .filter(|d| d.attribute == attribute)
+            .map(|d| {
+                words::disagreement_beside_fact(
+                    &words::issuer_label(Some(&d.issuer_name), d.issuer.as_str()),
+                    &d.claim,
+                    d.credential_says,
+                    &crate::intl::money_of,
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        dom::set_text(&differs_id(attribute), &differs);
+        dom::show(&differs_id(attribute), !differs.is_empty());
     }
 }

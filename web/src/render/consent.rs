@@ -141,7 +141,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         attr(&check, "type", "checkbox");
         attr(&check, "id", &check_id);
         attr(&check, "data-claim-index", &i.to_string());
-        let described = format!("{check_id}-reveal {check_id}-declined");
+        let described = format!("{check_id}-reveal {check_id}-differs {check_id}-declined");
         attr(&check, "aria-describedby", &described);
         // Nothing is pre-ticked until the memory said it would answer (update_request_card
         // ticks it then, once; a claim it would decline is never ticked).
@@ -166,6 +166,20 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         append(
             &item,
             &attr(&el("p", "reveal", ""), "id", &format!("{check_id}-reveal")),
+        );
+        // A credential that answers this question differently from what the person typed
+        // (issue 28 item 6): said here, hidden until then.
+        append(
+            &item,
+            &attr(
+                &attr(
+                    &el("p", "differs", ""),
+                    "id",
+                    &format!("{check_id}-differs"),
+                ),
+                "hidden",
+                "",
+            ),
         );
         let bits = el("details", "bits", "");
         append(&bits, &el("summary", "", "In numbers"));
@@ -345,6 +359,19 @@ fn update_request_card(
         }
         if let Some(e) = dom::query_all(&row, ".declined").into_iter().next() {
             dom::set_text_of(&e, reason.as_deref().unwrap_or(""));
+        }
+        if let Some(e) = dom::query_all(&row, ".differs").into_iter().next() {
+            let differs = view.gate.disagreement_on(&request.id, index, view.now);
+            dom::set_text_of(&e, differs.as_deref().unwrap_or(""));
+            match (differs.is_some(), e.has_attribute("hidden")) {
+                (true, true) => {
+                    let _ = e.remove_attribute("hidden");
+                }
+                (false, false) => {
+                    attr(&e, "hidden", "");
+                }
+                _ => {}
+            }
         }
         // Whether the box is ticked and can be ticked is kept in `choices` (the memory's word,
         // then the person's); the box is drawn from there.

@@ -58,6 +58,7 @@ pub(super) fn credentials(view: &View<'_>) {
             b.remove_attribute("disabled")
         };
     }
+    let disagreements = view.gate.disagreements(view.now);
     let lines: Vec<(String, String, usize)> = summary
         .iter()
         .map(|s| {
@@ -65,9 +66,19 @@ pub(super) fn credentials(view: &View<'_>) {
                 Some(at) => format!("valid until {}", day(at)),
                 None => "none valid".to_owned(),
             };
+            // Issue 28 item 6: where it answers differently from what the person typed.
+            let differs = if disagreements.iter().any(|d| d.issuer == s.origin) {
+                " · answers differently from what you typed (open Your profile to see where)"
+            } else {
+                ""
+            };
             (
                 s.origin.to_string(),
-                format!("From {} · {until} · {}", s.name, proofs_left(s.left)),
+                format!(
+                    "From {} · {until} · {}{differs}",
+                    s.name,
+                    proofs_left(s.left)
+                ),
                 s.left,
             )
         })
