@@ -16,8 +16,9 @@
 //!   same rule as the SQL predicate the services' conditional `UPDATE`s carry).
 //! - [`trust`]: the rules a relying site's configuration of whom it trusts must meet (key
 //!   sources, trusted issuers).
-//! - [`rate_limit`]: the per-client token bucket every service limits requests with (time is
-//!   an argument; the services keep the table behind a lock).
+//! - [`rate_limit`]: the token buckets every service limits requests with, per client and
+//!   optionally per IPv6 /48 and overall (time is an argument; the services keep the table
+//!   behind a lock).
 //! - [`predicates`]: which SD-JWT VC claim (`income_below_30000`, `age_equal_or_over_18`) proves
 //!   which wallet claim, the one table issuers, wallets and sites share.
 //!

@@ -1,7 +1,8 @@
 //! What Tacit's native services share: the signer (`signer`), the issuer (`tacit-issuer`) and
 //! the relying-site server (`tacit-site`'s `server` module) each limit requests per client with
 //! the same [`RateLimiter`]: the rule of [`tacit_protocol::rate_limit`] (a token bucket per peer
-//! address over a table capped at [`MAX_TRACKED_CLIENTS`] clients) behind a lock. Time comes in
+//! address over a table capped at [`MAX_TRACKED_CLIENTS`] clients; the site adds a bucket per
+//! IPv6 /48 and an overall one, [`Budgets`]) behind a lock. Time comes in
 //! as an argument, and each service turns a refusal into its own HTTP answer (429 with
 //! `Retry-After`).
 //!
@@ -31,4 +32,4 @@ pub mod openapi;
 pub mod response;
 pub mod serve;
 
-pub use limit::{MAX_TRACKED_CLIENTS, RateLimiter, client_key};
+pub use limit::{Budgets, MAX_TRACKED_CLIENTS, RateLimiter, client_key, net48_key};

@@ -1,15 +1,17 @@
 //! The services' shared limiter: the rule of [`tacit_protocol::rate_limit`] (a token bucket per
-//! client, the table capped) behind a lock, so one limiter serves every request of a service.
-//! Time comes from the caller, so tests drive it.
+//! client, and optionally per IPv6 /48 and overall, the tables capped) behind a lock, so one
+//! limiter serves every request of a service. Time comes from the caller, so tests drive it.
+//! The signer and the issuer limit per client only ([`RateLimiter::new`]); the site adds the
+//! wider tiers ([`RateLimiter::with_budgets`]).
 
 use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 
 use tacit_protocol::rate_limit::Buckets;
-pub use tacit_protocol::rate_limit::{MAX_TRACKED_CLIENTS, client_key};
+pub use tacit_protocol::rate_limit::{Budgets, MAX_TRACKED_CLIENTS, client_key, net48_key};
 use wallet_core::Timestamp;
 
-/// The limiter. `per_minute == 0` turns it off.
+/// The limiter. `per_minute == 0` ([`Budgets::OFF`]) turns it off.
 #[derive(Debug)]
 pub struct RateLimiter {
     enabled: bool,
@@ -23,7 +25,15 @@ impl RateLimiter {
 
     /// A limiter tracking at most `max_clients` clients (at least 8).
     pub fn with_max_clients(per_minute: u32, max_clients: usize) -> Self {
-        let buckets = Buckets::new(per_minute, max_clients);
+        Self::from_buckets(Buckets::new(per_minute, max_clients))
+    }
+
+    /// A limiter applying every tier of `budgets` (per client, per IPv6 /48, overall).
+    pub fn with_budgets(budgets: Budgets) -> Self {
+        Self::from_buckets(Buckets::with_budgets(budgets, MAX_TRACKED_CLIENTS))
+    }
+
+    fn from_buckets(buckets: Buckets) -> Self {
         Self {
             enabled: buckets.is_enabled(),
             buckets: Mutex::new(buckets),
@@ -42,9 +52,9 @@ impl RateLimiter {
         self.enabled
     }
 
-    /// Takes one request from `client`'s bucket at `now`, or says how many whole seconds until
-    /// one is available (at least 1). `None` is the one bucket for requests without a peer
-    /// address.
+    /// Takes one request from every bucket `client` falls in at `now`, or takes nothing and says
+    /// how many whole seconds until one is available in all (at least 1). `None` is the one
+    /// client bucket for requests without a peer address.
     pub fn check(&self, client: Option<IpAddr>, now: Timestamp) -> Result<(), u64> {
         if !self.enabled {
             return Ok(());
@@ -84,5 +94,24 @@ mod tests {
         assert!(limiter.is_enabled());
         assert!(!RateLimiter::new(0).is_enabled());
         assert_eq!(RateLimiter::new(0).check(None, at), Ok(()));
+    }
+
+    #[test]
+    fn a_tiered_limiter_applies_the_48_and_overall_buckets() {
+        let limiter = RateLimiter::with_budgets(Budgets {
+            per_client: 1,
+            per_48: 2,
+            overall: 3,
+        });
+        let at = Timestamp::from_millis(1_000);
+        let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap_or(IpAddr::from([0, 0, 0, 0])));
+        assert_eq!(limiter.check(ip("2001:db8:1:1::1"), at), Ok(()));
+        assert_eq!(limiter.check(ip("2001:db8:1:2::1"), at), Ok(()));
+        // A third /64 of that /48: the /48's next token is 30 s away.
+        assert_eq!(limiter.check(ip("2001:db8:1:3::1"), at), Err(30));
+        assert_eq!(limiter.check(ip("192.0.2.1"), at), Ok(()));
+        // Three passed in all: the overall bucket's next token is 20 s away.
+        assert_eq!(limiter.check(ip("192.0.2.2"), at), Err(20));
+        assert!(!RateLimiter::with_budgets(Budgets::OFF).is_enabled());
     }
 }

@@ -9,8 +9,13 @@
 //!   second submission is told it is a replay;
 //! - a site may configure the lifetime, from [`MIN_NONCE_LIFETIME_MS`] (two seconds) to
 //!   [`MAX_NONCE_LIFETIME_MS`] (a day, the longest a receipt lives) ([`check_lifetime_ms`]);
-//! - rows are kept [`NONCE_RETENTION_MS`] past their expiry, then may be forgotten; a forgotten
-//!   nonce reads as unknown. Either way it can never be accepted again.
+//! - a row may be forgotten ([`NonceRecord::forgettable`]) once it can never matter again: an
+//!   **unused** row at its expiry (lapsed, it can never be consumed, and a forgotten nonce is
+//!   refused `unknown_nonce` just as a lapsed one is; keeping it would only let a flood of
+//!   requirements calls fill the table), a **used** row [`NONCE_RETENTION_MS`] past its expiry
+//!   (until then a late replay is told `replayed_nonce`, not just `unknown_nonce`). A forgotten
+//!   nonce reads as unknown; either way it can never be accepted again, since a nonce is drawn
+//!   from 128 fresh random bits and never issued twice.
 //!
 //! Open is [`tacit_protocol::single_use::usable`], the rule every single-use value follows. The
 //! server consumes with one statement that holds exactly when [`NonceRecord::state`] is
@@ -43,8 +48,9 @@ pub fn check_lifetime_ms(lifetime_ms: i64) -> Result<i64, String> {
     }
 }
 
-/// How long a row is kept after its expiry (so a late replay still reads `replayed_nonce`):
-/// seven days. Receipts live at most a day, so a forgotten nonce's receipts are long expired.
+/// How long a **used** row is kept after its expiry (so a late replay still reads
+/// `replayed_nonce`): seven days. Receipts live at most a day, so a forgotten nonce's receipts
+/// are long expired. An unused row is not kept past its expiry.
 pub const NONCE_RETENTION_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 
 /// A fresh nonce from 16 random bytes: 32 lowercase hex digits.
@@ -133,9 +139,14 @@ impl NonceRecord {
         }
     }
 
-    /// Whether the row may be deleted at `now`: [`NONCE_RETENTION_MS`] past its expiry.
+    /// Whether the row may be deleted at `now`: unused, at its expiry (it has lapsed); used,
+    /// [`NONCE_RETENTION_MS`] past its expiry. The server's `DELETE` is this
+    /// (`crate::server::Nonces::forget_old`).
     pub fn forgettable(&self, now: Timestamp) -> bool {
-        now >= self.expires_at.plus_millis(NONCE_RETENTION_MS)
+        match self.used_at {
+            None => now >= self.expires_at,
+            Some(_) => now >= self.expires_at.plus_millis(NONCE_RETENTION_MS),
+        }
     }
 }
 
@@ -216,10 +227,38 @@ mod tests {
     }
 
     #[test]
-    fn rows_are_forgotten_only_long_after_expiry() {
-        let r = NonceRecord::issue(T0);
+    fn unused_rows_go_at_expiry_and_used_ones_a_week_later() {
+        // Unused: forgettable exactly when it has lapsed, and forgetting it changes nothing a
+        // submission could be told but the sentence (lapsed and unknown are both refused).
+        let open = NonceRecord::issue(T0);
+        assert!(!open.forgettable(open.expires_at.plus_millis(-1)));
+        assert_eq!(
+            open.state(open.expires_at.plus_millis(-1)),
+            NonceState::Open
+        );
+        assert!(open.forgettable(open.expires_at));
+        assert_eq!(open.state(open.expires_at), NonceState::Lapsed);
+        for now in [
+            T0,
+            open.expires_at.plus_millis(-1),
+            open.expires_at,
+            T0.plus_millis(i64::MAX / 4),
+        ] {
+            assert_eq!(
+                open.forgettable(now),
+                open.state(now) == NonceState::Lapsed,
+                "{now:?}"
+            );
+        }
+        // Used: kept a week past its expiry, so a late replay still reads as one.
+        let mut r = NonceRecord::issue(T0);
+        r.consume(T0.plus_millis(1)).unwrap();
         assert!(!r.forgettable(r.expires_at));
         assert!(!r.forgettable(r.expires_at.plus_millis(NONCE_RETENTION_MS - 1)));
+        assert_eq!(
+            r.state(r.expires_at.plus_millis(NONCE_RETENTION_MS - 1)),
+            NonceState::Used
+        );
         assert!(r.forgettable(r.expires_at.plus_millis(NONCE_RETENTION_MS)));
         // Retention outlives any receipt (wallet-core caps a receipt's window at 15 minutes).
         const { assert!(NONCE_RETENTION_MS > wallet_core::receipt::MAX_WINDOW_MS) };

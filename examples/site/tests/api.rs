@@ -278,6 +278,82 @@ async fn an_expired_nonce_is_refused() {
     assert_eq!(f.submit(&in_time).await.1["ok"], true);
 }
 
+/// Unused nonce rows go at their expiry (issue 28, item 11: a flood of requirements calls kept
+/// one row each for a week); the forgotten nonce is still refused `unknown_nonce`. A used row
+/// is kept a week past its expiry, so a late replay still reads `replayed_nonce`; forgotten
+/// after that, it is refused `unknown_nonce`.
+#[tokio::test]
+async fn a_forgotten_nonce_is_still_refused() {
+    use tacit_site::nonce::NONCE_RETENTION_MS;
+
+    let f = Fixture::new().await;
+    let req = requirements(&f.router).await;
+    let nonce = nonce_of(&req);
+    let expiry = NOW.plus_millis(NONCE_LIFETIME_MS);
+    // Not before its expiry...
+    assert_eq!(
+        f.state
+            .nonces()
+            .forget_old(expiry.plus_millis(-1))
+            .await
+            .unwrap(),
+        0
+    );
+    // ...but at it, the unused row goes.
+    f.clock.set(expiry.plus_millis(MINUTE));
+    assert_eq!(f.state.nonces().forget_old(expiry).await.unwrap(), 1);
+    assert_eq!(
+        f.state.nonces().state(&nonce, expiry).await.unwrap(),
+        NonceState::Unknown
+    );
+    let late = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        expiry,
+        &signer_key(),
+    );
+    let (status, body) = f.submit(&late).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(code(&body), "unknown_nonce");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer knows it"),
+        "{body}"
+    );
+
+    // A used nonce is kept past its expiry and a replay still reads as one.
+    let f = Fixture::new().await;
+    let (req, good) = f.good_receipt().await;
+    assert_eq!(f.submit(&good).await.1["ok"], true);
+    let nonce = nonce_of(&req);
+    let kept_until = NOW.plus_millis(NONCE_LIFETIME_MS + NONCE_RETENTION_MS);
+    let replay_at = kept_until.plus_millis(-MINUTE);
+    let replay = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        replay_at,
+        &signer_key(),
+    );
+    f.clock.set(replay_at.plus_millis(1));
+    assert_eq!(f.state.nonces().forget_old(replay_at).await.unwrap(), 0);
+    assert_eq!(code(&f.submit(&replay).await.1), "replayed_nonce");
+    // A week past its expiry it is forgotten, and still refused.
+    assert_eq!(f.state.nonces().forget_old(kept_until).await.unwrap(), 1);
+    let replay = receipt(
+        &housing_origin(),
+        &nonce,
+        &all_satisfied(),
+        kept_until,
+        &signer_key(),
+    );
+    f.clock.set(kept_until.plus_millis(1));
+    assert_eq!(code(&f.submit(&replay).await.1), "unknown_nonce");
+}
+
 #[tokio::test]
 async fn an_unsatisfied_claim_is_refused_and_spends_nothing() {
     let f = Fixture::new().await;

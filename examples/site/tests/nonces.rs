@@ -1,5 +1,6 @@
 //! The nonce table itself, on SQLite and on a real PostgreSQL: the atomic consume changes a row
-//! only while the nonce is open, whatever the caller read before.
+//! only while the nonce is open, whatever the caller read before; unused rows go at their
+//! expiry, used ones a week later.
 
 #![cfg(not(target_arch = "wasm32"))] // the server and its tests are native
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
@@ -50,22 +51,102 @@ async fn the_rules_hold(nonces: &Nonces) {
         nonces.state(&stranger, T0).await.unwrap(),
         NonceState::Unknown
     );
-    // Rows are forgotten only long after their expiry.
+    // An unused nonce is forgotten at its expiry, not before; forgotten, it is unknown and
+    // still cannot be consumed, even by a clock set back.
+    let (unused, _) = nonces.issue(T0).await.unwrap();
+    assert_eq!(nonces.forget_old(expiry.plus_millis(-1)).await.unwrap(), 0);
+    assert_eq!(nonces.forget_old(expiry).await.unwrap(), 1);
+    assert_eq!(
+        nonces.state(&unused, expiry).await.unwrap(),
+        NonceState::Unknown
+    );
+    assert!(!nonces.consume(&unused, expiry).await.unwrap());
+    assert!(!nonces.consume(&unused, T0).await.unwrap());
+    // Used rows are kept a week past their expiry, so a replay still reads as one.
+    assert_eq!(
+        nonces.state(&nonce, expiry).await.unwrap(),
+        NonceState::Used
+    );
     assert_eq!(
         nonces
-            .forget_old(expiry.plus_millis(NONCE_RETENTION_MS))
+            .forget_old(expiry.plus_millis(NONCE_RETENTION_MS - 1))
             .await
             .unwrap(),
         0
     );
     assert_eq!(
         nonces
-            .forget_old(expiry.plus_millis(NONCE_RETENTION_MS + 1))
+            .state(&nonce, expiry.plus_millis(NONCE_RETENTION_MS - 1))
+            .await
+            .unwrap(),
+        NonceState::Used
+    );
+    assert_eq!(
+        nonces
+            .forget_old(expiry.plus_millis(NONCE_RETENTION_MS))
             .await
             .unwrap(),
         2
     );
     assert_eq!(nonces.state(&nonce, T0).await.unwrap(), NonceState::Unknown);
+    assert!(!nonces.consume(&nonce, T0).await.unwrap());
+}
+
+/// A flood of requirements calls (issue 28, item 11): a thousand nonces issued and never used
+/// leave no row behind once they lapse, while the one used among them is kept.
+async fn a_flood_leaves_no_rows(nonces: &Nonces) {
+    let mut issued = Vec::new();
+    for i in 0..1_000 {
+        issued.push(nonces.issue(T0.plus_millis(i)).await.unwrap().0);
+    }
+    assert!(
+        nonces
+            .consume(&issued[500], T0.plus_millis(2_000))
+            .await
+            .unwrap()
+    );
+    assert_eq!(rows(nonces).await, 1_000);
+    // Each goes at its own expiry.
+    let first_expiry = T0.plus_millis(NONCE_LIFETIME_MS);
+    assert_eq!(nonces.forget_old(first_expiry).await.unwrap(), 1);
+    assert_eq!(
+        nonces
+            .forget_old(first_expiry.plus_millis(999))
+            .await
+            .unwrap(),
+        998
+    );
+    assert_eq!(rows(nonces).await, 1);
+    assert_eq!(
+        nonces
+            .state(&issued[500], first_expiry.plus_millis(999))
+            .await
+            .unwrap(),
+        NonceState::Used
+    );
+    assert_eq!(
+        nonces.state(&issued[0], first_expiry).await.unwrap(),
+        NonceState::Unknown
+    );
+}
+
+async fn rows(nonces: &Nonces) -> i64 {
+    use tacit_store::sqlx::{self, Row as _};
+    sqlx::query("SELECT COUNT(*) FROM nonces")
+        .fetch_one(nonces.db().pool())
+        .await
+        .unwrap()
+        .try_get::<i64, _>(0)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_flood_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let nonces = Nonces::open(&sqlite_url(&dir.path().join("nonces.db")))
+        .await
+        .unwrap();
+    a_flood_leaves_no_rows(&nonces).await;
 }
 
 #[tokio::test]
@@ -104,4 +185,6 @@ async fn on_postgres() {
     let url = pg.create_database("nonces").await.unwrap();
     let nonces = Nonces::open(&url).await.unwrap();
     the_rules_hold(&nonces).await;
+    let url = pg.create_database("flood").await.unwrap();
+    a_flood_leaves_no_rows(&Nonces::open(&url).await.unwrap()).await;
 }

@@ -8,6 +8,8 @@
 //! data_dir = "../../target/site-data/housing" # nonces.db and site.key (0600, made on first start)
 //! # database_url = "postgres://…"         # optional; the DATABASE_URL variable wins
 //! # rate_limit_per_minute = 120           # per client on the API; 0 = off
+//! # rate_limit_per_minute_per_48 = 600    # per IPv6 /48 (default 5 × the above); 0 = off
+//! # rate_limit_per_minute_overall = 6000  # the whole site (default 50 × the above); 0 = off
 //! # nonce_lifetime_ms = 3600000           # how long an issued nonce stays open (2 s to 1 day)
 //! # Issuers whose SD-JWT credentials back answers (their presentations are checked here):
 //! trusted_issuers = [
@@ -40,6 +42,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use tacit_protocol::rate_limit::Budgets;
 use tacit_protocol::trust::{self, IssuerEntry, IssuerEntryError, KeySource};
 use wallet_core::Origin;
 
@@ -82,6 +85,16 @@ pub struct Config {
     /// off. Default [`super::DEFAULT_RATE_LIMIT_PER_MINUTE`].
     #[serde(default = "default_rate_limit_per_minute")]
     pub rate_limit_per_minute: u32,
+    /// Requests per minute every client inside one IPv6 /48 may make together (one host can
+    /// mint a fresh /64, so a fresh client bucket, per request); 0 turns this tier off. Default
+    /// [`tacit_protocol::rate_limit::PER_48_FACTOR`] times `rate_limit_per_minute`.
+    #[serde(default)]
+    pub rate_limit_per_minute_per_48: Option<u32>,
+    /// Requests per minute the whole site takes on those routes, from every client together; 0
+    /// turns this tier off. Default [`tacit_protocol::rate_limit::OVERALL_FACTOR`] times
+    /// `rate_limit_per_minute`.
+    #[serde(default)]
+    pub rate_limit_per_minute_overall: Option<u32>,
     /// How long an issued nonce stays open, in milliseconds, from
     /// [`crate::nonce::MIN_NONCE_LIFETIME_MS`] to [`crate::nonce::MAX_NONCE_LIFETIME_MS`]. Default [`crate::nonce::NONCE_LIFETIME_MS`] (an hour); tests of
     /// the page's submit tool (which leaves when the nonce lapses) set a few seconds.
@@ -208,6 +221,7 @@ impl Config {
         self.policy.check().map_err(|e| format!("[policy]: {e}"))?;
         self.signer_source()?;
         check_lifetime_ms(self.nonce_lifetime_ms)?;
+        self.rate_budgets()?;
         let entries: Vec<_> = self
             .trusted_issuers
             .iter()
@@ -216,6 +230,25 @@ impl Config {
         trust::check_issuers(&entries).map_err(|(who, e)| match e {
             IssuerEntryError::ListedTwice => format!("trusted issuer {who} {e}"),
             _ => format!("trusted issuer {who}: {e}"),
+        })
+    }
+
+    /// The API's rate limits: `rate_limit_per_minute` per client, and the per-/48 and overall
+    /// budgets as set or by default scaled from it ([`Budgets::scaled`]); a wider tier may not
+    /// have less than a narrower one ([`Budgets::check`]).
+    pub fn rate_budgets(&self) -> Result<Budgets, String> {
+        let scaled = Budgets::scaled(self.rate_limit_per_minute);
+        Budgets {
+            per_client: self.rate_limit_per_minute,
+            per_48: self.rate_limit_per_minute_per_48.unwrap_or(scaled.per_48),
+            overall: self.rate_limit_per_minute_overall.unwrap_or(scaled.overall),
+        }
+        .check()
+        .map_err(|e| {
+            format!(
+                "rate_limit_per_minute, rate_limit_per_minute_per_48, \
+                 rate_limit_per_minute_overall: {e}"
+            )
         })
     }
 
@@ -302,11 +335,31 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
             4_000
         );
         let off = format!("rate_limit_per_minute = 0\n{GOOD}");
+        let off = Config::from_toml(&off, Path::new("/")).unwrap();
+        assert_eq!(off.rate_limit_per_minute, 0);
+        assert_eq!(off.rate_budgets(), Ok(Budgets::OFF));
+        // The wider tiers default to 5 and 50 times the per-client budget.
         assert_eq!(
-            Config::from_toml(&off, Path::new("/"))
+            c.rate_budgets(),
+            Ok(Budgets {
+                per_client: 120,
+                per_48: 600,
+                overall: 6_000
+            })
+        );
+        let set = format!(
+            "rate_limit_per_minute = 10\nrate_limit_per_minute_per_48 = 0\n\
+             rate_limit_per_minute_overall = 1000\n{GOOD}"
+        );
+        assert_eq!(
+            Config::from_toml(&set, Path::new("/"))
                 .unwrap()
-                .rate_limit_per_minute,
-            0
+                .rate_budgets(),
+            Ok(Budgets {
+                per_client: 10,
+                per_48: 0,
+                overall: 1_000
+            })
         );
         assert_eq!(
             c.signer_source().unwrap(),
@@ -361,6 +414,16 @@ keys_url = "http://127.0.0.1:8787/v1/keys"
                 "keys_url must be an http",
             ),
             (GOOD.replace("8792\",", "8791\","), "listed twice"),
+            // A /48 given less than one of its clients, the site less than one /48.
+            (
+                format!("rate_limit_per_minute_per_48 = 100\n{GOOD}"),
+                "the per /48 rate limit (100 a minute) must be at least the per client one (120)",
+            ),
+            (
+                format!("rate_limit_per_minute_overall = 500\n{GOOD}"),
+                "rate_limit_per_minute_overall: the overall rate limit (500 a minute) must be at \
+                 least the per /48 one (600)",
+            ),
             // Plain http to another host, for the signer and for an issuer: refused at start,
             // naming the setting.
             (

@@ -1,17 +1,28 @@
-//! The per-client rate limit on the site API: `GET /api/requirements` (which writes a nonce row
-//! per call) and `POST /api/applications`, one bucket per client for both.
+//! The rate limit on the site API: `GET /api/requirements` (which writes a nonce row per call)
+//! and `POST /api/applications`, the same buckets for both.
 //!
 //! The services' shared middleware ([`tacit_service::middleware`]) over the rule of
-//! [`tacit_protocol::rate_limit`]: a token bucket of `rate_limit_per_minute` requests, refilled evenly over a minute, per peer IP address
-//! (IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as the IPv4 client; `X-Forwarded-For` is not
-//! trusted), over a table capped at [`tacit_service::MAX_TRACKED_CLIENTS`] clients (idle clients
-//! are forgotten first, then the least recently seen eighth). Behind a reverse proxy every client
-//! shares the proxy's bucket, so rate-limit there. Requests without a peer address (in-process
-//! `oneshot` tests) share one bucket.
+//! [`tacit_protocol::rate_limit`], at three tiers ([`tacit_service::Budgets`]):
+//! - per client, `rate_limit_per_minute` (default [`DEFAULT_RATE_LIMIT_PER_MINUTE`]): a peer IP
+//!   address, IPv4 as is, IPv6 by its /64, IPv4-mapped IPv6 as the IPv4 client;
+//! - per IPv6 /48, `rate_limit_per_minute_per_48` (default 5 × the per-client budget): every
+//!   /64 inside it together, so a host minting a fresh /64 per request still meets a cap;
+//! - overall, `rate_limit_per_minute_overall` (default 50 × the per-client budget): every
+//!   request together, so very many /48s or IPv4 addresses still do.
 //!
-//! Over the limit: **429** with `Retry-After` (whole seconds) and the envelope
-//! `{ok: false, error: {code: "rate_limited", message}}`. Nothing is issued or decided.
-//! `rate_limit_per_minute = 0` in `site.toml` turns it off.
+//! Each is a token bucket of that many requests of burst, refilled evenly over a minute; a
+//! request passes only if every tier has a token for it, and a refused one takes nothing.
+//! `X-Forwarded-For` is not trusted; behind a reverse proxy every client shares the proxy's
+//! bucket, so rate-limit there. Loopback is not exempt: it is one client with the same bounded
+//! burst. The client and /48 tables are capped at [`tacit_service::MAX_TRACKED_CLIENTS`] keys
+//! each (idle keys are forgotten first, then the least recently seen eighth; the overall bucket
+//! is never forgotten). Requests without a peer address (in-process `oneshot` tests) share one
+//! client bucket.
+//!
+//! Over any tier: **429** with `Retry-After` (whole seconds until every tier has a token) and
+//! the envelope `{ok: false, error: {code: "rate_limited", message}}`. Nothing is issued or
+//! decided. `0` turns a tier off; `rate_limit_per_minute = 0` alone turns all three off (the
+//! wider tiers' defaults scale from it).
 
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
@@ -71,8 +82,8 @@ fn too_many(retry_after_secs: u64) -> Response {
         error: crate::api::RefusalError {
             code: "rate_limited".to_owned(),
             message: format!(
-                "Too many requests from this address; nothing was issued or decided. Try again \
-                 in {retry_after_secs} seconds."
+                "Too many requests from this address, its network or all clients together; \
+                 nothing was issued or decided. Try again in {retry_after_secs} seconds."
             ),
             claim: None,
         },
@@ -253,6 +264,98 @@ mod tests {
         for _ in 0..200 {
             let (status, _, _) = send(&router, requirements("192.0.2.1:1")).await;
             assert_eq!(status, StatusCode::OK);
+        }
+    }
+
+    /// Asserts a 429 with `Retry-After: <secs>` and the envelope.
+    fn assert_limited((status, body, retry): (StatusCode, Value, Option<String>), secs: &str) {
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert_eq!(retry.as_deref(), Some(secs), "{body}");
+        assert_eq!(body["ok"], false);
+        assert_eq!(body["error"]["code"], "rate_limited");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("Try again in {secs} seconds")),
+            "{body}"
+        );
+        assert!(body.get("result").is_none());
+    }
+
+    /// The `host`th address of /64 number `net64` inside /48 number `net48`, as a peer.
+    fn v6_peer(net48: u16, net64: u16, host: u16) -> String {
+        format!("[2001:db8:{net48:x}:{net64:x}::{host:x}]:5000")
+    }
+
+    /// Issue 28, item 11: a hostile host inside one IPv6 /48 mints a fresh /64 (so a fresh
+    /// client bucket) per requirements call. At the default budgets (120 a client) the /48 gets
+    /// 600 and is then refused 429 with `Retry-After`, no row written; another /48 and IPv4 are
+    /// unaffected.
+    #[tokio::test]
+    async fn many_64s_inside_one_48_are_refused_429() {
+        let root = tempfile::tempdir().unwrap();
+        let (router, clock) = site(root.path(), DEFAULT_RATE_LIMIT_PER_MINUTE).await;
+        for i in 0..600u16 {
+            let (status, body, retry) = send(&router, requirements(&v6_peer(1, i, 1))).await;
+            assert_eq!(status, StatusCode::OK, "/64 number {i}: {body}");
+            assert_eq!(retry, None);
+        }
+        for i in 600..610u16 {
+            // 600 a minute: the next token is 100 ms away, a whole second as a wait.
+            assert_limited(send(&router, requirements(&v6_peer(1, i, 1))).await, "1");
+        }
+        // Submissions from that /48 meet the same cap.
+        assert_limited(send(&router, application(&v6_peer(1, 9_999, 1))).await, "1");
+        for other in [v6_peer(2, 0, 1), "198.51.100.7:1".to_owned()] {
+            let (status, body, _) = send(&router, requirements(&other)).await;
+            assert_eq!(status, StatusCode::OK, "{other}: {body}");
+        }
+        // The /48's bucket refills at its own rate.
+        clock.advance(100);
+        let (status, body, _) = send(&router, requirements(&v6_peer(1, 700, 1))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_limited(send(&router, requirements(&v6_peer(1, 701, 1))).await, "1");
+    }
+
+    /// Issue 28, item 11: very many /48s (and IPv4 clients) together meet the overall cap. At 2
+    /// a client (so 10 a /48, 100 overall), 100 /48s each make one call and every further
+    /// client, whatever its address, is refused 429 until the overall bucket refills.
+    #[tokio::test]
+    async fn many_48s_meet_the_overall_cap() {
+        let root = tempfile::tempdir().unwrap();
+        let (router, clock) = site(root.path(), 2).await;
+        for i in 0..100u16 {
+            let (status, body, _) = send(&router, requirements(&v6_peer(i, 0, 1))).await;
+            assert_eq!(status, StatusCode::OK, "/48 number {i}: {body}");
+        }
+        // 100 a minute: the next token is 600 ms away.
+        for peer in [
+            v6_peer(100, 0, 1),
+            v6_peer(101, 0, 1),
+            "192.0.2.1:1".to_owned(),
+            "127.0.0.1:1".to_owned(),
+        ] {
+            assert_limited(send(&router, requirements(&peer)).await, "1");
+        }
+        clock.advance(600);
+        let (status, body, _) = send(&router, requirements(&v6_peer(102, 0, 1))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_limited(send(&router, requirements(&v6_peer(103, 0, 1))).await, "1");
+    }
+
+    /// Loopback is not exempt: it is one client with the same bounded burst (IPv4 and IPv6 each
+    /// their own), then 429.
+    #[tokio::test]
+    async fn loopback_gets_a_bounded_burst() {
+        let root = tempfile::tempdir().unwrap();
+        let (router, _clock) = site(root.path(), 5).await;
+        for peer in ["127.0.0.1:4000", "[::1]:4000"] {
+            for _ in 0..5 {
+                let (status, body, _) = send(&router, requirements(peer)).await;
+                assert_eq!(status, StatusCode::OK, "{peer}: {body}");
+            }
+            assert_limited(send(&router, requirements(peer)).await, "12");
         }
     }
 }

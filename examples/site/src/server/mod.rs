@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use tacit_protocol::site_auth::SiteKeys;
 use tacit_service::middleware::{Limits, serve_state};
+use tacit_service::{Budgets, RateLimiter};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use wallet_core::{Origin, Timestamp};
@@ -52,8 +53,10 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long shutdown waits for open requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// How often rows long past their expiry are deleted.
-const FORGET_INTERVAL: Duration = Duration::from_secs(60 * 60);
+/// How often forgettable nonce rows are deleted ([`crate::nonce::NonceRecord::forgettable`]:
+/// unused ones at their expiry, used ones a week later), so an unused row outlives its expiry
+/// by at most this.
+pub const FORGET_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Where the server reads the time. Tests substitute a [`ManualClock`].
 pub trait Clock: Send + Sync + fmt::Debug + 'static {
@@ -139,9 +142,15 @@ impl SiteState {
         Self::with_rate_limit(parts, 0)
     }
 
-    /// [`SiteState::new`] with the API limited to `per_minute` requests per client (0: off);
-    /// see [`limit`].
+    /// [`SiteState::new`] with the API limited to `per_minute` requests per client, and the
+    /// per-/48 and overall budgets scaled from it ([`Budgets::scaled`]; 0: off); see [`limit`].
     pub fn with_rate_limit(parts: SiteParts, per_minute: u32) -> Result<Self, ServerError> {
+        Self::with_budgets(parts, Budgets::scaled(per_minute))
+    }
+
+    /// [`SiteState::new`] with the API limited per client, per IPv6 /48 and overall by
+    /// `budgets`; see [`limit`].
+    pub fn with_budgets(parts: SiteParts, budgets: Budgets) -> Result<Self, ServerError> {
         parts.policy.check().map_err(|e| ServerError::Config {
             path: "[policy]".into(),
             reason: e.to_string(),
@@ -165,11 +174,8 @@ impl SiteState {
             issuers: parts.issuers,
             static_dir: parts.static_dir,
             clock: parts.clock,
-            limits: Limits::new(
-                per_minute,
-                REQUEST_TIMEOUT.as_secs(),
-                HEADER_READ_TIMEOUT.as_secs(),
-            ),
+            limits: Limits::new(0, REQUEST_TIMEOUT.as_secs(), HEADER_READ_TIMEOUT.as_secs())
+                .with_limiter(RateLimiter::with_budgets(budgets)),
         })))
     }
 
@@ -207,7 +213,13 @@ impl SiteState {
         // An issuer that is not up yet is not fatal either: its presentations are refused
         // `proof_invalid` until a later fetch reaches it.
         issuers.refresh_all().await;
-        Self::with_rate_limit(
+        let budgets = config
+            .rate_budgets()
+            .map_err(|reason| ServerError::Config {
+                path: "configuration".into(),
+                reason,
+            })?;
+        Self::with_budgets(
             SiteParts {
                 policy: config.policy.clone(),
                 origin,
@@ -218,7 +230,7 @@ impl SiteState {
                 static_dir: config.static_dir.clone(),
                 clock,
             },
-            config.rate_limit_per_minute,
+            budgets,
         )
     }
 
@@ -308,7 +320,7 @@ async fn upkeep(state: SiteState) {
             _ = forget.tick() => {
                 match state.nonces().forget_old(state.now()).await {
                     Ok(0) => {}
-                    Ok(n) => tracing::info!(rows = n, "forgot nonces long past expiry"),
+                    Ok(n) => tracing::debug!(rows = n, "forgot lapsed and long-used nonces"),
                     Err(e) => tracing::warn!(error = %e, "could not forget old nonces"),
                 }
             }

@@ -37,7 +37,11 @@ const CONSUME: &str = concat!(
     "UPDATE nonces SET used_at = $1 WHERE nonce = $2 AND ",
     tacit_protocol::usable_at_1!()
 );
-const FORGET: &str = "DELETE FROM nonces WHERE expires_at < $1";
+/// Deletes the rows [`NonceRecord::forgettable`] at `$1` (now), with `$2` = now minus
+/// [`NONCE_RETENTION_MS`]: unused rows at their expiry, used rows a week later (both bounds
+/// ride the `expires_at` index).
+const FORGET: &str =
+    "DELETE FROM nonces WHERE expires_at <= $1 AND (used_at IS NULL OR expires_at <= $2)";
 
 /// The nonce table of one site.
 #[derive(Debug, Clone)]
@@ -143,10 +147,13 @@ impl Nonces {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Deletes rows [`NONCE_RETENTION_MS`] past their expiry; returns how many.
+    /// Deletes the rows forgettable at `now` ([`NonceRecord::forgettable`]: unused rows at
+    /// their expiry, used rows [`NONCE_RETENTION_MS`] past it); returns how many. The server
+    /// calls it every [`super::FORGET_INTERVAL`].
     pub async fn forget_old(&self, now: Timestamp) -> Result<u64, StoreError> {
         let cutoff = now.plus_millis(-NONCE_RETENTION_MS);
         let done = sqlx::query(FORGET)
+            .bind(now.millis())
             .bind(cutoff.millis())
             .execute(self.db().pool())
             .await?;
@@ -215,6 +222,77 @@ mod tests {
                 .collect();
             assert_eq!(selected, expected, "now = {now}");
             assert!(!expected.is_empty() || now >= 200);
+        }
+    }
+
+    /// The forget statement deletes exactly the rows the pure rule calls forgettable, on a real
+    /// database, at and around every boundary.
+    #[tokio::test]
+    async fn the_database_forgets_what_the_rule_calls_forgettable() {
+        let dir = tempfile::tempdir().unwrap();
+        let nonces = Nonces::open(&tacit_store::sqlite_url(&dir.path().join("n.db")))
+            .await
+            .unwrap();
+        let r = NONCE_RETENTION_MS;
+        let rows: Vec<(Option<i64>, i64)> = [None, Some(0)]
+            .into_iter()
+            .flat_map(|used| [0, 99, 100, 101, 200].map(|expires| (used, expires)))
+            .collect();
+        let record = |(used_at, expires_at): (Option<i64>, i64)| NonceRecord {
+            issued_at: Timestamp::from_millis(0),
+            expires_at: Timestamp::from_millis(expires_at),
+            used_at: used_at.map(Timestamp::from_millis),
+        };
+        for now in [
+            -1,
+            0,
+            99,
+            100,
+            101,
+            200,
+            r - 1,
+            r,
+            r + 99,
+            r + 100,
+            r + 101,
+            r + 200,
+        ] {
+            sqlx::query("DELETE FROM nonces")
+                .execute(nonces.db().pool())
+                .await
+                .unwrap();
+            for (i, (used_at, expires_at)) in rows.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, 0, $2, $3)",
+                )
+                .bind(format!("{i:032}"))
+                .bind(*expires_at)
+                .bind(*used_at)
+                .execute(nonces.db().pool())
+                .await
+                .unwrap();
+            }
+            let now_at = Timestamp::from_millis(now);
+            let expected = rows
+                .iter()
+                .filter(|row| record(**row).forgettable(now_at))
+                .count();
+            let forgotten = nonces.forget_old(now_at).await.unwrap();
+            assert_eq!(forgotten, u64::try_from(expected).unwrap(), "now = {now}");
+            let kept: Vec<String> = sqlx::query("SELECT nonce FROM nonces ORDER BY nonce")
+                .fetch_all(nonces.db().pool())
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.try_get::<String, _>(0).unwrap())
+                .collect();
+            let expected_kept: Vec<String> = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, row)| !record(**row).forgettable(now_at))
+                .map(|(i, _)| format!("{i:032}"))
+                .collect();
+            assert_eq!(kept, expected_kept, "now = {now}");
         }
     }
 }
