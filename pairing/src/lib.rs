@@ -14,6 +14,9 @@
 //!   pairing secret: AES-256-GCM frames, one key per direction, each frame numbered; a frame is
 //!   opened only in order (a replay, a reorder or a frame of another session or of a stranger is
 //!   refused and leaves the session as it was).
+//! - [`relay`]: the rules of `tacit-relay`, which carries frames it cannot open: one connection
+//!   per side of a route, a bounded mailbox with a time to live while a side is offline, a
+//!   per-side rate limit.
 //!
 //! The pairing secret comes from the SPAKE2 key, not from the code: whoever learns the code
 //! after pairing cannot make a session with either side.
@@ -24,6 +27,7 @@
 pub mod channel;
 pub mod code;
 pub mod handshake;
+pub mod relay;
 
 pub use channel::{FrameError, MAX_FRAME, Session};
 pub use code::{CodeError, MailboxId, Offer, PairingCode};

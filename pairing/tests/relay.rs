@@ -1,0 +1,167 @@
+//! The relay's rules, tried as a stranger, a flooder and an offline vault would.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use tacit_pairing::Role;
+use tacit_pairing::relay::{
+    Delivery, FRAMES_PER_MINUTE, MAILBOX_TTL_MS, MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES,
+    MAX_RELAYED_FRAME, Relay, RelayRefusal, Route,
+};
+
+fn route(n: u8) -> Route {
+    Route::parse(&format!("{n:02x}").repeat(16)).unwrap()
+}
+
+const T: i64 = 1_800_000_000_000;
+
+#[test]
+fn frames_go_to_the_other_side_and_wait_while_it_is_offline() {
+    let mut relay = Relay::new();
+    let r = route(1);
+    assert!(relay.join(&r, Role::Bridge, 1, T).unwrap().is_empty());
+    // The vault is offline: the bridge's frames wait in its mailbox, in order.
+    for i in 0..3u8 {
+        assert_eq!(
+            relay.send(&r, Role::Bridge, 1, vec![i; 10], T).unwrap(),
+            Delivery::Queued
+        );
+    }
+    assert_eq!(relay.waiting(&r, Role::Vault), (3, 30));
+    let waiting = relay.join(&r, Role::Vault, 2, T + 1000).unwrap();
+    assert_eq!(waiting, vec![vec![0; 10], vec![1; 10], vec![2; 10]]);
+    assert_eq!(relay.waiting(&r, Role::Vault), (0, 0));
+    // Both connected: straight through, both ways.
+    assert_eq!(
+        relay.send(&r, Role::Vault, 2, vec![9], T).unwrap(),
+        Delivery::Forward(1)
+    );
+    assert_eq!(
+        relay.send(&r, Role::Bridge, 1, vec![8], T).unwrap(),
+        Delivery::Forward(2)
+    );
+    // Everyone gone, nothing waiting: the route is forgotten.
+    relay.leave(&r, Role::Bridge, 1);
+    relay.leave(&r, Role::Vault, 2);
+    assert_eq!(relay.routes(), 0);
+}
+
+#[test]
+fn a_stranger_cannot_take_a_connected_side_nor_send_as_one() {
+    let mut relay = Relay::new();
+    let r = route(2);
+    relay.join(&r, Role::Vault, 1, T).unwrap();
+    assert_eq!(
+        relay.join(&r, Role::Vault, 66, T).unwrap_err(),
+        RelayRefusal::Busy
+    );
+    // Sending as a side it did not join, or on a route it did not join.
+    assert_eq!(
+        relay.send(&r, Role::Vault, 66, vec![1], T).unwrap_err(),
+        RelayRefusal::NotJoined
+    );
+    assert_eq!(
+        relay.send(&r, Role::Bridge, 66, vec![1], T).unwrap_err(),
+        RelayRefusal::NotJoined
+    );
+    assert_eq!(
+        relay
+            .send(&route(3), Role::Bridge, 1, vec![1], T)
+            .unwrap_err(),
+        RelayRefusal::NotJoined
+    );
+    // A stranger's leave does not disconnect the side.
+    relay.leave(&r, Role::Vault, 66);
+    relay.join(&r, Role::Bridge, 2, T).unwrap();
+    assert_eq!(
+        relay.send(&r, Role::Bridge, 2, vec![1], T).unwrap(),
+        Delivery::Forward(1)
+    );
+    for bad in ["", "zz", &"A".repeat(32), &"a".repeat(31), &"a".repeat(33)] {
+        assert_eq!(
+            Route::parse(bad).unwrap_err(),
+            RelayRefusal::BadRoute,
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn a_mailbox_is_bounded_and_its_frames_expire() {
+    let mut relay = Relay::new();
+    let r = route(4);
+    relay.join(&r, Role::Bridge, 1, T).unwrap();
+    for _ in 0..MAX_QUEUED_FRAMES {
+        relay.send(&r, Role::Bridge, 1, vec![0; 4], T).unwrap();
+    }
+    assert_eq!(
+        relay.send(&r, Role::Bridge, 1, vec![0; 4], T).unwrap_err(),
+        RelayRefusal::MailboxFull
+    );
+    // After the time to live they are dropped, and room comes back.
+    assert!(
+        relay
+            .send(&r, Role::Bridge, 1, vec![7; 4], T + MAILBOX_TTL_MS)
+            .is_ok()
+    );
+    assert_eq!(relay.waiting(&r, Role::Vault), (1, 4));
+    let waiting = relay.join(&r, Role::Vault, 2, T + MAILBOX_TTL_MS).unwrap();
+    assert_eq!(waiting, vec![vec![7; 4]]);
+
+    // Bytes are bounded too.
+    let r = route(5);
+    relay.join(&r, Role::Vault, 3, T).unwrap();
+    let big = MAX_RELAYED_FRAME;
+    let fit = MAX_QUEUED_BYTES / big;
+    for _ in 0..fit {
+        relay.send(&r, Role::Vault, 3, vec![0; big], T).unwrap();
+    }
+    assert_eq!(
+        relay.send(&r, Role::Vault, 3, vec![0; big], T).unwrap_err(),
+        RelayRefusal::MailboxFull
+    );
+    assert_eq!(
+        relay
+            .send(&r, Role::Vault, 3, vec![0; MAX_RELAYED_FRAME + 1], T)
+            .unwrap_err(),
+        RelayRefusal::TooLarge
+    );
+    // Expired frames of a route nobody is on let it go.
+    relay.leave(&r, Role::Vault, 3);
+    assert_eq!(relay.routes(), 2);
+    relay.expire(T + MAILBOX_TTL_MS);
+    assert_eq!(relay.waiting(&r, Role::Bridge), (0, 0));
+    assert_eq!(relay.routes(), 1, "route 4 still has both sides connected");
+}
+
+#[test]
+fn a_flooding_side_is_held_to_its_rate_and_the_other_side_is_not() {
+    let mut relay = Relay::new();
+    let r = route(6);
+    relay.join(&r, Role::Bridge, 1, T).unwrap();
+    relay.join(&r, Role::Vault, 2, T).unwrap();
+    for _ in 0..FRAMES_PER_MINUTE {
+        relay.send(&r, Role::Bridge, 1, vec![1], T).unwrap();
+    }
+    let refused = relay.send(&r, Role::Bridge, 1, vec![1], T).unwrap_err();
+    let RelayRefusal::RateLimited { retry_after_ms } = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(retry_after_ms > 0 && retry_after_ms <= 60_000 / i64::from(FRAMES_PER_MINUTE) + 1);
+    assert_eq!(refused.code(), "rate_limited");
+    // The vault still talks.
+    assert!(relay.send(&r, Role::Vault, 2, vec![1], T).is_ok());
+    // After the wait, one more.
+    assert!(
+        relay
+            .send(&r, Role::Bridge, 1, vec![1], T + retry_after_ms)
+            .is_ok()
+    );
+    // A reconnect does not refill the bucket.
+    relay.leave(&r, Role::Bridge, 1);
+    relay.join(&r, Role::Bridge, 3, T + retry_after_ms).unwrap();
+    assert!(
+        relay
+            .send(&r, Role::Bridge, 3, vec![1], T + retry_after_ms)
+            .is_err()
+    );
+}
