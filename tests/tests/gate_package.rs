@@ -218,6 +218,99 @@ fn a_click_grants_the_tool_and_revoke_and_the_last_use_withdraw_it() {
     );
 }
 
+/// The agent keeps the object `getTools()` lists as `name` now (what an outside agent holds), as
+/// `window.__listed[slot]`.
+fn keep_listed(page: &Page<'_>, name: &str, slot: &str) {
+    let js = format!(
+        "(async () => {{ const t = (await document.modelContext.getTools()).find(t => \
+         t.name === {name:?}); if (!t) return false; window.__listed = window.__listed || {{}}; \
+         window.__listed[{slot:?}] = t; return true; }})()"
+    );
+    assert_eq!(page.eval(&js).unwrap(), true, "{name} not in getTools()");
+}
+
+/// `document.modelContext.executeTool` on the kept `getTools()` object: `Ok` with the answer's
+/// JSON, or `Err` with the rejection.
+fn execute_listed(page: &Page<'_>, slot: &str, input: &str) -> Result<Value, String> {
+    let js = format!(
+        "(async () => {{ try {{ return {{ resolved: await document.modelContext.executeTool(\
+         window.__listed[{slot:?}], {input}) }}; }} \
+         catch (e) {{ return {{ rejected: `${{e?.name}}: ${{e?.message}}` }}; }} }})()"
+    );
+    let out = page.eval(&js).unwrap();
+    match out["resolved"].as_str() {
+        Some(text) => Ok(serde_json::from_str(text).unwrap()),
+        None => Err(out.to_string()),
+    }
+}
+
+/// What an outside agent holds is the object from `getTools()`: after revoke, expiry and the
+/// last use, `executeTool` on it gets the gate's refusal envelope, as the wallet's tools do,
+/// never the browser's bare `UnknownError`.
+#[test]
+fn a_tool_kept_from_get_tools_is_refused_through_execute_tool_after_revoke_expiry_and_last_use() {
+    let server = serve();
+    let browser = Browser::launch().unwrap();
+    let mut page = open(&browser, &server, "");
+    let refused = |page: &Page<'_>, slot: &str| -> Value {
+        execute_listed(page, slot, "{ item: 'milk' }").unwrap_or_else(|rejected| {
+            panic!("executeTool on the {slot} getTools() object was rejected: {rejected}")
+        })
+    };
+
+    // Live: the object from getTools() reaches the page's execute.
+    page.click("[data-action=grant-minute]").unwrap();
+    page.wait_tool(TOOL, WAIT).unwrap();
+    keep_listed(&page, TOOL, "revoked");
+    let live = execute_listed(&page, "revoked", "{ item: 'apples' }").unwrap();
+    assert_eq!(live["ok"], true, "{live}");
+    assert_eq!(cart(&page), ["1 × apples"]);
+
+    // After revoke.
+    page.click("[data-action=revoke]").unwrap();
+    page.wait_tool_gone(TOOL, WAIT).unwrap();
+    let out = refused(&page, "revoked");
+    assert_eq!(code(&out), "grant_revoked", "{out}");
+
+    // After the last use.
+    page.click("[data-action=grant-once]").unwrap();
+    page.wait_tool(TOOL, WAIT).unwrap();
+    keep_listed(&page, TOOL, "spent");
+    let first = execute_listed(&page, "spent", "{ item: 'coffee' }").unwrap();
+    assert_eq!(first["ok"], true, "{first}");
+    page.wait_tool_gone(TOOL, WAIT).unwrap();
+    let out = refused(&page, "spent");
+    assert_eq!(code(&out), "grant_spent", "{out}");
+    assert_eq!(cart(&page), ["1 × apples", "1 × coffee"]);
+
+    // A tool this page's gate never granted: the browser's rejection stands.
+    let never = page
+        .eval(
+            "(async () => { try { await document.modelContext.executeTool(\
+             { ...window.__listed.spent, name: 'never_granted' }, {}); return 'resolved'; } \
+             catch (e) { return 'rejected'; } })()",
+        )
+        .unwrap();
+    assert_eq!(never, "rejected");
+
+    // The object names the tool: after a new grant of that name the browser sends it there.
+    page.click("[data-action=grant-minute]").unwrap();
+    page.wait_tool(TOOL, WAIT).unwrap();
+    let renewed = execute_listed(&page, "revoked", "{ item: 'bread' }").unwrap();
+    assert_eq!(renewed["ok"], true, "{renewed}");
+    assert_eq!(cart(&page), ["1 × apples", "1 × coffee", "1 × bread"]);
+
+    // After expiry (a 1.5 s lease, on a page of its own).
+    let mut short = open(&browser, &server, "?short=1");
+    short.click("[data-action=grant-minute]").unwrap();
+    short.wait_tool(TOOL, WAIT).unwrap();
+    keep_listed(&short, TOOL, "expired");
+    short.wait_tool_gone(TOOL, WAIT).unwrap();
+    let out = refused(&short, "expired");
+    assert_eq!(code(&out), "grant_expired", "{out}");
+    assert!(cart(&short).is_empty(), "{:?}", cart(&short));
+}
+
 #[test]
 fn expiry_withdraws_the_tool_without_a_call_and_a_call_racing_it_is_refused() {
     let server = serve();

@@ -25,9 +25,20 @@
 //! - Only the constructor, `grant`, `on` and `off` throw (a `TypeError` or `RangeError` naming
 //!   what is wrong), and only for the caller's own mistakes.
 //!
-//! The tool wrappers hold the gate: a tool object an agent kept past its grant always reaches
-//! it and gets the refusal it deserves. Dropping the `ToolGate` object (`free()`, or garbage
-//! collection) does not withdraw tools: call `revokeAll()` first.
+//! A tool an agent kept past its grant gets the refusal of how the grant ended
+//! (`grant_revoked`, `grant_expired`, `grant_spent`), never a throw:
+//! - the registered object (`tool'`, which an in-page agent may keep): its `execute` holds the
+//!   gate and is refused even after a new grant of the same name (`grant_revoked`);
+//! - the object from `document.modelContext.getTools()` (what an agent holds): Chromium's
+//!   `executeTool` rejects it with a bare `UnknownError` once its registration is withdrawn, so
+//!   the gate wraps `executeTool` ([`tacit_webmcp::route_kept_handles`], as the wallet does):
+//!   a call the browser rejects to a tool this gate withdrew resolves to the refusal's JSON
+//!   text. Such an object names the tool: after a new grant of that name the browser sends it
+//!   to the new grant. A rejection of any other tool, or of a tool registered now, stands.
+//!
+//! Over DevTools (`WebMCP.invokeTool`, by name) a withdrawn tool is answered by the browser
+//! ("Tool not found") without reaching the page. Dropping the `ToolGate` object (`free()`, or
+//! garbage collection) does not withdraw tools: call `revokeAll()` first.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -109,6 +120,11 @@ export interface Refusal {
 /** The part of `document.modelContext` the gate uses. */
 export interface ModelContextLike {
   registerTool(tool: object, options?: { signal?: AbortSignal }): unknown;
+  /**
+   * When present, the gate replaces it with a wrapper: a call the original rejects to a tool
+   * this gate withdrew resolves to the refusal's JSON text (`grant_revoked`, …).
+   */
+  executeTool?(tool: object, input: object, options?: { signal?: AbortSignal }): Promise<string>;
 }
 "#;
 
@@ -248,6 +264,7 @@ impl JsToolGate {
                 ended: RefCell::default(),
             }
         });
+        inner.route_kept_handles();
         Ok(JsToolGate { inner })
     }
 
@@ -392,6 +409,35 @@ impl Inner {
         let answer = register.call2(&self.ctx, &wrapped, &options)?;
         let pending = has_then(&answer).then_some(answer);
         Ok((controller, pending))
+    }
+
+    /// Chromium's `executeTool` rejects a tool object from `getTools()` whose registration was
+    /// withdrawn with a bare `UnknownError`. As the wallet does, the gate wraps `executeTool`
+    /// ([`tacit_webmcp::route_kept_handles`]): when the browser rejects a call to a tool this
+    /// gate granted and withdrew, the call is answered with the refusal of how its grant ended.
+    /// The wrapper holds the gate, as the tool wrappers do.
+    fn route_kept_handles(self: &Rc<Self>) {
+        let inner = Rc::clone(self);
+        let fallback = move |name: &str, _input: JsValue| {
+            let refusal = inner.kept_refusal(name)?;
+            Some(js_sys::Promise::resolve(&refusal_value(&refusal)))
+        };
+        #[cfg(target_arch = "wasm32")]
+        tacit_webmcp::route_kept_handles(&self.ctx, fallback);
+        // Native builds are for unit tests: there is no browser to wrap.
+        #[cfg(not(target_arch = "wasm32"))]
+        drop(fallback);
+    }
+
+    /// The refusal for a call the browser rejected to `name`: that of how its grant ended when
+    /// this gate granted `name` and has withdrawn it; `None` when `name` is not this gate's, or
+    /// is registered now (rejected for reasons of the browser's own, which stand).
+    fn kept_refusal(&self, name: &str) -> Option<Refusal> {
+        if self.registrations.borrow().contains_key(name) {
+            return None;
+        }
+        let ended = self.gate.borrow().lease(name)?.check(now()).err()?;
+        Some(Refusal::ended(ended))
     }
 
     /// A registration the model context refuses later (a rejected promise) ends its grant.
