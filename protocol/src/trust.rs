@@ -19,7 +19,9 @@
 //! - fetched keys are refreshed every [`REFRESH_INTERVAL`], and a request naming a key the
 //!   cached set lacks may trigger one more fetch only if none happened in the last
 //!   [`MIN_REFETCH_INTERVAL`] ([`may_refetch`]), so forged key ids cannot make a site hammer a
-//!   signer or an issuer.
+//!   signer or an issuer;
+//! - a receipt is judged against signer keys fetched at most [`MAX_KEY_AGE`] ago
+//!   ([`needs_fresh_keys`]), since they carry the signer's revoked receipts.
 
 use core::time::Duration;
 
@@ -30,6 +32,20 @@ pub const REFRESH_INTERVAL: Duration = Duration::from_secs(5 * 60);
 
 /// The least time between two fetches triggered by unknown key ids: ten seconds.
 pub const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The oldest a fetched signer key set may be when a receipt is judged: ten seconds. An older
+/// one is fetched afresh first (one fetch at a time; a failed fetch keeps the last good set and
+/// counts as a fetch, so a signer that is down costs one attempt per this long). The set
+/// carries the signer's revoked receipts, so a site refuses the receipts of an install revoked
+/// at the signer within this long plus one fetch ([`needs_fresh_keys`]). Keys pinned in a file
+/// are never fetched and learn of no revocation.
+pub const MAX_KEY_AGE: Duration = Duration::from_secs(10);
+
+/// Whether a receipt must wait for a fresh fetch of the signer's keys, given the time since the
+/// last fetch (none yet: `None`).
+pub fn needs_fresh_keys(since_last_fetch: Option<Duration>) -> bool {
+    since_last_fetch.is_none_or(|elapsed| elapsed >= MAX_KEY_AGE)
+}
 
 /// Whether an unknown key id may trigger a fetch, given the time since the last fetch of that
 /// party's keys (none yet: `None`). The caller measures the time (a monotonic clock).

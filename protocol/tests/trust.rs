@@ -276,3 +276,20 @@ fn an_unknown_key_refetches_at_most_every_ten_seconds() {
         assert_eq!(may_refetch(Some(since)), allowed, "{since:?}");
     }
 }
+
+#[test]
+fn a_receipt_is_judged_with_signer_keys_at_most_ten_seconds_old() {
+    use std::time::Duration;
+    assert_eq!(MAX_KEY_AGE, Duration::from_secs(10));
+    // Revocations must reach a site well inside a receipt's 15-minute window.
+    assert!(MAX_KEY_AGE < REFRESH_INTERVAL);
+    assert!(needs_fresh_keys(None));
+    for (since, fetch) in [
+        (Duration::ZERO, false),
+        (Duration::from_millis(9_999), false),
+        (Duration::from_secs(10), true),
+        (Duration::MAX, true),
+    ] {
+        assert_eq!(needs_fresh_keys(Some(since)), fetch, "{since:?}");
+    }
+}

@@ -55,6 +55,33 @@ impl<T: PartialEq> KeyCache<T> {
         self.fetch_locked(fetch).await
     }
 
+    /// Fetches now unless the last fetch (failed or not) is recent by `fresh_enough` (given the
+    /// time since it, or `None` when there was none); a fetch in progress is waited for. The
+    /// value held afterwards, which is the last good one when the fetch failed.
+    pub async fn refresh_unless<E, F: Future<Output = Result<T, E>>>(
+        &self,
+        fresh_enough: impl Fn(Option<std::time::Duration>) -> bool,
+        fetch: impl FnOnce() -> F,
+    ) -> Option<Arc<T>> {
+        if fresh_enough(self.since_fetch()) {
+            return self.current();
+        }
+        let _one_at_a_time = self.fetching.lock().await;
+        // Someone may have fetched while we waited.
+        if !fresh_enough(self.since_fetch()) {
+            let _ = self.fetch_locked(fetch()).await;
+        }
+        self.current()
+    }
+
+    fn since_fetch(&self) -> Option<std::time::Duration> {
+        self.cached
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .fetched_at
+            .map(|at| at.elapsed())
+    }
+
     /// After a request named a key the held value lacks (or there is none): fetches afresh
     /// unless a fetch happened within the minimum interval (a fetch in progress is waited for
     /// and its result used). The value to retry with, if it is a new one.
@@ -132,6 +159,53 @@ mod tests {
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert_eq!(cache.current().as_deref(), Some(&2));
+    }
+
+    #[tokio::test]
+    async fn refresh_unless_fetches_only_when_the_value_is_not_fresh_enough() {
+        let cache = KeyCache::new(None);
+        let calls = AtomicU32::new(0);
+        let fetch = |v: Result<u32, ()>| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move { v }
+        };
+        let fetched_once = |since: Option<std::time::Duration>| since.is_some();
+        // Never fetched: fetch.
+        assert_eq!(
+            cache
+                .refresh_unless(fetched_once, || fetch(Ok(1)))
+                .await
+                .as_deref(),
+            Some(&1)
+        );
+        // Fresh enough: no fetch.
+        for _ in 0..10 {
+            assert_eq!(
+                cache
+                    .refresh_unless(fetched_once, || fetch(Ok(2)))
+                    .await
+                    .as_deref(),
+                Some(&1)
+            );
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        // Never fresh enough: a fetch each time; a failure keeps the last good value.
+        let never = |_: Option<std::time::Duration>| false;
+        assert_eq!(
+            cache
+                .refresh_unless(never, || fetch(Ok(3)))
+                .await
+                .as_deref(),
+            Some(&3)
+        );
+        assert_eq!(
+            cache
+                .refresh_unless(never, || fetch(Err(())))
+                .await
+                .as_deref(),
+            Some(&3)
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]

@@ -1,5 +1,7 @@
-//! The signer's database: enrolment codes (stored only as hashes), enrolled installs and the
-//! requests already seen. SQLite by default, PostgreSQL when `DATABASE_URL` says so, through
+//! The signer's database: enrolment codes (stored only as hashes), enrolled installs, the
+//! requests already seen, and the receipts signed that have not expired (each as its
+//! [`wallet_core::revocation_digest`] and the install it was signed for, so that revoking the
+//! install revokes them: [`SignerDb::revoked_receipts`]). SQLite by default, PostgreSQL when `DATABASE_URL` says so, through
 //! `tacit-store`; several signer instances can share one PostgreSQL.
 //!
 //! Every rule that can race is decided by the database: a code is consumed by one conditional
@@ -15,17 +17,18 @@ use tacit_service::db::Tables;
 use tacit_service::error::Operational;
 use tacit_store::Migration;
 use tacit_store::sqlx::{self, Row};
-use wallet_core::Timestamp;
+use wallet_core::{Hash, RevokedReceipts, Timestamp};
 
 use crate::Error;
 
 /// The signer's migration set.
 pub const MIGRATION_SET: &str = "signer";
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "enrolment codes, installs, seen requests",
-    sql: "CREATE TABLE enrolment_codes (
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "enrolment codes, installs, seen requests",
+        sql: "CREATE TABLE enrolment_codes (
         code_hash TEXT PRIMARY KEY,
         label TEXT NOT NULL,
         created_at BIGINT NOT NULL,
@@ -44,7 +47,20 @@ const MIGRATIONS: &[Migration] = &[Migration {
         expires_at BIGINT NOT NULL
     );
     CREATE INDEX seen_requests_expiry ON seen_requests (expires_at);",
-}];
+    },
+    Migration {
+        version: 2,
+        name: "signed receipts, for revocation",
+        sql: "CREATE TABLE signed_receipts (
+        digest TEXT NOT NULL,
+        install_id TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (digest, install_id)
+    );
+    CREATE INDEX signed_receipts_install ON signed_receipts (install_id, expires_at);
+    CREATE INDEX signed_receipts_expiry ON signed_receipts (expires_at);",
+    },
+];
 
 /// Longest label `enroll --label` accepts.
 pub const MAX_LABEL_CHARS: usize = 100;
@@ -200,9 +216,72 @@ impl SignerDb {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Records that a receipt with `digest` ([`wallet_core::revocation_digest`]) was signed for
+    /// `install`, valid until `expires_at`. Kept until it expires, then purged with the replay
+    /// tokens. A receipt is handed out only once this returned `Ok`, so revoking the install
+    /// always finds it.
+    pub async fn record_receipt(
+        &self,
+        install: &InstallId,
+        digest: &Hash,
+        expires_at: Timestamp,
+    ) -> Result<(), Error> {
+        sqlx::query(
+            "INSERT INTO signed_receipts (digest, install_id, expires_at) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(digest.to_hex())
+        .bind(install.as_str())
+        .bind(expires_at.millis())
+        .execute(self.store().pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The digests of the receipts signed for revoked installs that have not expired by `now`:
+    /// what `GET /v1/keys` publishes as `revoked_receipts`. Read at publication time, so a
+    /// receipt recorded just after (or while) its install was revoked is in the list too.
+    pub async fn revoked_receipts(&self, now: Timestamp) -> Result<RevokedReceipts, Error> {
+        let rows = sqlx::query(
+            "SELECT DISTINCT r.digest FROM signed_receipts r \
+             JOIN installs i ON i.install_id = r.install_id \
+             WHERE i.revoked_at IS NOT NULL AND r.expires_at > $1",
+        )
+        .bind(now.millis())
+        .fetch_all(self.store().pool())
+        .await?;
+        let mut digests = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let text: String = row.try_get(0)?;
+            // Written from a Hash; a row that no longer parses is skipped, loudly.
+            match Hash::from_hex(&text) {
+                Some(digest) => digests.push(digest),
+                None => tracing::warn!("a recorded receipt digest does not parse; skipped"),
+            }
+        }
+        Ok(RevokedReceipts::new(digests))
+    }
+
+    /// Deletes the records of receipts expired by `now`; returns how many.
+    pub async fn purge_receipts(&self, now: Timestamp) -> Result<u64, Error> {
+        let done = sqlx::query("DELETE FROM signed_receipts WHERE expires_at <= $1")
+            .bind(now.millis())
+            .execute(self.store().pool())
+            .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// How many signed receipts are recorded (for tests and operators).
+    pub async fn receipt_count(&self) -> Result<i64, Error> {
+        let row = sqlx::query("SELECT COUNT(*) FROM signed_receipts")
+            .fetch_one(self.store().pool())
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+
     /// Records a request's replay token, kept until `keep_until`
     /// ([`tacit_protocol::request_auth::RequestAuth::replay_keep_until`]); `false` when it was
-    /// already there (a replay). Purges expired tokens now and then.
+    /// already there (a replay). Purges expired tokens and receipt records now and then.
     pub async fn remember_request(
         &self,
         token: &[u8; 32],
@@ -218,11 +297,13 @@ impl SignerDb {
         .execute(self.store().pool())
         .await?;
         let fresh = done.rows_affected() == 1;
-        if fresh
-            && self.tables.purge_due()
-            && let Err(error) = self.purge_seen(now).await
-        {
-            tracing::warn!(%error, "could not purge expired replay tokens");
+        if fresh && self.tables.purge_due() {
+            if let Err(error) = self.purge_seen(now).await {
+                tracing::warn!(%error, "could not purge expired replay tokens");
+            }
+            if let Err(error) = self.purge_receipts(now).await {
+                tracing::warn!(%error, "could not purge expired receipt records");
+            }
         }
         Ok(fresh)
     }

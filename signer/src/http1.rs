@@ -6,7 +6,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use tacit_service::fetch::FetchFailure;
-use wallet_core::KeySet;
+use wallet_core::{KeySet, PublishedKeys};
 
 use crate::Error;
 
@@ -15,11 +15,11 @@ pub use tacit_service::http1::{Conn, Head, MAX_HEAD_BYTES, parse_head};
 /// How long fetching a key set may take in all.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Fetches a key set with `ureq` (rustls): over `https://` from anywhere, over plain `http://`
+/// Fetches a signer's published keys (with its revoked receipts) with `ureq` (rustls): over `https://` from anywhere, over plain `http://`
 /// only from a loopback address (a signer on this machine). Redirects are not followed, so an
 /// https URL cannot be turned into a plain-http fetch; the body is read up to
 /// `KeySet::MAX_BYTES`.
-pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
+pub fn fetch_key_set(url: &str) -> Result<PublishedKeys, Error> {
     let fail = |what: &str| Error::Keys(format!("{what} ({url})"));
     let uri: ureq::http::Uri = url.parse().map_err(|_| fail("not a URL"))?;
     let host = uri
@@ -51,7 +51,7 @@ pub fn fetch_key_set(url: &str) -> Result<KeySet, Error> {
             FetchFailure::Unreadable => fail("cannot read the response"),
         },
     )?;
-    KeySet::parse(&body).map_err(|_| fail("the response is not a key set"))
+    PublishedKeys::parse(&body).map_err(|_| fail("the response is not a key set"))
 }
 
 #[cfg(test)]

@@ -17,6 +17,11 @@
 //! - to publish every key a receipt may have been signed with (`GET /v1/keys`), the active one
 //!   and the retired ones, so rotation never invalidates a receipt; `rotate` then `SIGHUP` puts a
 //!   new key in force without a restart ([`AppState::reload_keys`]);
+//! - to make revocation reach the receipts already handed out: every receipt signed is recorded
+//!   (its [`wallet_core::revocation_digest`] and install, until it expires), and once
+//!   `tacit-signer revoke-install` has revoked an install, `GET /v1/keys` lists the digests of
+//!   its unexpired receipts as `revoked_receipts` (within [`REVOCATIONS_CACHE`]); a site that
+//!   fetches keys refuses them. The receipts themselves still carry no install id;
 //! - to keep the secret key out of logs, `Debug` output and files others can read
 //!   ([`KeyStore`]); enrolment codes are stored only as hashes;
 //! - to answer every refusal as `{ "error": code, "message": sentence }` without echoing the
@@ -54,7 +59,7 @@ pub use error::Error;
 pub use keyfile::{KEY_FILE_FORMAT, keygen};
 pub use keys::{KeyStore, make_signing_key};
 pub use routes::{KEYS_CACHE_CONTROL, MAX_BODY_BYTES, app};
-pub use state::{AppState, Clock, SystemClock, check_signable, system_now};
+pub use state::{AppState, Clock, REVOCATIONS_CACHE, SystemClock, check_signable, system_now};
 use tacit_service::error::Operational;
 pub use tacit_service::middleware::serve_app as serve;
 pub use tacit_service::serve::shutdown_signal;

@@ -5,7 +5,7 @@ use tacit_protocol::request_auth::{
     EnrolmentRequest, EnrolmentResponse, HEADER_INSTALL, HEADER_SIGNATURE, HEADER_TIMESTAMP,
 };
 use tacit_service::openapi::{Document, ErrorBody, header};
-use wallet_core::{KeySet, ReceiptPayload, SignedReceipt};
+use wallet_core::{PublishedKeys, ReceiptPayload, SignedReceipt};
 
 /// The document, as served.
 pub fn document() -> serde_json::Value {
@@ -61,7 +61,10 @@ pub fn document() -> serde_json::Value {
         signed_headers(),
         replies,
     );
-    let replies = vec![doc.reply::<KeySet>(200, "The signer's public keys.")];
+    let replies = vec![doc.reply::<PublishedKeys>(
+        200,
+        "The signer's public keys, and the digests of the unexpired receipts of revoked installs.",
+    )];
     doc.get("/v1/keys", "The signer's keys", replies);
     doc.this_document("/v1/openapi.json");
     doc.liveness("The signer is up.");

@@ -4,7 +4,7 @@
 //! |---------------------|------------------------------------------------------------------|
 //! | `POST /v1/receipts` | an enrolled, unrevoked wallet install, its request signed (below) |
 //! | `POST /v1/installs` | a wallet holding a one-time enrolment code, signed by the new key |
-//! | `GET /v1/keys`      | anyone, from any origin: verifiers on relying sites fetch it from their own pages, and public keys are public |
+//! | `GET /v1/keys`      | anyone, from any origin: verifiers on relying sites fetch it from their own pages, and public keys are public (with them, the digests of revoked receipts) |
 //! | `GET /v1/openapi.json` | anyone, from any origin: the OpenAPI 3.1 document of these routes |
 //! | `GET /healthz`      | anyone, same-origin only                                         |
 //!
@@ -44,8 +44,10 @@ use crate::{AppState, Error, check_signable};
 
 pub use tacit_protocol::limits::MAX_BODY_BYTES;
 
-/// How long browsers and verifiers may cache `GET /v1/keys`.
-pub const KEYS_CACHE_CONTROL: &str = "public, max-age=300";
+/// How long browsers, verifiers and caches may keep `GET /v1/keys`: five seconds, since it
+/// carries the revoked receipts (a site judges with keys at most
+/// `tacit_protocol::trust::MAX_KEY_AGE` old).
+pub const KEYS_CACHE_CONTROL: &str = "public, max-age=5";
 
 /// The service. Serve it with `into_make_service_with_connect_info::<SocketAddr>()` so the rate
 /// limiter can tell clients apart; without that (as in `oneshot` tests) all share one bucket.
@@ -122,9 +124,16 @@ async fn sign_receipt(State(state): State<AppState>, request: Request) -> Result
         serde_json::from_slice(&signed.body).map_err(|_| Error::InvalidPayload)?;
     check_signable(&payload, now)?;
     let entries = payload.entries.len();
-    let signed = state.keys().sign(payload, now);
-    tracing::info!(key_id = %signed.key_id, entries, "signed a receipt");
-    Ok(axum::Json(signed).into_response())
+    let digest = wallet_core::revocation_digest(&payload);
+    let expires_at = payload.expires_at;
+    let receipt = state.keys().sign(payload, now);
+    // Recorded before it is handed out: revoking the install then revokes this receipt too.
+    state
+        .db()
+        .record_receipt(signed.auth.install_id(), &digest, expires_at)
+        .await?;
+    tracing::info!(key_id = %receipt.key_id, entries, "signed a receipt");
+    Ok(axum::Json(receipt).into_response())
 }
 
 /// `POST /v1/installs`: a new install key, signed by itself, redeems a one-time code.
@@ -217,16 +226,20 @@ async fn read_signed(state: &AppState, request: Request) -> Result<SignedRequest
     })
 }
 
-/// `GET /v1/keys`: wallet-core's `KeySet`, cacheable.
-async fn get_keys(State(state): State<AppState>) -> Response {
-    (
+/// `GET /v1/keys`: wallet-core's `PublishedKeys` (the keys, and the digests of the unexpired
+/// receipts of revoked installs), cacheable briefly. When the database cannot say what is
+/// revoked the answer is an error, never the keys without the revocations: a site keeps its
+/// last good set.
+async fn get_keys(State(state): State<AppState>) -> Result<Response, Error> {
+    let body = state.published_keys_json().await?;
+    Ok((
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, KEYS_CACHE_CONTROL),
         ],
-        state.key_set_json(),
+        body,
     )
-        .into_response()
+        .into_response())
 }
 
 /// `GET /healthz`.

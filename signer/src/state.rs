@@ -3,15 +3,21 @@
 
 use std::path::Path;
 use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
-use wallet_core::{KeyId, Origin, ReceiptPayload, Timestamp};
+use wallet_core::{KeyId, Origin, PublishedKeys, ReceiptPayload, RevokedReceipts, Timestamp};
 
 use tacit_service::middleware::{Limits, Service};
 
 use crate::{Config, Error, KeyStore, SignerDb};
 
 pub use tacit_service::serve::{Clock, SystemClock, system_now};
+
+/// How long one instance reuses the revoked receipts it read from the database for
+/// `GET /v1/keys`: one second. The route is open to anyone; this keeps a flood of it to one
+/// query a second, and a revocation reaches the published document within this long.
+pub const REVOCATIONS_CACHE: Duration = Duration::from_secs(1);
 
 /// wallet-core's `ReceiptPayload::check_signable` in the signer's words: it is well-formed and
 /// chains ([`ReceiptPayload::check_structure`], which also caps the window at 15 minutes), it has
@@ -45,6 +51,8 @@ impl LoadedKeys {
 
 struct Inner {
     keys: RwLock<Arc<LoadedKeys>>,
+    /// The revoked receipts last read, and when (one reader at a time).
+    revoked: tokio::sync::Mutex<Option<(Instant, Arc<RevokedReceipts>)>>,
     db: SignerDb,
     signer_origin: String,
     allowed_origins: Arc<[Origin]>,
@@ -70,6 +78,7 @@ impl AppState {
         Self {
             inner: Arc::new(Inner {
                 keys: RwLock::new(Arc::new(LoadedKeys::new(keys))),
+                revoked: tokio::sync::Mutex::new(None),
                 db,
                 signer_origin: config.signer_origin(),
                 allowed_origins: config.allowed_origins.clone().into(),
@@ -96,9 +105,42 @@ impl AppState {
         self.loaded().store.clone()
     }
 
-    /// The `GET /v1/keys` body, encoded once per generation.
+    /// The keys alone, encoded once per generation (the `GET /v1/keys` body while nothing is
+    /// revoked).
     pub fn key_set_json(&self) -> Bytes {
         self.loaded().key_set_json.clone()
+    }
+
+    /// The `GET /v1/keys` body: the keys in force and the digests of the unexpired receipts of
+    /// revoked installs ([`SignerDb::revoked_receipts`], read at most once per
+    /// [`REVOCATIONS_CACHE`]). Without revocations it is exactly the keys' document.
+    pub async fn published_keys_json(&self) -> Result<Bytes, Error> {
+        let revoked = self.revoked_receipts().await?;
+        let loaded = self.loaded();
+        if revoked.is_empty() {
+            return Ok(loaded.key_set_json.clone());
+        }
+        let published = PublishedKeys {
+            key_set: loaded.store.key_set(),
+            revoked_receipts: (*revoked).clone(),
+        };
+        // Plain data: encoding cannot fail.
+        Ok(Bytes::from(
+            serde_json::to_vec(&published).unwrap_or_default(),
+        ))
+    }
+
+    /// The revoked receipts, from the database unless read within [`REVOCATIONS_CACHE`].
+    async fn revoked_receipts(&self) -> Result<Arc<RevokedReceipts>, Error> {
+        let mut cached = self.inner.revoked.lock().await;
+        if let Some((read_at, list)) = cached.as_ref()
+            && read_at.elapsed() < REVOCATIONS_CACHE
+        {
+            return Ok(list.clone());
+        }
+        let list = Arc::new(self.inner.db.revoked_receipts(self.now()).await?);
+        *cached = Some((Instant::now(), list.clone()));
+        Ok(list)
     }
 
     /// Puts `keys` in force for every request that starts from now on.

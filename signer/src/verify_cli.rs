@@ -1,15 +1,16 @@
 //! `tacit-verify RECEIPT.json --keys KEYS.json|URL [--audience ORIGIN] [--nonce N] [--now MS]`
 //!
-//! Runs wallet-core's [`verify`] and prints who attested what to whom and when; on failure it
-//! names the reason and exits with that reason's code (see [`exit`]).
+//! Runs wallet-core's [`PublishedKeys::verify`] (every check of `wallet_core::receipt::verify`,
+//! then the signer's revoked receipts) and prints who attested what to whom and when; on failure
+//! it names the reason and exits with that reason's code (see [`exit`]).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use tacit_service::error::Operational;
-use wallet_core::receipt::{MAX_RECEIPT_BYTES, verify};
-use wallet_core::{KeySet, Nonce, Origin, SignedReceipt, Timestamp, VerifiedReceipt};
+use wallet_core::receipt::MAX_RECEIPT_BYTES;
+use wallet_core::{Nonce, Origin, PublishedKeys, SignedReceipt, Timestamp, VerifiedReceipt};
 
 use crate::{Error, http1, system_now};
 
@@ -28,6 +29,8 @@ pub mod exit {
     pub const NONCE_MISMATCH: u8 = 15;
     pub const BROKEN_CHAIN: u8 = 16;
     pub const MALFORMED_RECEIPT: u8 = 17;
+    /// The key set lists the receipt as revoked (its install was revoked).
+    pub const REVOKED: u8 = 18;
 }
 
 /// Verify a signed Tacit receipt offline.
@@ -72,6 +75,7 @@ pub fn reason(error: &wallet_core::VerifyError) -> (&'static str, u8) {
         E::NonceMismatch => ("nonce mismatch", exit::NONCE_MISMATCH),
         E::ChainBroken(_) => ("broken chain", exit::BROKEN_CHAIN),
         E::Malformed(_) => ("malformed receipt", exit::MALFORMED_RECEIPT),
+        E::Revoked => ("revoked", exit::REVOKED),
     }
 }
 
@@ -154,7 +158,9 @@ fn check(args: &VerifyArgs) -> Result<(VerifiedReceipt, Vec<String>), Error> {
         }
     };
     let now = args.now.map_or_else(system_now, Timestamp::from_millis);
-    let verified = verify(&signed, &keys, &audience, &nonce, now).map_err(Error::Verify)?;
+    let verified = keys
+        .verify(&signed, &audience, &nonce, now)
+        .map_err(Error::Verify)?;
     Ok((verified, notes))
 }
 
@@ -172,12 +178,12 @@ fn read_limited(path: &Path) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-fn load_keys(source: &str) -> Result<KeySet, Error> {
+fn load_keys(source: &str) -> Result<PublishedKeys, Error> {
     if source.starts_with("http://") || source.starts_with("https://") {
         return http1::fetch_key_set(source);
     }
     let bytes = read_limited(Path::new(source)).map_err(|e| Error::Keys(e.to_string()))?;
-    KeySet::parse(&bytes).map_err(|_| Error::Keys(format!("{source} is not a key set")))
+    PublishedKeys::parse(&bytes).map_err(|_| Error::Keys(format!("{source} is not a key set")))
 }
 
 fn report(

@@ -80,6 +80,11 @@ async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
     extra["payload"]["surprise"] = json!(true);
     let mut bad_key = keys.clone();
     bad_key["keys"][0]["key_id"] = json!("not a key id!");
+    // With revocations, as after `revoke-install`: digests of 64 lowercase hex digits.
+    let mut revoked = keys.clone();
+    revoked["revoked_receipts"] = json!([wallet_core::Hash::digest(b"a receipt").to_hex()]);
+    let mut bad_digest = revoked.clone();
+    bad_digest["revoked_receipts"] = json!(["ABC"]);
     let mut missing = receipt.clone();
     missing.as_object_mut().unwrap().remove("signature");
 
@@ -88,14 +93,16 @@ async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
         &document,
         &[
             ("receipt", "SignedReceipt", &receipt),
-            ("keys", "KeySet", &keys),
+            ("keys", "PublishedKeys", &keys),
+            ("keys with revocations", "PublishedKeys", &revoked),
             ("enrolment", "EnrolmentResponse", &enrolled),
             ("error", "ErrorBody", &refused),
             ("payload", "ReceiptPayload", &payload_json(NOW)),
         ],
         &[
             ("extra member", "SignedReceipt", &extra),
-            ("bad key id", "KeySet", &bad_key),
+            ("bad key id", "PublishedKeys", &bad_key),
+            ("bad revoked digest", "PublishedKeys", &bad_digest),
             ("missing signature", "SignedReceipt", &missing),
         ],
     );

@@ -290,7 +290,9 @@ fn serve_enroll_sign_revoke_rotate_then_exit_on_sigterm() {
     assert!(!row.contains("  -  "), "revoked shows a time: {row}");
 
     // rotate, then SIGHUP: both keys published, no restart.
-    let keys_before = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys")).unwrap();
+    let keys_before = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys"))
+        .unwrap()
+        .key_set;
     assert_eq!(keys_before.keys.len(), 1);
     assert!(run(&["--key-file", key_arg, "rotate"]).status.success());
     let hup = Command::new("kill")
@@ -300,7 +302,9 @@ fn serve_enroll_sign_revoke_rotate_then_exit_on_sigterm() {
     assert!(hup.success());
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let keys = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys")).unwrap();
+        let keys = signer::http1::fetch_key_set(&format!("http://{listen}/v1/keys"))
+            .unwrap()
+            .key_set;
         if keys.keys.len() == 2 {
             assert_eq!(keys.keys[1].key_id, keys_before.keys[0].key_id);
             break;

@@ -82,6 +82,8 @@ pub struct TestSite {
     runtime: tokio::runtime::Runtime,
     running: Option<RunningSite>,
     _data: tempfile::TempDir,
+    /// The placeholder page of [`TestSite::start_api_only`], when the built one is missing.
+    _page: Option<tempfile::TempDir>,
 }
 
 fn other(e: impl std::fmt::Display) -> io::Error {
@@ -124,6 +126,26 @@ impl TestSite {
         Self::start_configured(name, signer_keys_url, database_url, issuers, |_| {})
     }
 
+    /// As [`TestSite::start`], for tests that speak only to the site's JSON API: when the page
+    /// is not built (`cargo xtask build-web`), a placeholder page is served instead.
+    pub fn start_api_only(name: &str, signer_keys_url: &str) -> io::Result<Self> {
+        Self::start_configured(name, signer_keys_url, None, &[], |_| {})
+            .or_else(|_| Self::start_placeholder(name, signer_keys_url))
+    }
+
+    fn start_placeholder(name: &str, signer_keys_url: &str) -> io::Result<Self> {
+        let page = tempfile::tempdir()?;
+        std::fs::write(
+            page.path().join("index.html"),
+            "<!doctype html><title>api</title>",
+        )?;
+        let dir = page.path().to_path_buf();
+        let mut site =
+            Self::start_configured_at(name, signer_keys_url, None, &[], Some(dir), |_| {})?;
+        site._page = Some(page);
+        Ok(site)
+    }
+
     /// As [`TestSite::start`], issuing nonces that stay open `lifetime_ms` (the configuration's
     /// `nonce_lifetime_ms`; at least 2 s), for tests of what happens when a nonce lapses.
     pub fn start_with_nonce_lifetime(
@@ -143,6 +165,26 @@ impl TestSite {
         issuers: &[Trust],
         configure: impl FnOnce(&mut Config),
     ) -> io::Result<Self> {
+        Self::start_configured_at(
+            name,
+            signer_keys_url,
+            database_url,
+            issuers,
+            None,
+            configure,
+        )
+    }
+
+    /// [`TestSite::start_configured`] serving the page in `static_dir` (default: the built
+    /// site).
+    fn start_configured_at(
+        name: &str,
+        signer_keys_url: &str,
+        database_url: Option<&str>,
+        issuers: &[Trust],
+        static_dir: Option<PathBuf>,
+        configure: impl FnOnce(&mut Config),
+    ) -> io::Result<Self> {
         let path = workspace_root()
             .join("examples")
             .join(name)
@@ -151,7 +193,10 @@ impl TestSite {
         let data = tempfile::tempdir()?;
         config.origin = None;
         config.listen = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        config.static_dir = site_dir(name).map_err(other)?;
+        config.static_dir = match static_dir {
+            Some(dir) => dir,
+            None => site_dir(name).map_err(other)?,
+        };
         config.data_dir = data.path().to_path_buf();
         config.database_url = database_url.map(str::to_owned);
         config.signer.keys_url = Some(signer_keys_url.to_owned());
@@ -199,6 +244,7 @@ impl TestSite {
             runtime,
             running: None,
             _data: data,
+            _page: None,
         };
         site.spawn()?;
         crate::server::allow_connect(&site.origin());

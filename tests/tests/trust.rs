@@ -4,7 +4,9 @@
 //!   it signs itself is refused by the site's server;
 //! - `?signer=` on the wallet: a listener at that URL receives nothing, before or after
 //!   enrolment; the wallet signs only through the signer it is enrolled with;
-//! - a revoked install gets nothing signed;
+//! - a revoked install gets nothing signed, and the receipts it got just before are refused by
+//!   a site that fetches the signer's keys, within `MAX_KEY_AGE` (another install's still
+//!   count);
 //! - an agent relaying a site's requirements as another origin: the wallet says "not confirmed"
 //!   and releases only after the person confirms the warning.
 //!
@@ -30,7 +32,10 @@ use tacit_e2e::signer_proc::TestSigner;
 use tacit_e2e::site_proc::TestSite;
 use tacit_e2e::wallet::{WAIT, Wallet, error_code};
 use tacit_protocol::request_auth::{InstallKey, signing_input};
-use wallet_core::{ComparisonLog, Nonce, Origin, ReceiptPayload, SessionId};
+use tacit_site::server::signer_keys;
+use wallet_core::{
+    Claim, ComparisonLog, GrantId, Nonce, Origin, Outcome, ReceiptPayload, SessionId, ToolName,
+};
 
 /// POSTs `body` with `headers`; the status and the body as JSON.
 fn post(url: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Value) {
@@ -165,6 +170,153 @@ fn a_local_process_cannot_get_a_receipt_signed_or_accepted() {
     let submission = serde_json::to_vec(&json!({ "receipt": zeroed })).unwrap();
     let (_, out) = post(&pharmacy.url("/api/applications"), &[], &submission);
     assert_eq!(out["ok"], false, "{out}");
+}
+
+/// An install key as the wallet page holds it, speaking to the signer over HTTP as the page
+/// does (no browser: the signer cannot tell).
+struct HttpInstall {
+    key: p256::ecdsa::SigningKey,
+}
+
+impl HttpInstall {
+    fn new(seed: u8) -> Self {
+        Self {
+            key: p256::ecdsa::SigningKey::from_slice(&[seed; 32]).unwrap(),
+        }
+    }
+
+    fn id(&self) -> String {
+        InstallKey::from_verifying_key(*self.key.verifying_key())
+            .id()
+            .to_string()
+    }
+
+    /// A POST of `body` to the signer's `path`, signed by this install: status and JSON.
+    fn post(&self, signer: &TestSigner, path: &str, body: &[u8]) -> (u16, Value) {
+        let ts = system_now().millis();
+        let signature: p256::ecdsa::Signature = self
+            .key
+            .sign(signing_input("POST", path, ts, body).as_bytes());
+        let sig = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            signature.to_bytes(),
+        );
+        let (id, ts) = (self.id(), ts.to_string());
+        let headers = [
+            ("tacit-install", id.as_str()),
+            ("tacit-timestamp", ts.as_str()),
+            ("tacit-signature", sig.as_str()),
+        ];
+        post(&format!("{}{path}", signer.url()), &headers, body)
+    }
+
+    /// Enrols with a fresh one-time code, as the wallet page does.
+    fn enrol(&self, signer: &TestSigner) {
+        let jwk = InstallKey::from_verifying_key(*self.key.verifying_key()).to_jwk();
+        let body = serde_json::to_vec(
+            &json!({ "code": signer.enrolment_code().unwrap(), "public_key": jwk }),
+        )
+        .unwrap();
+        let (status, out) = self.post(signer, "/v1/installs", &body);
+        assert_eq!(status, 201, "{out}");
+    }
+
+    /// A receipt answering every claim `site` asks, for a fresh nonce of the site's.
+    fn receipt_for(&self, signer: &TestSigner, site: &TestSite, session: &str) -> Value {
+        let mut response = common::http()
+            .get(&site.url("/api/requirements"))
+            .call()
+            .unwrap();
+        let out: Value =
+            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+        let requirements = &out["result"];
+        let audience = Origin::parse(&site.origin()).unwrap();
+        let now = system_now();
+        let mut log = ComparisonLog::new();
+        for claim in requirements["claims"].as_array().unwrap() {
+            let claim: Claim = serde_json::from_value(claim.clone()).unwrap();
+            log.append(
+                now.plus_millis(-1_000),
+                audience.clone(),
+                ToolName::parse(&format!("tacit.claim.{}", claim.kind())).unwrap(),
+                claim,
+                Outcome::Satisfied,
+                GrantId::parse("g-revocation").unwrap(),
+                None,
+            );
+        }
+        let payload = ReceiptPayload::new(
+            SessionId::parse(session).unwrap(),
+            audience,
+            Nonce::parse(requirements["nonce"].as_str().unwrap()).unwrap(),
+            now,
+            now.plus_millis(10 * 60_000),
+            &log,
+        )
+        .unwrap();
+        let (status, receipt) = self.post(
+            signer,
+            "/v1/receipts",
+            &serde_json::to_vec(&payload).unwrap(),
+        );
+        assert_eq!(status, 200, "{receipt}");
+        receipt
+    }
+}
+
+/// Submits `receipt` to `site`: the answer's JSON.
+fn submit(site: &TestSite, receipt: &Value) -> Value {
+    let body = serde_json::to_vec(&json!({ "receipt": receipt })).unwrap();
+    post(&site.url("/api/applications"), &[], &body).1
+}
+
+#[test]
+fn a_revoked_installs_receipts_are_refused_by_a_site_that_fetches_keys() {
+    let _serial = tacit_e2e::serial();
+    // No wallet page and no browser: the installs speak to the signer as the page would.
+    let signer = TestSigner::start(
+        KeyStore::make(system_now()).unwrap(),
+        &["http://127.0.0.1:9"],
+    )
+    .unwrap();
+    let site = TestSite::start_api_only("housing", &format!("{}/v1/keys", signer.url())).unwrap();
+    let (lost, kept) = (HttpInstall::new(21), HttpInstall::new(22));
+    lost.enrol(&signer);
+    kept.enrol(&signer);
+
+    // Both get receipts; then the operator revokes the first install (a lost laptop).
+    let first = lost.receipt_for(&signer, &site, "s-revoked-1");
+    let second = lost.receipt_for(&signer, &site, "s-revoked-2");
+    let theirs = kept.receipt_for(&signer, &site, "s-kept-1");
+    let early = kept.receipt_for(&signer, &site, "s-kept-2");
+    // A receipt judged before the revocation counts, as it did.
+    let out = submit(&site, &early);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    assert!(signer.revoke_install(&lost.id()).unwrap());
+    // Its next request gets nothing signed.
+    let (status, _) = lost.post(&signer, "/v1/receipts", b"{}");
+    assert_eq!(status, 401);
+
+    // After the site's key age has passed it fetches the keys afresh before judging: the
+    // revoked install's receipts are refused, with their own code and words; nothing is spent.
+    std::thread::sleep(signer_keys::MAX_KEY_AGE + Duration::from_millis(200));
+    for receipt in [&first, &second] {
+        let out = submit(&site, receipt);
+        assert_eq!(error_code(&out), "receipt_revoked", "{out}");
+        let message = out["error"]["message"].as_str().unwrap();
+        assert!(message.contains("revoked"), "{message}");
+    }
+    // The other install's receipt is accepted.
+    let out = submit(&site, &theirs);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+    // What the site fetched says nothing of either install.
+    let mut response = common::http()
+        .get(&format!("{}/v1/keys", signer.url()))
+        .call()
+        .unwrap();
+    let published = response.body_mut().read_to_string().unwrap();
+    assert!(published.contains("revoked_receipts"), "{published}");
+    assert!(!published.contains(&lost.id()) && !published.contains(&kept.id()));
 }
 
 /// The hand-made policy the wallet tests use, for `audience`.

@@ -160,6 +160,11 @@ pub enum VerifyError {
     /// The receipt's validity window has passed.
     #[error("receipt expired")]
     Expired,
+
+    /// The signer revoked the receipt: the install it signed it for was revoked before the
+    /// receipt expired ([`crate::receipt::PublishedKeys::verify`]).
+    #[error("receipt revoked by its signer")]
+    Revoked,
 }
 
 impl From<StructureError> for VerifyError {

@@ -46,8 +46,8 @@ pub use ledger::{Answer, Assessment, Bits, DisclosureLedger, Epochs, Floors, Pre
 pub use log::{ComparisonLog, Hash, LogEntry, rechain, verify_entries};
 pub use profile::{ConditionCode, Currency, DistrictId, LanguageTag, Money, Profile, ProfileInput};
 pub use receipt::{
-    KeySet, KeyStatus, Provenance, PublicKeyEntry, ReceiptPayload, SignedReceipt, VerifiedReceipt,
-    derive_key_id,
+    KeySet, KeyStatus, Provenance, PublicKeyEntry, PublishedKeys, ReceiptPayload, RevokedReceipts,
+    SignedReceipt, VerifiedReceipt, derive_key_id, revocation_digest,
 };
 pub use types::{GrantId, KeyId, Nonce, Origin, SessionId, Timestamp, ToolName};
 pub use vault::{Envelope, KdfParams, Normalized, Passphrase, Typed, Vault};

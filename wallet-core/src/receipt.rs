@@ -31,7 +31,17 @@
 //! ([`VerifyError::BadSignature`]); the structure and chain ([`VerifyError::Malformed`],
 //! [`VerifyError::ChainBroken`]); the audience ([`VerifyError::AudienceMismatch`]); the nonce
 //! ([`VerifyError::NonceMismatch`]); the window ([`VerifyError::NotYetValid`],
-//! [`VerifyError::Expired`]).
+//! [`VerifyError::Expired`]). [`PublishedKeys::verify`] then checks the signer's revocations
+//! ([`VerifyError::Revoked`]).
+//!
+//! # Revocation
+//!
+//! A receipt carries no install id (that would link a person across sites). A signer that
+//! revokes an install publishes instead, with its keys, the [`revocation_digest`] of every
+//! receipt it signed for that install that has not yet expired ([`PublishedKeys`]); a site that
+//! fetches the signer's keys refuses a listed receipt. A digest is listed at most until the
+//! receipt expires ([`MAX_WINDOW_MS`] after it was issued), after which the window refuses it
+//! anyway.
 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
@@ -305,10 +315,15 @@ impl PublicKeyEntry {
     }
 }
 
-/// The signer's published keys (the body of its `GET /v1/keys`).
+/// The signer's published keys (the `keys` of its `GET /v1/keys`).
+///
+/// It reads a whole published document and keeps only the keys: the document's
+/// `revoked_receipts` are dropped, so a verifier reading a `KeySet` does not honour
+/// revocations (the wallet checking the receipt it was just given has no need to). A verifier
+/// that must, as a relying site does, reads [`PublishedKeys`].
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, from = "KeyDocument")]
 pub struct KeySet {
     pub keys: Vec<PublicKeyEntry>,
 }
@@ -317,7 +332,8 @@ impl KeySet {
     /// Largest key set [`KeySet::parse`] reads, and what a fetcher may read of one (1 MiB).
     pub const MAX_BYTES: usize = 1 << 20;
 
-    /// Parses a key set's JSON. Never panics.
+    /// Parses a key set's JSON (a published document: its revocations are dropped). Never
+    /// panics.
     pub fn parse(bytes: &[u8]) -> Result<Self, MalformedReceipt> {
         if bytes.len() > Self::MAX_BYTES {
             return Err(MalformedReceipt("key set too large"));
@@ -331,6 +347,164 @@ impl KeySet {
             .iter()
             .filter(|k| &k.key_id == key_id && k.valid_at(at))
             .find_map(PublicKeyEntry::verifying_key)
+    }
+}
+
+impl From<KeyDocument> for KeySet {
+    fn from(document: KeyDocument) -> Self {
+        Self {
+            keys: document.keys,
+        }
+    }
+}
+
+/// Domain-separation prefix of a receipt's revocation digest.
+pub const REVOCATION_DOMAIN: &[u8] = b"tacit/receipt-revocation/v1\0";
+
+/// The digest a signer publishes to revoke a receipt: SHA-256 of [`REVOCATION_DOMAIN`] then the
+/// payload's [`ReceiptPayload::signing_bytes`]. It names the receipt and nothing else: no
+/// install id, so a list of them links nobody to anything a site did not already hold. (Two
+/// receipts with one payload share it; only the signer can make a second signature, and it
+/// would be over the same content.)
+pub fn revocation_digest(payload: &ReceiptPayload) -> Hash {
+    let bytes = payload.signing_bytes();
+    let mut input = Vec::with_capacity(REVOCATION_DOMAIN.len() + bytes.len());
+    input.extend_from_slice(REVOCATION_DOMAIN);
+    input.extend_from_slice(&bytes);
+    Hash::digest(&input)
+}
+
+/// The receipts a signer has revoked, by [`revocation_digest`]: sorted, each once. In JSON an
+/// array of 64-hex-digit digests, in any order (read sorted).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct RevokedReceipts(Vec<Hash>);
+
+impl RevokedReceipts {
+    /// The list of `digests`, sorted and without repeats.
+    pub fn new(digests: impl IntoIterator<Item = Hash>) -> Self {
+        let mut digests: Vec<Hash> = digests.into_iter().collect();
+        digests.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        digests.dedup();
+        Self(digests)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The digests, sorted.
+    pub fn digests(&self) -> &[Hash] {
+        &self.0
+    }
+
+    /// Whether `digest` is listed.
+    pub fn contains(&self, digest: &Hash) -> bool {
+        self.0
+            .binary_search_by(|d| d.as_bytes().cmp(digest.as_bytes()))
+            .is_ok()
+    }
+
+    /// The rule: a receipt is revoked when its [`revocation_digest`] is listed.
+    pub fn revokes(&self, signed: &SignedReceipt) -> bool {
+        !self.is_empty() && self.contains(&revocation_digest(&signed.payload))
+    }
+}
+
+impl<'de> Deserialize<'de> for RevokedReceipts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Hash>::deserialize(deserializer).map(Self::new)
+    }
+}
+
+/// The wire form of a signer's `GET /v1/keys`: its keys and, when there are any, the receipts it
+/// revoked (a document without `revoked_receipts`, as signers wrote before revocations, reads
+/// as none).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyDocument {
+    keys: Vec<PublicKeyEntry>,
+    #[serde(default, skip_serializing_if = "RevokedReceipts::is_empty")]
+    revoked_receipts: RevokedReceipts,
+}
+
+/// What a signer publishes at `GET /v1/keys`: its [`KeySet`] and the receipts it revoked
+/// ([`RevokedReceipts`]). A relying site that fetches it judges receipts with
+/// [`PublishedKeys::verify`]; one with pinned keys cannot learn of revocations.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "KeyDocument", into = "KeyDocument")]
+pub struct PublishedKeys {
+    pub key_set: KeySet,
+    pub revoked_receipts: RevokedReceipts,
+}
+
+impl From<KeyDocument> for PublishedKeys {
+    fn from(document: KeyDocument) -> Self {
+        Self {
+            key_set: KeySet {
+                keys: document.keys,
+            },
+            revoked_receipts: document.revoked_receipts,
+        }
+    }
+}
+
+impl From<PublishedKeys> for KeyDocument {
+    fn from(published: PublishedKeys) -> Self {
+        Self {
+            keys: published.key_set.keys,
+            revoked_receipts: published.revoked_receipts,
+        }
+    }
+}
+
+/// Keys without revocations (pinned keys, or a signer that revoked nothing).
+impl From<KeySet> for PublishedKeys {
+    fn from(key_set: KeySet) -> Self {
+        Self {
+            key_set,
+            revoked_receipts: RevokedReceipts::default(),
+        }
+    }
+}
+
+impl PublishedKeys {
+    /// Parses a signer's `GET /v1/keys` body (at most [`KeySet::MAX_BYTES`]). Never panics.
+    pub fn parse(bytes: &[u8]) -> Result<Self, MalformedReceipt> {
+        if bytes.len() > KeySet::MAX_BYTES {
+            return Err(MalformedReceipt("key set too large"));
+        }
+        serde_json::from_slice(bytes).map_err(|_| MalformedReceipt("not a valid key set"))
+    }
+
+    /// [`verify`] against these keys, then the revocations: a receipt that passes every check
+    /// but whose digest is listed fails with [`VerifyError::Revoked`] (a forged or altered one
+    /// fails as such first).
+    pub fn verify(
+        &self,
+        signed: &SignedReceipt,
+        expected_audience: &Origin,
+        expected_nonce: &Nonce,
+        now: Timestamp,
+    ) -> Result<VerifiedReceipt, VerifyError> {
+        let verified = verify(
+            signed,
+            &self.key_set,
+            expected_audience,
+            expected_nonce,
+            now,
+        )?;
+        if self.revoked_receipts.revokes(signed) {
+            return Err(VerifyError::Revoked);
+        }
+        Ok(verified)
     }
 }
 

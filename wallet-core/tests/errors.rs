@@ -108,6 +108,7 @@ fn verify_case(e: VerifyError) -> &'static str {
         VerifyError::NonceMismatch => "nonce",
         VerifyError::NotYetValid => "not yet valid",
         VerifyError::Expired => "expired",
+        VerifyError::Revoked => "revoked",
     }
 }
 
@@ -644,7 +645,7 @@ fn messages_are_the_ones_people_and_agents_see() {
         line: 2,
         reason: "invalid outcome",
     };
-    let said: [&dyn std::fmt::Display; 31] = [
+    let said: [&dyn std::fmt::Display; 32] = [
         &text,
         &profile,
         &ClaimError::Invalid("age threshold must be between 1 and 130 years"),
@@ -664,6 +665,7 @@ fn messages_are_the_ones_people_and_agents_see() {
         &VerifyError::NonceMismatch,
         &VerifyError::NotYetValid,
         &VerifyError::Expired,
+        &VerifyError::Revoked,
         &WeakPassphrase("shorter than 8 characters"),
         &EnvelopeError("truncated"),
         &SealError("key derivation failed"),
@@ -697,6 +699,7 @@ receipt audience does not match
 receipt nonce does not match
 receipt not yet valid
 receipt expired
+receipt revoked by its signer
 passphrase too weak: shorter than 8 characters
 vault envelope malformed: truncated
 the vault could not be sealed: key derivation failed

@@ -203,7 +203,7 @@ impl Policy {
                  replayed_nonce, wrong_audience, nonce_mismatch, bad_signature, unknown_key, \
                  chain_broken, expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
                  site_unreachable, busy, proof_missing, proof_invalid, untrusted_issuer, \
-                 proof_mismatch, proof_required; grant_expired or grant_revoked when called \
+                 proof_mismatch, proof_required, receipt_revoked; grant_expired or grant_revoked when called \
                  after the tool left (call {} again).",
                 self.submission,
                 self.site_name,

@@ -1,8 +1,9 @@
 //! Judging a submission: strict input, wallet-core's verifier, the nonce's state, the policy's
 //! claims, and one code per reason so an agent knows what to do next.
 //!
-//! Order of checks: [`check_receipt`] runs wallet-core's [`verify`] (signature, chain, audience,
-//! named nonce, window; the first failure is reported); the server then reads the nonce's row and
+//! Order of checks: [`check_receipt`] runs wallet-core's [`PublishedKeys::verify`] (signature,
+//! chain, audience, named nonce, window, then the signer's revoked receipts; the first failure
+//! is reported); the server then reads the nonce's row and
 //! [`decide`] refuses a nonce that is not open and a receipt that does not show every required
 //! claim satisfied, or answers [`Verdict::Consume`]: accept, **provided the server consumes the
 //! nonce atomically**. If that consume changes no row, the nonce was spent or lapsed in between
@@ -16,10 +17,9 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use wallet_core::receipt::verify;
 use wallet_core::{
-    ChainBroken, Claim, KeyId, KeySet, MalformedReceipt, Nonce, Origin, SessionId, SignedReceipt,
-    Timestamp, VerifiedReceipt, VerifyError,
+    ChainBroken, Claim, KeyId, MalformedReceipt, Nonce, Origin, PublishedKeys, SessionId,
+    SignedReceipt, Timestamp, VerifiedReceipt, VerifyError,
 };
 
 use crate::api::{RequirementsInput, SubmissionBody};
@@ -56,10 +56,12 @@ pub enum Code {
     ProofMismatch,
     /// The policy takes this claim only with an issuer's proof, and the answer is self-asserted.
     ProofRequired,
+    /// The signer revoked the receipt: the wallet install it was signed for was revoked.
+    ReceiptRevoked,
 }
 
 impl Code {
-    pub const ALL: [Code; 19] = [
+    pub const ALL: [Code; 20] = [
         Code::InvalidInput,
         Code::UnknownNonce,
         Code::ReplayedNonce,
@@ -79,6 +81,7 @@ impl Code {
         Code::UntrustedIssuer,
         Code::ProofMismatch,
         Code::ProofRequired,
+        Code::ReceiptRevoked,
     ];
 
     /// The code an agent reads as `name`.
@@ -108,6 +111,7 @@ impl Code {
             Code::UntrustedIssuer => "untrusted_issuer",
             Code::ProofMismatch => "proof_mismatch",
             Code::ProofRequired => "proof_required",
+            Code::ReceiptRevoked => "receipt_revoked",
         }
     }
 
@@ -138,6 +142,9 @@ impl Code {
             Code::ProofMismatch => "An issuer's proof does not match the answers in the receipt.",
             Code::ProofRequired => {
                 "This site needs an issuer's proof for an answer, not only your word."
+            }
+            Code::ReceiptRevoked => {
+                "The signer has revoked this receipt: the wallet that asked for it was disabled."
             }
         }
     }
@@ -360,6 +367,16 @@ pub fn refusal_for(error: &VerifyError, origin: &Origin, policy: &Policy) -> Ref
             Code::InvalidInput,
             format!("The receipt is malformed: {reason}."),
         ),
+        VerifyError::Revoked => (
+            Code::ReceiptRevoked,
+            format!(
+                "The signer has revoked this receipt: the wallet install it was signed for was \
+                 revoked by the signer's operator, so {} cannot accept it. Tell the person; a \
+                 receipt from this wallet will not count until it is enrolled with the signer \
+                 again.",
+                policy.site_name
+            ),
+        ),
     };
     Refusal::new(code, message)
 }
@@ -421,18 +438,20 @@ fn claim_refusal(claim: &Claim, verified: &VerifiedReceipt, policy: &Policy) -> 
     }
 }
 
-/// Checks the receipt of `submission` for the site at `origin`, against the signer's `keys`, at
-/// `now`: signature, chain, audience, the nonce the agent named (if it named one) and window.
+/// Checks the receipt of `submission` for the site at `origin`, against the signer's published
+/// `keys`, at `now`: signature, chain, audience, the nonce the agent named (if it named one),
+/// window, then the signer's revoked receipts ([`PublishedKeys::verify`]).
 pub fn check_receipt(
     policy: &Policy,
     origin: &Origin,
     submission: &Submission,
-    keys: &KeySet,
+    keys: &PublishedKeys,
     now: Timestamp,
 ) -> Result<VerifiedReceipt, Refusal> {
     let signed = &submission.receipt;
     let expected = submission.nonce.as_ref().unwrap_or(&signed.payload.nonce);
-    verify(signed, keys, origin, expected, now).map_err(|e| refusal_for(&e, origin, policy))
+    keys.verify(signed, origin, expected, now)
+        .map_err(|e| refusal_for(&e, origin, policy))
 }
 
 /// What the server must do with a checked receipt.

@@ -19,7 +19,7 @@ use tacit_site::{
     Accepted, Code, NonceState, Policy, Proofs, Proven, Refusal, Trust, Verdict,
     check_presentations, check_receipt, decide, make_nonce, nonce_refusal, parse_submission,
 };
-use wallet_core::{Claim, KeySet, Nonce, Origin, Outcome, Timestamp};
+use wallet_core::{Claim, Nonce, Origin, Outcome, PublishedKeys, Timestamp};
 
 /// When the submissions arrive: a minute after the receipt and the key binding.
 const AT: Timestamp = NOW.plus_millis(MINUTE);
@@ -28,7 +28,7 @@ struct Site {
     policy: Policy,
     origin: Origin,
     trust: Trust,
-    keys: KeySet,
+    keys: PublishedKeys,
     rows: HashMap<Nonce, NonceRecord>,
     issued: u8,
 }
@@ -47,7 +47,7 @@ impl Site {
             policy,
             origin,
             trust: trust(trusted),
-            keys: key_set(&[&signer_key()], NOW),
+            keys: key_set(&[&signer_key()], NOW).into(),
             rows: HashMap::new(),
             issued: 0,
         }

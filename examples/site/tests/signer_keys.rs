@@ -148,7 +148,7 @@ async fn an_unknown_key_fetches_the_set_again_once() {
     let (_, body) = submit_signed_by(&router, &new).await;
     assert_eq!(body["ok"], true, "{body}");
     assert_eq!(signer.fetches(), 2);
-    assert_eq!(state.signer().current().unwrap().keys.len(), 2);
+    assert_eq!(state.signer().current().unwrap().key_set.keys.len(), 2);
     // Made-up ids right after: no further fetch.
     for _ in 0..5 {
         let (_, body) = submit_signed_by(&router, &attacker_key()).await;

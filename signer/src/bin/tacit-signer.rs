@@ -83,7 +83,8 @@ async fn revoke(config: &Config, install_id: &str) -> Result<(), Error> {
     db.store().close().await;
     if revoked {
         println!(
-            "revoked install {}; its next request is refused",
+            "revoked install {}; its next request is refused, and the receipts it holds are \
+             listed as revoked at GET /v1/keys until they expire",
             install_id.trim()
         );
         Ok(())

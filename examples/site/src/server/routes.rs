@@ -252,7 +252,8 @@ enum Judged {
 async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judged, Response> {
     let policy = state.policy();
     let origin = state.origin();
-    let keys = state.signer().get().await.map_err(|_| {
+    // At most MAX_KEY_AGE old: the set carries the signer's revoked receipts.
+    let keys = state.signer().for_judging().await.map_err(|_| {
         refused(
             StatusCode::SERVICE_UNAVAILABLE,
             &Refusal::new(

@@ -5,7 +5,7 @@ use serde_json::json;
 use tacit_protocol::sd_jwt::MAX_SD_JWT_LEN;
 use tacit_testkit::fixtures::{MINUTE, key_set, payload};
 use wallet_core::receipt::{MAX_RECEIPT_BYTES, sign};
-use wallet_core::{KeyStatus, Outcome, PublicKeyEntry};
+use wallet_core::{KeySet, KeyStatus, Outcome, PublicKeyEntry, RevokedReceipts, revocation_digest};
 
 use super::*;
 use crate::nonce::{NonceRecord, make_nonce};
@@ -57,7 +57,7 @@ struct Fixture {
     rows: HashMap<Nonce, NonceRecord>,
     nonce: Nonce,
     signer: SigningKey,
-    keys: KeySet,
+    keys: PublishedKeys,
 }
 
 impl Fixture {
@@ -65,7 +65,7 @@ impl Fixture {
         let nonce = make_nonce([7; 16]);
         let rows = HashMap::from([(nonce.clone(), NonceRecord::issue(NOW.plus_millis(-MINUTE)))]);
         let signer = key(1);
-        let keys = keys_for(&[&signer]);
+        let keys = keys_for(&[&signer]).into();
         Self {
             policy: policy(),
             rows,
@@ -171,6 +171,45 @@ fn tampering_is_a_bad_signature() {
 }
 
 #[test]
+fn a_receipt_the_signer_revoked_is_refused_and_spends_nothing() {
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    let keys = f.keys.clone();
+    f.keys.revoked_receipts = RevokedReceipts::new([revocation_digest(&receipt.payload)]);
+    assert_eq!(f.judge(&receipt), Err(Code::ReceiptRevoked));
+    let submission = Submission {
+        receipt: receipt.clone(),
+        nonce: None,
+        presentations: Vec::new(),
+    };
+    let refusal = f.submit(&submission, NOW.plus_millis(MINUTE)).unwrap_err();
+    assert_eq!(refusal.code.as_str(), "receipt_revoked");
+    assert!(refusal.message.contains("revoked"), "{}", refusal.message);
+    assert!(
+        refusal.message.contains(&f.policy.site_name),
+        "{}",
+        refusal.message
+    );
+    assert!(Code::ReceiptRevoked.for_person().contains("revoked"));
+    // The nonce is still open: under keys that list nothing the same receipt is accepted.
+    f.keys = keys;
+    assert!(f.judge(&receipt).is_ok());
+}
+
+#[test]
+fn another_receipt_is_not_refused_for_a_revoked_one() {
+    let mut f = Fixture::new();
+    let receipt = f.receipt(&all_satisfied());
+    let other = sign(
+        payload(&origin(), &make_nonce([8; 16]), &all_satisfied(), NOW),
+        &f.signer,
+        NOW,
+    );
+    f.keys.revoked_receipts = RevokedReceipts::new([revocation_digest(&other.payload)]);
+    assert!(f.judge(&receipt).is_ok());
+}
+
+#[test]
 fn an_unpublished_key_is_unknown() {
     let mut f = Fixture::new();
     let receipt = sign(
@@ -196,7 +235,8 @@ fn a_retired_key_still_vouches_for_what_it_signed() {
                 KeyStatus::Retired,
             ),
         ],
-    };
+    }
+    .into();
     assert!(f.judge(&receipt).is_ok());
 }
 
