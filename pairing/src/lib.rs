@@ -14,6 +14,8 @@
 //!   pairing secret: AES-256-GCM frames, one key per direction, each frame numbered; a frame is
 //!   opened only in order (a replay, a reorder or a frame of another session or of a stranger is
 //!   refused and leaves the session as it was).
+//! - [`bridge`]: the bridge's core: the tools it shows (persistent ones always, claim tools as
+//!   the vault lists them), every call forwarded, `vault_unreachable` when it cannot be.
 //! - [`relay`]: the rules of `tacit-relay`, which carries frames it cannot open: one connection
 //!   per side of a route, a bounded mailbox with a time to live while a side is offline, a
 //!   per-side rate limit.
@@ -24,6 +26,7 @@
 //! Pure: no clock, no I/O; randomness is an argument (a 32-byte seed for the handshake, the
 //! 16-byte connection nonces). Secrets are wiped on drop and never printed.
 
+pub mod bridge;
 pub mod channel;
 pub mod code;
 pub mod handshake;
