@@ -40,8 +40,9 @@ const BUSY_WORDS: &str = "Too many calls are waiting for the person's wallet. Wa
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
     pub name: String,
-    pub description: String,
-    pub input_schema: Value,
+    /// What WebMCP's `registerTool` takes without `execute` (title, description, inputSchema,
+    /// annotations); its `name` is [`Self::name`] whatever it says.
+    pub definition: Value,
     /// When the grant behind it ends (milliseconds since the epoch); persistent tools have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<i64>,

@@ -5,9 +5,12 @@
 //! `O` as `0`. It is only ever a SPAKE2 password, so its 40 bits face online guessing only, one
 //! guess per handshake, and the vault takes one handshake per code.
 //!
-//! An [`Offer`] is what the bridge's QR code says: `tacit-pair:v1/<mailbox>/<code>/<relay>`,
-//! the mailbox being 16 random bytes in hex (where the relay holds the vault's messages until
-//! it answers) and the relay an `http(s)://host[:port]` origin.
+//! An [`Offer`] is what the bridge shows: a 4-symbol **mailbox tag** (where the relay keeps the
+//! vault's first messages; it tells the relay nothing of the code) and the code, typed as
+//! `MMMM-CCCC-CCCC` ([`Offer::typed`]), and, for a QR code or a paste, with the relay's origin:
+//! `tacit-pair:v1/MMMM-CCCC-CCCC/<relay>` ([`Offer::to_uri`]). The relay route of the mailbox
+//! is a hash of the tag ([`MailboxTag::id`]); a tag another bridge is waiting on is refused by
+//! the relay as busy, and the bridge picks another.
 
 use core::fmt;
 
@@ -25,13 +28,13 @@ pub const OFFER_PREFIX: &str = "tacit-pair:v1/";
 /// Why a code or offer was refused, in words for the person.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CodeError {
-    #[error("a pairing code has 8 letters and digits, like 7KQ2-M9XD")]
+    #[error("a pairing code has 12 letters and digits, like 4H7Q-7KQ2-M9XD (the bridge shows it)")]
     Length,
     #[error("a pairing code has only letters and digits (not {0:?}); U is never used")]
     Symbol(char),
     #[error("this is not a Tacit pairing code: it should start with tacit-pair:v1/")]
     NotAnOffer,
-    #[error("the pairing offer's mailbox must be 32 hexadecimal digits")]
+    #[error("a mailbox is 32 hexadecimal digits")]
     Mailbox,
     #[error("the pairing offer's relay must be an http:// or https:// address with no path")]
     Relay,
@@ -61,22 +64,7 @@ impl PairingCode {
 
     /// Reads a code as a person types it (see the module docs).
     pub fn parse(text: &str) -> Result<Self, CodeError> {
-        let mut symbols = Vec::with_capacity(CODE_LEN);
-        for c in text.chars() {
-            if c == '-' || c.is_whitespace() {
-                continue;
-            }
-            let c = match c.to_ascii_uppercase() {
-                'I' | 'L' => '1',
-                'O' => '0',
-                c => c,
-            };
-            if !c.is_ascii() || !ALPHABET.contains(&(c as u8)) {
-                return Err(CodeError::Symbol(c));
-            }
-            symbols.push(c as u8);
-        }
-        let symbols: [u8; CODE_LEN] = symbols.try_into().map_err(|_| CodeError::Length)?;
+        let symbols: [u8; CODE_LEN] = symbols(text)?.try_into().map_err(|_| CodeError::Length)?;
         Ok(Self(symbols))
     }
 
@@ -92,7 +80,66 @@ impl PairingCode {
     }
 }
 
-/// Where the relay keeps the vault's first messages for this pairing: 16 random bytes.
+/// Reads symbols as a person types them (case, `I`/`L` → `1`, `O` → `0`), skipping dashes and
+/// white space.
+fn symbols(text: &str) -> Result<Vec<u8>, CodeError> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '-' || c.is_whitespace() {
+            continue;
+        }
+        let c = match c.to_ascii_uppercase() {
+            'I' | 'L' => '1',
+            'O' => '0',
+            c => c,
+        };
+        if !c.is_ascii() || !ALPHABET.contains(&(c as u8)) {
+            return Err(CodeError::Symbol(c));
+        }
+        out.push(c as u8);
+    }
+    Ok(out)
+}
+
+/// Symbols in a mailbox tag.
+pub const TAG_LEN: usize = 4;
+
+/// The mailbox tag a bridge shows before its code: 4 symbols (20 bits), only to find the
+/// mailbox (the code is what authenticates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MailboxTag([u8; TAG_LEN]);
+
+impl MailboxTag {
+    /// The tag for 3 random bytes (the low 20 bits are used).
+    pub fn from_random(bytes: [u8; 3]) -> Self {
+        let bits = bytes.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b));
+        let mut tag = [0u8; TAG_LEN];
+        for (i, s) in tag.iter_mut().enumerate() {
+            let shift = 5 * (TAG_LEN - 1 - i);
+            *s = ALPHABET[((bits >> shift) & 31) as usize];
+        }
+        Self(tag)
+    }
+
+    pub fn display(&self) -> String {
+        self.0.iter().map(|&b| b as char).collect()
+    }
+
+    /// The mailbox the tag names: the first 16 bytes of SHA-256 of a label and the tag.
+    pub fn id(&self) -> MailboxId {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::new()
+            .chain_update(b"tacit-pairing mailbox v1|")
+            .chain_update(self.0)
+            .finalize();
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&digest[..16]);
+        MailboxId(id)
+    }
+}
+
+/// Where the relay keeps the vault's first messages for this pairing: 16 bytes (its route is
+/// their hex).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MailboxId([u8; 16]);
 
@@ -115,23 +162,23 @@ impl MailboxId {
     }
 }
 
-/// What the bridge's QR code carries: the relay, the mailbox and the code.
+/// What the bridge shows: the relay, the mailbox tag and the code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
     pub relay: String,
-    pub mailbox: MailboxId,
+    pub mailbox: MailboxTag,
     pub code: PairingCode,
 }
 
 impl Offer {
-    /// `tacit-pair:v1/<mailbox>/<code>/<relay>`.
+    /// `MMMM-CCCC-CCCC`: what the person types into the vault (which knows its relay).
+    pub fn typed(&self) -> String {
+        format!("{}-{}", self.mailbox.display(), self.code.display())
+    }
+
+    /// `tacit-pair:v1/MMMM-CCCC-CCCC/<relay>`.
     pub fn to_uri(&self) -> String {
-        format!(
-            "{OFFER_PREFIX}{}/{}/{}",
-            self.mailbox.hex(),
-            self.code.display(),
-            self.relay
-        )
+        format!("{OFFER_PREFIX}{}/{}", self.typed(), self.relay)
     }
 
     /// Reads what a QR code or a paste gave (surrounding white space ignored).
@@ -140,12 +187,24 @@ impl Offer {
             .trim()
             .strip_prefix(OFFER_PREFIX)
             .ok_or(CodeError::NotAnOffer)?;
-        let (mailbox, rest) = rest.split_once('/').ok_or(CodeError::NotAnOffer)?;
-        let (code, relay) = rest.split_once('/').ok_or(CodeError::NotAnOffer)?;
+        let (typed, relay) = rest.split_once('/').ok_or(CodeError::NotAnOffer)?;
+        Self::parse_typed(typed, relay)
+    }
+
+    /// Reads the typed form, `MMMM-CCCC-CCCC` as a person types it, for the relay `relay`.
+    pub fn parse_typed(typed: &str, relay: &str) -> Result<Self, CodeError> {
+        let all = symbols(typed)?;
+        if all.len() != TAG_LEN + CODE_LEN {
+            return Err(CodeError::Length);
+        }
+        let mut tag = [0u8; TAG_LEN];
+        tag.copy_from_slice(&all[..TAG_LEN]);
+        let mut code = [0u8; CODE_LEN];
+        code.copy_from_slice(&all[TAG_LEN..]);
         Ok(Self {
             relay: relay_origin(relay)?,
-            mailbox: MailboxId::parse(mailbox)?,
-            code: PairingCode::parse(code)?,
+            mailbox: MailboxTag(tag),
+            code: PairingCode(code),
         })
     }
 }

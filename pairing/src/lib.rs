@@ -3,8 +3,8 @@
 //! How the agent's browser (the **bridge**) and the person's **vault** come to share a key
 //! without trusting the relay between them, and how they then talk (issue 29).
 //!
-//! - [`code`]: the short pairing code the bridge shows and the person types or scans into the
-//!   vault, and the [`Offer`] (relay, mailbox, code) a QR code carries.
+//! - [`code`]: what the bridge shows and the person types or scans into the vault: the
+//!   [`Offer`], a mailbox tag and a short code (`4H7Q-7KQ2-M9XD`), and the relay.
 //! - [`handshake`]: SPAKE2 (RustCrypto's `spake2`, Ed25519 group) with the code as password, the
 //!   bridge as side A and the vault as side B, then key confirmation: each side sends a tag only
 //!   the holder of the same key can make. A wrong code (or a relay in the middle guessing it)
@@ -33,5 +33,5 @@ pub mod handshake;
 pub mod relay;
 
 pub use channel::{FrameError, MAX_FRAME, Session};
-pub use code::{CodeError, MailboxId, Offer, PairingCode};
+pub use code::{CodeError, MailboxId, MailboxTag, Offer, PairingCode};
 pub use handshake::{Confirming, Paired, PairingError, Role, Start};

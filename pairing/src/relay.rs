@@ -7,7 +7,8 @@
 //! [`MAX_QUEUED_FRAMES`] frames and [`MAX_QUEUED_BYTES`] bytes, each for [`MAILBOX_TTL_MS`]
 //! (then dropped). Each side of a route may send [`FRAMES_PER_MINUTE`] frames a minute, a
 //! token bucket with that burst; at most [`MAX_ROUTES`] routes are held. The relay never opens
-//! a frame (it has no key) and nothing here looks inside one.
+//! a frame (it has no key) and nothing here looks inside one. It does tell each side when the
+//! other connects or goes ([`Relay::connection`]): presence, never content.
 //!
 //! Pure: time is an argument (milliseconds), connections are numbers the server gives.
 
@@ -240,6 +241,16 @@ impl Relay {
             }
         }
         self.routes.retain(|_, state| !state.idle());
+    }
+
+    /// The connection of `role` on `route`, if it is connected (to tell it the other side
+    /// came or went).
+    pub fn connection(&self, route: &Route, role: Role) -> Option<u64> {
+        let state = self.routes.get(route)?;
+        match role {
+            Role::Bridge => state.bridge.connection,
+            Role::Vault => state.vault.connection,
+        }
     }
 
     /// Routes held.

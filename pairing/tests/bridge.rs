@@ -14,8 +14,7 @@ const T: i64 = 1_800_000_000_000;
 fn spec(name: &str, expires_at: Option<i64>) -> ToolSpec {
     ToolSpec {
         name: name.into(),
-        description: format!("{name} tool"),
-        input_schema: json!({ "type": "object" }),
+        definition: json!({ "description": format!("{name} tool"), "inputSchema": { "type": "object" } }),
         expires_at,
     }
 }

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 use tacit_pairing::{
-    CodeError, FrameError, MailboxId, Offer, Paired, PairingCode, PairingError, Role, Session,
-    Start,
+    CodeError, FrameError, MailboxId, MailboxTag, Offer, Paired, PairingCode, PairingError, Role,
+    Session, Start,
 };
 
 fn code() -> PairingCode {
@@ -301,22 +301,32 @@ fn a_code_is_read_as_a_person_types_it() {
 }
 
 #[test]
-fn an_offer_round_trips_and_a_strange_one_is_refused_in_words() {
+fn an_offer_round_trips_typed_and_as_a_uri_and_a_strange_one_is_refused_in_words() {
     let offer = Offer {
         relay: "http://127.0.0.1:8795".into(),
-        mailbox: mailbox(),
+        mailbox: MailboxTag::from_random([1, 2, 3]),
         code: code(),
     };
+    let typed = offer.typed();
+    assert_eq!(typed.len(), 14, "{typed}");
+    assert_eq!(
+        Offer::parse_typed(&typed.to_lowercase(), "http://127.0.0.1:8795").unwrap(),
+        offer
+    );
+    assert_eq!(
+        Offer::parse_typed(&typed.replace('-', " "), "http://127.0.0.1:8795/").unwrap(),
+        offer
+    );
     let uri = offer.to_uri();
-    assert!(uri.starts_with("tacit-pair:v1/07070707"), "{uri}");
+    assert_eq!(uri, format!("tacit-pair:v1/{typed}/http://127.0.0.1:8795"));
     assert_eq!(Offer::parse(&uri).unwrap(), offer);
     assert_eq!(Offer::parse(&format!("  {uri}/\n")).unwrap(), offer);
+    // The mailbox is the tag's hash, the same for both sides, and another tag's is another.
+    assert_eq!(offer.mailbox.id(), Offer::parse(&uri).unwrap().mailbox.id());
+    assert_ne!(offer.mailbox.id(), MailboxTag::from_random([1, 2, 4]).id());
     let bad = |text: &str| Offer::parse(text).unwrap_err();
     assert_eq!(bad("https://evil.example/"), CodeError::NotAnOffer);
-    assert_eq!(
-        bad(&uri.replace("07070707", "0707070z")),
-        CodeError::Mailbox
-    );
+    assert_eq!(bad(&uri.replace(&typed, &typed[..12])), CodeError::Length);
     assert_eq!(
         bad(&uri.replace("http://127.0.0.1:8795", "ftp://x")),
         CodeError::Relay
@@ -326,6 +336,12 @@ fn an_offer_round_trips_and_a_strange_one_is_refused_in_words() {
         bad(&uri.replace("127.0.0.1", "user@127.0.0.1")),
         CodeError::Relay
     );
+    assert!(
+        CodeError::Length
+            .to_string()
+            .contains("12 letters and digits")
+    );
+    assert_eq!(MailboxId::parse("zz").unwrap_err(), CodeError::Mailbox);
 }
 
 proptest! {

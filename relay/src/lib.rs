@@ -8,7 +8,9 @@
 //! its logs carry refusal codes and counts, never a route, a frame or its length.
 //!
 //! A refusal is a text message `{"refused": code, "message": words}` to the sender; a refused
-//! join closes the connection after it. Each connection has a bounded outgoing queue
+//! join closes the connection after it. When one side of a route connects or goes, the other
+//! (if connected) gets the text message `{"peer": "joined"}` or `{"peer": "left"}`, so a bridge
+//! withdraws its claim tools the moment its vault is gone. Each connection has a bounded outgoing queue
 //! ([`OUTGOING_QUEUE`]); a frame for a connection whose queue is full is refused to its sender
 //! as `mailbox_full`. One process, in memory: frames waiting for an offline side are lost when
 //! the relay stops (the sides notice the gap and reconnect; nothing is lost of the person's).
@@ -46,7 +48,7 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 #[derive(Clone)]
 pub struct RelayState {
     relay: Arc<Mutex<Relay>>,
-    connections: Arc<Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>>,
+    connections: Arc<Mutex<HashMap<u64, mpsc::Sender<Out>>>>,
     next_connection: Arc<AtomicU64>,
     clock: Clock,
     /// Every frame the relay forwards or keeps, for a test to see what the relay sees.
@@ -90,7 +92,7 @@ impl RelayState {
         self.relay.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn connections(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::Sender<Vec<u8>>>> {
+    fn connections(&self) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::Sender<Out>>> {
         self.connections
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -99,6 +101,23 @@ impl RelayState {
     /// Routes held now (for tests and metrics).
     pub fn routes(&self) -> usize {
         self.relay().routes()
+    }
+}
+
+/// What is written to a connection.
+#[derive(Debug)]
+enum Out {
+    Frame(Vec<u8>),
+    Peer(&'static str),
+}
+
+/// Tells the other side of `route` (if connected) that `role`'s side `joined` or `left`.
+fn tell_peer(state: &RelayState, route: &Route, role: Role, what: &'static str) {
+    let peer = state.relay().connection(route, role.peer());
+    if let Some(peer) = peer
+        && let Some(sender) = state.connections().get(&peer).cloned()
+    {
+        let _ = sender.try_send(Out::Peer(what));
     }
 }
 
@@ -161,7 +180,7 @@ async fn upgrade(
 async fn connection(state: RelayState, route: Route, role: Role, socket: WebSocket) {
     let id = state.next_connection.fetch_add(1, Ordering::Relaxed);
     let (mut sink, mut stream) = socket.split();
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(OUTGOING_QUEUE);
+    let (tx, mut rx) = mpsc::channel::<Out>(OUTGOING_QUEUE);
     let joined = {
         let now = state.now();
         let joined = state.relay().join(&route, role, id, now);
@@ -181,6 +200,12 @@ async fn connection(state: RelayState, route: Route, role: Role, socket: WebSock
             return;
         }
     };
+    tell_peer(&state, &route, role, "joined");
+    if state.relay().connection(&route, role.peer()).is_some() {
+        let _ = sink
+            .send(Message::Text(r#"{"peer":"joined"}"#.into()))
+            .await;
+    }
     for frame in waiting {
         if sink.send(Message::Binary(frame.into())).await.is_err() {
             break;
@@ -189,8 +214,14 @@ async fn connection(state: RelayState, route: Route, role: Role, socket: WebSock
     loop {
         tokio::select! {
             outgoing = rx.recv() => match outgoing {
-                Some(frame) => {
+                Some(Out::Frame(frame)) => {
                     if sink.send(Message::Binary(frame.into())).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Out::Peer(what)) => {
+                    let text = serde_json::json!({ "peer": what }).to_string();
+                    if sink.send(Message::Text(text.into())).await.is_err() {
                         break;
                     }
                 }
@@ -213,6 +244,7 @@ async fn connection(state: RelayState, route: Route, role: Role, socket: WebSock
     }
     state.relay().leave(&route, role, id);
     state.connections().remove(&id);
+    tell_peer(&state, &route, role, "left");
 }
 
 /// One frame from `role`'s connection `id`: forwarded, kept or refused.
@@ -232,7 +264,7 @@ fn carry(
         let sender = state.connections().get(&peer).cloned();
         match sender {
             Some(sender) => sender
-                .try_send(frame)
+                .try_send(Out::Frame(frame))
                 .map_err(|_| RelayRefusal::MailboxFull)?,
             None => return Err(RelayRefusal::NotJoined),
         }

@@ -72,11 +72,12 @@ fn send(socket: &mut Socket, frame: &[u8]) {
     socket.send(Message::Binary(frame.to_vec().into())).unwrap();
 }
 
-/// The next binary message, or the text of a refusal.
+/// The next binary message, or the text of a refusal (presence news is skipped).
 fn recv(socket: &mut Socket) -> Result<Vec<u8>, String> {
     loop {
         match socket.read().unwrap() {
             Message::Binary(b) => return Ok(b.to_vec()),
+            Message::Text(t) if t.contains("\"peer\"") => {}
             Message::Text(t) => return Err(t.to_string()),
             Message::Close(_) => return Err("closed".into()),
             _ => {}
@@ -239,4 +240,33 @@ fn frames_for_an_offline_vault_wait_in_order_then_expire() {
     std::thread::sleep(Duration::from_millis(200));
     let mut vault = relay.connect(&route, "vault");
     assert_eq!(recv(&mut vault).unwrap(), vec![10; 32]);
+}
+
+/// The next text message.
+fn text(socket: &mut Socket) -> String {
+    loop {
+        if let Message::Text(t) = socket.read().unwrap() {
+            return t.to_string();
+        }
+    }
+}
+
+#[test]
+fn each_side_is_told_when_the_other_comes_and_goes_and_nothing_more() {
+    let relay = Relay::start();
+    let route = "cd".repeat(16);
+    let mut bridge = relay.connect(&route, "bridge");
+    let mut vault = relay.connect(&route, "vault");
+    assert_eq!(text(&mut bridge), r#"{"peer":"joined"}"#);
+    assert_eq!(
+        text(&mut vault),
+        r#"{"peer":"joined"}"#,
+        "told the bridge is there"
+    );
+    drop(vault);
+    assert_eq!(text(&mut bridge), r#"{"peer":"left"}"#);
+    let mut vault = relay.connect(&route, "vault");
+    assert_eq!(text(&mut bridge), r#"{"peer":"joined"}"#);
+    send(&mut vault, &[7; 32]);
+    assert_eq!(recv(&mut bridge).unwrap(), vec![7; 32]);
 }

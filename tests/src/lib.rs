@@ -45,6 +45,7 @@ pub mod cdp;
 mod error;
 pub mod issuer_proc;
 mod page;
+pub mod relay_proc;
 pub mod server;
 pub mod signer_proc;
 pub mod site_proc;

@@ -272,6 +272,8 @@ impl App {
         for (name, error) in self.registry.sync(&self.gate) {
             self.detection = Detection::RegistrationRefused(format!("{name}: {error}"));
         }
+        // In a vault, the paired bridges are told the claim tools that exist now.
+        crate::link::sync_tools(&self.registry.host().definitions(), &self.gate);
     }
 
     /// Draws what changed, then tells the person in words of changes they did not make.
@@ -566,7 +568,8 @@ pub fn start(features: &'static dyn Features, adopted: BTreeMap<String, web_sys:
         });
         redraw_later();
     });
-    let host = WebMcpHost::new(executor, on_refused, adopted);
+    let vault = crate::link::is_vault();
+    let host = WebMcpHost::new(executor, on_refused, adopted, vault);
     let context = host.context().cloned();
     let Some(secret) = session_secret() else {
         dom::set_text(
@@ -655,8 +658,11 @@ pub fn start(features: &'static dyn Features, adopted: BTreeMap<String, web_sys:
             }
         });
     }
-    // `window.tacit` only where no WebMCP registry (native or the polyfill) carries the tools.
-    if !with_app(|app| app.registry.host().uses_webmcp()).unwrap_or(false) {
+    // `window.tacit` only where no WebMCP registry (native or the polyfill) carries the tools,
+    // and never in a vault, whose tools are its paired bridges' (`link`).
+    if vault {
+        crate::link::start();
+    } else if !with_app(|app| app.registry.host().uses_webmcp()).unwrap_or(false) {
         install_window_api();
     }
     editor::setup_form();

@@ -141,12 +141,15 @@ mod glue {
 
     impl WebMcpHost {
         /// `adopted`: the boot module's registrations ([`WebMcpHost::adopted`]).
+        /// `vault`: the page is the person's vault (issue 29): no tool goes to
+        /// `document.modelContext` (the table alone holds them, for the paired bridges).
         pub fn new(
             executor: Executor,
             on_refused: OnRefused,
             adopted: BTreeMap<String, AbortController>,
+            vault: bool,
         ) -> Self {
-            let ctx = model_context();
+            let ctx = if vault { None } else { model_context() };
             let host = Self {
                 ctx,
                 table: Rc::default(),

@@ -55,6 +55,8 @@ mod issuer;
 #[cfg(target_arch = "wasm32")]
 pub mod keystore;
 #[cfg(target_arch = "wasm32")]
+mod link;
+#[cfg(target_arch = "wasm32")]
 mod net;
 #[cfg(target_arch = "wasm32")]
 mod page;

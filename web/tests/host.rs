@@ -40,7 +40,7 @@ fn host_adopting(
         Reflect::set(&out, &"input".into(), &input).unwrap();
         Promise::resolve(&JsValue::from(out))
     });
-    WebMcpHost::new(executor, Rc::new(|_| {}), adopted)
+    WebMcpHost::new(executor, Rc::new(|_| {}), adopted, false)
 }
 
 /// `document.modelContext`, and the tools its `getTools()` lists now.
@@ -146,6 +146,7 @@ async fn a_name_not_adopted_is_registered_again_and_the_browser_refuses_the_dupl
         executor,
         Rc::new(move |e: String| seen.borrow_mut().push(e)),
         std::collections::BTreeMap::new(),
+        false,
     );
     // Not handed over: the browser refuses the same name twice (InvalidStateError), at once or
     // by rejecting the registration later (the page then says `registration-refused`).

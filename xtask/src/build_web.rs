@@ -87,6 +87,17 @@ pub const SITES: &[Site] = &[
         }],
     },
     Site {
+        name: "bridge",
+        package: "tacit-bridge",
+        lib: "tacit_bridge",
+        dir: "web/bridge",
+        shared_static: None,
+        page: None,
+        who: "The bridge",
+        first_load: None,
+        on_demand: &[],
+    },
+    Site {
         name: "housing",
         package: "tacit-housing",
         lib: "tacit_housing",
@@ -357,6 +368,9 @@ pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(),
     }
     for site in &sites {
         lay_out(site, opt.as_deref())?;
+        if site.name == "wallet" {
+            lay_out_vault()?;
+        }
     }
     if opt.is_none() {
         eprintln!("{}", missing_wasm_opt_warning());
@@ -366,6 +380,38 @@ pub fn build_web(only: &[String], locked: bool, wasm_opt: WasmOpt) -> Result<(),
         crate::gate_js::build(locked)?;
     }
     Ok(())
+}
+
+/// The wallet's page marks itself a wallet; its vault copy (issue 29) marks itself a vault.
+pub const WALLET_ROLE: &str = r#"<meta name="tacit-role" content="wallet">"#;
+/// What the vault copy's page says instead of [`WALLET_ROLE`].
+pub const VAULT_ROLE: &str = r#"<meta name="tacit-role" content="vault">"#;
+
+/// `target/site/vault`: the wallet's files with its page marked a vault (it then registers no
+/// WebMCP tool and serves its paired bridges; `web/src/link.rs`).
+fn lay_out_vault() -> Result<(), String> {
+    let site = crate::target_dir().join("site");
+    let (wallet, vault) = (site.join("wallet"), site.join("vault"));
+    if vault.exists() {
+        std::fs::remove_dir_all(&vault).map_err(|e| format!("{}: {e}", vault.display()))?;
+    }
+    copy_dir(&wallet, &vault)?;
+    let index = vault.join("index.html");
+    let page = std::fs::read_to_string(&index).map_err(|e| format!("{}: {e}", index.display()))?;
+    let marked = vault_page(&page)?;
+    std::fs::write(&index, marked).map_err(|e| format!("{}: {e}", index.display()))?;
+    println!("vault: {} (the wallet, marked a vault)", vault.display());
+    Ok(())
+}
+
+/// The wallet's page marked a vault; an error when it carries no (or more than one) role mark.
+pub fn vault_page(page: &str) -> Result<String, String> {
+    if page.matches(WALLET_ROLE).count() != 1 {
+        return Err(format!(
+            "the wallet's index.html must hold `{WALLET_ROLE}` once"
+        ));
+    }
+    Ok(page.replace(WALLET_ROLE, VAULT_ROLE))
 }
 
 fn missing_wasm_opt_warning() -> String {
@@ -1198,6 +1244,20 @@ version = "0.2.130"
         assert!(twice.contains("twice"), "{twice}");
         let unknown = site_page(template, &format!("{both}<!-- slot other -->\nO\n")).unwrap_err();
         assert!(unknown.contains("`other`"), "{unknown}");
+    }
+
+    #[test]
+    fn the_vault_copy_marks_the_wallets_page_a_vault_once() {
+        let page =
+            std::fs::read_to_string(crate::workspace_root().join("web/static/index.html")).unwrap();
+        let vault = vault_page(&page).unwrap();
+        assert!(vault.contains(VAULT_ROLE) && !vault.contains(WALLET_ROLE));
+        assert_eq!(
+            vault.len(),
+            page.len() - WALLET_ROLE.len() + VAULT_ROLE.len()
+        );
+        assert!(vault_page("<html></html>").is_err());
+        assert!(vault_page(&format!("{WALLET_ROLE}{WALLET_ROLE}")).is_err());
     }
 
     #[test]

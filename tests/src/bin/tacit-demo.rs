@@ -1,6 +1,6 @@
 //! `cargo xtask demo`: the signer, two credential issuers (a tax office vouching for income, a
-//! civil registry vouching for age), the wallet page, the housing site and the pharmacy on
-//! loopback, with the Chromium command line to open them and a one-time code per demo person at
+//! civil registry vouching for age), the wallet page, the vault and the bridge with their relay,
+//! the housing site and the pharmacy on loopback, with the Chromium command line to open them and a one-time code per demo person at
 //! each issuer; `--agent` also runs a scripted agent through the DevTools `WebMCP` domain. Stops
 //! everything on Ctrl-C.
 
@@ -21,6 +21,12 @@ const TAX: &str = "127.0.0.1:8791";
 /// The civil registry (birth date); `examples/pharmacy/site.toml` trusts it.
 const REGISTRY: &str = "127.0.0.1:8792";
 const WALLET: &str = "127.0.0.1:8080";
+/// The wallet as the person's vault (issue 29): registers no tool, serves its paired bridges.
+const VAULT: &str = "127.0.0.1:8090";
+/// The bridge: the agent's page of the vault's tools, holding nothing.
+const BRIDGE: &str = "127.0.0.1:8089";
+/// `tacit-relay`, in this process: carries the vault's and bridges' ciphertext.
+const RELAY: &str = "127.0.0.1:8795";
 /// The tool-gate JS package's example page (a secure context: served as `localhost`).
 const GATE_EXAMPLE: &str = "127.0.0.1:8083";
 const DEBUG_PORT: u16 = 9222;
@@ -81,6 +87,8 @@ fn run(options: Options) -> Result<(), String> {
         key_file: key_file.clone(),
         allowed_origins: vec![
             wallet_core::Origin::parse(&wallet_origin).map_err(|e| e.to_string())?,
+            wallet_core::Origin::parse(&format!("http://localhost:{}", addr(VAULT).port()))
+                .map_err(|e| e.to_string())?,
         ],
         ..signer::Config::default()
     };
@@ -158,6 +166,26 @@ fn run(options: Options) -> Result<(), String> {
     ] {
         tacit_e2e::server::allow_connect(&origin);
     }
+    // The relay, the vault and the bridge (issue 29): the person's vault on its own origin, the
+    // agent's bridge on another, paired through the relay by the code the bridge shows.
+    let relay_listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr(RELAY)))
+        .map_err(|e| format!("the relay cannot listen on {RELAY}: {e}"))?;
+    runtime.spawn(tacit_relay::serve(
+        relay_listener,
+        tacit_relay::RelayState::system(),
+    ));
+    let relay_url = format!("http://{RELAY}");
+    tacit_e2e::server::allow_connect(&format!("ws://{RELAY}"));
+    tacit_e2e::server::allow_connect(&relay_url);
+    let vault_dir = tacit_e2e::site_dir("vault").map_err(|e| e.to_string())?;
+    let vault = StaticServer::start_on(vault_dir, addr(VAULT))
+        .map_err(|e| format!("the vault cannot listen on {VAULT}: {e}"))?;
+    let bridge_dir = tacit_e2e::site_dir("bridge").map_err(|e| e.to_string())?;
+    let bridge = StaticServer::start_on(bridge_dir, addr(BRIDGE))
+        .map_err(|e| format!("the bridge cannot listen on {BRIDGE}: {e}"))?;
+    let vault_url = format!("{}/", vault.origin());
+    let bridge_url = format!("{}/", bridge.origin());
     // The tool-gate JS package's example page (a corner shop).
     let gate_dir = tacit_e2e::site_dir("gate-example").map_err(|e| e.to_string())?;
     let gate_example = StaticServer::start_on(gate_dir, addr(GATE_EXAMPLE))
@@ -184,6 +212,13 @@ fn run(options: Options) -> Result<(), String> {
     }
     println!("  wallet    {wallet_url}");
     println!(
+        "  vault     {vault_url}   (the wallet as your vault on its own origin: it registers no tool)"
+    );
+    println!(
+        "  bridge    {bridge_url}   (the agent's page of your vault's tools: it holds nothing)"
+    );
+    println!("  relay     {relay_url}   (tacit-relay, in memory: it carries only ciphertext)");
+    println!(
         "  housing   {housing_url}   (nonces: {})",
         housing.state().nonces().db().backend()
     );
@@ -202,7 +237,15 @@ fn run(options: Options) -> Result<(), String> {
         "Open them in Chromium with WebMCP on (a fresh profile; the DevTools port lets an agent drive it):\n"
     );
     println!(
-        "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}' '{gate_example_url}'\n"
+        "  /usr/lib/chromium/chromium --enable-blink-features=WebMCP --user-data-dir=$(mktemp -d) \\\n      --remote-debugging-port={DEBUG_PORT} '{wallet_url}' '{housing_url}' '{pharmacy_url}' '{gate_example_url}' '{bridge_url}'\n"
+    );
+    println!(
+        "The agent's browser holds nothing (issue 29, same-device layout): open the bridge in the \
+         agent's browser ({bridge_url}) and the vault in yours, another profile or device:\n\n  \
+         /usr/lib/chromium/chromium --user-data-dir=$(mktemp -d) '{vault_url}'\n\n\
+         then type the code the bridge shows into the vault (Settings → Pair a bridge) and check \
+         that both show the same number. The bridge's tools are the vault's; Unpair withdraws \
+         them.\n"
     );
     let manifest = tacit_e2e::workspace_root().join("Cargo.toml");
     println!(
@@ -247,6 +290,8 @@ fn run(options: Options) -> Result<(), String> {
     let _ = runtime.block_on(housing.shutdown());
     let _ = runtime.block_on(pharmacy.shutdown());
     drop(wallet);
+    drop(vault);
+    drop(bridge);
     drop(gate_example);
     drop(tax);
     drop(registry);

@@ -30,7 +30,14 @@ mod glue {
     #[wasm_bindgen]
     pub fn boot(forward: Function) -> Array {
         let adopted = Array::new();
-        if let Some(ctx) = tacit_webmcp::model_context() {
+        // A vault registers no tool: its paired bridges do (issue 29).
+        let vault = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.query_selector("meta[name=tacit-role]").ok().flatten())
+            .and_then(|m| m.get_attribute("content"))
+            .as_deref()
+            == Some("vault");
+        if let Some(ctx) = tacit_webmcp::model_context().filter(|_| !vault) {
             for def in persistent_tools() {
                 let name = def.name.as_str().to_owned();
                 let (to, tool) = (forward.clone(), JsValue::from_str(&name));

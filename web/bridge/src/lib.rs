@@ -1,0 +1,82 @@
+//! # tacit-bridge
+//!
+//! The page the agent's browser loads when the person's vault lives elsewhere (issue 29): it
+//! registers the wallet's persistent tools on `document.modelContext`, and the claim tools the
+//! vault's grants allow, and forwards every call over `tacit-relay` to the vault, sealed in the
+//! pairing's session ([`tacit_pairing::Session`]). It holds no profile, key, credential or sealed
+//! record and answers nothing itself: unpaired, or with the vault unreachable, every call gets
+//! `vault_unreachable` ([`tacit_pairing::bridge`], which decides what the page shows and does).
+//!
+//! Pairing: the page shows an [`tacit_pairing::Offer`] (`MMMM-CCCC-CCCC`, and the whole offer to
+//! paste); the person types it into the vault, both run the SPAKE2 handshake through the relay's
+//! mailbox, and both show the same fingerprint. The pairing is kept in this origin's
+//! `localStorage` (`tacit-bridge/pairing`): whoever reads it can act as this bridge, which can
+//! do no more than the agent already does here.
+//!
+//! Each connection on the pairing's route: the bridge sends one byte (`hello`); the vault
+//! answers with 16 fresh bytes; the bridge answers with 16 of its own and both derive the
+//! session from the two (the last exchange wins, so a reconnect on either side converges).
+//! Frames are longer than 16 bytes.
+//!
+//! The relay is `?relay=` (an `http(s)://host:port` origin), else `http://127.0.0.1:8795`.
+
+#[cfg(target_arch = "wasm32")]
+mod glue;
+
+/// Where the pairing is kept in the bridge origin's `localStorage`.
+pub const PAIRING_KEY: &str = "tacit-bridge/pairing";
+
+/// The relay when the page's URL names none.
+pub const DEFAULT_RELAY: &str = "http://127.0.0.1:8795";
+
+/// The one-byte message a side sends when it connects on a route.
+pub const HELLO: u8 = 1;
+
+/// The WebSocket URL of `route` for `side` at `relay` (`http://h:p` → `ws://h:p/v1/relay/…`).
+pub fn relay_socket(relay: &str, route: &str, side: &str) -> String {
+    let base = relay.trim_end_matches('/');
+    let ws = if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        base.to_owned()
+    };
+    format!("{ws}/v1/relay/{route}/{side}")
+}
+
+/// The persistent tools as the bridge registers them: the wallet's definitions, no expiry.
+pub fn persistent_specs() -> Vec<tacit_pairing::bridge::ToolSpec> {
+    capability_gate::tool::persistent_tools()
+        .into_iter()
+        .map(|def| tacit_pairing::bridge::ToolSpec {
+            name: def.name.as_str().to_owned(),
+            definition: def.to_webmcp_json(),
+            expires_at: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_relay_url_becomes_its_websocket() {
+        assert_eq!(
+            relay_socket("http://127.0.0.1:8795/", "ab", "bridge"),
+            "ws://127.0.0.1:8795/v1/relay/ab/bridge"
+        );
+        assert_eq!(
+            relay_socket("https://relay.example", "ab", "vault"),
+            "wss://relay.example/v1/relay/ab/vault"
+        );
+    }
+
+    #[test]
+    fn the_bridge_registers_the_wallets_persistent_tools() {
+        let names: Vec<String> = persistent_specs().into_iter().map(|s| s.name).collect();
+        assert!(names.contains(&"request_claims".to_owned()), "{names:?}");
+        assert!(names.contains(&"wallet_status".to_owned()), "{names:?}");
+    }
+}
