@@ -154,6 +154,13 @@ fn a_bridge_paired_by_its_code_offers_the_vaults_tools_and_holds_nothing() {
         .unwrap();
     let stored = stored.as_str().unwrap();
     assert!(stored.contains("tacit-bridge/pairing"), "{stored}");
+    // No IndexedDB (so no install key or holder key to sign with) and no cache in its origin.
+    let databases = bridge
+        .eval("(async () => (await indexedDB.databases()).map(d => d.name))()")
+        .unwrap();
+    assert_eq!(databases, json!([]), "the bridge's origin has databases");
+    let caches = bridge.eval("(async () => await caches.keys())()").unwrap();
+    assert_eq!(caches, json!([]), "the bridge's origin has caches");
     let page_text = bridge
         .eval("document.documentElement.outerHTML")
         .unwrap()
@@ -178,8 +185,25 @@ fn a_bridge_paired_by_its_code_offers_the_vaults_tools_and_holds_nothing() {
         }
     }
 
-    // Unpair in the vault: the claim tool is withdrawn from the agent's browser, and calls are
-    // unreachable.
+    // The person locks the vault: the claim tool is withdrawn from the agent's browser; the
+    // persistent tools stay and are answered by the vault (locked).
+    vault.front();
+    vault.page.click("[data-action=lock]").unwrap();
+    for tool in &tools {
+        let deadline = Instant::now() + WAIT;
+        while tool_names(&mut bridge).contains(tool) {
+            assert!(
+                Instant::now() < deadline,
+                "{tool} stayed after the vault locked"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let status = call(&mut bridge, "wallet_status", json!({}));
+    assert_eq!(status["ok"], true, "{status}");
+    vault.unlock_and_wait(tacit_e2e::wallet::PASS);
+
+    // Unpair in the vault: the agent's browser is told at once, and calls are unreachable.
     vault.front();
     vault.page.click("#pairings button").unwrap();
     vault.wait_text("#pair-msg", "Unpaired");
