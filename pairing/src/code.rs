@@ -53,13 +53,7 @@ impl fmt::Debug for PairingCode {
 impl PairingCode {
     /// The code for 5 random bytes (40 bits).
     pub fn from_random(bytes: [u8; 5]) -> Self {
-        let bits = bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-        let mut symbols = [0u8; CODE_LEN];
-        for (i, s) in symbols.iter_mut().enumerate() {
-            let shift = 5 * (CODE_LEN - 1 - i);
-            *s = ALPHABET[((bits >> shift) & 31) as usize];
-        }
-        Self(symbols)
+        Self(encode(&bytes))
     }
 
     /// Reads a code as a person types it (see the module docs).
@@ -78,6 +72,17 @@ impl PairingCode {
     pub(crate) fn canonical(&self) -> &[u8] {
         &self.0
     }
+}
+
+/// The low `5 × N` bits of `bytes` (big endian) as `N` symbols.
+fn encode<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let bits = bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+    let mut symbols = [0u8; N];
+    for (i, s) in symbols.iter_mut().enumerate() {
+        let shift = 5 * (N - 1 - i);
+        *s = ALPHABET[((bits >> shift) & 31) as usize];
+    }
+    symbols
 }
 
 /// Reads symbols as a person types them (case, `I`/`L` → `1`, `O` → `0`), skipping dashes and
@@ -112,13 +117,7 @@ pub struct MailboxTag([u8; TAG_LEN]);
 impl MailboxTag {
     /// The tag for 3 random bytes (the low 20 bits are used).
     pub fn from_random(bytes: [u8; 3]) -> Self {
-        let bits = bytes.iter().fold(0u32, |acc, b| (acc << 8) | u32::from(*b));
-        let mut tag = [0u8; TAG_LEN];
-        for (i, s) in tag.iter_mut().enumerate() {
-            let shift = 5 * (TAG_LEN - 1 - i);
-            *s = ALPHABET[((bits >> shift) & 31) as usize];
-        }
-        Self(tag)
+        Self(encode(&bytes))
     }
 
     pub fn display(&self) -> String {

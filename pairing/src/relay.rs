@@ -31,6 +31,24 @@ pub const MAX_ROUTES: usize = 10_000;
 /// The largest frame carried: a [`crate::MAX_FRAME`] plaintext sealed, with room to spare.
 pub const MAX_RELAYED_FRAME: usize = crate::MAX_FRAME + 64;
 
+/// The WebSocket URL of `route`'s `role` side at the relay whose origin is `relay`
+/// (`http://h:p` → `ws://h:p/v1/relay/<route>/<bridge|vault>`, `https` → `wss`).
+pub fn socket_url(relay: &str, route: &str, role: Role) -> String {
+    let base = relay.trim_end_matches('/');
+    let ws = if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        base.to_owned()
+    };
+    let side = match role {
+        Role::Bridge => "bridge",
+        Role::Vault => "vault",
+    };
+    format!("{ws}/v1/relay/{route}/{side}")
+}
+
 /// A route's name: 32 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Route(String);

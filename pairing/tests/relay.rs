@@ -5,7 +5,7 @@
 use tacit_pairing::Role;
 use tacit_pairing::relay::{
     Delivery, FRAMES_PER_MINUTE, MAILBOX_TTL_MS, MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES,
-    MAX_RELAYED_FRAME, Relay, RelayRefusal, Route,
+    MAX_RELAYED_FRAME, Relay, RelayRefusal, Route, socket_url,
 };
 
 fn route(n: u8) -> Route {
@@ -163,5 +163,17 @@ fn a_flooding_side_is_held_to_its_rate_and_the_other_side_is_not() {
         relay
             .send(&r, Role::Bridge, 3, vec![1], T + retry_after_ms)
             .is_err()
+    );
+}
+
+#[test]
+fn a_relay_origin_becomes_its_websocket_url() {
+    assert_eq!(
+        socket_url("http://127.0.0.1:8795/", "ab", Role::Bridge),
+        "ws://127.0.0.1:8795/v1/relay/ab/bridge"
+    );
+    assert_eq!(
+        socket_url("https://relay.example", "ab", Role::Vault),
+        "wss://relay.example/v1/relay/ab/vault"
     );
 }

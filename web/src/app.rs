@@ -661,7 +661,7 @@ pub fn start(features: &'static dyn Features, adopted: BTreeMap<String, web_sys:
     // `window.tacit` only where no WebMCP registry (native or the polyfill) carries the tools,
     // and never in a vault, whose tools are its paired bridges' (`link`).
     if vault {
-        crate::link::start();
+        crate::link::start(call_adopted);
     } else if !with_app(|app| app.registry.host().uses_webmcp()).unwrap_or(false) {
         install_window_api();
     }

@@ -18,14 +18,13 @@
 use std::cell::RefCell;
 
 use capability_gate::{Gate, Handler, ToolDef};
-use js_sys::Uint8Array;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tacit_pairing::bridge::{ToBridge, ToVault, ToolSpec};
 use tacit_pairing::{Confirming, Offer, Paired, Role, Session, Start};
+use tacit_webmcp::socket::Socket;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{BinaryType, MessageEvent, WebSocket};
 
 use crate::dom;
 
@@ -50,7 +49,7 @@ struct Kept {
 struct Link {
     paired: Paired,
     relay: String,
-    socket: Option<WebSocket>,
+    socket: Option<Socket>,
     nonce: [u8; 16],
     session: Option<Session>,
     sent: Option<Vec<ToolSpec>>,
@@ -59,16 +58,24 @@ struct Link {
 
 struct Attempt {
     offer: Offer,
-    socket: WebSocket,
+    socket: Socket,
     confirming: Option<Confirming>,
 }
 
+/// How a forwarded call is run: the app's answer to a call of a registered tool by name.
+pub type Call = fn(&str, JsValue) -> js_sys::Promise;
+
 #[derive(Default)]
 struct Links {
+    /// Set by [`start`].
+    call: Option<Call>,
     links: Vec<Link>,
     attempt: Option<Attempt>,
     tools: Vec<ToolSpec>,
+    /// Bumped per link connection.
     generation: u64,
+    /// Bumped per pairing attempt.
+    attempts: u64,
 }
 
 thread_local! {
@@ -100,13 +107,7 @@ fn relay() -> String {
 }
 
 fn socket_url(relay: &str, route: &str) -> String {
-    let base = relay.trim_end_matches('/');
-    let ws = base
-        .strip_prefix("https://")
-        .map(|r| format!("wss://{r}"))
-        .or_else(|| base.strip_prefix("http://").map(|r| format!("ws://{r}")))
-        .unwrap_or_else(|| base.to_owned());
-    format!("{ws}/v1/relay/{route}/vault")
+    tacit_pairing::relay::socket_url(relay, route, Role::Vault)
 }
 
 fn kept() -> Vec<Kept> {
@@ -125,8 +126,10 @@ fn keep(all: &[Kept]) {
     }
 }
 
-/// In a vault page: shows the pairing section, wires its form, and connects every kept pairing.
-pub fn start() {
+/// In a vault page: shows the pairing section, wires its form, and connects every kept pairing;
+/// each call a bridge forwards is run by `call`.
+pub fn start(call: Call) {
+    LINKS.with(|cell| cell.borrow_mut().call = Some(call));
     dom::show("pairing", true);
     if let Some(form) = dom::by_id("pair-form") {
         let submit = Closure::<dyn FnMut(web_sys::Event)>::new(|e: web_sys::Event| {
@@ -195,7 +198,7 @@ fn send_tools(link: &mut Link, tools: &[ToolSpec]) {
     };
     if let Ok(bytes) = serde_json::to_vec(&message)
         && let Ok(frame) = session.seal(&bytes)
-        && socket.send_with_u8_array(&frame).is_ok()
+        && socket.send(&frame)
     {
         link.sent = Some(tools.to_vec());
     }
@@ -217,7 +220,19 @@ fn pair(text: &str) {
         }
     };
     let url = socket_url(&offer.relay, &offer.mailbox.id().hex());
-    let Ok(socket) = WebSocket::new(&url) else {
+    let generation = LINKS.with(|cell| {
+        let mut links = cell.borrow_mut();
+        links.attempts += 1;
+        links.attempts
+    });
+    let socket = Socket::open(
+        &url,
+        || {},
+        |_| {},
+        move |bytes| pairing_message(generation, &bytes),
+        || {},
+    );
+    let Ok(socket) = socket else {
         dom::set_msg(
             "pair-msg",
             "The bridge's relay address cannot be used.",
@@ -225,28 +240,15 @@ fn pair(text: &str) {
         );
         return;
     };
-    socket.set_binary_type(BinaryType::Arraybuffer);
-    let generation = LINKS.with(|cell| {
-        let mut links = cell.borrow_mut();
-        links.generation += 1;
-        if let Some(old) = links.attempt.take() {
-            let _ = old.socket.close();
-        }
-        links.attempt = Some(Attempt {
+    let old = LINKS.with(|cell| {
+        cell.borrow_mut().attempt.replace(Attempt {
             offer,
-            socket: socket.clone(),
+            socket,
             confirming: None,
-        });
-        links.generation
+        })
     });
+    drop(old);
     dom::set_msg("pair-msg", "Pairing: waiting for the bridge…", true);
-    let message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        if let Ok(buffer) = e.data().dyn_into::<js_sys::ArrayBuffer>() {
-            pairing_message(generation, &Uint8Array::new(&buffer).to_vec());
-        }
-    });
-    socket.set_onmessage(Some(message.as_ref().unchecked_ref()));
-    message.forget();
 }
 
 enum Outcome {
@@ -258,7 +260,7 @@ enum Outcome {
 fn pairing_message(generation: u64, bytes: &[u8]) {
     let outcome = LINKS.with(|cell| {
         let mut links = cell.borrow_mut();
-        if links.generation != generation {
+        if links.attempts != generation {
             return Outcome::Continue;
         }
         let Some(attempt) = links.attempt.as_mut() else {
@@ -272,7 +274,7 @@ fn pairing_message(generation: u64, bytes: &[u8]) {
                     Start::new(Role::Vault, &attempt.offer.code, &mailbox, random());
                 match start.finish(bytes) {
                     Ok(confirming) => {
-                        let _ = attempt.socket.send_with_u8_array(&reply);
+                        attempt.socket.send(&reply);
                         attempt.confirming = Some(confirming);
                         Outcome::Continue
                     }
@@ -284,7 +286,7 @@ fn pairing_message(generation: u64, bytes: &[u8]) {
                 let ours = confirming.tag();
                 match confirming.confirm(bytes) {
                     Ok(paired) => {
-                        let _ = attempt.socket.send_with_u8_array(&ours);
+                        attempt.socket.send(&ours);
                         Outcome::Paired(paired, attempt.offer.relay.clone())
                     }
                     Err(e) => Outcome::Failed(e.to_string()),
@@ -327,9 +329,7 @@ fn end_attempt() {
     // Closed a moment later: the last message sent must leave first.
     let attempt = LINKS.with(|cell| cell.borrow_mut().attempt.take());
     if let Some(attempt) = attempt {
-        let close = Closure::once_into_js(move || {
-            let _ = attempt.socket.close();
-        });
+        let close = Closure::once_into_js(move || drop(attempt));
         if let Some(w) = web_sys::window() {
             let _ = w
                 .set_timeout_with_callback_and_timeout_and_arguments_0(close.unchecked_ref(), 1000);
@@ -357,44 +357,30 @@ fn connect_link(paired: Paired, relay: String) {
         }
         generation
     });
-    let Ok(socket) = WebSocket::new(&socket_url(&relay, &route)) else {
-        return;
-    };
-    socket.set_binary_type(BinaryType::Arraybuffer);
-    {
-        let r = route.clone();
-        let open = Closure::<dyn FnMut()>::new(move || {
-            with_link(&r, generation, |link| {
+    let (on_open, on_binary, on_close) = (route.clone(), route.clone(), route.clone());
+    let socket = Socket::open(
+        &socket_url(&relay, &route),
+        move || {
+            with_link(&on_open, generation, |link| {
                 link.nonce = random();
                 link.session = None;
                 if let Some(s) = &link.socket {
-                    let _ = s.send_with_u8_array(&link.nonce);
+                    s.send(&link.nonce);
                 }
             });
-        });
-        socket.set_onopen(Some(open.as_ref().unchecked_ref()));
-        open.forget();
-    }
-    {
-        let r = route.clone();
-        let message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-            if let Ok(buffer) = e.data().dyn_into::<js_sys::ArrayBuffer>() {
-                link_message(&r, generation, Uint8Array::new(&buffer).to_vec());
-            }
-        });
-        socket.set_onmessage(Some(message.as_ref().unchecked_ref()));
-        message.forget();
-    }
-    {
-        let r = route.clone();
-        let close = Closure::<dyn FnMut()>::new(move || {
-            let again = with_link(&r, generation, |link| {
-                link.socket = None;
+        },
+        |_| {},
+        move |bytes| link_message(&on_binary, generation, bytes),
+        move || {
+            let again = with_link(&on_close, generation, |link| {
+                // Freed a moment later: this runs in the socket's own handler.
+                let socket = link.socket.take();
                 link.session = None;
                 link.sent = None;
-                (link.paired.clone(), link.relay.clone())
+                (link.paired.clone(), link.relay.clone(), socket)
             });
-            if let Some((paired, relay)) = again {
+            if let Some((paired, relay, socket)) = again {
+                drop(socket);
                 let retry = Closure::once_into_js(move || connect_link(paired, relay));
                 if let Some(w) = web_sys::window() {
                     let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
@@ -403,10 +389,11 @@ fn connect_link(paired: Paired, relay: String) {
                     );
                 }
             }
-        });
-        socket.set_onclose(Some(close.as_ref().unchecked_ref()));
-        close.forget();
-    }
+        },
+    );
+    let Ok(socket) = socket else {
+        return;
+    };
     with_link(&route, generation, |link| link.socket = Some(socket));
 }
 
@@ -429,7 +416,7 @@ fn link_message(route: &str, generation: u64, bytes: Vec<u8>) {
             link.nonce = random();
             link.session = None;
             if let Some(s) = &link.socket {
-                let _ = s.send_with_u8_array(&link.nonce);
+                s.send(&link.nonce);
             }
             None
         }
@@ -450,8 +437,11 @@ fn link_message(route: &str, generation: u64, bytes: Vec<u8>) {
     if let Some(Some(ToVault::Call { call, tool, input })) = call {
         touch(route);
         let route = route.to_owned();
+        let Some(run) = LINKS.with(|cell| cell.borrow().call) else {
+            return;
+        };
         wasm_bindgen_futures::spawn_local(async move {
-            let promise = crate::app::call_adopted(&tool, tacit_webmcp::to_js(&input));
+            let promise = run(&tool, tacit_webmcp::to_js(&input));
             let output = wasm_bindgen_futures::JsFuture::from(promise)
                 .await
                 .ok()
@@ -465,7 +455,7 @@ fn link_message(route: &str, generation: u64, bytes: Vec<u8>) {
                     && let Ok(bytes) = serde_json::to_vec(&answer)
                     && let Ok(frame) = session.seal(&bytes)
                 {
-                    let _ = socket.send_with_u8_array(&frame);
+                    socket.send(&frame);
                 }
             });
         });
@@ -509,11 +499,8 @@ fn unpair(route: &str) {
         let at = links.links.iter().position(|l| l.paired.route() == route);
         at.map(|i| links.links.remove(i))
     });
-    if let Some(link) = gone
-        && let Some(socket) = link.socket
-    {
-        let _ = socket.close();
-    }
+    // Dropping the link closes its socket: the relay tells the bridge at once.
+    drop(gone);
     dom::set_msg(
         "pair-msg",
         "Unpaired: that bridge offers no claim tool any more.",

@@ -5,7 +5,8 @@
 //! reading an agent's input as JSON, handing an envelope (`{ok, result}` or
 //! `{ok: false, isError: true, error}`) back as a plain object, registering a tool with an
 //! `AbortController` of its own (withdrawn when the [`Registration`] is dropped), and routing a
-//! call through a tool handle kept past its withdrawal. What a tool may do, and every refusal,
+//! call through a tool handle kept past its withdrawal, and (`socket`) the WebSocket the vault
+//! and the bridge talk over the relay with. What a tool may do, and every refusal,
 //! is decided in the pure crates (`capability-gate`, `tool-gate`).
 //!
 //! The pure parts ([`Source::decide`], [`parse_query`]) build and are tested on every target;
@@ -114,6 +115,8 @@ pub fn to_js(value: &serde_json::Value) -> wasm_bindgen::JsValue {
 mod glue;
 #[cfg(all(feature = "glue", target_arch = "wasm32"))]
 pub use glue::*;
+#[cfg(all(feature = "glue", target_arch = "wasm32"))]
+pub mod socket;
 
 #[cfg(test)]
 mod tests {

@@ -5,16 +5,18 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Uint8Array};
+use js_sys::{Function, Promise};
 use serde_json::Value;
 use tacit_pairing::bridge::{Bridge, Event, Outgoing, ToolSpec};
 use tacit_pairing::{Confirming, MailboxTag, Offer, Paired, PairingCode, Role, Session, Start};
 use tacit_webmcp::Registration;
+use tacit_webmcp::socket::Socket;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use web_sys::{BinaryType, MessageEvent, WebSocket};
 
-use crate::{DEFAULT_RELAY, HELLO, PAIRING_KEY, persistent_specs, relay_socket};
+use tacit_pairing::relay::socket_url;
+
+use crate::{DEFAULT_RELAY, HELLO, PAIRING_KEY, persistent_specs};
 
 /// How long to wait before connecting again after the relay closed.
 const RECONNECT_MS: i32 = 1500;
@@ -37,7 +39,7 @@ struct State {
     relay: String,
     phase: Phase,
     core: Bridge,
-    socket: Option<WebSocket>,
+    socket: Option<Socket>,
     ctx: Option<JsValue>,
     registrations: BTreeMap<String, Registration>,
     waiting: BTreeMap<u64, Function>,
@@ -165,9 +167,8 @@ fn close_socket(shared: &Shared) {
         state.generation += 1;
         state.socket.take()
     };
-    if let Some(socket) = socket {
-        let _ = socket.close();
-    }
+    // Dropped outside the borrow: its handlers are detached and it closes.
+    drop(socket);
 }
 
 /// Opens the socket the phase needs and draws the page.
@@ -180,50 +181,37 @@ fn connect(shared: &Shared) {
             Phase::Linked { paired, .. } => paired.route(),
         };
         (
-            relay_socket(&state.relay, &route, "bridge"),
+            socket_url(&state.relay, &route, Role::Bridge),
             state.generation,
         )
     };
     draw(shared);
-    let Ok(socket) = WebSocket::new(&url) else {
+    let (on_open, on_text, on_binary, on_close) = (
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+    );
+    let socket = Socket::open(
+        &url,
+        move || opened(&on_open, generation),
+        move |text| peer_news(&on_text, generation, &text),
+        move |bytes| received(&on_binary, generation, bytes),
+        move || closed(&on_close, generation),
+    );
+    let Ok(socket) = socket else {
         set_text(
             "boot-note",
             "The relay's address is not one this page can use.",
         );
         return;
     };
-    socket.set_binary_type(BinaryType::Arraybuffer);
-    {
-        let s = shared.clone();
-        let open = Closure::<dyn FnMut()>::new(move || opened(&s, generation));
-        socket.set_onopen(Some(open.as_ref().unchecked_ref()));
-        open.forget();
-    }
-    {
-        let s = shared.clone();
-        let message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-            let data = e.data();
-            if let Some(text) = data.as_string() {
-                peer_news(&s, generation, &text);
-            } else if let Ok(buffer) = data.dyn_into::<js_sys::ArrayBuffer>() {
-                received(&s, generation, Uint8Array::new(&buffer).to_vec());
-            }
-        });
-        socket.set_onmessage(Some(message.as_ref().unchecked_ref()));
-        message.forget();
-    }
-    {
-        let s = shared.clone();
-        let close = Closure::<dyn FnMut()>::new(move || closed(&s, generation));
-        socket.set_onclose(Some(close.as_ref().unchecked_ref()));
-        close.forget();
-    }
     shared.borrow_mut().socket = Some(socket);
 }
 
 fn send(state: &State, bytes: &[u8]) {
     if let Some(socket) = &state.socket {
-        let _ = socket.send_with_u8_array(bytes);
+        socket.send(bytes);
     }
 }
 
@@ -244,12 +232,12 @@ fn opened(shared: &Shared, generation: u64) {
             *start = Some(Box::new(begun));
             *confirming = None;
             if let Some(socket) = &state.socket {
-                let _ = socket.send_with_u8_array(&message);
+                socket.send(&message);
             }
         }
         Phase::Linked { .. } => {
             if let Some(socket) = &state.socket {
-                let _ = socket.send_with_u8_array(&[HELLO]);
+                socket.send(&[HELLO]);
             }
         }
     }
@@ -294,7 +282,7 @@ fn received(shared: &Shared, generation: u64, bytes: Vec<u8>) {
                     let ours: [u8; 16] = random();
                     *session = Some(Box::new(Session::new(paired, &ours, &vault_nonce)));
                     if let Some(socket) = &state.socket {
-                        let _ = socket.send_with_u8_array(&ours);
+                        socket.send(&ours);
                     }
                     state.core.connected();
                 }
@@ -346,7 +334,7 @@ fn peer_news(shared: &Shared, generation: u64, text: &str) {
             state.core.disconnected()
         } else if text.contains(r#""joined""#) {
             if let Some(socket) = &state.socket {
-                let _ = socket.send_with_u8_array(&[HELLO]);
+                socket.send(&[HELLO]);
             }
             Vec::new()
         } else {
@@ -358,17 +346,19 @@ fn peer_news(shared: &Shared, generation: u64, text: &str) {
 }
 
 fn closed(shared: &Shared, generation: u64) {
-    let events = {
+    let (events, socket) = {
         let mut state = shared.borrow_mut();
         if state.generation != generation {
             return;
         }
-        state.socket = None;
+        let socket = state.socket.take();
         if let Phase::Linked { session, .. } = &mut state.phase {
             *session = None;
         }
-        state.core.disconnected()
+        (state.core.disconnected(), socket)
     };
+    // This runs in the socket's own handler: its handlers are freed a moment later.
+    drop(socket);
     apply(shared, events);
     draw(shared);
     let s = shared.clone();

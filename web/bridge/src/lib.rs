@@ -32,19 +32,6 @@ pub const DEFAULT_RELAY: &str = "http://127.0.0.1:8795";
 /// The one-byte message a side sends when it connects on a route.
 pub const HELLO: u8 = 1;
 
-/// The WebSocket URL of `route` for `side` at `relay` (`http://h:p` → `ws://h:p/v1/relay/…`).
-pub fn relay_socket(relay: &str, route: &str, side: &str) -> String {
-    let base = relay.trim_end_matches('/');
-    let ws = if let Some(rest) = base.strip_prefix("https://") {
-        format!("wss://{rest}")
-    } else if let Some(rest) = base.strip_prefix("http://") {
-        format!("ws://{rest}")
-    } else {
-        base.to_owned()
-    };
-    format!("{ws}/v1/relay/{route}/{side}")
-}
-
 /// The persistent tools as the bridge registers them: the wallet's definitions, no expiry.
 pub fn persistent_specs() -> Vec<tacit_pairing::bridge::ToolSpec> {
     capability_gate::tool::persistent_tools()
@@ -60,18 +47,6 @@ pub fn persistent_specs() -> Vec<tacit_pairing::bridge::ToolSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_relay_url_becomes_its_websocket() {
-        assert_eq!(
-            relay_socket("http://127.0.0.1:8795/", "ab", "bridge"),
-            "ws://127.0.0.1:8795/v1/relay/ab/bridge"
-        );
-        assert_eq!(
-            relay_socket("https://relay.example", "ab", "vault"),
-            "wss://relay.example/v1/relay/ab/vault"
-        );
-    }
 
     #[test]
     fn the_bridge_registers_the_wallets_persistent_tools() {
