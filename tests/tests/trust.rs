@@ -223,13 +223,7 @@ impl HttpInstall {
 
     /// A receipt answering every claim `site` asks, for a fresh nonce of the site's.
     fn receipt_for(&self, signer: &TestSigner, site: &TestSite, session: &str) -> Value {
-        let mut response = common::http()
-            .get(&site.url("/api/requirements"))
-            .call()
-            .unwrap();
-        let out: Value =
-            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
-        let requirements = &out["result"];
+        let requirements = &site_requirements(site);
         let audience = Origin::parse(&site.origin()).unwrap();
         let now = system_now();
         let mut log = ComparisonLog::new();
@@ -415,16 +409,7 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     let mut wallet = Wallet::open(&browser, &server, "");
     wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
     wallet.create_profile();
-    let requirements = |site: &TestSite| -> Value {
-        let mut response = common::http()
-            .get(&site.url("/api/requirements"))
-            .call()
-            .unwrap();
-        let out: Value =
-            serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
-        assert_eq!(out["ok"], true, "{out}");
-        out["result"].clone()
-    };
+    let requirements = site_requirements;
 
     // The housing site's own signed requirements: verified.
     let genuine = requirements(&housing);
@@ -475,4 +460,15 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     wallet.release(&proposal, true);
     let receipt = wallet.wait_signed(&proposal);
     assert_eq!(receipt["payload"]["audience"], housing.origin());
+}
+
+/// `GET /api/requirements` of `site`, as an agent fetches it: its `result` (it must be `ok`).
+fn site_requirements(site: &TestSite) -> Value {
+    let mut response = common::http()
+        .get(&site.url("/api/requirements"))
+        .call()
+        .unwrap();
+    let out: Value = serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    out["result"].clone()
 }

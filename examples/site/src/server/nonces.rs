@@ -178,6 +178,21 @@ mod tests {
 
     use super::*;
 
+    /// Writes one row per `(used_at, expires_at)`, issued at 0, named by its index.
+    async fn insert(nonces: &Nonces, rows: &[(Option<i64>, i64)]) {
+        for (i, (used_at, expires_at)) in rows.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, 0, $2, $3)",
+            )
+            .bind(format!("{i:032}"))
+            .bind(*expires_at)
+            .bind(*used_at)
+            .execute(nonces.db().pool())
+            .await
+            .unwrap();
+        }
+    }
+
     /// The SQL predicate the consume statement carries selects exactly the rows the pure rule
     /// calls usable, on a real database.
     #[tokio::test]
@@ -190,17 +205,7 @@ mod tests {
             .into_iter()
             .flat_map(|used| [0, 99, 100, 101, 200].map(|expires| (used, expires)))
             .collect();
-        for (i, (used_at, expires_at)) in rows.iter().enumerate() {
-            sqlx::query(
-                "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, 0, $2, $3)",
-            )
-            .bind(format!("{i:032}"))
-            .bind(*expires_at)
-            .bind(*used_at)
-            .execute(nonces.db().pool())
-            .await
-            .unwrap();
-        }
+        insert(&nonces, &rows).await;
         for now in [-1, 0, 98, 99, 100, 101, 199, 200, 201] {
             let selected: Vec<String> = sqlx::query(concat!(
                 "SELECT nonce FROM nonces WHERE ",
@@ -261,17 +266,7 @@ mod tests {
                 .execute(nonces.db().pool())
                 .await
                 .unwrap();
-            for (i, (used_at, expires_at)) in rows.iter().enumerate() {
-                sqlx::query(
-                    "INSERT INTO nonces (nonce, issued_at, expires_at, used_at) VALUES ($1, 0, $2, $3)",
-                )
-                .bind(format!("{i:032}"))
-                .bind(*expires_at)
-                .bind(*used_at)
-                .execute(nonces.db().pool())
-                .await
-                .unwrap();
-            }
+            insert(&nonces, &rows).await;
             let now_at = Timestamp::from_millis(now);
             let expected = rows
                 .iter()
