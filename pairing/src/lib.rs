@@ -16,6 +16,8 @@
 //!   refused and leaves the session as it was).
 //! - [`bridge`]: the bridge's core: the tools it shows (persistent ones always, claim tools as
 //!   the vault lists them), every call forwarded, `vault_unreachable` when it cannot be.
+//! - [`link`]: the bridge's side of one connection on a paired route (`hello`, the nonces, the
+//!   relay's `joined` / `left`, sealing and opening), shared by the bridge page and the MCP door.
 //! - [`relay`]: the rules of `tacit-relay`, which carries frames it cannot open: one connection
 //!   per side of a route, a bounded mailbox with a time to live while a side is offline, a
 //!   per-side rate limit.
@@ -30,6 +32,7 @@ pub mod bridge;
 pub mod channel;
 pub mod code;
 pub mod handshake;
+pub mod link;
 pub mod relay;
 
 pub use channel::{FrameError, MAX_FRAME, Session};
