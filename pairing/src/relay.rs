@@ -10,6 +10,12 @@
 //! a frame (it has no key) and nothing here looks inside one. It does tell each side when the
 //! other connects or goes ([`Relay::connection`]): presence, never content.
 //!
+//! Several relay instances may share one database (see `tacit-relay`): the pieces they apply
+//! there are here too, pure — [`mailbox_admits`] (the same bounds, plus [`MAX_IN_FLIGHT`] while
+//! the receiver is connected), [`expires_at`], [`SendBudget`] (the rate, per instance),
+//! [`join_rule`] (one connection per side across instances) and [`Doorbell`] (what a
+//! notification between instances says: never a frame, only which side has news).
+//!
 //! Pure: time is an argument (milliseconds), connections are numbers the server gives.
 
 use std::collections::{HashMap, VecDeque};
@@ -30,6 +36,131 @@ pub const FRAMES_PER_MINUTE: u32 = 1200;
 pub const MAX_ROUTES: usize = 10_000;
 /// The largest frame carried: a [`crate::MAX_FRAME`] plaintext sealed, with room to spare.
 pub const MAX_RELAYED_FRAME: usize = crate::MAX_FRAME + 64;
+/// Frames on their way to a connected side and not yet written to it (the connection's
+/// outgoing queue); past it a sender is refused [`RelayRefusal::MailboxFull`].
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// The name of a side in the relay's paths and tables: `bridge` or `vault`.
+pub fn side_name(role: Role) -> &'static str {
+    match role {
+        Role::Bridge => "bridge",
+        Role::Vault => "vault",
+    }
+}
+
+/// The side named `name` (`bridge` or `vault`), if it is one.
+pub fn parse_side(name: &str) -> Option<Role> {
+    match name {
+        "bridge" => Some(Role::Bridge),
+        "vault" => Some(Role::Vault),
+        _ => None,
+    }
+}
+
+/// When a frame queued at `queued_at` stops being delivered: [`MAILBOX_TTL_MS`] later. A frame
+/// is alive while `now < expires_at(queued_at)`.
+pub fn expires_at(queued_at: i64) -> i64 {
+    queued_at.saturating_add(MAILBOX_TTL_MS)
+}
+
+/// Whether a frame of `len` bytes may wait for a side that has `frames` frames of `bytes` bytes
+/// waiting (the expired ones already dropped). While that side is connected (`connected`), up
+/// to [`MAX_IN_FLIGHT`] frames may be on their way to it; while it is offline, its mailbox holds
+/// at most [`MAX_QUEUED_FRAMES`] frames and [`MAX_QUEUED_BYTES`] bytes.
+pub fn mailbox_admits(
+    connected: bool,
+    frames: usize,
+    bytes: usize,
+    len: usize,
+) -> Result<(), RelayRefusal> {
+    if len > MAX_RELAYED_FRAME {
+        return Err(RelayRefusal::TooLarge);
+    }
+    let fits = if connected {
+        frames < MAX_IN_FLIGHT
+    } else {
+        frames < MAX_QUEUED_FRAMES && bytes.saturating_add(len) <= MAX_QUEUED_BYTES
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(RelayRefusal::MailboxFull)
+    }
+}
+
+/// Who holds a side of a route when another connection asks to join it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// Nobody.
+    Nobody,
+    /// A connection, on an instance that is alive.
+    Live,
+    /// A connection on an instance that stopped renewing its lease (it crashed or lost the
+    /// database): its claim is void.
+    Dead,
+}
+
+/// What a join does, given who holds the side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// Take the free side.
+    Take,
+    /// Remove the dead holder's claim, then take the side.
+    Replace,
+}
+
+/// One connection per side of a route, across instances: a side held by a live connection is
+/// refused as [`RelayRefusal::Busy`] (as [`Relay::join`] does in one process); a dead
+/// instance's claim is replaced.
+pub fn join_rule(holder: Holder) -> Result<Join, RelayRefusal> {
+    match holder {
+        Holder::Nobody => Ok(Join::Take),
+        Holder::Dead => Ok(Join::Replace),
+        Holder::Live => Err(RelayRefusal::Busy),
+    }
+}
+
+/// What one relay instance tells the others (a PostgreSQL notification's payload): which side
+/// of which route has news. Never a frame: frames wait in the database, and a doorbell only
+/// says where to look, so a lost doorbell loses no frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Doorbell {
+    /// Frames are waiting for `to`'s side of `route`.
+    Frames { route: Route, to: Role },
+    /// `role`'s side of `route` connected.
+    Joined { route: Route, role: Role },
+    /// `role`'s side of `route` went.
+    Left { route: Route, role: Role },
+}
+
+impl Doorbell {
+    /// `f <route> <side>`, `j <route> <side>` or `l <route> <side>` (at most 41 bytes, far under the 8,000 a notification carries).
+    pub fn encode(&self) -> String {
+        let (kind, route, role) = match self {
+            Doorbell::Frames { route, to } => ('f', route, *to),
+            Doorbell::Joined { route, role } => ('j', route, *role),
+            Doorbell::Left { route, role } => ('l', route, *role),
+        };
+        format!("{kind} {} {}", route.as_str(), side_name(role))
+    }
+
+    /// The doorbell `text` encodes; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut parts = text.split(' ');
+        let kind = parts.next()?;
+        let route = Route::parse(parts.next()?).ok()?;
+        let role = parse_side(parts.next()?)?;
+        if parts.next().is_some() {
+            return None;
+        }
+        match kind {
+            "f" => Some(Doorbell::Frames { route, to: role }),
+            "j" => Some(Doorbell::Joined { route, role }),
+            "l" => Some(Doorbell::Left { route, role }),
+            _ => None,
+        }
+    }
+}
 
 /// The WebSocket URL of `route`'s `role` side at the relay whose origin is `relay`
 /// (`http://h:p` → `ws://h:p/v1/relay/<route>/<bridge|vault>`, `https` → `wss`).
@@ -42,11 +173,7 @@ pub fn socket_url(relay: &str, route: &str, role: Role) -> String {
     } else {
         base.to_owned()
     };
-    let side = match role {
-        Role::Bridge => "bridge",
-        Role::Vault => "vault",
-    };
-    format!("{ws}/v1/relay/{route}/{side}")
+    format!("{ws}/v1/relay/{route}/{}", side_name(role))
 }
 
 /// A route's name: 32 lowercase hex digits.
@@ -88,6 +215,8 @@ pub enum RelayRefusal {
     RateLimited { retry_after_ms: i64 },
     #[error("the relay holds too many routes now; try again later")]
     Full,
+    #[error("the relay cannot reach its database now; try again shortly")]
+    Unavailable,
 }
 
 impl RelayRefusal {
@@ -101,6 +230,7 @@ impl RelayRefusal {
             RelayRefusal::MailboxFull => "mailbox_full",
             RelayRefusal::RateLimited { .. } => "rate_limited",
             RelayRefusal::Full => "full",
+            RelayRefusal::Unavailable => "unavailable",
         }
     }
 }
@@ -120,9 +250,40 @@ struct Side {
     /// Frames waiting for this side, with when they came.
     waiting: VecDeque<(i64, Vec<u8>)>,
     waiting_bytes: usize,
-    /// This side's sending budget: tokens (in frame units × 60,000) and when last refilled.
+    /// This side's sending budget, from its first join.
+    budget: Option<SendBudget>,
+}
+
+/// One side's sending budget: a token bucket of [`FRAMES_PER_MINUTE`] frames a minute with that
+/// burst. A reconnect keeps the bucket it had (it does not refill it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendBudget {
+    /// Tokens, in frame units × 60,000.
     tokens: u64,
     refilled_at: i64,
+}
+
+impl SendBudget {
+    /// A full bucket at `now`.
+    pub fn new(now: i64) -> Self {
+        Self {
+            tokens: u64::from(FRAMES_PER_MINUTE) * UNIT,
+            refilled_at: now,
+        }
+    }
+
+    /// Spends one frame at `now`, or says how long to wait.
+    pub fn take(&mut self, now: i64) -> Result<(), RelayRefusal> {
+        take_token(self, now)
+    }
+
+    /// Whether the bucket would be full at `now` (an idle side: forgetting it changes nothing).
+    pub fn is_full(&self, now: i64) -> bool {
+        let elapsed = u64::try_from(now.saturating_sub(self.refilled_at)).unwrap_or(0);
+        self.tokens
+            .saturating_add(elapsed.saturating_mul(u64::from(FRAMES_PER_MINUTE)))
+            >= u64::from(FRAMES_PER_MINUTE) * UNIT
+    }
 }
 
 #[derive(Debug, Default)]
@@ -182,14 +343,13 @@ impl Relay {
             return Err(RelayRefusal::Busy);
         }
         side.connection = Some(connection);
-        if side.refilled_at == 0 && side.tokens == 0 {
-            side.tokens = u64::from(FRAMES_PER_MINUTE) * UNIT;
-            side.refilled_at = now;
+        if side.budget.is_none() {
+            side.budget = Some(SendBudget::new(now));
         }
         let waiting: Vec<Vec<u8>> = side
             .waiting
             .drain(..)
-            .filter(|(at, _)| now - at < MAILBOX_TTL_MS)
+            .filter(|(at, _)| now < expires_at(*at))
             .map(|(_, frame)| frame)
             .collect();
         side.waiting_bytes = 0;
@@ -226,7 +386,10 @@ impl Relay {
         if frame.len() > MAX_RELAYED_FRAME {
             return Err(RelayRefusal::TooLarge);
         }
-        take_token(sender, now)?;
+        sender
+            .budget
+            .get_or_insert_with(|| SendBudget::new(now))
+            .take(now)?;
         let receiver = state.side(role.peer());
         if let Some(peer) = receiver.connection {
             return Ok(Delivery::Forward(peer));
@@ -234,17 +397,18 @@ impl Relay {
         while receiver
             .waiting
             .front()
-            .is_some_and(|(at, _)| now - at >= MAILBOX_TTL_MS)
+            .is_some_and(|(at, _)| now >= expires_at(*at))
         {
             if let Some((_, old)) = receiver.waiting.pop_front() {
                 receiver.waiting_bytes -= old.len();
             }
         }
-        if receiver.waiting.len() >= MAX_QUEUED_FRAMES
-            || receiver.waiting_bytes + frame.len() > MAX_QUEUED_BYTES
-        {
-            return Err(RelayRefusal::MailboxFull);
-        }
+        mailbox_admits(
+            false,
+            receiver.waiting.len(),
+            receiver.waiting_bytes,
+            frame.len(),
+        )?;
         receiver.waiting_bytes += frame.len();
         receiver.waiting.push_back((now, frame));
         Ok(Delivery::Queued)
@@ -254,7 +418,7 @@ impl Relay {
     pub fn expire(&mut self, now: i64) {
         for state in self.routes.values_mut() {
             for side in [&mut state.bridge, &mut state.vault] {
-                side.waiting.retain(|(at, _)| now - at < MAILBOX_TTL_MS);
+                side.waiting.retain(|(at, _)| now < expires_at(*at));
                 side.waiting_bytes = side.waiting.iter().map(|(_, f)| f.len()).sum();
             }
         }
@@ -289,7 +453,7 @@ impl Relay {
     }
 }
 
-fn take_token(side: &mut Side, now: i64) -> Result<(), RelayRefusal> {
+fn take_token(side: &mut SendBudget, now: i64) -> Result<(), RelayRefusal> {
     let full = u64::from(FRAMES_PER_MINUTE) * UNIT;
     let elapsed = u64::try_from(now.saturating_sub(side.refilled_at)).unwrap_or(0);
     side.tokens = side

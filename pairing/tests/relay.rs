@@ -4,8 +4,9 @@
 
 use tacit_pairing::Role;
 use tacit_pairing::relay::{
-    Delivery, FRAMES_PER_MINUTE, MAILBOX_TTL_MS, MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES,
-    MAX_RELAYED_FRAME, Relay, RelayRefusal, Route, socket_url,
+    Delivery, Doorbell, FRAMES_PER_MINUTE, Holder, Join, MAILBOX_TTL_MS, MAX_IN_FLIGHT,
+    MAX_QUEUED_BYTES, MAX_QUEUED_FRAMES, MAX_RELAYED_FRAME, Relay, RelayRefusal, Route, SendBudget,
+    expires_at, join_rule, mailbox_admits, parse_side, side_name, socket_url,
 };
 
 fn route(n: u8) -> Route {
@@ -176,4 +177,106 @@ fn a_relay_origin_becomes_its_websocket_url() {
         socket_url("https://relay.example", "ab", Role::Vault),
         "wss://relay.example/v1/relay/ab/vault"
     );
+}
+
+#[test]
+fn the_shared_mailbox_has_the_same_bounds_and_more_room_while_the_side_is_connected() {
+    // Offline: the pure mailbox's bounds, frame by frame and byte by byte.
+    assert!(mailbox_admits(false, MAX_QUEUED_FRAMES - 1, 0, 1).is_ok());
+    assert_eq!(
+        mailbox_admits(false, MAX_QUEUED_FRAMES, 0, 1).unwrap_err(),
+        RelayRefusal::MailboxFull
+    );
+    assert!(mailbox_admits(false, 0, MAX_QUEUED_BYTES - 10, 10).is_ok());
+    assert_eq!(
+        mailbox_admits(false, 0, MAX_QUEUED_BYTES - 10, 11).unwrap_err(),
+        RelayRefusal::MailboxFull
+    );
+    // Connected: the in-flight queue, whatever the bytes.
+    assert!(mailbox_admits(true, MAX_QUEUED_FRAMES + 10, MAX_QUEUED_BYTES, 1000).is_ok());
+    assert_eq!(
+        mailbox_admits(true, MAX_IN_FLIGHT, 0, 1).unwrap_err(),
+        RelayRefusal::MailboxFull
+    );
+    for connected in [false, true] {
+        assert_eq!(
+            mailbox_admits(connected, 0, 0, MAX_RELAYED_FRAME + 1).unwrap_err(),
+            RelayRefusal::TooLarge
+        );
+        assert!(mailbox_admits(connected, 0, 0, MAX_RELAYED_FRAME).is_ok());
+    }
+    // A frame lives exactly the time to live, as in the pure relay.
+    assert_eq!(expires_at(T), T + MAILBOX_TTL_MS);
+    assert_eq!(expires_at(i64::MAX), i64::MAX);
+}
+
+#[test]
+fn one_connection_per_side_across_instances_and_a_dead_claim_is_replaced() {
+    assert_eq!(join_rule(Holder::Nobody), Ok(Join::Take));
+    assert_eq!(join_rule(Holder::Live), Err(RelayRefusal::Busy));
+    assert_eq!(join_rule(Holder::Dead), Ok(Join::Replace));
+    assert_eq!(RelayRefusal::Unavailable.code(), "unavailable");
+}
+
+#[test]
+fn a_send_budget_is_the_pure_relays_rate() {
+    let mut budget = SendBudget::new(T);
+    assert!(budget.is_full(T));
+    for _ in 0..FRAMES_PER_MINUTE {
+        budget.take(T).unwrap();
+    }
+    assert!(!budget.is_full(T));
+    let RelayRefusal::RateLimited { retry_after_ms } = budget.take(T).unwrap_err() else {
+        panic!("not rate limited")
+    };
+    budget.take(T + retry_after_ms).unwrap();
+    assert!(budget.is_full(T + 60_000 + retry_after_ms));
+}
+
+#[test]
+fn a_doorbell_names_a_side_and_nothing_else_and_junk_is_not_one() {
+    let r = route(7);
+    for bell in [
+        Doorbell::Frames {
+            route: r.clone(),
+            to: Role::Vault,
+        },
+        Doorbell::Joined {
+            route: r.clone(),
+            role: Role::Bridge,
+        },
+        Doorbell::Left {
+            route: r.clone(),
+            role: Role::Vault,
+        },
+    ] {
+        let text = bell.encode();
+        assert!(text.len() <= 41, "{text}");
+        assert_eq!(Doorbell::parse(&text), Some(bell));
+    }
+    assert_eq!(
+        Doorbell::Frames {
+            route: r.clone(),
+            to: Role::Bridge
+        }
+        .encode(),
+        format!("f {} bridge", r.as_str())
+    );
+    let good = format!("f {} vault", r.as_str());
+    for bad in [
+        String::new(),
+        "f".to_owned(),
+        format!("x {} vault", r.as_str()),
+        format!("f {} admin", r.as_str()),
+        format!("f {} vault extra", r.as_str()),
+        format!("f {} vault", "A".repeat(32)),
+        format!("f  {} vault", r.as_str()),
+        good.replace(' ', "  "),
+    ] {
+        assert_eq!(Doorbell::parse(&bad), None, "{bad:?}");
+    }
+    for role in [Role::Bridge, Role::Vault] {
+        assert_eq!(parse_side(side_name(role)), Some(role));
+    }
+    assert_eq!(parse_side("Vault"), None);
 }
