@@ -115,16 +115,13 @@ fn person_acts(
     let button = &format!("[data-action={}][data-id={id}]", labels.1);
     if person != Person::ScriptedStandIn {
         say(&format!(
-            "… waiting for you to {} {what} in the wallet page",
+            "… waiting for you to {} {what} in your wallet",
             labels.1
         ));
         return Ok(());
     }
     say(STAND_IN);
-    say(&format!(
-        "   clicking {} on {what} in the wallet page",
-        labels.0
-    ));
+    say(&format!("   clicking {} on {what} in the wallet", labels.0));
     wallet.wait_for(
         &format!("!!document.querySelector('{button}')"),
         Duration::from_secs(20),
@@ -144,10 +141,25 @@ fn result_str(out: &Value, member: &str) -> String {
 
 /// The whole flow against one site: requirements → `request_claims` → (the person grants) →
 /// every claim tool → `draft_application` → (the person releases) → submit the signed receipt
-/// and the presentations of its issuer-backed answers.
+/// and the presentations of its issuer-backed answers. The wallet's tools are called on
+/// `wallet`, where the person also acts.
 /// Returns the site's answer to the submission.
 pub fn run_flow(
     wallet: &mut Page<'_>,
+    site: &mut Page<'_>,
+    tools: SiteTools,
+    person: Person,
+    say: &mut dyn FnMut(&str),
+) -> Result<Value> {
+    run_flow_via(wallet, None, site, tools, person, say)
+}
+
+/// [`run_flow`] with the wallet's tools on `agents` (the bridge page in the agent's browser,
+/// issue 29) and the person's acts in `vault` (their vault page, in another browser); `None`
+/// means the person acts on `agents` itself (the wallet page registers its own tools).
+pub fn run_flow_via(
+    wallet: &mut Page<'_>,
+    vault: Option<&Page<'_>>,
     site: &mut Page<'_>,
     tools: SiteTools,
     person: Person,
@@ -159,7 +171,7 @@ pub fn run_flow(
     let held = step(wallet, say, "request_claims", policy)?;
     let request = result_str(&held, "request_id");
     person_acts(
-        wallet,
+        vault.unwrap_or(&*wallet),
         say,
         person,
         ("Grant (10 minutes)", "grant"),
@@ -197,7 +209,7 @@ pub fn run_flow(
     )?;
     let proposal = result_str(&draft, "proposal_id");
     person_acts(
-        wallet,
+        vault.unwrap_or(&*wallet),
         say,
         person,
         ("Release", "release"),

@@ -337,6 +337,42 @@ impl Page<'_> {
         Ok(())
     }
 
+    /// Every string in this page's whole JS heap: the strings table of a heap snapshot
+    /// (`HeapProfiler.takeHeapSnapshot`), which holds each string any object of the page holds
+    /// (property names and values, source text, closures' captured strings). A wasm module's
+    /// linear memory is one `ArrayBuffer` whose bytes are not strings; read it from the
+    /// module's `memory.buffer`.
+    pub fn heap_strings(&self) -> Result<Vec<String>> {
+        self.send("HeapProfiler.enable", json!({}))?;
+        let _ = self.take_events("HeapProfiler.addHeapSnapshotChunk")?;
+        self.send(
+            "HeapProfiler.takeHeapSnapshot",
+            json!({ "reportProgress": false }),
+        )?;
+        let chunks = self.take_events("HeapProfiler.addHeapSnapshotChunk")?;
+        self.send("HeapProfiler.disable", json!({}))?;
+        let mut text = String::new();
+        for chunk in chunks {
+            if let Some(part) = chunk.params.get("chunk").and_then(Value::as_str) {
+                text.push_str(part);
+            }
+        }
+        let snapshot: Value = serde_json::from_str(&text).map_err(|e| {
+            Error::Protocol(format!(
+                "the heap snapshot ({} bytes) is not whole: {e}",
+                text.len()
+            ))
+        })?;
+        let strings = snapshot
+            .get("strings")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::Protocol("the heap snapshot has no strings table".into()))?;
+        Ok(strings
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect())
+    }
+
     /// Console messages and uncaught exceptions since the last call, as `level: text` lines.
     pub fn console(&self) -> Result<Vec<String>> {
         let mut lines = Vec::new();

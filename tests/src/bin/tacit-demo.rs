@@ -40,8 +40,9 @@ struct Options {
     /// Also run a scripted agent through the DevTools WebMCP domain.
     #[arg(long)]
     agent: bool,
-    /// Run the agent in a headless Chromium of its own, with a scripted stand-in for the person
-    /// approving in the wallet, and stop when it is done (needs --agent).
+    /// Run the agent in a headless Chromium of its own (the bridge and the site) paired with a
+    /// second headless Chromium as the person's device (the vault), with a scripted stand-in
+    /// for the person approving in the vault, and stop when it is done (needs --agent).
     #[arg(long, requires = "agent")]
     auto_approve: bool,
     /// The agent applies at the pharmacy instead of the housing site (with --agent).
@@ -266,9 +267,13 @@ fn run(options: Options) -> Result<(), String> {
         let ana = issuer.code_for("Ana").map_err(|e| e.to_string())?;
         run_agent(
             &options,
-            &wallet_url,
-            &housing_url,
-            &pharmacy_url,
+            &Urls {
+                wallet: &wallet_url,
+                vault: &vault_url,
+                bridge: &bridge_url,
+                housing: &housing_url,
+                pharmacy: &pharmacy_url,
+            },
             (&signer_url, &code.to_string()),
             (&issuer.origin(), &ana),
         )
@@ -345,76 +350,103 @@ fn thousands(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// The pages the agent and the person use.
+struct Urls<'a> {
+    wallet: &'a str,
+    vault: &'a str,
+    bridge: &'a str,
+    housing: &'a str,
+    pharmacy: &'a str,
+}
+
 fn run_agent(
     options: &Options,
-    wallet_url: &str,
-    housing_url: &str,
-    pharmacy_url: &str,
+    urls: &Urls<'_>,
     (signer_url, code): (&str, &str),
     (issuer_url, issuer_code): (&str, &str),
 ) -> Result<(), String> {
     let (site_url, tools): (&str, SiteTools) = if options.pharmacy {
-        (pharmacy_url, agent::PHARMACY)
+        (urls.pharmacy, agent::PHARMACY)
     } else {
-        (housing_url, agent::HOUSING)
+        (urls.housing, agent::HOUSING)
     };
     let mut say = |line: &str| println!("[agent] {line}");
+    let e = |e: tacit_e2e::Error| e.to_string();
     if options.auto_approve {
         println!(
-            "[agent] --auto-approve: a headless Chromium of the agent's own, with a SCRIPTED STAND-IN FOR A PERSON"
+            "[agent] --auto-approve: two headless Chromiums on this machine: the person's device, \
+             with the vault and a SCRIPTED STAND-IN FOR A PERSON, and the agent's, with the bridge \
+             and the site; the agent's browser holds nothing of the person's"
         );
-        let browser = Browser::launch_with(LaunchOptions::default()).map_err(|e| e.to_string())?;
-        let mut wallet = browser.new_page().map_err(|e| e.to_string())?;
-        wallet.enable_webmcp().map_err(|e| e.to_string())?;
-        wallet.navigate(wallet_url).map_err(|e| e.to_string())?;
+        let person_browser = Browser::launch_with(LaunchOptions::default()).map_err(e)?;
+        let agent_browser = Browser::launch_with(LaunchOptions::default()).map_err(e)?;
+        let mut vault = person_browser.new_page().map_err(e)?;
+        vault.navigate(urls.vault).map_err(e)?;
         // The first view, then a pointer move over the page (as a person's), which loads the app.
-        tacit_e2e::wallet::wait_app(&wallet);
-        say(
-            "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
-        );
-        let person = tacit_e2e::wallet::Wallet::new(wallet);
+        tacit_e2e::wallet::wait_app(&vault);
+        let person = tacit_e2e::wallet::Wallet::new(vault);
         say(&format!(
-            "!!! SCRIPTED STAND-IN FOR A PERSON: enrolling this browser with {signer_url} using the code above !!!"
+            "!!! SCRIPTED STAND-IN FOR A PERSON: enrolling the vault with {signer_url} using the code above !!!"
         ));
         person.enrol(signer_url, code);
+        say(
+            "!!! SCRIPTED STAND-IN FOR A PERSON: creating a demo profile in the vault (income 28,400.00 EUR, born 1990-02-28, Nordhafen) !!!",
+        );
         person.create_profile();
         say(&format!(
             "!!! SCRIPTED STAND-IN FOR A PERSON: adding Ana's credential from {issuer_url} with her code above (now used) !!!"
         ));
         person.add_credential(issuer_url, issuer_code);
-        let mut wallet = person.page;
-        let mut site = browser.new_page().map_err(|e| e.to_string())?;
-        site.enable_webmcp().map_err(|e| e.to_string())?;
-        site.navigate(site_url).map_err(|e| e.to_string())?;
+        let mut bridge = tacit_e2e::bridge_tab::open(&agent_browser, urls.bridge).map_err(e)?;
+        say(&format!(
+            "!!! SCRIPTED STAND-IN FOR A PERSON: typing the code the bridge shows ({}) into the vault !!!",
+            tacit_e2e::wallet::text_of(&bridge, "#typed")
+        ));
+        let fingerprint = tacit_e2e::bridge_tab::pair(&person, &bridge).map_err(e)?;
+        say(&format!(
+            "paired: the vault and the bridge both show {fingerprint}"
+        ));
+        let mut site = agent_browser.new_page().map_err(e)?;
+        site.enable_webmcp().map_err(e)?;
+        site.navigate(site_url).map_err(e)?;
         site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
-            .map_err(|e| e.to_string())?;
-        let answer = agent::run_flow(
-            &mut wallet,
+            .map_err(e)?;
+        let answer = agent::run_flow_via(
+            &mut bridge,
+            Some(&person.page),
             &mut site,
             tools,
             Person::ScriptedStandIn,
             &mut say,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(e)?;
         say(&format!("site answered: {answer}"));
         return Ok(());
     }
     println!(
         "[agent] attaching to your Chromium on 127.0.0.1:{DEBUG_PORT} (start it with the command above)…"
     );
-    let browser = Browser::connect(DEBUG_PORT).map_err(|e| e.to_string())?;
-    let wallet_origin = wallet_url.trim_end_matches('/');
-    let mut wallet = browser
-        .attach(wallet_origin)
-        .map_err(|e| format!("{e}: open the wallet page in that browser first"))?;
-    wallet.enable_webmcp().map_err(|e| e.to_string())?;
-    let mut site = browser.new_page().map_err(|e| e.to_string())?;
-    site.enable_webmcp().map_err(|e| e.to_string())?;
-    site.navigate(site_url).map_err(|e| e.to_string())?;
+    let browser = Browser::connect(DEBUG_PORT).map_err(e)?;
+    // The bridge when it is open (the vault is elsewhere), else the wallet page itself.
+    let bridge_origin = urls.bridge.trim_end_matches('/');
+    let wallet_origin = urls.wallet.trim_end_matches('/');
+    let mut wallet = match browser.attach(bridge_origin) {
+        Ok(page) => {
+            say("using the bridge: your vault decides, in its own page");
+            page
+        }
+        Err(_) => browser.attach(wallet_origin).map_err(|e| {
+            format!("{e}: open the bridge (or the wallet page) in that browser first")
+        })?,
+    };
+    wallet.enable_webmcp().map_err(e)?;
+    let mut site = browser.new_page().map_err(e)?;
+    site.enable_webmcp().map_err(e)?;
+    site.navigate(site_url).map_err(e)?;
     site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
-        .map_err(|e| e.to_string())?;
-    let answer = agent::run_flow(&mut wallet, &mut site, tools, Person::Real, &mut say)
-        .map_err(|e| e.to_string())?;
+        .map_err(e)?;
+    let answer =
+        agent::run_flow(&mut wallet, &mut site, tools, Person::Real, &mut say).map_err(e)?;
     say(&format!("site answered: {answer}"));
     Ok(())
 }
