@@ -4,16 +4,64 @@
 //! `tacit-pairing`) over WebSockets: `GET /v1/relay/{route}/{bridge|vault}` upgrades; every
 //! binary message is one frame for the other side. What it does with a frame (forward, keep in
 //! the mailbox while the other side is offline, refuse) is decided by
-//! [`tacit_pairing::relay::Relay`]; this crate only moves bytes. It has no key and opens nothing;
+//! [`tacit_pairing::relay`]'s rules; this crate only moves bytes. It has no key and opens nothing;
 //! its logs carry refusal codes and counts, never a route, a frame or its length.
 //!
 //! A refusal is a text message `{"refused": code, "message": words}` to the sender; a refused
 //! join closes the connection after it. When one side of a route connects or goes, the other
 //! (if connected) gets the text message `{"peer": "joined"}` or `{"peer": "left"}`, so a bridge
-//! withdraws its claim tools the moment its vault is gone. Each connection has a bounded outgoing queue
-//! ([`OUTGOING_QUEUE`]); a frame for a connection whose queue is full is refused to its sender
-//! as `mailbox_full`. One process, in memory: frames waiting for an offline side are lost when
-//! the relay stops (the sides notice the gap and reconnect; nothing is lost of the person's).
+//! withdraws its claim tools the moment its vault is gone. Frames of one side reach the other in
+//! the order they were sent (their sequence numbers make a reordered frame a refusal at the
+//! receiver, so the relay never reorders).
+//!
+//! ## One instance (the default)
+//! One process, in memory ([`RelayState::new`]), with [`tacit_pairing::relay::Relay`]'s table.
+//! Each connection has a bounded outgoing queue ([`OUTGOING_QUEUE`]); a frame for a connection
+//! whose queue is full is refused to its sender as `mailbox_full`. Frames waiting for an offline
+//! side are lost when the relay stops (the sides notice the gap and reconnect; nothing is lost of
+//! the person's).
+//!
+//! ## Several instances (`--database postgres://…`, [`RelayState::shared`])
+//! Instances share routing through one PostgreSQL (tables migrated at start with `tacit-store`,
+//! set `relay`). Every frame goes through the database, also when both sides are connected to
+//! the same instance, so there is one path and one order:
+//!
+//! - **Frames.** A frame is written to `relay_frames (id, route, to_role, frame, expires_at)`
+//!   (the frame's bytes exactly as sent, and nothing else of it) and announced with `NOTIFY
+//!   tacit_relay`. The notification is a doorbell ([`tacit_pairing::relay::Doorbell`], at most 41
+//!   bytes: `f <route> <side>`), never the frame: a frame may be 256 KiB where a notification
+//!   carries under 8,000 bytes, and a notification is lost while a listener is disconnected where
+//!   a row is not, so the table is the only place a frame waits. Every instance `LISTEN`s; the
+//!   one holding that side's connection reads the side's rows in `id` order, writes them to the
+//!   connection, then deletes them. The sender's frames of one side are stored one after the
+//!   other under a per-side advisory lock, so `id` order is sending order and commit order.
+//! - **Mailbox.** The rows waiting for a side are its mailbox, with the pure rules' bounds
+//!   ([`tacit_pairing::relay::mailbox_admits`]): while the side is offline everywhere, 64 frames
+//!   and 1 MiB, each for 10 minutes (`expires_at`, on the relay's clock); while it is connected,
+//!   at most [`OUTGOING_QUEUE`] frames not yet delivered. Past a bound the sender is refused
+//!   `mailbox_full`. Expired rows are never delivered and are swept every 30 seconds.
+//! - **Presence.** `relay_presence (route, role, instance, connection)` holds one connection per
+//!   side across all instances: a second join of a side held by a live connection, on any
+//!   instance, is refused `busy`, as in one process ([`tacit_pairing::relay::join_rule`]).
+//!   Joining and leaving ring `j`/`l` doorbells; the instance holding the other side tells it
+//!   `{"peer":"joined"}` / `{"peer":"left"}`.
+//! - **Liveness.** Each instance holds a lease in `relay_instances`, renewed every 5 seconds for
+//!   30 seconds on the database's clock. A side held by an instance whose lease lapsed (it
+//!   crashed) may be taken by a new join, and the sweep releases it (its peer is told `left`).
+//! - **Losing the database.** When the listener's connection drops (or the lease cannot be
+//!   renewed for 25 seconds), the instance closes every connection it holds, each told
+//!   `{"refused":"unavailable",…}`, refuses joins with `unavailable`, logs it, and reconnects its
+//!   listener with backoff (logging when it is back); then it releases the sides it held and
+//!   accepts joins again. A frame the database did not take is refused `unavailable` to its
+//!   sender: no frame is dropped silently. Frames already stored wait in the table for the side
+//!   to reconnect (within their time to live).
+//! - **Rate.** The 1,200 frames a minute per side is counted per instance: a side that
+//!   reconnects to another instance starts with that instance's bucket.
+//! - What the database holds: routes, sides, instance numbers, connection numbers, the frames'
+//!   ciphertext and their expiry. No address, no key, no plaintext (the relay has none). Frames are
+//!   delivered at least once: if an instance stops between writing frames and deleting their
+//!   rows, the next connection of that side gets them again, and its session refuses them as
+//!   replays.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -32,8 +80,12 @@ use tacit_pairing::Role;
 use tacit_pairing::relay::{Delivery, MAX_RELAYED_FRAME, Relay, RelayRefusal, Route};
 use tokio::sync::mpsc;
 
+mod shared;
+
+pub use shared::{CHANNEL, MIGRATIONS, SharedError};
+
 /// Frames waiting to be written to one connection.
-pub const OUTGOING_QUEUE: usize = 256;
+pub const OUTGOING_QUEUE: usize = tacit_pairing::relay::MAX_IN_FLIGHT;
 
 /// The path of the WebSocket endpoint, `{route}` and `{role}` filled in.
 pub const RELAY_PATH: &str = "/v1/relay/{route}/{role}";
@@ -44,9 +96,11 @@ const EXPIRE_EVERY: Duration = Duration::from_secs(30);
 /// Where the relay reads the time (milliseconds since the epoch). Tests pass their own.
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
-/// The relay's state: the rules' table and one sender per live connection.
+/// The relay's state: the rules' table and one sender per live connection (one instance), or
+/// this instance's share of the routing in PostgreSQL (several instances).
 #[derive(Clone)]
 pub struct RelayState {
+    shared: Option<Arc<shared::Shared>>,
     relay: Arc<Mutex<Relay>>,
     connections: Arc<Mutex<HashMap<u64, mpsc::Sender<Out>>>>,
     next_connection: Arc<AtomicU64>,
@@ -62,8 +116,10 @@ impl std::fmt::Debug for RelayState {
 }
 
 impl RelayState {
+    /// One instance, in memory, on `clock`.
     pub fn new(clock: Clock) -> Self {
         Self {
+            shared: None,
             relay: Arc::new(Mutex::new(Relay::new())),
             connections: Arc::new(Mutex::new(HashMap::new())),
             next_connection: Arc::new(AtomicU64::new(1)),
@@ -74,7 +130,24 @@ impl RelayState {
 
     /// The relay on the system clock.
     pub fn system() -> Self {
-        Self::new(Arc::new(|| tacit_service::serve::system_now().millis()))
+        Self::new(system_clock())
+    }
+
+    /// One of several instances sharing routing through the PostgreSQL at `url`
+    /// (`postgres://…`), on `clock` (the mailbox's time to live; leases use the database's
+    /// clock). Migrates the relay's tables, registers this instance and starts listening before
+    /// it returns, so it is ready to serve. Must be called inside a Tokio runtime, which then
+    /// runs its listener and lease tasks.
+    pub async fn shared(url: &str, clock: Clock) -> Result<Self, SharedError> {
+        let shared = shared::Shared::start(url).await?;
+        let mut state = Self::new(clock);
+        state.shared = Some(shared);
+        Ok(state)
+    }
+
+    /// [`RelayState::shared`] on the system clock.
+    pub async fn shared_system(url: &str) -> Result<Self, SharedError> {
+        Self::shared(url, system_clock()).await
     }
 
     /// Sends a copy of every frame the relay carries to `observer` (tests: what does the relay
@@ -98,10 +171,18 @@ impl RelayState {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Routes held now (for tests and metrics).
+    /// Routes held now (for tests and metrics): in one instance, every route with a side
+    /// connected or a frame waiting; with several, the routes with a side connected here.
     pub fn routes(&self) -> usize {
-        self.relay().routes()
+        match &self.shared {
+            Some(shared) => shared.local_routes(),
+            None => self.relay().routes(),
+        }
     }
+}
+
+fn system_clock() -> Clock {
+    Arc::new(|| tacit_service::serve::system_now().millis())
 }
 
 /// What is written to a connection.
@@ -129,14 +210,18 @@ pub fn router(state: RelayState) -> Router {
         .with_state(state)
 }
 
-/// Drops expired frames every 30 seconds, for as long as the runtime runs.
+/// Drops expired frames every 30 seconds, for as long as the runtime runs (with several
+/// instances, also the claims of instances that are gone).
 pub fn spawn_expiry(state: RelayState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(EXPIRE_EVERY);
         loop {
             tick.tick().await;
             let now = state.now();
-            state.relay().expire(now);
+            match &state.shared {
+                Some(shared) => shared.sweep(now).await,
+                None => state.relay().expire(now),
+            }
         }
     });
 }
@@ -161,12 +246,8 @@ async fn upgrade(
     Path((route, role)): Path<(String, String)>,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let role = match role.as_str() {
-        "bridge" => Role::Bridge,
-        "vault" => Role::Vault,
-        _ => {
-            return (StatusCode::NOT_FOUND, "the side is bridge or vault").into_response();
-        }
+    let Some(role) = tacit_pairing::relay::parse_side(&role) else {
+        return (StatusCode::NOT_FOUND, "the side is bridge or vault").into_response();
     };
     let route = match Route::parse(&route) {
         Ok(route) => route,
@@ -174,7 +255,12 @@ async fn upgrade(
     };
     ws.max_message_size(MAX_RELAYED_FRAME)
         .max_frame_size(MAX_RELAYED_FRAME)
-        .on_upgrade(move |socket| connection(state, route, role, socket))
+        .on_upgrade(move |socket| async move {
+            match state.shared.clone() {
+                Some(shared) => shared_connection(state, shared, route, role, socket).await,
+                None => connection(state, route, role, socket).await,
+            }
+        })
 }
 
 async fn connection(state: RelayState, route: Route, role: Role, socket: WebSocket) {
@@ -270,4 +356,132 @@ fn carry(
         }
     }
     Ok(())
+}
+
+async fn send_text(
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+    text: String,
+) -> bool {
+    sink.send(Message::Text(text.into())).await.is_ok()
+}
+
+/// One connection when several instances share the database: frames in and out go through the
+/// table; doorbells wake this task or bring presence news.
+async fn shared_connection(
+    state: RelayState,
+    shared: Arc<shared::Shared>,
+    route: Route,
+    role: Role,
+    socket: WebSocket,
+) {
+    let id = state.next_connection.fetch_add(1, Ordering::Relaxed);
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = mpsc::channel::<Out>(OUTGOING_QUEUE);
+    let signal = Arc::new(shared::Signal {
+        wake: tokio::sync::Notify::new(),
+        dropped: std::sync::atomic::AtomicBool::new(false),
+    });
+    let joined = shared
+        .join(&route, role, id, tx, signal.clone(), state.now())
+        .await;
+    let mut peer_here = match joined {
+        Ok(peer_here) => peer_here,
+        Err(refusal) => {
+            tracing::debug!(code = refusal.code(), "join refused");
+            let _ = send_text(&mut sink, refusal_text(&refusal)).await;
+            let _ = sink.close().await;
+            return;
+        }
+    };
+    if peer_here && !send_text(&mut sink, r#"{"peer":"joined"}"#.to_owned()).await {
+        shared.leave(&route, role, id).await;
+        return;
+    }
+    // The mailbox first.
+    signal.wake.notify_one();
+    loop {
+        tokio::select! {
+            biased;
+            outgoing = rx.recv() => match outgoing {
+                Some(Out::Peer(what)) => {
+                    // Each change once, however many doorbells said it.
+                    let here = what == "joined";
+                    if here != peer_here {
+                        peer_here = here;
+                        let text = serde_json::json!({ "peer": what }).to_string();
+                        if !send_text(&mut sink, text).await {
+                            break;
+                        }
+                    }
+                }
+                Some(Out::Frame(frame)) => {
+                    if sink.send(Message::Binary(frame.into())).await.is_err() {
+                        break;
+                    }
+                }
+                // The instance let go of this connection (it lost the database).
+                None => {
+                    let _ = send_text(&mut sink, refusal_text(&RelayRefusal::Unavailable)).await;
+                    let _ = sink.close().await;
+                    break;
+                }
+            },
+            () = signal.wake.notified() => {
+                if signal.dropped.load(Ordering::SeqCst) {
+                    let _ = send_text(&mut sink, refusal_text(&RelayRefusal::Unavailable)).await;
+                    let _ = sink.close().await;
+                    break;
+                }
+                match deliver(&state, &shared, &route, role, &mut sink).await {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(refusal) => {
+                        let _ = send_text(&mut sink, refusal_text(&refusal)).await;
+                        let _ = sink.close().await;
+                        break;
+                    }
+                }
+            },
+            incoming = stream.next() => match incoming {
+                Some(Ok(Message::Binary(frame))) => {
+                    if let Some(observer) = &state.observer {
+                        let _ = observer.send(frame.to_vec());
+                    }
+                    let sent = shared.send(&route, role, id, &frame, state.now()).await;
+                    if let Err(refusal) = sent {
+                        tracing::debug!(code = refusal.code(), "frame refused");
+                        if !send_text(&mut sink, refusal_text(&refusal)).await {
+                            break;
+                        }
+                    }
+                }
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    shared.leave(&route, role, id).await;
+}
+
+/// Writes every frame waiting for this side, oldest first, deleting each batch once written.
+/// `Ok(false)`: the connection is gone.
+async fn deliver(
+    state: &RelayState,
+    shared: &shared::Shared,
+    route: &Route,
+    role: Role,
+    sink: &mut futures_util::stream::SplitSink<WebSocket, Message>,
+) -> Result<bool, RelayRefusal> {
+    loop {
+        let (frames, last) = shared.next_frames(route, role, state.now()).await?;
+        if frames.is_empty() {
+            return Ok(true);
+        }
+        for frame in frames {
+            if sink.send(Message::Binary(frame.into())).await.is_err() {
+                return Ok(false);
+            }
+        }
+        shared.delivered(route, role, last).await?;
+    }
 }
