@@ -46,8 +46,10 @@
 //!   Joining and leaving ring `j`/`l` doorbells; the instance holding the other side tells it
 //!   `{"peer":"joined"}` / `{"peer":"left"}`.
 //! - **Liveness.** Each instance holds a lease in `relay_instances`, renewed every 5 seconds for
-//!   30 seconds on the database's clock. A side held by an instance whose lease lapsed (it
-//!   crashed) may be taken by a new join, and the sweep releases it (its peer is told `left`).
+//!   30 seconds on the database's clock. An instance that stops ([`RelayState::stop`]) releases
+//!   its sides at once. A side held by an instance that crashed stays `busy` until that lease
+//!   lapses (at most 30 seconds); then a new join takes it, or the sweep releases it (its peer is
+//!   told `left`).
 //! - **Losing the database.** When the listener's connection drops (or the lease cannot be
 //!   renewed for 25 seconds), the instance closes every connection it holds, each told
 //!   `{"refused":"unavailable",…}`, refuses joins with `unavailable`, logs it, and reconnects its
@@ -171,6 +173,16 @@ impl RelayState {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Before the process exits: with several instances, closes the connections held here (each
+    /// told `unavailable`), releases their sides at once (their peers told `left`) and withdraws
+    /// this instance's lease, so the sides may reconnect to another instance straight away. One
+    /// instance: nothing to do. [`serve`] calls it when it stops.
+    pub async fn stop(&self) {
+        if let Some(shared) = &self.shared {
+            shared.stop().await;
+        }
+    }
+
     /// Routes held now (for tests and metrics): in one instance, every route with a side
     /// connected or a frame waiting; with several, the routes with a side connected here.
     pub fn routes(&self) -> usize {
@@ -226,15 +238,17 @@ pub fn spawn_expiry(state: RelayState) {
     });
 }
 
-/// Serves the relay on `listener` until the process is stopped.
+/// Serves the relay on `listener` until the process is stopped (then [`RelayState::stop`]).
 pub async fn serve(listener: tokio::net::TcpListener, state: RelayState) -> std::io::Result<()> {
     spawn_expiry(state.clone());
-    axum::serve(
+    let served = axum::serve(
         listener,
-        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+        router(state.clone()).into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(tacit_service::serve::shutdown_signal())
-    .await
+    .await;
+    state.stop().await;
+    served
 }
 
 fn refusal_text(refusal: &RelayRefusal) -> String {

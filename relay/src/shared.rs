@@ -90,6 +90,7 @@ const RELEASE_ALL_MINE: &str =
 const RELEASE_DEAD: &str = "DELETE FROM relay_presence p WHERE NOT EXISTS \
      (SELECT 1 FROM relay_instances i WHERE i.id = p.instance \
      AND i.alive_until >= clock_timestamp()) RETURNING route, role";
+const WITHDRAW: &str = "DELETE FROM relay_instances WHERE id = $1";
 const FORGET_DEAD: &str = "DELETE FROM relay_instances WHERE alive_until < clock_timestamp()";
 const NOTIFY: &str = "SELECT pg_notify('tacit_relay', $1)";
 const DROP_EXPIRED_SIDE: &str =
@@ -301,6 +302,34 @@ impl Shared {
             local.signal.wake.notify_one();
         }
         held.len()
+    }
+
+    /// Stopping: closes the connections held here (each told `unavailable`), releases their
+    /// sides at once (their peers are told `left`) and withdraws this instance's lease, so the
+    /// sides can reconnect to another instance without waiting for the lease to lapse.
+    pub(crate) async fn stop(&self) {
+        let closed = self.go_offline();
+        let released = async {
+            let mut tx = self.pool.begin().await?;
+            let rows = sqlx::query(RELEASE_ALL_MINE)
+                .bind(self.instance)
+                .fetch_all(&mut *tx)
+                .await?;
+            let released = ring_left(&mut tx, rows).await?;
+            sqlx::query(WITHDRAW)
+                .bind(self.instance)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok::<usize, sqlx::Error>(released)
+        };
+        match released.await {
+            Ok(released) => tracing::info!(closed, released, "stopped: sides released"),
+            Err(e) => tracing::warn!(
+                error = %e,
+                "stopped, but could not release the sides; they are free when the lease lapses"
+            ),
+        }
     }
 
     async fn listen_loop(self: Arc<Self>, mut first: Option<PgListener>) {

@@ -96,7 +96,8 @@ impl Db {
 struct Instance {
     port: u16,
     seen: mpsc::UnboundedReceiver<Vec<u8>>,
-    _runtime: tokio::runtime::Runtime,
+    state: RelayState,
+    runtime: tokio::runtime::Runtime,
 }
 
 impl Instance {
@@ -115,12 +116,18 @@ impl Instance {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
         let port = listener.local_addr().unwrap().port();
-        runtime.spawn(tacit_relay::serve(listener, state));
+        runtime.spawn(tacit_relay::serve(listener, state.clone()));
         Self {
             port,
             seen,
-            _runtime: runtime,
+            state,
+            runtime,
         }
+    }
+
+    /// What the instance does when the process is told to stop.
+    fn stop(&self) {
+        self.runtime.block_on(self.state.stop());
     }
 
     fn connect(&self, route: &str, role: &str) -> Socket {
@@ -425,6 +432,27 @@ fn a_side_held_by_an_instance_that_is_gone_can_be_taken_and_its_peer_is_told() {
     assert_eq!(told, [r#"{"peer":"left"}"#, r#"{"peer":"joined"}"#]);
     send(&mut bridge, &[8; 32]);
     assert_eq!(recv(&mut vault).unwrap(), vec![8; 32]);
+}
+
+#[test]
+fn an_instance_that_stops_lets_go_of_its_sides_at_once() {
+    let db = Db::fresh("stop");
+    let one = Instance::start(&db);
+    let two = Instance::start(&db);
+    let route = "78".repeat(16);
+    let mut bridge = one.connect(&route, "bridge");
+    let mut vault = two.connect(&route, "vault");
+    assert_eq!(text(&mut bridge), r#"{"peer":"joined"}"#);
+    two.stop();
+    let refused = recv(&mut vault).unwrap_err();
+    assert!(refused.contains("\"unavailable\""), "{refused}");
+    assert_eq!(text(&mut bridge), r#"{"peer":"left"}"#);
+    // No waiting for a lease: the vault reconnects to the other instance straight away.
+    let mut vault = one.connect(&route, "vault");
+    assert_eq!(text(&mut bridge), r#"{"peer":"joined"}"#);
+    send(&mut vault, &[4; 32]);
+    assert_eq!(recv(&mut bridge).unwrap(), vec![4; 32]);
+    drop(two);
 }
 
 #[test]
