@@ -1,5 +1,5 @@
-//! `cargo xtask bench [core|signer|site|issuer|presentation|browser] [-- args]`: the benchmark
-//! report.
+//! `cargo xtask bench [core|signer|site|issuer|presentation|browser|bridge|relay] [-- args]`: the
+//! benchmark report.
 //!
 //! Without a name, everything, then `target/bench/report.md`:
 //! 1. `build-web` (the sites whose sizes and pages are measured);
@@ -11,14 +11,22 @@
 //! 5. hash-wasm from the npm registry (`npm pack`, pinned to [`HASH_WASM`]) as the in-page
 //!    Argon2 baseline;
 //! 6. `browser-bench` (the wallet page in headless Chromium: unlock, round trips, expiry,
-//!    revoke, a presentation built in the page, ready; see `tests/src/bin/browser-bench/`);
+//!    revoke, a presentation built in the page, ready; then issue 29's vault and bridge in two
+//!    Chromiums: a claim call through the bridge and the relay against one on the wallet page,
+//!    the person's grant in the vault → `toolsAdded` in the agent's browser; see
+//!    `tests/src/bin/browser-bench/`);
 //! 7. `issuer-bench` (batch issuance against raw ES256 signing) and presentation verification
 //!    natively and in wasm in Chromium against raw ES256 verification (see
 //!    `bench_credentials.rs`);
+//! 8. `relay-bench` against the release `tacit-relay` binary (1,000 paired sessions: memory per
+//!    idle session, then paced 200-byte frames at rates below the relay's per-side limit),
+//!    against a forward-only WebSocket server in the same run (see
+//!    `tests/src/bin/relay-bench.rs`);
 //!
 //! and assembles every figure with the machine, the browser, the date and the command.
-//! `core`, `signer`, `site`, `issuer`, `presentation` (native and wasm) and `browser` run one
-//! part and print it. Nothing here asserts on a time.
+//! `core`, `signer`, `site`, `issuer`, `presentation` (native and wasm), `browser` (with item
+//! 29), `bridge` (item 29 alone) and `relay` run one part and print it. Nothing here asserts on
+//! a time.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write as _};
@@ -41,6 +49,21 @@ const SITE_SECONDS: &str = "10";
 /// Releases with a presentation built in the page (and as many self-asserted) in the full report.
 const PROOFS: &str = "5";
 
+/// The parts `cargo xtask bench <part>` runs alone.
+pub const PARTS: [&str; 8] = [
+    "core",
+    "signer",
+    "site",
+    "issuer",
+    "presentation",
+    "browser",
+    "bridge",
+    "relay",
+];
+
+/// Seconds of load per relay step in the full report.
+const RELAY_SECONDS: &str = "5";
+
 /// The criterion benchmarks the report reads, with what they measure.
 const CORE: [(&str, &str); 6] = [
     (
@@ -62,9 +85,7 @@ const CORE: [(&str, &str); 6] = [
 
 pub fn bench(rest: &[String]) -> Result<(), String> {
     let (which, extra) = match rest.first().map(String::as_str) {
-        Some(name @ ("core" | "signer" | "site" | "issuer" | "presentation" | "browser")) => {
-            (name, &rest[1..])
-        }
+        Some(name) if PARTS.contains(&name) => (name, &rest[1..]),
         _ => ("all", rest),
     };
     let extra: Vec<&str> = extra
@@ -89,6 +110,8 @@ pub fn bench(rest: &[String]) -> Result<(), String> {
             let hash_wasm = fetch_hash_wasm(&out)?;
             browser(&out, &hash_wasm.file, &extra)
         }
+        "bridge" => bridge(&out, &extra),
+        "relay" => relay(&out, &extra).map(drop),
         _ => all(&out, &extra, rest),
     }
 }
@@ -146,7 +169,8 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
     timed(
         "`browser-bench` with its defaults: 9 unlock rounds, 50 calls per tool, 50 expiries, \
          30 grants/revokes and 30 withdrawals per baseline, 5 proven and 5 self-asserted \
-         releases (`--proofs 5`), 7 loads (release, with its build)"
+         releases (`--proofs 5`), 7 loads; item 29: 50 calls of each claim tool, 30 grants in \
+         the vault and 30 on the wallet page (release, with its build)"
             .to_owned(),
         step,
     );
@@ -175,6 +199,15 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
             .to_owned(),
         step,
     );
+    let step = Instant::now();
+    let relay_md = relay(out, &["--seconds", RELAY_SECONDS])?;
+    timed(
+        format!(
+            "`cargo build --release -p tacit-relay`, then `relay-bench --seconds {RELAY_SECONDS}` \
+             (release, with its build)"
+        ),
+        step,
+    );
     let credentials_md = format!(
         "{}{}",
         credentials::issuer_section(&issuer_md),
@@ -199,9 +232,12 @@ fn all(out: &Path, extra: &[&str], rest: &[String]) -> Result<(), String> {
         &machine,
         &hash_wasm,
         &core_rows,
-        &signer_md,
-        &site_md,
-        &credentials_md,
+        &Native {
+            signer: &signer_md,
+            site: &site_md,
+            credentials: &credentials_md,
+            relay: &relay_md,
+        },
     )?;
     let path = out.join("report.md");
     fs::write(&path, &report).map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -270,6 +306,61 @@ fn browser(out: &Path, hash_wasm: &Path, extra: &[&str]) -> Result<(), String> {
     ];
     args.extend(extra.iter().copied());
     run("bench browser", &cargo(), &args, &[])
+}
+
+/// Item 29 alone: `browser-bench --only-bridge`, writing `<out>/browser/29-bridge.md`.
+fn bridge(out: &Path, extra: &[&str]) -> Result<(), String> {
+    let dir_arg = out.join("browser").display().to_string();
+    let mut args = vec![
+        "run",
+        "--release",
+        "--package",
+        "tacit-e2e",
+        "--bin",
+        "browser-bench",
+        "--",
+        "--out",
+        &dir_arg,
+        "--only-bridge",
+    ];
+    args.extend(extra.iter().copied());
+    run("bench bridge", &cargo(), &args, &[])
+}
+
+/// The release `tacit-relay` binary, then the release `relay-bench` against it (writing
+/// `<out>/relay.md`); returns its markdown.
+fn relay(out: &Path, extra: &[&str]) -> Result<String, String> {
+    run(
+        "build tacit-relay",
+        &cargo(),
+        &[
+            "build",
+            "--release",
+            "--package",
+            "tacit-relay",
+            "--bin",
+            "tacit-relay",
+        ],
+        &[],
+    )?;
+    let binary = target_dir().join("release").join("tacit-relay");
+    let relay_arg = binary.display().to_string();
+    let out_arg = out.join("relay.md").display().to_string();
+    let mut args = vec![
+        "run",
+        "--release",
+        "--package",
+        "tacit-e2e",
+        "--bin",
+        "relay-bench",
+        "--",
+        "--relay",
+        &relay_arg,
+        "--out",
+        &out_arg,
+    ];
+    args.extend(extra.iter().copied());
+    run_capture("bench relay", &cargo(), &args)
 }
 
 /// Runs a command in the workspace root, streaming its stdout while keeping it.
@@ -454,15 +545,27 @@ fn fragment(out: &Path, name: &str) -> Result<String, String> {
     fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))
 }
 
+/// The markdown the native benches printed, for [`assemble`].
+struct Native<'a> {
+    signer: &'a str,
+    site: &'a str,
+    credentials: &'a str,
+    relay: &'a str,
+}
+
 fn assemble(
     out: &Path,
     machine: &Machine,
     hash_wasm: &HashWasm,
     core_rows: &[(&str, Option<f64>)],
-    signer_md: &str,
-    site_md: &str,
-    credentials_md: &str,
+    native: &Native<'_>,
 ) -> Result<String, String> {
+    let Native {
+        signer: signer_md,
+        site: site_md,
+        credentials: credentials_md,
+        relay: relay_md,
+    } = *native;
     let chromium = fragment(out, "chromium.txt")?;
     let commit = output_of("git", &["rev-parse", "--short", "HEAD"]);
     // `output_of` gives the first line, or "unknown" for no output: a clean tree.
@@ -531,6 +634,8 @@ fn assemble(
     r.push_str(credentials_md);
     r.push_str(&fragment(out, "11-proofs.md")?);
     r.push_str(&fragment(out, "13-targets.md")?);
+    r.push_str(&fragment(out, "29-bridge.md")?);
+    r.push_str(&relay_section(relay_md));
     r.push_str(&core_section(core_rows));
     Ok(r)
 }
@@ -573,6 +678,23 @@ fn site_section(md: &str) -> String {
          pre-issued nonces from 64 tasks, on SQLite and on a throwaway PostgreSQL cluster \
          (`tacit_store::testing::PgCluster`). The load client shares the cores with the server \
          and the database.\n\n"
+    ));
+    r.push_str(md.trim_end());
+    r.push_str("\n\n");
+    r
+}
+
+fn relay_section(md: &str) -> String {
+    let mut r = String::from("## 29. Relay: paired sessions, memory and frames\n\n");
+    r.push_str(&format!(
+        "`cargo build --release -p tacit-relay`, then `cargo run --release -p tacit-e2e --bin \
+         relay-bench -- --seconds {RELAY_SECONDS}`: the real `tacit-relay` binary started as a \
+         child process (`--listen 127.0.0.1:PORT`, so its memory is read from \
+         `/proc/<pid>/status`), loaded by a native tokio-tungstenite client in the bench \
+         process. The baseline, in the same run, is the same load against a forward-only axum \
+         WebSocket server (the bench binary started again as a child: the relay's path and \
+         per-connection queue, no rate limit, no mailbox, no route rules), so each ratio says \
+         what the relay's rules cost. Load generator and server share the machine's cores.\n\n"
     ));
     r.push_str(md.trim_end());
     r.push_str("\n\n");
@@ -810,6 +932,20 @@ mod tests {
             table_number(md, "| raw ed25519-dalek sign", "signs/s"),
             Some(62923.0)
         );
+    }
+
+    #[test]
+    fn every_part_is_in_the_usage_and_the_relay_section_carries_its_table() {
+        let usage = crate::task_usage("bench").unwrap();
+        for part in PARTS {
+            assert!(usage.contains(part), "{part} missing from {usage}");
+        }
+        let md = "relay-bench: 1000 sessions\n\n| Measure | `tacit-relay` |\n|---|---|\n\
+                  | RSS after start | 3.0 MiB |\n";
+        let section = relay_section(md);
+        assert!(section.starts_with("## 29. Relay"));
+        assert!(section.contains("--seconds 5"));
+        assert!(section.ends_with("| RSS after start | 3.0 MiB |\n\n"));
     }
 
     #[test]

@@ -72,8 +72,9 @@ const TASKS: [(&str, &str); 6] = [
     ),
     (
         "bench",
-        "bench [core|signer|site|issuer|presentation|browser]\n\
-         \x20                   measure everything into target/bench/report.md, or one part",
+        "bench [core|signer|site|issuer|presentation|browser|bridge|relay]\n\
+         \x20                   measure everything into target/bench/report.md, or one part\n\
+         \x20                   (browser includes bridge: issue 29's vault and bridge)",
     ),
     (
         "fuzz",

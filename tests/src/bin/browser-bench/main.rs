@@ -5,7 +5,12 @@
 //! cargo run --release -p tacit-e2e --bin browser-bench -- \
 //!     --hash-wasm target/bench/npm/package/dist/argon2.umd.min.js [--out target/bench/browser]
 //!     [--unlocks 9] [--calls 50] [--expiries 50] [--revokes 30] [--loads 7] [--proofs 0]
+//!     [--bridge-calls 50] [--bridge-grants 30] [--only-bridge]
 //! ```
+//! `--bridge-calls N` and `--bridge-grants N` size item 29 (issue 29: a claim call through the
+//! bridge and the relay against one on the wallet page, and the person's grant in the vault →
+//! `toolsAdded` in the agent's browser; see the `bridge` module); `--only-bridge` runs just that
+//! (no hash-wasm needed) and writes `29-bridge.md`, `chromium.txt` and `samples-bridge.json`.
 //! `--proofs N` (0, the default, skips it) runs item 11: N releases with a presentation built
 //! in the page and N self-asserted ones (needs the wallet's credentials and holder keys).
 //! `--revokes` also sets how many plain JS tools each baseline of items 3 and 4 withdraws.
@@ -16,11 +21,12 @@
 //! Argon2 implementations run in the same page under the wallet's own CSP
 //! (`script-src 'self' 'wasm-unsafe-eval'`). Writes one markdown fragment per section
 //! (`1-unlock.md`, `2-roundtrip.md`, `3-expiry.md`, `4-revoke.md`, `7-ready.md`,
-//! `11-proofs.md`, `13-targets.md`: issue 13's ratios),
+//! `11-proofs.md`, `13-targets.md`: issue 13's ratios, `29-bridge.md`),
 //! `chromium.txt` and every raw sample in `samples.json`. Nothing here asserts a time.
 
 mod baseline;
 mod boot;
+mod bridge;
 mod calls;
 mod proofs;
 mod registry;
@@ -53,7 +59,7 @@ struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// hash-wasm's argon2.umd.min.js, the unlock comparison (`cargo xtask bench` fetches it).
-    #[arg(long, required_unless_present = "no_hash_wasm")]
+    #[arg(long, required_unless_present_any = ["no_hash_wasm", "only_bridge"])]
     hash_wasm: Option<PathBuf>,
     /// Skip the hash-wasm comparison.
     #[arg(long, conflicts_with = "hash_wasm")]
@@ -76,6 +82,15 @@ struct Args {
     /// Presentations built in the page (0 skips them).
     #[arg(long, default_value_t = 0)]
     proofs: usize,
+    /// Calls of each claim tool in item 29 (through the bridge, on the wallet page).
+    #[arg(long, default_value_t = 50, value_parser = count)]
+    bridge_calls: usize,
+    /// Grants (each revoked) in the vault, and as many on the wallet page, in item 29.
+    #[arg(long, default_value_t = 30, value_parser = count)]
+    bridge_grants: usize,
+    /// Run only item 29 (the vault and the bridge).
+    #[arg(long)]
+    only_bridge: bool,
 }
 
 /// A count of at least 1.
@@ -118,6 +133,20 @@ fn run(args: &Args) -> Res<()> {
         );
     }
     fs::create_dir_all(&out)?;
+    if args.only_bridge {
+        let browser = Browser::launch()?;
+        println!("browser-bench: {}, item 29 only", browser.version());
+        fs::write(out.join("chromium.txt"), browser.version())?;
+        let bridge = bridge::run(&browser, args.bridge_calls, args.bridge_grants)?;
+        write(&out, "29-bridge.md", &bridge.markdown())?;
+        let samples = json!({ "chromium": browser.version(), "bridge": bridge.json() });
+        fs::write(
+            out.join("samples-bridge.json"),
+            serde_json::to_string_pretty(&samples)?,
+        )?;
+        println!("browser-bench: wrote {}", out.display());
+        return Ok(());
+    }
     let site = stage_site(&out, args.hash_wasm.as_deref())?;
     let server = StaticServer::start(&site)?;
     let browser = Browser::launch()?;
@@ -197,6 +226,10 @@ fn run(args: &Args) -> Res<()> {
     section7.push_str(&revoke.markdown_grant());
     write(&out, "7-ready.md", &section7)?;
     samples["ready"] = ready.json();
+
+    let bridge = bridge::run(&browser, args.bridge_calls, args.bridge_grants)?;
+    write(&out, "29-bridge.md", &bridge.markdown())?;
+    samples["bridge"] = bridge.json();
 
     fs::write(
         out.join("samples.json"),

@@ -475,7 +475,7 @@ pub fn grants_and_revokes(
 }
 
 /// The first `claim.*` tool named in a `toolsAdded`/`toolsRemoved` event.
-fn claim_tool_in(params: &Value) -> Option<&str> {
+pub(crate) fn claim_tool_in(params: &Value) -> Option<&str> {
     params["tools"]
         .as_array()?
         .iter()
