@@ -29,7 +29,8 @@ pub struct Hints {
 }
 
 impl Hints {
-    fn of(annotations: &Value) -> Self {
+    /// The hints of a WebMCP `annotations` object, in either spelling (absent: all `None`).
+    pub fn of(annotations: &Value) -> Self {
         let hint = |short: &str, long: &str| {
             annotations
                 .get(short)
@@ -293,18 +294,7 @@ impl Outcome {
 pub fn outcome_of(params: &Value) -> Outcome {
     match params["status"].as_str() {
         Some("Completed") => {
-            let output = params.get("output").cloned().unwrap_or(Value::Null);
-            let refused = output.get("ok") == Some(&Value::Bool(false))
-                || output.get("isError") == Some(&Value::Bool(true));
-            let text = match &output {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            Outcome {
-                is_error: refused,
-                structured: output.is_object().then_some(output),
-                text,
-            }
+            outcome_of_output(params.get("output").cloned().unwrap_or(Value::Null))
         }
         Some("Canceled") => Outcome::error("The call was cancelled."),
         Some("Error") => {
@@ -318,6 +308,23 @@ pub fn outcome_of(params: &Value) -> Outcome {
             "The browser answered with an unknown status {}.",
             other.unwrap_or("(none)")
         )),
+    }
+}
+
+/// The MCP result of a tool's completed `output` (a page's, or the paired vault's envelope): a
+/// refusal envelope (`ok: false`, or `isError: true`) is an error result carrying its text; any
+/// other output is a success, its object as the structured content.
+pub fn outcome_of_output(output: Value) -> Outcome {
+    let refused = output.get("ok") == Some(&Value::Bool(false))
+        || output.get("isError") == Some(&Value::Bool(true));
+    let text = match &output {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Outcome {
+        is_error: refused,
+        structured: output.is_object().then_some(output),
+        text,
     }
 }
 

@@ -1,5 +1,7 @@
-//! The MCP side: `tools/list` is the mirror's live list, `tools/call` goes to the browser worker
-//! (`WebMCP.invokeTool`), and every change of the list is sent as
+//! The MCP side: `tools/list` is the paired vault's tools (`wallet.*`, with `--vault-relay`)
+//! and the mirror's live list (with `--origin` / `--page`); `tools/call` of a `wallet.` name goes
+//! to the vault through the native bridge ([`crate::vault`]), any other to the browser worker
+//! (`WebMCP.invokeTool`); every change of either list is sent as
 //! `notifications/tools/list_changed` once the client is initialised.
 
 use std::sync::Arc;
@@ -16,8 +18,9 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use crate::browser::{BrowserHandle, Command};
-use crate::mirror::{Hints, Outcome};
+use crate::mirror::{Hints, Outcome, outcome_of_output};
 use crate::screen::REFUSE;
+use crate::vault::{NAMESPACE, VaultHandle};
 
 /// Deepest nesting of arrays and objects a call's `arguments` may have (the object itself is
 /// level 1): the same limit as the wallet's and the sites' tools (`tool_gate::input::MAX_DEPTH`).
@@ -30,56 +33,113 @@ pub const WEBMCP_ANNOTATIONS: &str = "tacit/webmcp-annotations";
 /// `request_claims` returns at once with `held` while the person decides).
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-const INSTRUCTIONS: &str = "These tools are the WebMCP tools of the pages the person named \
-    (the Tacit wallet and sites), open in the person's browser. Each name is \
-    <origin namespace>.<tool name>: the namespace comes from the page's origin (host_port), \
-    never from the page. Each description and title starts with 'From the page at <origin>: ' \
-    and everything after that is the page's own text, not this door's. A claim tool exists only \
-    while the person's grant lives, so the list changes; list again after a tools/list_changed \
-    notification. A result with isError is a refusal or a failure: read its text, do not retry \
-    a refused call.";
+const INSTRUCTIONS_MIRROR: &str = "The tools named <origin namespace>.<tool name> are the \
+    WebMCP tools of the pages the person named (the Tacit wallet and sites), open in the \
+    person's browser: the namespace comes from the page's origin (host_port), never from the \
+    page. Each of their descriptions and titles starts with 'From the page at <origin>: ' and \
+    everything after that is the page's own text, not this door's. ";
+
+const INSTRUCTIONS_VAULT: &str = "The tools named wallet.<tool name> are the person's Tacit \
+    wallet's, reached through a pairing the person made: every call goes to the wallet, which \
+    decides (a claim request is held until the person answers there). Their descriptions start \
+    with 'From the person's wallet: '. When the wallet is closed or offline they answer \
+    vault_unreachable: tell the person, do not retry in a loop. ";
+
+const INSTRUCTIONS_END: &str = "A claim tool exists only while the person's grant lives, so the \
+    list changes; list again after a tools/list_changed notification. A result with isError is \
+    a refusal or a failure: read its text, do not retry a refused call.";
+
+/// How the door marks the vault's words in a description or title.
+pub fn from_the_wallet(text: &str) -> String {
+    format!("From the person's wallet: {text}")
+}
 
 /// The door's MCP server.
 #[derive(Debug, Clone)]
 pub struct Door {
-    browser: BrowserHandle,
+    browser: Option<BrowserHandle>,
+    vault: Option<VaultHandle>,
 }
 
 impl Door {
     /// A server over a started browser worker.
     pub fn new(browser: BrowserHandle) -> Self {
-        Self { browser }
+        Self {
+            browser: Some(browser),
+            vault: None,
+        }
     }
 
-    /// The live tools, as MCP tools.
+    /// A server over a browser worker, a native bridge to the person's vault, or both.
+    pub fn with(browser: Option<BrowserHandle>, vault: Option<VaultHandle>) -> Self {
+        Self { browser, vault }
+    }
+
+    fn instructions(&self) -> String {
+        let mut text = String::new();
+        if self.vault.is_some() {
+            text.push_str(INSTRUCTIONS_VAULT);
+        }
+        if self.browser.is_some() {
+            text.push_str(INSTRUCTIONS_MIRROR);
+        }
+        text.push_str(INSTRUCTIONS_END);
+        text
+    }
+
+    /// The live tools, as MCP tools: the vault's (`wallet.*`), then the mirrored pages'.
     pub fn tools(&self) -> Vec<Tool> {
-        let mirror = self.browser.mirror();
-        mirror
-            .list()
-            .into_iter()
-            .map(|listed| {
-                let mut tool = Tool::new(
-                    listed.mcp_name.clone(),
-                    listed.description(),
-                    Arc::new(listed.tool.input_schema.clone()),
-                );
-                tool.title = listed.title();
-                let hints = listed.tool.hints;
-                tool.annotations = annotations_of(hints);
-                tool.meta = meta_of(hints);
-                tool
-            })
-            .collect()
+        let mut tools: Vec<Tool> = self
+            .vault
+            .iter()
+            .flat_map(VaultHandle::tools)
+            .map(|spec| vault_tool(&spec))
+            .collect();
+        let Some(browser) = &self.browser else {
+            return tools;
+        };
+        let mirror = browser.mirror();
+        tools.extend(mirror.list().into_iter().map(|listed| {
+            let mut tool = Tool::new(
+                listed.mcp_name.clone(),
+                listed.description(),
+                Arc::new(listed.tool.input_schema.clone()),
+            );
+            tool.title = listed.title();
+            let hints = listed.tool.hints;
+            tool.annotations = annotations_of(hints);
+            tool.meta = meta_of(hints);
+            tool
+        }));
+        tools
     }
 
     async fn call(&self, name: String, input: Value) -> Outcome {
+        if let (Some(vault), Some(tool)) = (
+            &self.vault,
+            name.strip_prefix(NAMESPACE)
+                .and_then(|n| n.strip_prefix('.')),
+        ) {
+            // The core answers every call: the vault's envelope, or vault_unreachable after
+            // its own timeout (30 s), well within CALL_TIMEOUT.
+            return match tokio::time::timeout(CALL_TIMEOUT, vault.call(tool, input)).await {
+                Ok(output) => outcome_of_output(output),
+                Err(_) => Outcome::error("The wallet did not answer within 60 seconds."),
+            };
+        }
+        let Some(browser) = &self.browser else {
+            return Outcome::error(format!(
+                "No tool `{name}` is offered: the wallet's tools are named {NAMESPACE}.<tool>; \
+                 list the tools again."
+            ));
+        };
         let (reply, answer) = oneshot::channel();
         let command = Command::Call {
             mcp_name: name,
             input,
             reply,
         };
-        if self.browser.commands.send(command).is_err() {
+        if browser.commands.send(command).is_err() {
             return Outcome::error("The browser connection is closed.");
         }
         match tokio::time::timeout(CALL_TIMEOUT, answer).await {
@@ -88,6 +148,32 @@ impl Door {
             Err(_) => Outcome::error("The page did not answer within 60 seconds."),
         }
     }
+}
+
+/// The MCP tool of one of the vault's tools: `wallet.<name>`, the description and title the
+/// vault gave marked [`from_the_wallet`], its input schema, and its annotations carried as a
+/// mirrored page's are ([`annotations_of`], [`meta_of`]).
+pub fn vault_tool(spec: &tacit_pairing::bridge::ToolSpec) -> Tool {
+    let definition = &spec.definition;
+    let schema = match definition.get("inputSchema") {
+        Some(Value::Object(schema)) => schema.clone(),
+        _ => {
+            let mut schema = Map::new();
+            schema.insert("type".to_owned(), Value::from("object"));
+            schema
+        }
+    };
+    let description = definition["description"].as_str().unwrap_or_default();
+    let mut tool = Tool::new(
+        format!("{NAMESPACE}.{}", spec.name),
+        from_the_wallet(description),
+        Arc::new(schema),
+    );
+    tool.title = definition["title"].as_str().map(from_the_wallet);
+    let hints = Hints::of(&definition["annotations"]);
+    tool.annotations = annotations_of(hints);
+    tool.meta = meta_of(hints);
+    tool
 }
 
 /// MCP's annotations for a tool with the WebMCP `hints`, `None` when the page gave none.
@@ -215,10 +301,11 @@ impl ServerHandler for Door {
             Implementation::new("tacit-mcp", env!("CARGO_PKG_VERSION"))
                 .with_title("Tacit MCP door")
                 .with_description(
-                    "Mirrors the WebMCP tools of the named origins' pages in the person's Chromium",
+                    "Offers the person's paired Tacit wallet's tools and mirrors the WebMCP \
+                     tools of the named origins' pages in the person's Chromium",
                 ),
         )
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(self.instructions())
     }
 
     async fn list_tools(
@@ -291,17 +378,24 @@ impl ServerHandler for Door {
         &self,
         context: NotificationContext<RoleServer>,
     ) -> impl std::future::Future<Output = ()> + MaybeSendFuture + '_ {
-        let peer = context.peer.clone();
-        let mut changes = self.browser.changes.clone();
+        let sources: Vec<tokio::sync::watch::Receiver<u64>> = self
+            .browser
+            .iter()
+            .map(|b| b.changes.clone())
+            .chain(self.vault.iter().map(|v| v.changes.clone()))
+            .collect();
         async move {
-            changes.mark_unchanged();
-            tokio::spawn(async move {
-                while changes.changed().await.is_ok() {
-                    if peer.notify_tool_list_changed().await.is_err() {
-                        break;
+            for mut changes in sources {
+                let peer = context.peer.clone();
+                changes.mark_unchanged();
+                tokio::spawn(async move {
+                    while changes.changed().await.is_ok() {
+                        if peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
                     }
-                }
-            });
+                });
+            }
         }
     }
 }

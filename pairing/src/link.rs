@@ -15,10 +15,16 @@
 //! ```
 //!
 //! Every nonce the vault sends starts a new session (the last exchange wins, so a reconnect on
-//! either side converges). The relay's text notices: `{"peer":"joined"}` → send [`HELLO`] again;
-//! `{"peer":"left"}` → the session is gone (the host calls `Bridge::disconnected`). A frame
-//! that does not open (a replay, a reorder, a stranger's) is refused and changes nothing; any
-//! other length is ignored.
+//! either side converges: a `hello` on open and the relay's `joined` make two exchanges, and a
+//! vault that connects later sends its own nonce too). A session is **confirmed** by the first
+//! frame that opens in it (the vault sends its tools as soon as it holds the session): only then
+//! does the host call `Bridge::connected`, so no call is sealed in a session the vault does not
+//! hold, where it would wait for the core's timeout instead of being answered at once.
+//!
+//! The relay's text notices: `{"peer":"joined"}` → send [`HELLO`] again unless a session is
+//! confirmed; `{"peer":"left"}` → the session is gone (the host calls `Bridge::disconnected`). A
+//! frame that does not open (a replay, a reorder, a stranger's, one of a replaced session) is
+//! refused and changes nothing; any other length is ignored.
 //!
 //! Pure: the fresh nonce is an argument.
 
@@ -38,11 +44,14 @@ pub const NONCE_LEN: usize = 16;
 /// What a binary frame from the vault meant.
 #[derive(Debug)]
 pub enum FrameStep {
-    /// The vault's nonce: send `reply` (our nonce). A new session exists; the host calls
-    /// `Bridge::connected` (the vault sends its tools next).
-    Connected { reply: [u8; NONCE_LEN] },
-    /// A message from the vault, opened: give it to `Bridge::receive`.
-    Opened(Zeroizing<Vec<u8>>),
+    /// The vault's nonce: send `reply` (our nonce). A new session exists, not yet confirmed.
+    Nonce { reply: [u8; NONCE_LEN] },
+    /// A message from the vault, opened: give it to `Bridge::receive`. If `confirmed` it is the
+    /// first of its session: the vault holds the same one, so call `Bridge::connected` first.
+    Opened {
+        message: Zeroizing<Vec<u8>>,
+        confirmed: bool,
+    },
     /// A sealed frame that did not open in this session (or came with no session); nothing
     /// changed.
     Refused(FrameError),
@@ -53,8 +62,9 @@ pub enum FrameStep {
 /// What a text notice from the relay meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PeerStep {
-    /// The vault connected: send `hello` ([`HELLO`]) for a fresh session.
-    Joined { hello: [u8; 1] },
+    /// The vault connected: send `hello` ([`HELLO`]) if there is one (none while a session is
+    /// confirmed).
+    Joined { hello: Option<[u8; 1]> },
     /// The vault went: the session is dropped; the host calls `Bridge::disconnected`.
     Left,
     /// The relay refused something (`code` as `tacit-relay` names it: `busy`, `rate_limited`…).
@@ -77,6 +87,7 @@ pub enum SealError {
 pub struct BridgeLink {
     paired: Paired,
     session: Option<Session>,
+    confirmed: bool,
 }
 
 impl BridgeLink {
@@ -85,6 +96,7 @@ impl BridgeLink {
         Self {
             paired,
             session: None,
+            confirmed: false,
         }
     }
 
@@ -93,20 +105,30 @@ impl BridgeLink {
         &self.paired
     }
 
-    /// Whether a session is up on this connection.
+    /// Whether a session exists on this connection (confirmed or not).
     pub fn has_session(&self) -> bool {
         self.session.is_some()
     }
 
+    /// Whether the session is confirmed: a frame of the vault's opened in it.
+    pub fn is_confirmed(&self) -> bool {
+        self.confirmed
+    }
+
+    fn drop_session(&mut self) {
+        self.session = None;
+        self.confirmed = false;
+    }
+
     /// The socket opened: any old session is gone; send the returned [`HELLO`].
     pub fn on_open(&mut self) -> [u8; 1] {
-        self.session = None;
+        self.drop_session();
         [HELLO]
     }
 
     /// The socket closed: the session is gone (the host calls `Bridge::disconnected`).
     pub fn on_close(&mut self) {
-        self.session = None;
+        self.drop_session();
     }
 
     /// A binary message from the relay; `fresh_nonce` is 16 new random bytes, used only if the
@@ -117,12 +139,17 @@ impl BridgeLink {
                 let mut vault_nonce = [0u8; NONCE_LEN];
                 vault_nonce.copy_from_slice(bytes);
                 self.session = Some(Session::new(&self.paired, &fresh_nonce, &vault_nonce));
-                FrameStep::Connected { reply: fresh_nonce }
+                self.confirmed = false;
+                FrameStep::Nonce { reply: fresh_nonce }
             }
             n if n > NONCE_LEN => match self.session.as_mut() {
                 None => FrameStep::Refused(FrameError::Forged),
                 Some(session) => match session.open(bytes) {
-                    Ok(plain) => FrameStep::Opened(plain),
+                    Ok(message) => {
+                        let confirmed = !self.confirmed;
+                        self.confirmed = true;
+                        FrameStep::Opened { message, confirmed }
+                    }
                     Err(e) => FrameStep::Refused(e),
                 },
             },
@@ -141,9 +168,11 @@ impl BridgeLink {
             };
         }
         match notice.get("peer").and_then(Value::as_str) {
-            Some("joined") => PeerStep::Joined { hello: [HELLO] },
+            Some("joined") => PeerStep::Joined {
+                hello: (!self.confirmed).then_some([HELLO]),
+            },
             Some("left") => {
-                self.session = None;
+                self.drop_session();
                 PeerStep::Left
             }
             _ => PeerStep::Ignored,

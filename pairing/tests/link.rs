@@ -137,7 +137,7 @@ impl Host {
     fn on_wire(&mut self, wire: ToBridgeWire) -> Vec<Vec<u8>> {
         match wire {
             ToBridgeWire::Text(text) => match self.link.on_peer_text(&text) {
-                PeerStep::Joined { hello } => vec![hello.to_vec()],
+                PeerStep::Joined { hello } => hello.iter().map(|h| h.to_vec()).collect(),
                 PeerStep::Left => {
                     self.events.extend(self.core.disconnected());
                     Vec::new()
@@ -145,12 +145,12 @@ impl Host {
                 PeerStep::Refused { .. } | PeerStep::Ignored => Vec::new(),
             },
             ToBridgeWire::Binary(bytes) => match self.link.on_frame(&bytes, self.nonces.next()) {
-                FrameStep::Connected { reply } => {
-                    self.core.connected();
-                    vec![reply.to_vec()]
-                }
-                FrameStep::Opened(plain) => {
-                    self.events.extend(self.core.receive(&plain, T).unwrap());
+                FrameStep::Nonce { reply } => vec![reply.to_vec()],
+                FrameStep::Opened { message, confirmed } => {
+                    if confirmed {
+                        self.core.connected();
+                    }
+                    self.events.extend(self.core.receive(&message, T).unwrap());
                     Vec::new()
                 }
                 FrameStep::Refused(e) => {
@@ -268,7 +268,7 @@ fn a_bridge_and_the_vault_as_web_link_rs_does_it_converge_on_one_session_and_tal
 fn linked(vault: &mut Vault, link: &mut BridgeLink) -> Vec<Vec<u8>> {
     let ours = [42u8; NONCE_LEN];
     let opened = vault.on_open();
-    let FrameStep::Connected { reply } = link.on_frame(&opened[0], ours) else {
+    let FrameStep::Nonce { reply } = link.on_frame(&opened[0], ours) else {
         panic!("a nonce did not connect")
     };
     assert_eq!(reply, ours);
@@ -308,10 +308,15 @@ fn replayed_reordered_old_and_strangers_frames_are_refused_and_change_nothing() 
             got: 1
         })
     ));
+    assert!(!link.is_confirmed());
     assert!(matches!(
         link.on_frame(&frames[0], [0; 16]),
-        FrameStep::Opened(_)
+        FrameStep::Opened {
+            confirmed: true,
+            ..
+        }
     ));
+    assert!(link.is_confirmed());
     // Replayed.
     assert!(matches!(
         link.on_frame(&frames[0], [0; 16]),
@@ -339,8 +344,12 @@ fn replayed_reordered_old_and_strangers_frames_are_refused_and_change_nothing() 
         FrameStep::Refused(FrameError::Forged)
     ));
     // None of that disturbed the session: the genuine next frame opens.
-    let FrameStep::Opened(plain) = link.on_frame(&frames[1], [0; 16]) else {
-        panic!("the genuine frame did not open")
+    let FrameStep::Opened {
+        message: plain,
+        confirmed: false,
+    } = link.on_frame(&frames[1], [0; 16])
+    else {
+        panic!("the genuine frame did not open, or confirmed again")
     };
     assert_eq!(
         serde_json::from_slice::<ToBridge>(&plain).unwrap(),
@@ -355,8 +364,12 @@ fn replayed_reordered_old_and_strangers_frames_are_refused_and_change_nothing() 
     let renewed = vault.on_open();
     assert!(matches!(
         link.on_frame(&renewed[0], [5; 16]),
-        FrameStep::Connected { .. }
+        FrameStep::Nonce { .. }
     ));
+    assert!(
+        !link.is_confirmed(),
+        "a new session is confirmed by its own first frame"
+    );
     assert!(matches!(
         link.on_frame(&frames[2], [0; 16]),
         FrameStep::Refused(FrameError::Forged)
@@ -378,10 +391,24 @@ fn replayed_reordered_old_and_strangers_frames_are_refused_and_change_nothing() 
 fn the_relays_notices_are_read_as_json_and_nothing_else_counts() {
     let (bridge_side, vault_side) = pair(13);
     let mut link = BridgeLink::new(bridge_side);
-    linked(&mut Vault::new(vault_side), &mut link);
+    let frames = linked(&mut Vault::new(vault_side), &mut link);
+    // Before the session is confirmed, joined asks for a fresh one; after, it changes nothing.
     assert_eq!(
         link.on_peer_text(r#"{"peer":"joined"}"#),
-        PeerStep::Joined { hello: [HELLO] }
+        PeerStep::Joined {
+            hello: Some([HELLO])
+        }
+    );
+    assert!(matches!(
+        link.on_frame(&frames[0], [0; 16]),
+        FrameStep::Opened {
+            confirmed: true,
+            ..
+        }
+    ));
+    assert_eq!(
+        link.on_peer_text(r#"{"peer":"joined"}"#),
+        PeerStep::Joined { hello: None }
     );
     assert!(link.has_session(), "joined alone keeps the session");
     assert_eq!(
@@ -404,4 +431,81 @@ fn the_relays_notices_are_read_as_json_and_nothing_else_counts() {
     assert_eq!(link.on_peer_text(r#"{"peer":"left"}"#), PeerStep::Left);
     assert!(!link.has_session());
     assert_eq!(link.seal(b"x"), Err(SealError::NoSession));
+}
+
+/// Delivers one message at a time; after each, while the core says connected, the agent calls.
+/// Returns (calls made, calls answered by the vault, calls answered at once).
+fn converge_calling(
+    host: &mut Host,
+    vault: &mut Vault,
+    to_vault: &mut VecDeque<Vec<u8>>,
+    to_bridge: &mut VecDeque<ToBridgeWire>,
+) -> (usize, usize, usize) {
+    let (mut made, mut at_once) = (0, 0);
+    for step in 0..200 {
+        // Alternate directions, so frames cross as they do on a real relay.
+        let bridge_turn = step % 2 == 0;
+        if bridge_turn && let Some(frame) = to_bridge.pop_front() {
+            to_vault.extend(host.on_wire(frame));
+        } else if let Some(frame) = to_vault.pop_front() {
+            to_bridge.extend(
+                vault
+                    .on_binary(&frame)
+                    .into_iter()
+                    .map(ToBridgeWire::Binary),
+            );
+        } else if let Some(frame) = to_bridge.pop_front() {
+            to_vault.extend(host.on_wire(frame));
+        } else {
+            break;
+        }
+        if step >= 40 {
+            continue;
+        }
+        match host.call("request_claims") {
+            Some(frame) => {
+                made += 1;
+                to_vault.push_back(frame);
+            }
+            None => at_once += 1,
+        }
+    }
+    assert!(to_vault.is_empty() && to_bridge.is_empty(), "never settled");
+    let answered = host
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Answered { output, .. } if output["ok"] == true))
+        .count();
+    (made, answered, at_once)
+}
+
+#[test]
+fn no_call_is_sealed_in_a_session_the_vault_does_not_hold_while_the_nonces_converge() {
+    // The vault first (its nonce waits), then the bridge (hello, and joined: another hello).
+    let (bridge_side, vault_side) = pair(21);
+    let mut host = Host::new(bridge_side);
+    let mut vault = Vault::new(vault_side);
+    let (mut to_vault, mut to_bridge) = (VecDeque::new(), VecDeque::new());
+    to_bridge.extend(vault.on_open().into_iter().map(ToBridgeWire::Binary));
+    to_vault.push_back(host.link.on_open().to_vec());
+    to_bridge.push_back(ToBridgeWire::Text(r#"{"peer":"joined"}"#.into()));
+    let (made, answered, at_once) =
+        converge_calling(&mut host, &mut vault, &mut to_vault, &mut to_bridge);
+    assert!(made > 0 && at_once > 0, "{made} sent, {at_once} at once");
+    assert_eq!(answered, made, "a call sent was lost");
+
+    // The bridge first (its hello waits in the vault's mailbox), then the vault: its opening
+    // nonce, the queued hello's nonce, and joined.
+    let (bridge_side, vault_side) = pair(23);
+    let mut host = Host::new(bridge_side);
+    let mut vault = Vault::new(vault_side);
+    let (mut to_vault, mut to_bridge) = (VecDeque::new(), VecDeque::new());
+    let hello = host.link.on_open().to_vec();
+    to_bridge.push_back(ToBridgeWire::Text(r#"{"peer":"joined"}"#.into()));
+    to_bridge.extend(vault.on_open().into_iter().map(ToBridgeWire::Binary));
+    to_vault.push_back(hello);
+    let (made, answered, _) =
+        converge_calling(&mut host, &mut vault, &mut to_vault, &mut to_bridge);
+    assert!(made > 0);
+    assert_eq!(answered, made, "a call sent was lost");
 }
