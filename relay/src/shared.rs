@@ -93,13 +93,16 @@ const RELEASE_DEAD: &str = "DELETE FROM relay_presence p WHERE NOT EXISTS \
 const WITHDRAW: &str = "DELETE FROM relay_instances WHERE id = $1";
 const FORGET_DEAD: &str = "DELETE FROM relay_instances WHERE alive_until < clock_timestamp()";
 const NOTIFY: &str = "SELECT pg_notify('tacit_relay', $1)";
-const DROP_EXPIRED_SIDE: &str =
-    "DELETE FROM relay_frames WHERE route = $1 AND to_role = $2 AND expires_at <= $3";
 const DROP_EXPIRED: &str = "DELETE FROM relay_frames WHERE expires_at <= $1";
-const WAITING: &str = "SELECT count(*), COALESCE(sum(octet_length(frame)), 0)::BIGINT \
-     FROM relay_frames WHERE route = $1 AND to_role = $2";
-const STORE: &str =
-    "INSERT INTO relay_frames (route, to_role, frame, expires_at) VALUES ($1, $2, $3, $4)";
+/// The side's frames still alive (expired ones no longer count; the sweep deletes them) and
+/// whether the side is connected, in one round trip.
+const WAITING: &str = "SELECT count(*), COALESCE(sum(octet_length(frame)), 0)::BIGINT, \
+     EXISTS (SELECT 1 FROM relay_presence p JOIN relay_instances i ON i.id = p.instance \
+     WHERE p.route = $1 AND p.role = $2 AND i.alive_until >= clock_timestamp()) \
+     FROM relay_frames WHERE route = $1 AND to_role = $2 AND expires_at > $3";
+/// Stores a frame and rings its doorbell (delivered when the transaction commits).
+const STORE: &str = "WITH stored AS (INSERT INTO relay_frames (route, to_role, frame, expires_at) \
+     VALUES ($1, $2, $3, $4) RETURNING id) SELECT pg_notify('tacit_relay', $5) FROM stored";
 const NEXT_FRAMES: &str = "SELECT id, frame FROM relay_frames \
      WHERE route = $1 AND to_role = $2 AND expires_at > $3 ORDER BY id LIMIT $4";
 const DELIVERED: &str = "DELETE FROM relay_frames WHERE route = $1 AND to_role = $2 AND id <= $3";
@@ -607,39 +610,32 @@ impl Shared {
         let db = |e: sqlx::Error| unavailable(&e);
         let mut tx = self.pool.begin().await.map_err(db)?;
         lock_side(&mut tx, route, to).await.map_err(db)?;
-        sqlx::query(DROP_EXPIRED_SIDE)
+        let (frames, bytes, connected): (i64, i64, bool) = sqlx::query_as(WAITING)
             .bind(route.as_str())
             .bind(side_name(to))
             .bind(now)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        let (frames, bytes): (i64, i64) = sqlx::query_as(WAITING)
-            .bind(route.as_str())
-            .bind(side_name(to))
             .fetch_one(&mut *tx)
             .await
             .map_err(db)?;
-        let connected = live_peer(&mut tx, route, to).await.map_err(db)?;
         mailbox_admits(
             connected,
             usize::try_from(frames).unwrap_or(usize::MAX),
             usize::try_from(bytes).unwrap_or(usize::MAX),
             frame.len(),
         )?;
+        let bell = Doorbell::Frames {
+            route: route.clone(),
+            to,
+        };
         sqlx::query(STORE)
             .bind(route.as_str())
             .bind(side_name(to))
             .bind(frame)
             .bind(expires_at(now))
+            .bind(bell.encode())
             .execute(&mut *tx)
             .await
             .map_err(db)?;
-        let bell = Doorbell::Frames {
-            route: route.clone(),
-            to,
-        };
-        ring(&mut tx, &bell).await.map_err(db)?;
         tx.commit().await.map_err(db)
     }
 

@@ -13,8 +13,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::PgPool;
-use tacit_pairing::relay::{MAILBOX_TTL_MS, MAX_QUEUED_FRAMES};
-use tacit_pairing::{MailboxId, PairingCode, Role, Session, Start};
+use tacit_pairing::relay::{FRAMES_PER_MINUTE, MAILBOX_TTL_MS, MAX_QUEUED_FRAMES};
+use tacit_pairing::{FrameError, MailboxId, PairingCode, Role, Session, Start};
 use tacit_relay::RelayState;
 use tacit_store::testing::PgCluster;
 use tokio::sync::mpsc;
@@ -269,10 +269,37 @@ fn a_bridge_on_one_instance_and_a_vault_on_another_pair_and_talk_in_order_both_w
     send(&mut vault, &[7; 32]);
     assert_eq!(recv(&mut bridge).unwrap(), vec![7; 32]);
 
+    // The bridge goes; a stranger takes its side on the other instance and replays a frame the
+    // relay carried, then forges one: the vault's session refuses both and is unharmed.
+    let carried = bs.seal(b"grant?").unwrap();
+    send(&mut bridge, &carried);
+    assert_eq!(
+        vs.open(&recv(&mut vault).unwrap()).unwrap().as_slice(),
+        b"grant?"
+    );
+    drop(bridge);
+    assert_eq!(text(&mut vault), r#"{"peer":"left"}"#);
+    let mut stranger = two.connect(&b.route(), "bridge");
+    send(&mut stranger, &carried);
+    assert!(matches!(
+        vs.open(&recv(&mut vault).unwrap()).unwrap_err(),
+        FrameError::Replayed { .. }
+    ));
+    send(&mut stranger, &[0; 40]);
+    assert_eq!(
+        vs.open(&recv(&mut vault).unwrap()).unwrap_err(),
+        FrameError::Forged
+    );
+    send(&mut stranger, &bs.seal(b"still me").unwrap());
+    assert_eq!(
+        vs.open(&recv(&mut vault).unwrap()).unwrap().as_slice(),
+        b"still me"
+    );
+
     // What both instances carried: no call, no answer, no code; and nothing is left in the table.
     let mut seen = one.seen();
     seen.extend(two.seen());
-    assert!(seen.len() >= 27, "{}", seen.len());
+    assert!(seen.len() >= 31, "{}", seen.len());
     for frame in &seen {
         for needle in [&b"income"[..], b"satisfied", code().display().as_bytes()] {
             assert!(
@@ -453,6 +480,44 @@ fn an_instance_that_stops_lets_go_of_its_sides_at_once() {
     send(&mut vault, &[4; 32]);
     assert_eq!(recv(&mut bridge).unwrap(), vec![4; 32]);
     drop(two);
+}
+
+#[test]
+fn the_rate_is_counted_per_instance() {
+    let db = Db::fresh("rate");
+    let one = Instance::start(&db);
+    let two = Instance::start(&db);
+    let route = "9a".repeat(16);
+    let mut vault = two.connect(&route, "vault");
+    let mut bridge = one.connect(&route, "bridge");
+    assert_eq!(text(&mut vault), r#"{"peer":"joined"}"#);
+    assert_eq!(text(&mut bridge), r#"{"peer":"joined"}"#);
+    let started = Instant::now();
+    for i in 0..FRAMES_PER_MINUTE {
+        send(&mut bridge, &i.to_be_bytes());
+    }
+    send(&mut bridge, b"one too many");
+    let refused = recv(&mut bridge).unwrap_err();
+    assert!(refused.contains("\"rate_limited\""), "{refused}");
+    for i in 0..FRAMES_PER_MINUTE {
+        assert_eq!(recv(&mut vault).unwrap(), i.to_be_bytes(), "frame {i}");
+    }
+    eprintln!(
+        "{FRAMES_PER_MINUTE} frames across two instances, then a refusal: {:?}",
+        started.elapsed()
+    );
+    // A reconnect to the same instance keeps its bucket; the other instance has its own.
+    drop(bridge);
+    assert_eq!(text(&mut vault), r#"{"peer":"left"}"#);
+    let mut bridge = one.connect(&route, "bridge");
+    send(&mut bridge, b"still too many");
+    assert!(recv(&mut bridge).unwrap_err().contains("\"rate_limited\""));
+    drop(bridge);
+    assert_eq!(text(&mut vault), r#"{"peer":"joined"}"#);
+    assert_eq!(text(&mut vault), r#"{"peer":"left"}"#);
+    let mut bridge = two.connect(&route, "bridge");
+    send(&mut bridge, b"fresh bucket");
+    assert_eq!(recv(&mut vault).unwrap(), b"fresh bucket");
 }
 
 #[test]
