@@ -16,11 +16,11 @@
 //!   every live grant, the vault is dropped, the editor is emptied, the tools are withdrawn. Every
 //!   route goes through it: the lock button, the end of a session, a memory that cannot be read,
 //!   an import, a deletion, a write that failed.
-//! - **Memory is read-merge-write**: before answering, the stored memory is merged in
-//!   ([`Wallet::merge_stored`]); after a change it is sealed into the stored record at the next
-//!   generation with the floor raised ([`Wallet::seal_memory`]). The page runs both under one
-//!   cross-tab lock, and a claim's outcome reaches the agent only once it is sealed
-//!   ([`Wallet::answer_if_sealed`]).
+//! - **Memory is read-merge-write, and one transition answers**: [`Wallet::answer`] merges the
+//!   stored memory in ([`Wallet::merge_stored`]), answers, and seals the memory into the stored
+//!   record at the next generation with the floor raised ([`Wallet::seal_memory`]); the page runs
+//!   it under one cross-tab lock, carries out its effects, and a claim's outcome reaches the
+//!   agent only through [`Wallet::release`], once it is sealed.
 //! - **Fail closed**: a record of this vault whose memory is missing, damaged or older than the
 //!   floor, unreadable floors, a record deleted or replaced under an unlocked wallet: the wallet
 //!   locks; it never answers from a fresh memory.
@@ -1045,13 +1045,54 @@ impl Wallet {
     }
 }
 
+/// A tool's answer that the wallet made but has not let out: [`Wallet::answer`] returns it with
+/// the effects that seal its memory, and only [`Wallet::release`] opens it, after the page has
+/// carried those effects out. The value is not readable any other way.
+#[must_use = "an answer is released with Wallet::release once its effects are carried out"]
+pub struct Sealing(Value);
+
+impl std::fmt::Debug for Sealing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // An outcome is not printed before it is released.
+        f.write_str("Sealing(..)")
+    }
+}
+
 impl Wallet {
-    /// What the agent may receive for a tool call once the page tried to seal the memory
-    /// ([`Wallet::seal_memory`]): a claim's outcome leaves only if the memory that records it
-    /// is sealed in storage (the wallet is still unlocked and nothing is left unsealed);
-    /// otherwise the agent gets a `wallet_locked` refusal, never an answer the stored memory
-    /// does not know.
-    pub fn answer_if_sealed(&self, gate: &Gate, out: Value) -> Value {
+    /// The one transition that answers a tool call (a claim above all), in the order the
+    /// privacy rules need, so no host sequences them: merge what storage knows into the gate's
+    /// memory ([`Wallet::merge_stored`]: what another tab revealed counts before this answer),
+    /// answer (`gate.finish`), seal the memory that records the answer
+    /// ([`Wallet::seal_memory`]). The answer comes back as a [`Sealing`] beside the effects;
+    /// the page carries the effects out (a write that fails locks the wallet, through
+    /// [`Wallet::write_failed`]) and then calls [`Wallet::release`]. Run under the cross-tab
+    /// lock, with `snap` read under it.
+    pub fn answer(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        pending: crate::gate::Pending,
+        now: Timestamp,
+        rng: &mut impl CryptoRng,
+    ) -> (Self, Vec<Effect>, Sealing) {
+        let (wallet, mut effects) = self.merge_stored(gate, vault, snap);
+        let out = gate.finish(pending, now);
+        let (wallet, sealing) = wallet.seal_memory(gate, vault, snap, rng);
+        effects.extend(sealing);
+        (wallet, effects, Sealing(out))
+    }
+
+    /// Lets an answer of [`Wallet::answer`] out, once its effects were carried out: a claim's
+    /// outcome leaves only if the memory that records it is sealed in storage (the wallet is
+    /// still unlocked and nothing is left unsealed); otherwise the agent gets a
+    /// `wallet_locked` refusal, never an answer the stored memory does not know.
+    pub fn release(&self, gate: &Gate, answer: Sealing) -> Value {
+        self.answer_if_sealed(gate, answer.0)
+    }
+
+    /// [`Wallet::release`] for an answer made outside [`Wallet::answer`].
+    fn answer_if_sealed(&self, gate: &Gate, out: Value) -> Value {
         let is_outcome = out["ok"] == true && out["result"].get("satisfied").is_some();
         if !is_outcome || (self.is_unlocked() && !self.memory_dirty(gate)) {
             return out;

@@ -209,21 +209,43 @@ impl Tab {
         })
     }
 
-    /// What the page does for every tool call, under the cross-tab lock: merge the stored
-    /// memory, answer, seal.
+    /// What the page does for every tool call, under the cross-tab lock: the wallet's one
+    /// answering transition ([`Wallet::answer`]: merge, answer, seal), its effects carried out,
+    /// then [`Wallet::release`].
+    fn call(&mut self, storage: &mut Storage, handler: &Handler) -> Value {
+        let pending = self.gate.begin_read(handler, Ok(&Value::Null), now());
+        let mut sealing = None;
+        self.step(storage, |w, g, v, s, r| {
+            let (w, effects, answer) = w.answer(g, v, s, pending, now(), r);
+            sealing = Some(answer);
+            (w, effects)
+        });
+        self.wallet.release(&self.gate, sealing.unwrap())
+    }
+
+    /// The agent asks one has_none_of question; the person grants it once; the agent calls it,
+    /// through [`Tab::call`].
     fn answer(&mut self, storage: &mut Storage, conditions: &[&str], nonce: u64) -> Answer {
-        self.step(storage, |w, g, v, s, _| w.merge_stored(g, v, s));
         if !self.wallet.is_unlocked() {
             return Answer::Locked;
         }
-        let out = self.ask_raw(conditions, nonce);
-        self.step(storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
-        Answer::of(&self.wallet.answer_if_sealed(&self.gate, out))
+        let handler = self.granted(conditions, nonce);
+        let out = self.call(storage, &handler);
+        if !self.wallet.is_unlocked() {
+            // The transition locked (the stored memory could not be read or sealed): whatever
+            // came back, it is not an answer.
+            assert_ne!(
+                out["ok"], true,
+                "an answer left a wallet that locked: {out}"
+            );
+            return Answer::Locked;
+        }
+        Answer::of(&out)
     }
 
-    /// The agent asks one has_none_of question; the person grants it once; the agent calls it.
-    /// The tool's reply as the agent would read it (before the page's seal).
-    fn ask_raw(&mut self, conditions: &[&str], nonce: u64) -> Value {
+    /// The agent asks one has_none_of question and the person grants it once: the claim tool's
+    /// handler.
+    fn granted(&mut self, conditions: &[&str], nonce: u64) -> Handler {
         let policy = json!({
             "origin": PHARMACY,
             "nonce": format!("n{nonce}"),
@@ -243,11 +265,10 @@ impl Tab {
             .find(|g| g.id == grants[0])
             .cloned()
             .unwrap();
-        let handler = Handler::Claim {
+        Handler::Claim {
             grant: grant.id,
             epoch: grant.epoch,
-        };
-        self.gate.execute(&handler, &Value::Null, now())
+        }
     }
 
     /// Everything a lock must clear.
@@ -818,32 +839,33 @@ fn a_failed_save_locks_and_leaves_the_stored_copy() {
 }
 
 #[test]
-fn a_failed_memory_seal_locks() {
+fn a_failed_memory_seal_locks_and_the_answer_does_not_leave() {
     let (mut storage, mut tab) = busy();
-    tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
-    let out = tab.ask_raw(WIDE, 1);
-    assert_eq!(Answer::of(&out), Answer::NotSatisfied);
-    // Before sealing, the answer may not leave.
-    let withheld = tab.wallet.answer_if_sealed(&tab.gate, out.clone());
-    assert_eq!(withheld["error"]["code"], "wallet_locked", "{withheld}");
+    let handler = tab.granted(WIDE, 1);
+    let before = storage.record.clone();
     storage.fail_writes = true;
-    tab.step(&mut storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
+    let out = tab.call(&mut storage, &handler);
+    // The seal failed: the wallet locked, nothing was written, and the agent gets a refusal,
+    // not the answer storage does not know.
     tab.assert_cleared();
-    // The seal failed: the agent gets a refusal, not the answer storage does not know.
-    let withheld = tab.wallet.answer_if_sealed(&tab.gate, out);
-    assert_eq!(withheld["ok"], false);
-    assert_eq!(withheld["error"]["code"], "wallet_locked", "{withheld}");
-    // Refusals and non-claim replies pass as they are.
-    let refusal = json!({ "ok": false, "error": { "code": "grant_revoked", "message": "x" } });
-    assert_eq!(
-        tab.wallet.answer_if_sealed(&tab.gate, refusal.clone()),
-        refusal
-    );
-    // Sealed: the answer leaves.
+    assert_eq!(storage.record, before, "nothing was written");
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(out["error"]["code"], "wallet_locked", "{out}");
+    assert!(out["result"].get("satisfied").is_none(), "{out}");
+    // A reply that is no claim's outcome passes as it is, sealed or not.
     let (mut storage, mut tab) = created();
-    let out = tab.ask_raw(WIDE, 2);
-    tab.step(&mut storage, |w, g, v, s, r| w.seal_memory(g, v, s, r));
-    assert_eq!(tab.wallet.answer_if_sealed(&tab.gate, out.clone()), out);
+    storage.fail_writes = true;
+    let status = tab.call(&mut storage, &Handler::WalletStatus);
+    assert_eq!(status["ok"], true, "{status}");
+    // Sealed: the answer leaves, and the stored memory knows it (another tab declines the
+    // narrower question at once).
+    let (mut storage, mut tab) = created();
+    let handler = tab.granted(WIDE, 2);
+    let out = tab.call(&mut storage, &handler);
+    assert_eq!(Answer::of(&out), Answer::NotSatisfied, "{out}");
+    let mut other = Tab::new(&storage, 9);
+    other.unlock(&mut storage, PASS);
+    assert_eq!(other.answer(&mut storage, NARROW, 3), Answer::Declined);
 }
 
 #[test]

@@ -451,17 +451,22 @@ pub fn execute(tool: String, handler: Handler, input: JsValue) -> Promise {
             // Slow evaluation on request (`?latency=ms`): the gate re-checks the grant after it.
             gloo_timers::future::TimeoutFuture::new(latency).await;
         }
-        // Under the cross-tab lock: what other tabs revealed is merged in before answering,
-        // and the answer's memory is sealed before the agent reads it.
+        // Under the cross-tab lock, the wallet's one answering transition (merge what other
+        // tabs revealed, answer, seal); its effects carried out, the answer is released.
         let answering = Answering::new();
         let out = storage::locked(move || {
             with_app(|app| {
-                app.step(|wallet, gate, vault, snap, _| wallet.merge_stored(gate, vault, snap));
-                let out = app.gate.finish(pending, now());
+                let mut sealing = None;
                 app.step(|wallet, gate, vault, snap, rng| {
-                    wallet.seal_memory(gate, vault, snap, rng)
+                    let (wallet, effects, answer) =
+                        wallet.answer(gate, vault, snap, pending, now(), rng);
+                    sealing = Some(answer);
+                    (wallet, effects)
                 });
-                let out = app.wallet.answer_if_sealed(&app.gate, out);
+                let out = match sealing {
+                    Some(answer) => app.wallet.release(&app.gate, answer),
+                    None => Value::Null,
+                };
                 app.record_call(&tool, &out);
                 app.after_change();
                 out
