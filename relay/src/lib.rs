@@ -39,7 +39,9 @@
 //!   ([`tacit_pairing::relay::mailbox_admits`]): while the side is offline everywhere, 64 frames
 //!   and 1 MiB, each for 10 minutes (`expires_at`, on the relay's clock); while it is connected,
 //!   at most [`OUTGOING_QUEUE`] frames not yet delivered. Past a bound the sender is refused
-//!   `mailbox_full`. Expired rows are never delivered and are swept every 30 seconds.
+//!   `mailbox_full`. Expired rows are neither delivered nor counted, and are swept every 30
+//!   seconds. At most [`tacit_pairing::relay::MAX_ROUTES`] routes (with a side connected or a
+//!   frame alive) across all instances; a join of a new route past it is refused `full`.
 //! - **Presence.** `relay_presence (route, role, instance, connection)` holds one connection per
 //!   side across all instances: a second join of a side held by a live connection, on any
 //!   instance, is refused `busy`, as in one process ([`tacit_pairing::relay::join_rule`]).
@@ -55,8 +57,10 @@
 //!   `{"refused":"unavailable",…}`, refuses joins with `unavailable`, logs it, and reconnects its
 //!   listener with backoff (logging when it is back); then it releases the sides it held and
 //!   accepts joins again. A frame the database did not take is refused `unavailable` to its
-//!   sender: no frame is dropped silently. Frames already stored wait in the table for the side
-//!   to reconnect (within their time to live).
+//!   sender: no frame is dropped silently. A delivery the database refuses closes that one
+//!   connection with `unavailable`. Frames already stored wait in the table for the side to
+//!   reconnect (within their time to live). Each instance opens at most 10 connections to the
+//!   database, its listener's included.
 //! - **Rate.** The 1,200 frames a minute per side is counted per instance: a side that
 //!   reconnects to another instance starts with that instance's bucket.
 //! - What the database holds: routes, sides, instance numbers, connection numbers, the frames'
