@@ -438,6 +438,47 @@ mod tests {
     }
 
     #[test]
+    fn a_vault_tool_is_namespaced_marked_and_keeps_its_schema_and_hints() {
+        let spec = tacit_pairing::bridge::ToolSpec {
+            name: "claim.income_below.g1".into(),
+            definition: json!({ "name": "ignored", "title": "Income",
+                "description": "Answers whether the income is below the limit.",
+                "inputSchema": { "type": "object", "properties": {} },
+                "annotations": { "readOnlyHint": true, "consequentialHint": false } }),
+            expires_at: Some(1),
+        };
+        let tool = serde_json::to_value(vault_tool(&spec)).unwrap();
+        assert_eq!(tool["name"], "wallet.claim.income_below.g1");
+        assert_eq!(
+            tool["description"],
+            "From the person's wallet: Answers whether the income is below the limit."
+        );
+        assert_eq!(tool["title"], "From the person's wallet: Income");
+        assert_eq!(
+            tool["inputSchema"],
+            json!({ "type": "object", "properties": {} })
+        );
+        assert_eq!(tool["annotations"], json!({ "readOnlyHint": true }));
+        assert_eq!(
+            tool["_meta"][WEBMCP_ANNOTATIONS],
+            json!({ "readOnlyHint": true, "consequentialHint": false })
+        );
+        // No schema given: an empty object schema; the persistent tools all map.
+        let bare = tacit_pairing::bridge::ToolSpec {
+            name: "x".into(),
+            definition: json!({}),
+            expires_at: None,
+        };
+        let tool = serde_json::to_value(vault_tool(&bare)).unwrap();
+        assert_eq!(tool["inputSchema"], json!({ "type": "object" }));
+        for spec in crate::vault::persistent_specs() {
+            let tool = vault_tool(&spec);
+            assert!(tool.name.starts_with("wallet."), "{}", tool.name);
+            assert!(tool.description.is_some_and(|d| d.len() > 30));
+        }
+    }
+
+    #[test]
     fn depth_and_the_reasons_for_bad_call_params() {
         assert_eq!(depth(&json!(1)), 0);
         assert_eq!(depth(&json!({})), 1);

@@ -647,3 +647,115 @@ async fn connection(
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn paired(role: Role) -> Paired {
+        let code = PairingCode::from_random([3; 5]);
+        let mailbox = MailboxTag::from_random([4; 3]).id();
+        let (a, msg_a) = Start::new(Role::Bridge, &code, &mailbox, [1; 32]);
+        let (b, msg_b) = Start::new(Role::Vault, &code, &mailbox, [2; 32]);
+        let (a, b) = (a.finish(&msg_b).unwrap(), b.finish(&msg_a).unwrap());
+        let (tag_a, tag_b) = (a.tag(), b.tag());
+        match role {
+            Role::Bridge => a.confirm(&tag_b).unwrap(),
+            Role::Vault => b.confirm(&tag_a).unwrap(),
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "tacit-mcp-vault-{name}-{}-{}",
+            std::process::id(),
+            now()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_pairing_is_kept_for_the_owner_only_and_read_back() {
+        let dir = scratch("keep");
+        let file = dir.join("deep").join("pairing.json");
+        assert!(load_pairing(&file).unwrap().is_none());
+        let bridge = paired(Role::Bridge);
+        save_pairing(&file, &bridge, "http://127.0.0.1:8795").unwrap();
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(file.parent().unwrap()), 0o700);
+        let back = load_pairing(&file).unwrap().unwrap();
+        assert_eq!(back.route(), bridge.route());
+        assert_eq!(back.fingerprint(), bridge.fingerprint());
+        // Saved again over itself: still 0600, no temporary file left.
+        save_pairing(&file, &bridge, "http://127.0.0.1:8795").unwrap();
+        assert_eq!(mode(&file), 0o600);
+        let names: Vec<_> = std::fs::read_dir(file.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["pairing.json"]);
+        // A file others could read is tightened when read.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(load_pairing(&file).unwrap().is_some());
+        assert_eq!(mode(&file), 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_pairing_file_is_refused_in_words() {
+        let dir = scratch("bad");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pairing.json");
+        for (text, needle) in [
+            ("not json", "not a pairing this door wrote"),
+            (r#"{"paired":"zz","relay":"x"}"#, "damaged"),
+            (r#"{"paired":"62","relay":"x"}"#, "damaged"),
+            (r#"{"paired":"00","relay":"x","extra":1}"#, "not a pairing"),
+        ] {
+            std::fs::write(&file, text).unwrap();
+            let why = load_pairing(&file).unwrap_err();
+            assert!(why.contains(needle), "{text}: {why}");
+        }
+        // The vault's side of a pairing is not a bridge's.
+        save_pairing(&file, &paired(Role::Vault), "http://127.0.0.1:1").unwrap();
+        let why = load_pairing(&file).unwrap_err();
+        assert!(why.contains("a vault's pairing"), "{why}");
+        // Nothing of the secret is in the words.
+        let text = std::fs::read_to_string(&file).unwrap();
+        let kept: Value = serde_json::from_str(&text).unwrap();
+        assert!(!why.contains(kept["paired"].as_str().unwrap()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_relay_is_an_http_origin() {
+        assert_eq!(
+            relay_origin("http://127.0.0.1:8795/").unwrap(),
+            "http://127.0.0.1:8795"
+        );
+        let tls = relay_origin("https://relay.example").unwrap_err();
+        assert!(tls.0.contains("no TLS"), "{tls}");
+        for bad in [
+            "ws://127.0.0.1:1",
+            "127.0.0.1:8795",
+            "http://h/path",
+            "http://u@h",
+        ] {
+            assert!(relay_origin(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_default_pairing_file_is_under_the_state_directory() {
+        let path = default_pairing_file().unwrap();
+        assert!(path.ends_with("tacit/mcp-pairing.json"), "{path:?}");
+    }
+}

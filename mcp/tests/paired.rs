@@ -181,6 +181,19 @@ impl Agent {
             .clone()
     }
 
+    /// The `n`th (from 1) stderr line with `needle`, once there is one.
+    fn nth_stderr_line(&mut self, needle: &str, n: usize) -> String {
+        self.until(&format!("{n} stderr lines with {needle:?}"), |a| {
+            a.stderr.iter().filter(|l| l.contains(needle)).count() >= n
+        });
+        self.stderr
+            .iter()
+            .filter(|l| l.contains(needle))
+            .nth(n - 1)
+            .unwrap()
+            .clone()
+    }
+
     fn wait_changes(&mut self, more_than: usize) {
         self.until(&format!("more than {more_than} list_changed"), |a| {
             a.changes > more_than
@@ -359,6 +372,30 @@ fn the_door_paired_directly_lists_calls_and_follows_grant_revoke_and_expiry() {
         offer.contains(&format!("tacit-pair:v1/{typed}/{}", relay.url())),
         "{offer}"
     );
+
+    // A wrong code first (the right mailbox, one symbol of the code changed): the vault says
+    // so, and the door, whose handshake was spent, shows a new code.
+    let mut wrong: Vec<char> = typed.chars().collect();
+    wrong[5] = if wrong[5] == '7' { '8' } else { '7' };
+    let wrong: String = wrong.into_iter().collect();
+    vault.front();
+    vault.page.fill("#pair-code", &wrong).unwrap();
+    vault.page.click("#pair-btn").unwrap();
+    vault.wait_text("#pair-msg", "Not paired");
+    let note = agent.stderr_line("not paired: ");
+    println!("the door after a wrong code: {note}");
+    let line = agent.nth_stderr_line("type this code: ", 2);
+    let retyped = line
+        .rsplit("type this code: ")
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert_ne!(retyped, typed, "the spent code was offered again");
+    let typed = retyped;
+    let out = agent.call("wallet.wallet_status", json!({}));
+    assert!(text(&out).contains("vault_unreachable"), "{out}");
+
     let started = Instant::now();
     vault.front();
     vault.page.fill("#pair-code", &typed).unwrap();
