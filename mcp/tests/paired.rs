@@ -305,7 +305,7 @@ fn wait_claims(agent: &mut Agent, n: usize) -> Vec<String> {
 #[test]
 fn the_door_paired_directly_lists_calls_and_follows_grant_revoke_and_expiry() {
     let _serial = tacit_e2e::serial();
-    let relay = TestRelay::start().unwrap();
+    let mut relay = TestRelay::start().unwrap();
     let vault_site = tacit_e2e::serve_site("vault").unwrap();
     let person = Browser::launch().unwrap();
     let vault = Wallet::open(
@@ -533,6 +533,21 @@ fn the_door_paired_directly_lists_calls_and_follows_grant_revoke_and_expiry() {
         "{:?}",
         again.stderr
     );
+
+    // The relay goes down and comes back empty: the door says so, connects again by itself
+    // (as does the vault), and the wallet answers again.
+    let before = again.changes;
+    relay.restart().unwrap();
+    let down = Instant::now();
+    again.stderr_line("not reachable now");
+    again.nth_stderr_line("your wallet is connected", 2);
+    println!(
+        "the door was connected again {} ms after the relay restarted",
+        down.elapsed().as_millis()
+    );
+    let status = again.poll("wallet.wallet_status", json!({}), |o| o["isError"] != true);
+    assert_eq!(status["structuredContent"]["ok"], true, "{status}");
+    assert_eq!(again.changes, before, "no claim tool, so no list change");
     again.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
