@@ -55,8 +55,9 @@ pub struct Bridge {
     /// The same on the wallet page.
     pub revoke_direct: Samples,
     pub chromium: String,
-    /// `document.visibilityState` of the bridge, the wallet page and the vault.
-    pub visibility: [String; 3],
+    /// Every `document.visibilityState` the bridge, the wallet page and the vault had, read
+    /// right after each timed call, grant and revoke.
+    pub visibility: [std::collections::BTreeSet<String>; 3],
     pub vault_clock: Option<ClockOffset>,
 }
 
@@ -133,6 +134,8 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
             let which = (i + step) % 2;
             let (page, tool) = &mut targets[which];
             let frame = page.frame_id().to_owned();
+            // Both pages share the agent's browser: the one called is the one in front.
+            page.send("Page.bringToFront", json!({}))?;
             std::thread::sleep(GAP);
             let sent = epoch_ms();
             let response = page.invoke_tool(&frame, tool, json!({}))?;
@@ -150,14 +153,10 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
                     &mut result.direct
                 };
                 into.push(answered - sent);
+                result.visibility[if which == 0 { 0 } else { 1 }].insert(visibility(page)?);
             }
         }
     }
-    result.visibility = [
-        visibility(&bridge)?,
-        visibility(&wallet.page)?,
-        visibility(&vault.page)?,
-    ];
     println!(
         "bridge: claim call through the bridge {} / on the wallet page {}",
         ms(result.via_bridge.median()),
@@ -173,6 +172,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
         let id = request_via_bridge(&mut bridge, &vault, &format!("bench-bridge-grant-{i}"))?;
         vault.front();
         vault.page.select(&format!("#dur-{id}"), "3600000")?;
+        bridge.send("Page.bringToFront", json!({}))?;
         bridge.tools()?; // drain queued WebMCP events: the next claim tool added is ours
         let pressed = press(&vault.page, &format!("[data-action=grant][data-id={id}]"))?;
         let added = bridge.wait_event("WebMCP.toolsAdded", |p| claim_tool_in(p).is_some(), WAIT)?;
@@ -181,6 +181,8 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
             .ok_or("toolsAdded without a claim tool")?
             .to_owned();
         result.grant.push(added_at - pressed);
+        result.visibility[0].insert(visibility(&bridge)?);
+        result.visibility[2].insert(visibility(&vault.page)?);
         let click = vault.page.eval(&format!(
             "(window.__benchClicks.filter(c => c.action === 'grant' && c.id === {id:?}).pop() \
                || {{}}).at ?? null"
@@ -202,6 +204,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
                 .page
                 .wait_event("WebMCP.toolsAdded", |p| claim_tool_in(p).is_some(), WAIT)?;
         result.grant_direct.push(epoch_ms() - pressed);
+        result.visibility[1].insert(visibility(&wallet.page)?);
         let tool = claim_tool_in(&added.params)
             .ok_or("toolsAdded without a claim tool")?
             .to_owned();
@@ -356,6 +359,16 @@ fn press(page: &Page<'_>, selector: &str) -> Res<f64> {
     Ok(pressed)
 }
 
+/// The states in `set`, each in backticks.
+fn seen(set: &std::collections::BTreeSet<String>) -> String {
+    let all: Vec<String> = set.iter().map(|s| format!("`{s}`")).collect();
+    if all.is_empty() {
+        "–".to_owned()
+    } else {
+        all.join(" and ")
+    }
+}
+
 fn mean(s: &Samples) -> f64 {
     if s.0.is_empty() {
         f64::NAN
@@ -380,7 +393,9 @@ impl Bridge {
              registers its tools itself) in another tab. The bridge and the vault are paired by \
              the code the bridge shows, typed into the vault, through a `tacit-relay` on \
              loopback (`TestRelay`: the relay's router in the bench process on one runtime \
-             thread). `document.visibilityState`: bridge `{}`, wallet page `{}`, vault `{}`.\n\n\
+             thread). The tab called or granted in is brought to the front of its browser first; \
+             `document.visibilityState` read after each timed call, grant and revoke: bridge \
+             {}, wallet page {}, vault {}.\n\n\
              **Claim call.** {} calls of each claim tool (income below 30,000.00 EUR, granted \
              for an hour), alternating bridge and wallet page after 5 warm-up calls of each, \
              each 20 ms after the previous answer, timed by the agent process from sending \
@@ -390,9 +405,9 @@ impl Bridge {
              | Claim tool called over `WebMCP.invokeTool` | Median | Mean | p90 | p99 | max | \
              Median / wallet page's |\n|---|---|---|---|---|---|---|\n",
             self.chromium,
-            self.visibility[0],
-            self.visibility[1],
-            self.visibility[2],
+            seen(&self.visibility[0]),
+            seen(&self.visibility[1]),
+            seen(&self.visibility[2]),
             b.len(),
         );
         for (label, s) in [
@@ -503,7 +518,8 @@ impl Bridge {
             "revoke_click_to_tools_removed_ms": self.revoke.json(),
             "wallet_page_grant_click_to_tools_added_ms": self.grant_direct.json(),
             "wallet_page_revoke_click_to_tools_removed_ms": self.revoke_direct.json(),
-            "visibility": { "bridge": self.visibility[0], "wallet": self.visibility[1], "vault": self.visibility[2] },
+            "visibility": { "bridge": self.visibility[0], "wallet": self.visibility[1],
+                            "vault": self.visibility[2] },
         })
     }
 }
