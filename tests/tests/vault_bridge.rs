@@ -21,6 +21,10 @@
 
 use std::time::{Duration, Instant};
 
+#[path = "../../interop/node.rs"]
+#[allow(dead_code)]
+mod node;
+
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
@@ -58,7 +62,7 @@ fn poll(page: &mut Page<'_>, name: &str, input: Value, done: impl Fn(&Value) -> 
 }
 
 #[test]
-fn a_bridge_paired_by_its_code_offers_the_vaults_tools_and_holds_nothing() {
+fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothing() {
     let _serial = tacit_e2e::serial();
     let relay = TestRelay::start().unwrap();
     let vault_site = tacit_e2e::serve_site("vault").unwrap();
@@ -86,8 +90,22 @@ fn a_bridge_paired_by_its_code_offers_the_vaults_tools_and_holds_nothing() {
     // The person types the code the bridge shows into the vault; both show one number.
     let typed = text_of(&bridge, "#typed");
     assert_eq!(typed.len(), 14, "{typed}");
+    // The bridge also shows the whole offer as a QR code: an independent decoder (jsQR) reads
+    // it from a screenshot of the page as the offer the page shows in text, relay included.
+    // The person's device scans it (here: that decoder stands in for the camera) and pastes it;
+    // the other test pairs by the typed code.
+    let offer = text_of(&bridge, "#offer");
+    assert!(offer.starts_with("tacit-pair:v1/"), "{offer}");
+    assert!(offer.contains(&typed), "{offer} vs {typed}");
+    let shot = bridge.screenshot("bridge-offer-qr").unwrap();
+    let scanned = node::run("qr.mjs", &json!({ "png": shot }));
+    assert_eq!(
+        scanned["text"],
+        offer.as_str(),
+        "the QR code says {scanned}"
+    );
     vault.front();
-    vault.page.fill("#pair-code", &typed).unwrap();
+    vault.page.fill("#pair-code", &offer).unwrap();
     vault.page.click("#pair-btn").unwrap();
     vault.wait_text("#pair-msg", "Paired");
     wait(&bridge, "document.body.dataset.state === 'connected'");

@@ -486,6 +486,19 @@ fn call(shared: &Shared, name: &str, input: JsValue) -> Promise {
     }
 }
 
+/// The offer's QR code, drawn again only when the offer changed.
+fn draw_qr(uri: &str) {
+    let Some(box_) = element("qr") else {
+        return;
+    };
+    if box_.get_attribute("data-offer").as_deref() == Some(uri) {
+        return;
+    }
+    // Our own SVG of our own offer: no text of anyone else's reaches this markup.
+    box_.set_inner_html(&crate::offer_qr_svg(uri).unwrap_or_default());
+    let _ = box_.set_attribute("data-offer", uri);
+}
+
 fn draw(shared: &Shared) {
     let state = shared.borrow();
     match &state.phase {
@@ -494,7 +507,9 @@ fn draw(shared: &Shared) {
             show("offer-section", true);
             show("paired-section", false);
             set_text("typed", &offer.typed());
-            set_text("offer", &offer.to_uri());
+            let uri = offer.to_uri();
+            set_text("offer", &uri);
+            draw_qr(&uri);
         }
         Phase::Linked { paired, .. } => {
             let connected = state.core.is_connected();

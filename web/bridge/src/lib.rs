@@ -44,6 +44,23 @@ pub fn persistent_specs() -> Vec<tacit_pairing::bridge::ToolSpec> {
         .collect()
 }
 
+/// The offer as a QR code the vault can scan: an SVG element (no XML prolog) of the offer's URI,
+/// error correction M, with its quiet zone, at least 232 px wide. `None` if the URI is too long
+/// for a QR code (an offer never is).
+pub fn offer_qr_svg(uri: &str) -> Option<String> {
+    let code =
+        qrcode::QrCode::with_error_correction_level(uri.as_bytes(), qrcode::EcLevel::M).ok()?;
+    let svg = code
+        .render::<qrcode::render::svg::Color>()
+        .min_dimensions(232, 232)
+        .quiet_zone(true)
+        .build();
+    Some(match svg.split_once("?>") {
+        Some((_, element)) => element.to_owned(),
+        None => svg,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +70,13 @@ mod tests {
         let names: Vec<String> = persistent_specs().into_iter().map(|s| s.name).collect();
         assert!(names.contains(&"request_claims".to_owned()), "{names:?}");
         assert!(names.contains(&"wallet_status".to_owned()), "{names:?}");
+    }
+
+    #[test]
+    fn the_offer_s_qr_code_is_one_svg_element() {
+        let svg = offer_qr_svg("tacit-pair:v1/4H7Q-7KQ2-M9XD-AB12/http://127.0.0.1:8795").unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+        assert!(svg.ends_with("</svg>"));
+        assert!(offer_qr_svg(&"x".repeat(5000)).is_none());
     }
 }
