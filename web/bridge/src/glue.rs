@@ -1,5 +1,6 @@
 //! The browser side of the bridge: WebSocket, `document.modelContext`, the DOM. Every decision
-//! is [`tacit_pairing::bridge::Bridge`]'s or the handshake's.
+//! is [`tacit_pairing::bridge::Bridge`]'s, the handshake's or, per connection on the paired
+//! route, [`tacit_pairing::link::BridgeLink`]'s.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -8,7 +9,8 @@ use std::rc::Rc;
 use js_sys::{Function, Promise};
 use serde_json::Value;
 use tacit_pairing::bridge::{Bridge, Event, Outgoing, ToolSpec};
-use tacit_pairing::{Confirming, MailboxTag, Offer, Paired, PairingCode, Role, Session, Start};
+use tacit_pairing::link::{BridgeLink, FrameStep, PeerStep};
+use tacit_pairing::{Confirming, MailboxTag, Offer, Paired, PairingCode, Role, Start};
 use tacit_webmcp::Registration;
 use tacit_webmcp::socket::Socket;
 use wasm_bindgen::JsCast;
@@ -16,7 +18,7 @@ use wasm_bindgen::prelude::*;
 
 use tacit_pairing::relay::socket_url;
 
-use crate::{DEFAULT_RELAY, HELLO, PAIRING_KEY, persistent_specs};
+use crate::{DEFAULT_RELAY, PAIRING_KEY, persistent_specs};
 
 /// How long to wait before connecting again after the relay closed.
 const RECONNECT_MS: i32 = 1500;
@@ -28,11 +30,8 @@ enum Phase {
         start: Option<Box<Start>>,
         confirming: Option<Box<Confirming>>,
     },
-    /// Paired: a session once the nonces are exchanged.
-    Linked {
-        paired: Paired,
-        session: Option<Box<Session>>,
-    },
+    /// Paired: the link's framing, a session once the nonces are exchanged.
+    Linked { link: Box<BridgeLink> },
 }
 
 struct State {
@@ -105,8 +104,7 @@ pub fn start() {
         .filter(|p| p.role() == Role::Bridge);
     let phase = match stored {
         Some(paired) => Phase::Linked {
-            paired,
-            session: None,
+            link: Box::new(BridgeLink::new(paired)),
         },
         None => new_offer(&relay),
     };
@@ -178,7 +176,7 @@ fn connect(shared: &Shared) {
         state.generation += 1;
         let route = match &state.phase {
             Phase::Offering { offer, .. } => offer.mailbox.id().hex(),
-            Phase::Linked { paired, .. } => paired.route(),
+            Phase::Linked { link } => link.paired().route(),
         };
         (
             socket_url(&state.relay, &route, Role::Bridge),
@@ -235,9 +233,10 @@ fn opened(shared: &Shared, generation: u64) {
                 socket.send(&message);
             }
         }
-        Phase::Linked { .. } => {
+        Phase::Linked { link } => {
+            let hello = link.on_open();
             if let Some(socket) = &state.socket {
-                socket.send(&[HELLO]);
+                socket.send(&hello);
             }
         }
     }
@@ -250,6 +249,7 @@ fn received(shared: &Shared, generation: u64, bytes: Vec<u8>) {
     let mut paired_now = None;
     let mut events = Vec::new();
     let mut reply = None;
+    let mut reply_now: Option<[u8; 16]> = None;
     {
         let mut guard = shared.borrow_mut();
         let state = &mut *guard;
@@ -274,40 +274,34 @@ fn received(shared: &Shared, generation: u64, bytes: Vec<u8>) {
                     }
                 }
             }
-            Phase::Linked { paired, session } => match bytes.len() {
-                16 => {
-                    // The vault's nonce: answer with ours; the session is the two.
-                    let mut vault_nonce = [0u8; 16];
-                    vault_nonce.copy_from_slice(&bytes);
-                    let ours: [u8; 16] = random();
-                    *session = Some(Box::new(Session::new(paired, &ours, &vault_nonce)));
-                    if let Some(socket) = &state.socket {
-                        socket.send(&ours);
+            Phase::Linked { link } => match link.on_frame(&bytes, random()) {
+                // The vault's nonce: answer with ours; the session is the two.
+                FrameStep::Nonce { reply } => reply_now = Some(reply),
+                FrameStep::Opened { message, confirmed } => {
+                    // The vault's first frame in this session: it holds the same one.
+                    if confirmed {
+                        state.core.connected();
                     }
-                    state.core.connected();
-                }
-                n if n > 16 => {
-                    if let Some(session) = session
-                        && let Ok(plain) = session.open(&bytes)
-                        && let Ok(got) = state.core.receive(&plain, now())
-                    {
+                    if let Ok(got) = state.core.receive(&message, now()) {
                         events = got;
                     }
                 }
-                _ => {}
+                FrameStep::Refused(_) | FrameStep::Ignored => {}
             },
         }
     }
     if let Some(reply) = reply {
         send(&shared.borrow(), &reply);
     }
+    if let Some(nonce) = reply_now {
+        send(&shared.borrow(), &nonce);
+    }
     if let Some(paired) = paired_now {
         if let Some(s) = storage() {
             let _ = s.set_item(PAIRING_KEY, &hex::encode(paired.to_bytes().as_slice()));
         }
         shared.borrow_mut().phase = Phase::Linked {
-            paired,
-            session: None,
+            link: Box::new(BridgeLink::new(paired)),
         };
         close_socket(shared);
         connect(shared);
@@ -326,19 +320,18 @@ fn peer_news(shared: &Shared, generation: u64, text: &str) {
         if state.generation != generation {
             return;
         }
-        let Phase::Linked { session, .. } = &mut state.phase else {
+        let Phase::Linked { link } = &mut state.phase else {
             return;
         };
-        if text.contains(r#""left""#) {
-            *session = None;
-            state.core.disconnected()
-        } else if text.contains(r#""joined""#) {
-            if let Some(socket) = &state.socket {
-                socket.send(&[HELLO]);
+        match link.on_peer_text(text) {
+            PeerStep::Left => state.core.disconnected(),
+            PeerStep::Joined { hello } => {
+                if let (Some(hello), Some(socket)) = (hello, &state.socket) {
+                    socket.send(&hello);
+                }
+                Vec::new()
             }
-            Vec::new()
-        } else {
-            Vec::new()
+            PeerStep::Refused { .. } | PeerStep::Ignored => Vec::new(),
         }
     };
     apply(shared, events);
@@ -352,8 +345,8 @@ fn closed(shared: &Shared, generation: u64) {
             return;
         }
         let socket = state.socket.take();
-        if let Phase::Linked { session, .. } = &mut state.phase {
-            *session = None;
+        if let Phase::Linked { link } = &mut state.phase {
+            link.on_close();
         }
         (state.core.disconnected(), socket)
     };
@@ -466,11 +459,8 @@ fn call(shared: &Shared, name: &str, input: JsValue) -> Promise {
             let sealed = {
                 let mut state = shared.borrow_mut();
                 match &mut state.phase {
-                    Phase::Linked {
-                        session: Some(session),
-                        ..
-                    } => session.seal(&message).ok(),
-                    _ => None,
+                    Phase::Linked { link } => link.seal(&message).ok(),
+                    Phase::Offering { .. } => None,
                 }
             };
             if let Some(frame) = sealed {
@@ -511,7 +501,8 @@ fn draw(shared: &Shared) {
             set_text("offer", &uri);
             draw_qr(&uri);
         }
-        Phase::Linked { paired, .. } => {
+        Phase::Linked { link } => {
+            let paired = link.paired();
             let connected = state.core.is_connected();
             set_state(if connected {
                 "connected"
