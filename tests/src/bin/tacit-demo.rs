@@ -409,7 +409,7 @@ fn run_agent(
         let mut site = agent_browser.new_page().map_err(e)?;
         site.enable_webmcp().map_err(e)?;
         site.navigate(site_url).map_err(e)?;
-        site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
+        site.wait_tool(tools.requirements, std::time::Duration::from_secs(20))
             .map_err(e)?;
         let answer = agent::run_flow_via(
             &mut bridge,
@@ -443,7 +443,7 @@ fn run_agent(
     let mut site = browser.new_page().map_err(e)?;
     site.enable_webmcp().map_err(e)?;
     site.navigate(site_url).map_err(e)?;
-    site.wait_tool(tools.submit, std::time::Duration::from_secs(20))
+    site.wait_tool(tools.requirements, std::time::Duration::from_secs(20))
         .map_err(e)?;
     let answer =
         agent::run_flow(&mut wallet, &mut site, tools, Person::Real, &mut say).map_err(e)?;
