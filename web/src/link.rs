@@ -34,7 +34,7 @@ pub const PAIRINGS_KEY: &str = "tacit-vault/pairings";
 /// The relay when the page's URL names none.
 const DEFAULT_RELAY: &str = "http://127.0.0.1:8795";
 
-const HELLO: u8 = 1;
+use tacit_pairing::link::HELLO;
 
 /// One pairing as kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,6 +152,7 @@ pub fn start(call: Call) {
             connect_link(paired, k.relay);
         }
     }
+    listen_unpair();
     draw_pairings();
 }
 
@@ -521,7 +522,6 @@ fn draw_pairings() {
         else {
             continue;
         };
-        let route = paired.route();
         let item = dom::el(
             "li",
             "pairing",
@@ -532,18 +532,35 @@ fn draw_pairings() {
                 crate::intl::date(k.last_used)
             ),
         );
-        let _ = item.set_attribute("data-route", &route);
+        let _ = item.set_attribute("data-route", &paired.route());
         let button = dom::el("button", "", "Unpair");
         let _ = button.set_attribute("type", "button");
-        let r = route.clone();
-        let click = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-            if e.is_trusted() {
-                unpair(&r);
-            }
-        });
-        let _ = button.add_event_listener_with_callback("click", click.as_ref().unchecked_ref());
-        click.forget();
         let _ = item.append_child(&button);
         let _ = list.append_child(&item);
     }
+}
+
+/// One listener for every Unpair button the list will ever hold (the list is redrawn often;
+/// a listener per button would be one more closure kept per redraw).
+fn listen_unpair() {
+    let Some(list) = dom::by_id("pairings") else {
+        return;
+    };
+    let click = Closure::<dyn FnMut(web_sys::Event)>::new(|e: web_sys::Event| {
+        // Only the person's own click unpairs (a script's synthetic one does not).
+        if !e.is_trusted() {
+            return;
+        }
+        let route = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .filter(|el| el.tag_name().eq_ignore_ascii_case("button"))
+            .and_then(|el| el.closest("li[data-route]").ok().flatten())
+            .and_then(|li| li.get_attribute("data-route"));
+        if let Some(route) = route {
+            unpair(&route);
+        }
+    });
+    let _ = list.add_event_listener_with_callback("click", click.as_ref().unchecked_ref());
+    click.forget();
 }

@@ -13,10 +13,11 @@
 //! `localStorage` (`tacit-bridge/pairing`): whoever reads it can act as this bridge, which can
 //! do no more than the agent already does here.
 //!
-//! Each connection on the pairing's route: the bridge sends one byte (`hello`); the vault
-//! answers with 16 fresh bytes; the bridge answers with 16 of its own and both derive the
-//! session from the two (the last exchange wins, so a reconnect on either side converges).
-//! Frames are longer than 16 bytes.
+//! Each connection on the pairing's route runs [`tacit_pairing::link::BridgeLink`] (as the MCP
+//! door's bridge does): the bridge sends one byte (`hello`); the vault answers with 16 fresh
+//! bytes; the bridge answers with 16 of its own and both derive the session from the two (the
+//! last exchange wins, so a reconnect on either side converges); the link counts as up once the
+//! vault's first frame opens in it. Frames are longer than 16 bytes.
 //!
 //! The relay is `?relay=` (an `http(s)://host:port` origin), else `http://127.0.0.1:8795`.
 
@@ -28,9 +29,6 @@ pub const PAIRING_KEY: &str = "tacit-bridge/pairing";
 
 /// The relay when the page's URL names none.
 pub const DEFAULT_RELAY: &str = "http://127.0.0.1:8795";
-
-/// The one-byte message a side sends when it connects on a route.
-pub const HELLO: u8 = 1;
 
 /// The persistent tools as the bridge registers them: the wallet's definitions, no expiry.
 pub fn persistent_specs() -> Vec<tacit_pairing::bridge::ToolSpec> {
