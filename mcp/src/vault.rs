@@ -216,6 +216,8 @@ struct Shared {
     waiting: HashMap<u64, oneshot::Sender<Value>>,
     changed: watch::Sender<u64>,
     version: u64,
+    /// The person ended the pairing in the vault: the link stops and the door pairs again.
+    unpaired: bool,
 }
 
 impl Shared {
@@ -232,6 +234,7 @@ impl Shared {
                         let _ = reply.send(output);
                     }
                 }
+                Event::Unpaired => self.unpaired = true,
             }
         }
     }
@@ -321,6 +324,7 @@ pub fn start(relay: String, pairing_file: PathBuf) -> VaultHandle {
         waiting: HashMap::new(),
         changed,
         version: 0,
+        unpaired: false,
     }));
     let wake = Arc::new(Notify::new());
     let handle = VaultHandle {
@@ -367,7 +371,21 @@ async fn run(relay: String, file: PathBuf, shared: Arc<Mutex<Shared>>, wake: Arc
             pair(&relay, &file).await
         }
     };
-    link(&relay, paired, &shared, &wake).await;
+    let mut paired = paired;
+    loop {
+        link(&relay, paired, &shared, &wake).await;
+        // The person unpaired this door in the vault: forget the pairing and offer a new code.
+        if let Err(e) = std::fs::remove_file(&file)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!(
+                "tacit-mcp: the ended pairing could not be removed from {} ({e})",
+                file.display()
+            );
+        }
+        eprintln!("tacit-mcp: your wallet ended this pairing; pair again to use its tools");
+        paired = pair(&relay, &file).await;
+    }
 }
 
 fn announce(offer: &Offer) {
@@ -508,11 +526,15 @@ async fn pair_once(offer: &Offer) -> Attempt {
     }
 }
 
-/// Keeps the link on the pairing's route up, for as long as the door runs.
+/// Keeps the link on the pairing's route up, until the person ends the pairing in the vault.
 async fn link(relay: &str, paired: Paired, shared: &Arc<Mutex<Shared>>, wake: &Arc<Notify>) {
     let url = socket_url(relay, &paired.route(), Role::Bridge);
     let fingerprint = paired.fingerprint();
-    lock(shared).link = Some(BridgeLink::new(paired));
+    {
+        let mut state = lock(shared);
+        state.link = Some(BridgeLink::new(paired));
+        state.unpaired = false;
+    }
     let mut backoff = FIRST_BACKOFF;
     let mut told_unreachable = false;
     loop {
@@ -541,6 +563,10 @@ async fn link(relay: &str, paired: Paired, shared: &Arc<Mutex<Shared>>, wake: &A
                      vault_unreachable until it is"
                 );
             }
+        }
+        if lock(shared).unpaired {
+            lock(shared).link = None;
+            return;
         }
         told_unreachable = true;
         if had_session {
@@ -603,6 +629,9 @@ async fn connection(
                             if let Ok(events) = state.core.receive(&message, now()) {
                                 state.apply(events);
                                 wake.notify_one();
+                            }
+                            if state.unpaired {
+                                return had_session;
                             }
                             None
                         }

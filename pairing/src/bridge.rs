@@ -68,6 +68,8 @@ pub enum ToBridge {
     Tools { tools: Vec<ToolSpec> },
     /// The envelope the vault answered `call` with.
     Answer { call: u64, output: Value },
+    /// The person unpaired this bridge in the vault: the pairing is over; forget it.
+    Unpaired {},
 }
 
 /// What the host does next.
@@ -80,6 +82,10 @@ pub enum Event {
     },
     /// Resolve the agent's call `call` with `output`.
     Answered { call: u64, output: Value },
+    /// The person ended the pairing in the vault: forget it (its stored copy too) and offer a
+    /// new code. Comes after the events that withdraw every claim tool and answer every
+    /// waiting call unreachable.
+    Unpaired,
 }
 
 /// What to do with a call.
@@ -187,6 +193,11 @@ impl Bridge {
                 None => Vec::new(),
             },
             ToBridge::Tools { tools } => self.replace_claim_tools(tools, now),
+            ToBridge::Unpaired {} => {
+                let mut events = self.disconnected();
+                events.push(Event::Unpaired);
+                events
+            }
         })
     }
 

@@ -201,3 +201,49 @@ fn an_unanswered_call_times_out_and_too_many_waiting_are_refused() {
     };
     assert_eq!(code(&out), BRIDGE_BUSY);
 }
+
+#[test]
+fn the_vault_s_unpaired_ends_the_pairing_after_withdrawing_every_tool_and_waiting_call() {
+    let mut b = bridge();
+    b.connected();
+    b.receive(
+        &tools_message(vec![spec("pharmacy_age", Some(T + 60_000))]),
+        T,
+    )
+    .unwrap();
+    let Outgoing::Send { call, .. } = b.call("pharmacy_age", json!({}), T) else {
+        panic!()
+    };
+    let events = b
+        .receive(&serde_json::to_vec(&ToBridge::Unpaired {}).unwrap(), T)
+        .unwrap();
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert!(
+        matches!(&events[0], Event::Answered { call: c, output } if *c == call && code(output) == VAULT_UNREACHABLE),
+        "{events:?}"
+    );
+    assert_eq!(
+        events[1],
+        Event::ToolsChanged {
+            added: vec![],
+            removed: vec!["pharmacy_age".into()]
+        }
+    );
+    // Last, so the host forgets the pairing only once nothing of it is left registered.
+    assert_eq!(events[2], Event::Unpaired);
+    assert!(!b.is_connected());
+    assert_eq!(names(&b), ["request_claims", "wallet_status"]);
+    let Outgoing::Answer(out) = b.call("wallet_status", json!({}), T) else {
+        panic!("a call was sent after unpairing")
+    };
+    assert_eq!(code(&out), VAULT_UNREACHABLE);
+    // On the wire it is one word, and nothing else rides with it.
+    assert_eq!(
+        serde_json::to_value(ToBridge::Unpaired {}).unwrap(),
+        json!({ "kind": "unpaired" })
+    );
+    assert!(
+        b.receive(br#"{"kind":"unpaired","tools":[]}"#, T).is_err(),
+        "an unpaired message with extra fields was read"
+    );
+}

@@ -230,7 +230,7 @@ fn a_bridge_and_the_vault_as_web_link_rs_does_it_converge_on_one_session_and_tal
         .iter()
         .filter_map(|e| match e {
             Event::Answered { output, .. } => Some(output.clone()),
-            Event::ToolsChanged { .. } => None,
+            Event::ToolsChanged { .. } | Event::Unpaired => None,
         })
         .collect();
     assert_eq!(

@@ -225,8 +225,15 @@ fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothin
     assert_eq!(status["ok"], true, "{status}");
     vault.unlock_and_wait(tacit_e2e::wallet::PASS);
 
-    // Unpair in the vault: the agent's browser is told at once, and calls are unreachable.
+    // A script's click on Unpair in the vault does nothing; the person's does: the bridge is
+    // told (sealed) at once, forgets the pairing and offers a new code; calls are unreachable.
     vault.front();
+    vault
+        .page
+        .eval("document.querySelector('#pairings button').click(); true")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(bridge_tab::state(&bridge).unwrap(), "connected");
     vault.page.click("#pairings button").unwrap();
     vault.wait_text("#pair-msg", "Unpaired");
     for tool in &tools {
@@ -236,9 +243,23 @@ fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothin
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    wait(&bridge, "document.body.dataset.state === 'unreachable'");
+    wait(&bridge, "document.body.dataset.state === 'offering'");
+    assert_ne!(
+        text_of(&bridge, "#typed"),
+        typed,
+        "the old code is offered again"
+    );
+    let kept = bridge
+        .eval("localStorage.getItem('tacit-bridge/pairing')")
+        .unwrap();
+    assert_eq!(kept, Value::Null, "the bridge kept the ended pairing");
     let out = call(&mut bridge, "wallet_status", json!({}));
     assert_eq!(out["error"]["code"], "vault_unreachable", "{out}");
+    assert!(
+        vault.text("#pairings").is_empty(),
+        "{}",
+        vault.text("#pairings")
+    );
 }
 
 /// Installed in the bridge's tab before the bridge's own script, as an agent with DevTools
@@ -635,12 +656,13 @@ fn the_strongest_agent_in_its_own_browser_gets_nothing_and_the_site_accepts_what
     let status = poll(&mut bridge, "wallet_status", json!({}), |o| o["ok"] == true);
     assert_eq!(status["ok"], true, "{status}");
 
-    // The person unpairs. The agent unpairs its bridge too, then restores the storage it saved
-    // while paired and reloads: the ended pairing does not come back.
+    // The person unpairs: the bridge forgets the pairing and offers a new code. The agent
+    // restores the storage it saved while paired and reloads: the ended pairing does not come
+    // back.
     vault.front();
     vault.page.click("#pairings button").unwrap();
     vault.wait_text("#pair-msg", "Unpaired");
-    bridge_tab::wait_state(&bridge, "unreachable", WAIT).unwrap();
+    bridge_tab::wait_state(&bridge, "offering", WAIT).unwrap();
     bridge
         .eval(&format!(
             "(() => {{ localStorage.clear(); for (const [k, v] of {}) localStorage.setItem(k, v); \

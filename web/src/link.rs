@@ -8,8 +8,9 @@
 //! the vault runs its side of the SPAKE2 handshake through the relay's mailbox (it checks the
 //! bridge's confirmation tag before sending its own) and keeps the pairing in this origin's
 //! `localStorage` (`tacit-vault/pairings`), listed with its fingerprint, its relay and when it was
-//! last used; Unpair forgets it and closes its link, which withdraws every claim tool at the
-//! bridge at once.
+//! last used; Unpair forgets it, tells a connected bridge so (sealed: it forgets the pairing
+//! and offers a new code) and closes its link, which withdraws every claim tool at the bridge at
+//! once.
 //!
 //! Each link: on connecting, and on each `hello` from the bridge, the vault sends 16 fresh bytes;
 //! the bridge's 16 in answer make the session ([`tacit_pairing::Session`]). Then the vault sends
@@ -500,8 +501,22 @@ fn unpair(route: &str) {
         let at = links.links.iter().position(|l| l.paired.route() == route);
         at.map(|i| links.links.remove(i))
     });
-    // Dropping the link closes its socket: the relay tells the bridge at once.
-    drop(gone);
+    if let Some(mut link) = gone {
+        // A bridge that is connected now is told, sealed, that the pairing is over (it forgets
+        // it and offers a new code); then the link closes, a moment later so that the frame
+        // leaves first. Either way the relay tells the bridge the vault is gone at once.
+        if let (Some(session), Some(socket)) = (&mut link.session, &link.socket)
+            && let Ok(bytes) = serde_json::to_vec(&ToBridge::Unpaired {})
+            && let Ok(frame) = session.seal(&bytes)
+        {
+            socket.send(&frame);
+        }
+        let close = Closure::once_into_js(move || drop(link));
+        if let Some(w) = web_sys::window() {
+            let _ =
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(close.unchecked_ref(), 500);
+        }
+    }
     dom::set_msg(
         "pair-msg",
         "Unpaired: that bridge offers no claim tool any more.",

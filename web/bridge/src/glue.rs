@@ -389,6 +389,19 @@ fn apply(shared: &Shared, events: Vec<Event>) {
                     let _ = resolve.call1(&JsValue::NULL, &tacit_webmcp::to_js(&output));
                 }
             }
+            Event::Unpaired => {
+                // The person ended the pairing in the vault: forget it and offer a new code.
+                // In a task of its own: this may run in the socket's own handler, and
+                // forgetting the pairing closes that socket.
+                let s = shared.clone();
+                let forget = Closure::once_into_js(move || unpair(&s));
+                if let Some(window) = web_sys::window() {
+                    let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                        forget.unchecked_ref(),
+                        0,
+                    );
+                }
+            }
         }
     }
     schedule(shared);
