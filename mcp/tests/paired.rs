@@ -8,8 +8,9 @@
 //! Pair a bridge (real input events), grants, revokes; the agent lists, calls, and sees
 //! `notifications/tools/list_changed` on the grant, the revoke and the expiry of a 2-second grant
 //! (the vault's `?short_grants=1` choice). Before pairing a call is `vault_unreachable`; a restart
-//! of the door reconnects from its pairing file (0600) without a new code; the door never
-//! printed the person's facts on stdout or stderr.
+//! of the door reconnects from its pairing file (0600) without a new code, and so does a relay
+//! restart; unpairing in the vault makes the door forget the pairing (its file goes) and print a
+//! new code; the door never printed the person's facts on stdout or stderr.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
@@ -548,6 +549,29 @@ fn the_door_paired_directly_lists_calls_and_follows_grant_revoke_and_expiry() {
     let status = again.poll("wallet.wallet_status", json!({}), |o| o["isError"] != true);
     assert_eq!(status["structuredContent"]["ok"], true, "{status}");
     assert_eq!(again.changes, before, "no claim tool, so no list change");
+
+    // The person unpairs the door in the vault: the door is told, forgets the pairing (the
+    // file goes) and prints a new code; calls are unreachable until the person pairs again.
+    vault.front();
+    vault.page.click("#pairings button").unwrap();
+    vault.wait_text("#pair-msg", "Unpaired");
+    again.stderr_line("your wallet ended this pairing");
+    let fresh = again.nth_stderr_line("type this code: ", 1);
+    assert!(
+        !fresh.contains(&fingerprint),
+        "the new code line names the old pairing: {fresh}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pairing_file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the ended pairing stayed in its file"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = again.call("wallet.wallet_status", json!({}));
+    assert_eq!(out["isError"], true, "{out}");
+    assert!(text(&out).contains("vault_unreachable"), "{out}");
     again.close();
     let _ = std::fs::remove_dir_all(&dir);
 }
