@@ -1,13 +1,67 @@
-//! The hint under "New passphrase": how hard the passphrase is to guess, in words. It is a hint,
-//! not a rule: the wallet core only refuses passphrases shorter than 8 characters
-//! (`wallet_core::Passphrase::typed`).
+//! How hard a passphrase is to guess: the wallet core's floor ([`refuse_weak`]), a rule, and the
+//! hint under "New passphrase", a guide.
 //!
-//! The estimate is zxcvbn's (the `zxcvbn` crate, in the page's strength module
+//! **The floor** is decided here, never by the page: [`refuse_weak`] refuses a passphrase
+//! shorter than 8 characters, one character repeated, or one of the most common passwords
+//! (compiled in: every entry of at least 8 characters among the first 10,000 of zxcvbn's
+//! password frequency list, 3,395 entries, compared without case and without spaces). Creating
+//! a profile and changing the passphrase go through it (`wallet::Wallet::create`,
+//! `wallet::Wallet::change_passphrase`). The page may refuse more (the estimate below rates a
+//! passphrase weak), never less.
+//!
+//! **The estimate** is zxcvbn's (the `zxcvbn` crate, in the page's strength module
 //! `web/strength`, which the page loads only when the person types a new passphrase: its
 //! dictionaries are large). This module is what the estimate means to the person: zxcvbn's
 //! score 0–4 as a [`Strength`], and its advice, as one sentence. Score 4 (at least 10¹⁰
 //! guesses) is strong; 3 fair; below that weak. With the wallet's Argon2id at 64 MiB per guess,
 //! 10¹⁰ guesses is years of work.
+
+use wallet_core::Typed;
+
+/// Why the wallet refuses a passphrase as too easy to guess. `Display` is the sentence the page
+/// shows; it never includes the passphrase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TooWeak {
+    #[error("This passphrase is too short: use at least 8 characters.")]
+    Short,
+    #[error(
+        "This passphrase is one character repeated, which is among the first guesses. Four or \
+         more unrelated words are easy to remember and hard to guess."
+    )]
+    Repeated,
+    #[error(
+        "This passphrase is one of the most common passwords, which are the first guesses. Four \
+         or more unrelated words are easy to remember and hard to guess."
+    )]
+    Common,
+}
+
+/// The most common passwords of at least 8 characters, lower case, one a line.
+const COMMON: &str = include_str!("common_passwords.txt");
+
+/// The wallet's floor: `Ok` if `pass` may protect a profile, else why not. Counted and compared
+/// in its NFC form; case and spaces do not make a common password uncommon.
+pub fn refuse_weak(pass: &(impl Typed + ?Sized)) -> Result<(), TooWeak> {
+    let nfc = pass.nfc();
+    if nfc.chars().count() < MIN_CHARS {
+        return Err(TooWeak::Short);
+    }
+    let folded: String = nfc
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let mut chars = folded.chars();
+    if let Some(first) = chars.next()
+        && chars.all(|c| c == first)
+    {
+        return Err(TooWeak::Repeated);
+    }
+    if COMMON.lines().any(|common| common == folded) {
+        return Err(TooWeak::Common);
+    }
+    Ok(())
+}
 
 /// How hard a passphrase is to guess, as the hint says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +179,49 @@ impl Strength {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_floor_refuses_short_repeated_and_common_passphrases() {
+        assert_eq!(refuse_weak("aB3$xY9"), Err(TooWeak::Short));
+        assert_eq!(refuse_weak("äöüßéèê"), Err(TooWeak::Short));
+        for common in [
+            "password",
+            "PASSWORD",
+            "Pass Word",
+            "password1",
+            "12345678",
+            "iloveyou1",
+            "trustno1",
+            "qwertyuiop",
+        ] {
+            assert_eq!(refuse_weak(common), Err(TooWeak::Common), "{common}");
+        }
+        assert_eq!(refuse_weak("aaaaaaaaaaaa"), Err(TooWeak::Repeated));
+        assert_eq!(refuse_weak("zz zz zz zz"), Err(TooWeak::Repeated));
+        for fine in [
+            "correct horse battery staple",
+            "correct horse battery",
+            "purple tractor whistles gently",
+            "Cre\u{300}me bru\u{302}le\u{301}e a\u{300} Zu\u{308}rich",
+        ] {
+            assert_eq!(refuse_weak(fine), Ok(()), "{fine}");
+        }
+    }
+
+    #[test]
+    fn the_list_is_sorted_lower_case_and_at_least_8_characters() {
+        let lines: Vec<&str> = COMMON.lines().collect();
+        assert_eq!(lines.len(), 3395);
+        assert!(lines.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.chars().count() >= MIN_CHARS && l.to_lowercase() == *l)
+        );
+        for reason in [TooWeak::Short, TooWeak::Repeated, TooWeak::Common] {
+            assert!(!reason.to_string().contains("password1"));
+        }
+    }
 
     #[test]
     fn empty_and_short_are_told_before_any_estimate() {

@@ -27,6 +27,11 @@
 //! - **The editor is closed by default**: raw facts are filled in only after the passphrase is
 //!   checked again ([`Wallet::open_editor`]), and cleared on close, idle, lock and every failure.
 //!   A profile is saved only while the editor is open.
+//! - **Delete needs the person** ([`Wallet::delete`], [`DeleteConsent`]): the passphrase that
+//!   opens the stored record, a device's verified assertion while unlocked, or — for a person who
+//!   forgot the passphrase, while locked — the typed [`FORGOTTEN_PHRASE`]. Nothing else deletes.
+//! - **A guessable passphrase is refused** at create and change
+//!   ([`crate::strength::refuse_weak`]), with the reason in words.
 //! - **Import**: a backup of the same vault keeps and merges the memory; a different vault
 //!   replaces the profile only after the person confirmed, and then starts with a fresh memory
 //!   and without the replaced profile's credentials.
@@ -104,6 +109,8 @@ enum WalletError {
     StoredUnreadable(ReadError),
     #[error(transparent)]
     Weak(#[from] WeakPassphrase),
+    #[error(transparent)]
+    TooWeak(#[from] crate::strength::TooWeak),
     #[error(transparent)]
     Profile(#[from] ProfileError),
     #[error(transparent)]
@@ -227,6 +234,90 @@ impl ImportKind {
             Self::DifferentVault => Some(
                 "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile starts with an empty disclosure memory: it does not know what was revealed before.",
             ),
+        }
+    }
+}
+
+/// How the person confirmed deleting the profile ([`Wallet::delete`]). Nothing else deletes it.
+///
+/// - [`DeleteConsent::Passphrase`]: the passphrase typed in the delete dialog. It must open the
+///   stored record (Argon2id, as unlocking does), locked or unlocked; unlocked, the stored
+///   record must be the profile this tab has open.
+/// - [`DeleteConsent::Confirmed`]: a proof from `consent` (a registered device's verified
+///   assertion, or `consent::by_passphrase`), only while unlocked on the stored profile (a
+///   device's record is sealed with the open vault, so it is used only then).
+/// - [`DeleteConsent::Forgotten`]: **the person forgot the passphrase.** The profile cannot be
+///   opened by anyone, so keeping it helps no one; it may still be deleted, while the wallet is
+///   locked, after the person typed [`FORGOTTEN_PHRASE`] (any case, spaces at the ends ignored).
+///   The page says that the profile cannot be recovered. While unlocked, the passphrase or the
+///   device confirms instead.
+pub enum DeleteConsent<'a> {
+    Passphrase(&'a dyn Typed),
+    Confirmed(crate::consent::Confirmed),
+    Forgotten(&'a str),
+}
+
+impl std::fmt::Debug for DeleteConsent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A passphrase is never printed.
+        match self {
+            Self::Passphrase(_) => f.write_str("Passphrase(..)"),
+            Self::Confirmed(c) => write!(f, "Confirmed({:?})", c.by()),
+            Self::Forgotten(_) => f.write_str("Forgotten(..)"),
+        }
+    }
+}
+
+/// What the person types to delete a profile whose passphrase they forgot.
+pub const FORGOTTEN_PHRASE: &str = "delete my profile";
+
+/// Whether `typed` is [`FORGOTTEN_PHRASE`] (any case, spaces at the ends ignored).
+pub fn is_forgotten_phrase(typed: &str) -> bool {
+    typed.trim().eq_ignore_ascii_case(FORGOTTEN_PHRASE)
+}
+
+/// Why a deletion was refused. `Display` is the sentence the page shows (followed by "Nothing
+/// was deleted.").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotDeleted {
+    #[error("Type your passphrase to delete the profile.")]
+    Empty,
+    /// The passphrase did not open the stored record ([`WRONG`], [`NEWER`], [`DAMAGED`] are
+    /// said in these words instead).
+    #[error("{}", passphrase_words(.0))]
+    Passphrase(&'static str),
+    #[error("No profile is stored in this browser.")]
+    NothingStored,
+    #[error("The stored profile could not be read ({0}).")]
+    Unreadable(ReadError),
+    #[error("The stored profile changed in another tab. Reload this page.")]
+    ChangedElsewhere,
+    #[error(
+        "This device confirms only while the wallet is unlocked. Type your passphrase instead."
+    )]
+    DeviceWhileLocked,
+    #[error(
+        "While the wallet is unlocked, confirm with your passphrase. If you forgot it, lock the wallet first."
+    )]
+    ForgottenWhileUnlocked,
+    #[error("To delete without the passphrase, type \"delete my profile\".")]
+    Phrase,
+}
+
+impl NotDeleted {
+    fn clears_passphrase(&self) -> bool {
+        matches!(self, Self::Passphrase(_))
+    }
+}
+
+fn passphrase_words(why: &str) -> &'static str {
+    match why {
+        w if w == WRONG => "That passphrase is not right.",
+        w if w == NEWER => {
+            "This profile was saved by a newer version of Tacit, which cannot check the passphrase here."
+        }
+        _ => {
+            "The stored profile is damaged, so the passphrase cannot be checked. If you want it gone, delete it as if you forgot the passphrase."
         }
     }
 }
@@ -434,6 +525,7 @@ impl Wallet {
             if passphrase.as_typed() != repeat.as_typed() {
                 return Err(WalletError::PassphrasesDiffer);
             }
+            crate::strength::refuse_weak(passphrase)?;
             let pass = Passphrase::typed(passphrase)?;
             let profile = Profile::new(input, now.date_utc())?;
             let generation = next_profile_generation(None, None)?;
@@ -749,6 +841,12 @@ impl Wallet {
         if new.as_typed() != repeat.as_typed() {
             return (self, vec![msg("The two new passphrases differ.", false)]);
         }
+        if let Err(e) = crate::strength::refuse_weak(new) {
+            return (
+                self,
+                vec![msg(format!("{e} The passphrase was not changed."), false)],
+            );
+        }
         let new_pass = match Passphrase::typed(new) {
             Ok(p) => p,
             Err(e) => return (self, vec![msg(e, false)]),
@@ -928,8 +1026,22 @@ impl Wallet {
     }
 
     /// Deletes the profile with its memory, credentials and this browser's signer key, and
-    /// locks.
-    pub fn delete(self, gate: &mut Gate, vault: &mut Option<Vault>, snap: &Snapshot) -> Step {
+    /// locks, only with the person's confirmation ([`DeleteConsent`]); anything else changes
+    /// nothing and says why. See [`DeleteConsent`] for what each way needs.
+    pub fn delete(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        consent: DeleteConsent<'_>,
+    ) -> Step {
+        if let Err(why) = self.delete_allowed(vault, snap, consent) {
+            let mut effects = vec![msg(format!("{why} Nothing was deleted."), false)];
+            if why.clears_passphrase() {
+                effects.insert(0, Effect::ClearPassphrase);
+            }
+            return (self, effects);
+        }
         let mut effects = vec![Effect::DeleteRecord, Effect::ForgetLegacyLedger];
         let key = match &snap.record {
             Ok(Some(record)) => record.vault_key().ok(),
@@ -939,11 +1051,15 @@ impl Wallet {
         if let Some(key) = key {
             effects.push(Effect::ForgetFloor { key });
         }
-        effects.extend([Effect::DeleteCredentials, Effect::DeleteSignerKey]);
+        effects.extend([
+            Effect::ClearPassphrase,
+            Effect::DeleteCredentials,
+            Effect::DeleteSignerKey,
+        ]);
         let (_, locking) = self.lock(
             gate,
             vault,
-            "Profile, disclosure memory, credentials and their keys, signer key and enrolment deleted from this browser.",
+            "Profile, disclosure memory, credentials and their keys, signer key and enrolment deleted from this browser. To use the signer again, ask for a new enrolment code.",
             true,
         );
         gate.restore_ledger(DisclosureLedger::default());
@@ -951,6 +1067,53 @@ impl Wallet {
         (Self::Locked(Locked { loaded: None }), effects)
     }
 
+    /// Whether `consent` allows deleting what `snap` holds.
+    fn delete_allowed(
+        &self,
+        vault: &Option<Vault>,
+        snap: &Snapshot,
+        consent: DeleteConsent<'_>,
+    ) -> Result<(), NotDeleted> {
+        match consent {
+            DeleteConsent::Passphrase(typed) => {
+                if typed.as_typed().is_empty() {
+                    return Err(NotDeleted::Empty);
+                }
+                let record = match &snap.record {
+                    Ok(Some(record)) => record,
+                    Ok(None) => return Err(NotDeleted::NothingStored),
+                    Err(e) => return Err(NotDeleted::Unreadable(e.clone())),
+                };
+                open_with(record, typed).map_err(NotDeleted::Passphrase)?;
+                match vault.as_ref() {
+                    Some(open) if self.is_unlocked() && !same_vault(record, open) => {
+                        Err(NotDeleted::ChangedElsewhere)
+                    }
+                    _ => Ok(()),
+                }
+            }
+            DeleteConsent::Confirmed(confirmed) => {
+                // A device's assertion is verified against the record sealed with the open
+                // vault: it stands for the profile this tab is unlocked on, and that must be
+                // the stored one.
+                let _proof = confirmed;
+                match (self.is_unlocked(), vault.as_ref(), &snap.record) {
+                    (true, Some(open), Ok(Some(record))) if same_vault(record, open) => Ok(()),
+                    (true, _, _) => Err(NotDeleted::ChangedElsewhere),
+                    (false, _, _) => Err(NotDeleted::DeviceWhileLocked),
+                }
+            }
+            DeleteConsent::Forgotten(phrase) => {
+                if self.is_unlocked() {
+                    return Err(NotDeleted::ForgottenWhileUnlocked);
+                }
+                if !is_forgotten_phrase(phrase) {
+                    return Err(NotDeleted::Phrase);
+                }
+                Ok(())
+            }
+        }
+    }
     /// Before answering, or after another tab wrote: merges the stored memory into the gate.
     /// Fails closed: if the record of this vault is gone, replaced by another vault, unreadable,
     /// or its memory cannot be read (removed, damaged, rolled back), the wallet locks.

@@ -4,7 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use capability_gate::wallet::{Editor, Effect, ImportKind, ReadError, Snapshot, Step, Wallet};
+use capability_gate::wallet::{
+    DeleteConsent, Editor, Effect, FORGOTTEN_PHRASE, ImportKind, ReadError, Snapshot, Step, Wallet,
+};
 use capability_gate::{Gate, GrantState, Handler, Lifetime};
 use proptest::prelude::*;
 use rand_chacha::ChaCha20Rng;
@@ -182,6 +184,14 @@ impl Tab {
 
     fn unlock(&mut self, storage: &mut Storage, pass: &str) -> Vec<Effect> {
         self.step(storage, |w, g, v, s, r| w.unlock(g, v, s, pass, r))
+    }
+
+    /// Deletes, confirmed with the passphrase `pass` typed in the delete dialog.
+    fn delete_with(&mut self, storage: &mut Storage, pass: &str) -> Vec<Effect> {
+        let typed = pass.to_owned();
+        self.step(storage, |w, g, v, s, _| {
+            w.delete(g, v, s, DeleteConsent::Passphrase(&typed))
+        })
     }
 
     fn lock(&mut self, storage: &mut Storage) -> Vec<Effect> {
@@ -720,7 +730,7 @@ fn each_failure_is_told_in_its_own_words() {
     assert_eq!(
         fresh.last_message(),
         (
-            "passphrase too weak: shorter than 8 characters".to_owned(),
+            "This passphrase is too short: use at least 8 characters.".to_owned(),
             false
         )
     );
@@ -875,7 +885,7 @@ fn import_and_delete_lock() {
     tab.import(&mut storage, &backup, true);
     tab.assert_cleared();
     let (mut storage, mut tab) = busy();
-    tab.step(&mut storage, |w, g, v, s, _| w.delete(g, v, s));
+    tab.delete_with(&mut storage, PASS);
     tab.assert_cleared();
 }
 
@@ -964,7 +974,7 @@ fn importing_another_vault_needs_confirmation_and_starts_fresh() {
 #[test]
 fn delete_forgets_record_floor_credentials_and_signer_key() {
     let (mut storage, mut tab) = created();
-    tab.step(&mut storage, |w, g, v, s, _| w.delete(g, v, s));
+    tab.delete_with(&mut storage, PASS);
     assert!(storage.record.is_none());
     assert_eq!(storage.floors, MemoryFloors::default());
     assert!(!storage.credentials && !storage.signer_key);
@@ -1216,4 +1226,239 @@ proptest::proptest! {
         let ms = capability_gate::wallet::editor_idle_ms(requested.as_deref());
         proptest::prop_assert!((1_000..=120_000).contains(&ms), "{requested:?} gave {ms}");
     }
+}
+
+// ----- delete needs the person; a guessable passphrase is refused (issue 30, items 1 and 9) ----
+
+/// Nothing of the profile went: the record, the floor, the credentials, the signer key.
+fn assert_kept(storage: &Storage, before: &Option<StoredVault>) {
+    assert_eq!(&storage.record, before, "the record is kept");
+    assert!(storage.floor().is_some(), "the floor is kept");
+    assert!(
+        storage.credentials && storage.signer_key,
+        "credentials and signer key are kept"
+    );
+}
+
+fn with_credentials_and_signer(storage: &mut Storage) {
+    storage.credentials = true;
+    storage.signer_key = true;
+}
+
+#[test]
+fn delete_is_refused_without_the_passphrase_and_with_a_wrong_one() {
+    for locked in [false, true] {
+        let (mut storage, mut tab) = created();
+        with_credentials_and_signer(&mut storage);
+        if locked {
+            tab.lock(&mut storage);
+        }
+        let before = storage.record.clone();
+        for (typed, said) in [
+            (
+                "",
+                "Type your passphrase to delete the profile. Nothing was deleted.",
+            ),
+            (
+                "wrong wrong wrong",
+                "That passphrase is not right. Nothing was deleted.",
+            ),
+            // Not even a passphrase the wallet would accept: still only "not right".
+            (
+                "short",
+                "That passphrase is not right. Nothing was deleted.",
+            ),
+        ] {
+            let effects = tab.delete_with(&mut storage, typed);
+            assert_eq!(tab.last_message(), (said.to_owned(), false), "{typed:?}");
+            assert!(
+                !effects.iter().any(|e| matches!(
+                    e,
+                    Effect::DeleteRecord | Effect::DeleteCredentials | Effect::DeleteSignerKey
+                )),
+                "{typed:?}: {effects:?}"
+            );
+            assert_kept(&storage, &before);
+            assert_eq!(
+                tab.wallet.is_unlocked(),
+                !locked,
+                "{typed:?}: the state is kept"
+            );
+        }
+        // The right one deletes everything, locked or unlocked.
+        tab.delete_with(&mut storage, PASS);
+        assert!(storage.record.is_none());
+        assert_eq!(storage.floors, MemoryFloors::default());
+        assert!(!storage.credentials && !storage.signer_key);
+        assert!(!tab.wallet.is_unlocked() && tab.wallet.loaded().is_none());
+        let (text, ok) = tab.last_message();
+        assert!(ok && text.contains("new enrolment code"), "{text}");
+    }
+}
+
+#[test]
+fn a_forgotten_passphrase_deletes_only_locked_and_only_with_the_phrase() {
+    let (mut storage, mut tab) = created();
+    with_credentials_and_signer(&mut storage);
+    let before = storage.record.clone();
+    // Unlocked: the phrase does not stand in for the passphrase.
+    tab.step(&mut storage, |w, g, v, s, _| {
+        w.delete(g, v, s, DeleteConsent::Forgotten(FORGOTTEN_PHRASE))
+    });
+    assert_eq!(
+        tab.last_message(),
+        (
+            "While the wallet is unlocked, confirm with your passphrase. If you forgot it, lock the wallet first. Nothing was deleted.".to_owned(),
+            false
+        )
+    );
+    assert_kept(&storage, &before);
+    assert!(tab.wallet.is_unlocked());
+    tab.lock(&mut storage);
+    for typed in ["", "delete", "delete my profil", "yes"] {
+        tab.step(&mut storage, |w, g, v, s, _| {
+            w.delete(g, v, s, DeleteConsent::Forgotten(typed))
+        });
+        assert_eq!(
+            tab.last_message(),
+            (
+                "To delete without the passphrase, type \"delete my profile\". Nothing was deleted."
+                    .to_owned(),
+                false
+            ),
+            "{typed:?}"
+        );
+        assert_kept(&storage, &before);
+    }
+    tab.step(&mut storage, |w, g, v, s, _| {
+        w.delete(g, v, s, DeleteConsent::Forgotten("  Delete My Profile "))
+    });
+    assert!(storage.record.is_none());
+    assert!(!storage.credentials && !storage.signer_key);
+}
+
+#[test]
+fn delete_by_passphrase_is_of_the_stored_profile_and_a_damaged_one_goes_only_as_forgotten() {
+    // Another tab replaced the profile: this tab's passphrase does not delete the other one.
+    let (mut storage, mut tab) = created();
+    let mut other = Tab::new(&storage, 5);
+    other.delete_with(&mut storage, PASS);
+    other.step(&mut storage, |w, g, v, s, r| {
+        w.create(
+            g,
+            v,
+            s,
+            "another passphrase",
+            "another passphrase",
+            &other_input(),
+            now(),
+            PARAMS,
+            r,
+        )
+    });
+    let theirs = storage.record.clone();
+    tab.delete_with(&mut storage, PASS);
+    assert_eq!(
+        storage.record, theirs,
+        "the wrong passphrase for what is stored"
+    );
+    assert_eq!(
+        tab.last_message(),
+        (
+            "That passphrase is not right. Nothing was deleted.".to_owned(),
+            false
+        )
+    );
+    // Its own passphrase opens it, but this tab is unlocked on another profile.
+    tab.delete_with(&mut storage, "another passphrase");
+    assert_eq!(storage.record, theirs);
+    assert_eq!(
+        tab.last_message(),
+        (
+            "The stored profile changed in another tab. Reload this page. Nothing was deleted."
+                .to_owned(),
+            false
+        )
+    );
+    // Nothing stored: said so.
+    let mut empty = Storage::new();
+    let mut fresh = Tab::new(&empty, 6);
+    fresh.delete_with(&mut empty, PASS);
+    assert_eq!(
+        fresh.last_message(),
+        (
+            "No profile is stored in this browser. Nothing was deleted.".to_owned(),
+            false
+        )
+    );
+    // Storage that cannot be read: the passphrase cannot be checked, nothing is deleted.
+    let (mut storage, mut tab) = created();
+    tab.lock(&mut storage);
+    let unreadable = Snapshot {
+        record: Err(ReadError::Unreadable),
+        ..storage.snap()
+    };
+    let typed = PASS.to_owned();
+    step_over(&mut tab, &mut storage, &unreadable, |w, g, v, s| {
+        w.delete(g, v, s, DeleteConsent::Passphrase(&typed))
+    });
+    assert!(storage.record.is_some());
+    assert_eq!(
+        tab.last_message(),
+        (
+            "The stored profile could not be read (local storage could not be read). Nothing was deleted."
+                .to_owned(),
+            false
+        )
+    );
+}
+
+#[test]
+fn a_common_passphrase_is_refused_at_create_and_at_change_with_the_reason() {
+    const COMMON: &str = "This passphrase is one of the most common passwords, which are the first guesses. Four or more unrelated words are easy to remember and hard to guess.";
+    let mut empty = Storage::new();
+    let mut fresh = Tab::new(&empty, 3);
+    for (pass, said) in [
+        ("password", COMMON),
+        ("Password1", COMMON),
+        ("pass word", COMMON),
+        ("qwertyuiop", COMMON),
+        (
+            "aaaaaaaaaa",
+            "This passphrase is one character repeated, which is among the first guesses. Four or more unrelated words are easy to remember and hard to guess.",
+        ),
+        (
+            "short",
+            "This passphrase is too short: use at least 8 characters.",
+        ),
+    ] {
+        fresh.step(&mut empty, |w, g, v, s, r| {
+            w.create(g, v, s, pass, pass, &input(), now(), PARAMS, r)
+        });
+        assert_eq!(fresh.last_message(), (said.to_owned(), false), "{pass}");
+        assert!(empty.record.is_none(), "{pass}: nothing was created");
+        assert!(!fresh.wallet.is_unlocked());
+    }
+    let (mut storage, mut tab) = created();
+    let before = storage.record.clone();
+    for new in ["password", "PASSWORD", "12345678"] {
+        tab.step(&mut storage, |w, g, v, s, r| {
+            w.change_passphrase(g, v, s, PASS, new, new, PARAMS, r)
+        });
+        assert_eq!(
+            tab.last_message(),
+            (format!("{COMMON} The passphrase was not changed."), false),
+            "{new}"
+        );
+        assert_eq!(storage.record, before, "{new}");
+    }
+    // Locked too.
+    tab.lock(&mut storage);
+    tab.step(&mut storage, |w, g, v, s, r| {
+        w.change_passphrase(g, v, s, PASS, "password", "password", PARAMS, r)
+    });
+    assert_eq!(storage.record, before);
+    // The test passphrases are not common.
+    tab.unlock(&mut storage, PASS);
+    assert!(tab.wallet.is_unlocked());
 }
