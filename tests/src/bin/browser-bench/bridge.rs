@@ -111,7 +111,8 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
     vault.page.eval(CLICK_STAMP_JS)?;
     let mut bridge = open_bridge(agent, &bridge_site, &query)?;
     pair(&vault, &bridge)?;
-    result.vault_clock = Some(ClockOffset::measure(&vault.page)?);
+    let clock = ClockOffset::measure(&vault.page)?;
+    result.vault_clock = Some(clock);
 
     let id = request_via_bridge(&mut bridge, &vault, "bench-bridge-calls")?;
     vault.front();
@@ -124,11 +125,10 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
     bridge.wait_tool(&bridge_tool, WAIT)?;
 
     // The calls, alternating.
-    let targets: [(&mut Page<'_>, &str); 2] = [
+    let mut targets: [(&mut Page<'_>, &str); 2] = [
         (&mut bridge, bridge_tool.as_str()),
         (&mut wallet.page, direct_tool.as_str()),
     ];
-    let mut targets = targets;
     for i in 0..calls + 5 {
         for step in 0..2 {
             let which = (i + step) % 2;
@@ -153,7 +153,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
                     &mut result.direct
                 };
                 into.push(answered - sent);
-                result.visibility[if which == 0 { 0 } else { 1 }].insert(visibility(page)?);
+                result.visibility[which].insert(visibility(page)?);
             }
         }
     }
@@ -164,10 +164,6 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
     );
 
     // Grants: the agent asks through the bridge, the person grants in the vault.
-    let clock = result.vault_clock.unwrap_or(ClockOffset {
-        offset_ms: 0.0,
-        uncertainty_ms: f64::NAN,
-    });
     for i in 0..grants {
         let id = request_via_bridge(&mut bridge, &vault, &format!("bench-bridge-grant-{i}"))?;
         vault.front();
