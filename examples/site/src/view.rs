@@ -77,37 +77,42 @@ impl Outcome {
         }
     }
 
-    /// What the status area shows for this outcome, on a site whose submission is called
-    /// `submission` and whose acceptance reads `accepted_text`.
-    pub fn status(&self, submission: &str, accepted_text: &str) -> Status {
-        let (class, title, text, items, code, detail): (
-            _,
+    /// What the status area shows for this outcome, on the site called `site_name`, whose
+    /// submission is called `submission` and whose acceptance reads `accepted_text`. The title,
+    /// text, items and next step are for the person; `code` and `detail` (request references,
+    /// key ids, reason codes, the server's message) go under "For developers".
+    pub fn status(&self, site_name: &str, submission: &str, accepted_text: &str) -> Status {
+        let (class, title, text, items, next, code, detail): (
             _,
             String,
+            String,
             Vec<(&'static str, String)>,
+            String,
             _,
             _,
         ) = match self {
             Outcome::Waiting => (
                 "status idle",
-                "Waiting for your agent",
+                "Waiting for your agent".to_owned(),
                 format!(
-                    "Ask your agent to handle this {} for you. It reads what we need, asks for \
-                     your consent in your Tacit wallet, and brings back a signed yes/no receipt.",
-                    submission
+                    "Ask your agent to handle this {submission} for you. It reads what we need, \
+                     asks for your consent in your Tacit wallet, and brings back a signed yes/no \
+                     receipt."
                 ),
                 Vec::new(),
+                String::new(),
                 String::new(),
                 String::new(),
             ),
             Outcome::Asked(nonce) => (
                 "status asked",
-                "Your agent asked what we need",
-                "Approve the questions in your Tacit wallet. Your agent then submits the signed \
-                 receipt here."
+                "Your agent asked what we need".to_owned(),
+                "Approve the questions in your Tacit wallet. Your agent then sends us the signed \
+                 answers."
                     .to_owned(),
                 Vec::new(),
-                format!("Request reference {nonce}"),
+                format!("Our answer appears here as soon as {site_name} has checked them."),
+                format!("Request reference (nonce) {nonce}"),
                 String::new(),
             ),
             Outcome::Accepted {
@@ -117,7 +122,7 @@ impl Outcome {
                 provenance,
             } => (
                 "status ok",
-                "Accepted",
+                format!("Accepted by {site_name}"),
                 accepted_text.to_owned(),
                 claims
                     .iter()
@@ -126,6 +131,11 @@ impl Outcome {
                         None => ("yes", format!("✓ {c} — your word")),
                     })
                     .collect(),
+                format!(
+                    "What happens next: nothing more is needed from you. {site_name} asked for no \
+                     name and no address, so it cannot write to you: this page shows its answer \
+                     until you close or reload it, and your agent received the same answer."
+                ),
                 format!(
                     "Receipt for request {nonce} · signer key {key_id} · checked by the site's server"
                 ),
@@ -137,9 +147,17 @@ impl Outcome {
                 claim,
             } => {
                 let known = Code::parse(code);
+                let undecided = matches!(
+                    known,
+                    Some(Code::Busy | Code::SiteUnreachable | Code::SignerUnreachable)
+                );
                 (
                     "status bad",
-                    "Refused",
+                    if undecided {
+                        format!("Not decided: {site_name} could not check it")
+                    } else {
+                        format!("Refused by {site_name}")
+                    },
                     known
                         .map_or("The site refused the request.", Code::for_person)
                         .to_owned(),
@@ -151,6 +169,17 @@ impl Outcome {
                             ("no", format!("✗ {how}: {c}"))
                         })
                         .collect(),
+                    if undecided {
+                        "What happens next: nothing was decided and nothing was used up; your \
+                         agent can send the same answers again in a moment."
+                            .to_owned()
+                    } else {
+                        format!(
+                            "What happens next: nothing was accepted from these answers. If you \
+                             meet every requirement above, your agent can start this {submission} \
+                             again, and your wallet asks you before it answers."
+                        )
+                    },
                     format!("Reason code: {code}"),
                     if known == Some(Code::Busy) {
                         String::new()
@@ -165,6 +194,7 @@ impl Outcome {
             title,
             text,
             items,
+            next,
             code,
             detail,
         }
@@ -199,14 +229,17 @@ pub fn issuers_text(names: &[String]) -> String {
     }
 }
 
-/// The status area's texts: its class, title, sentence, item lines (class, text), reference line
-/// and detail.
+/// The status area's texts: its class, title, sentence, item lines (class, text) and next step,
+/// which the person reads, then the reference line and detail, which the page keeps under
+/// "For developers".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub class: &'static str,
-    pub title: &'static str,
+    pub title: String,
     pub text: String,
     pub items: Vec<(&'static str, String)>,
+    /// What happens next, in plain words (empty while nothing is asked yet).
+    pub next: String,
     pub code: String,
     pub detail: String,
 }
@@ -260,7 +293,11 @@ mod tests {
             issuer: Origin::parse("http://127.0.0.1:8791").unwrap(),
             issuer_name: "Tax Office Nordstadt".into(),
         }]);
-        let status = Outcome::of(&envelope, true).status("application", "Eligible.");
+        let status = Outcome::of(&envelope, true).status(
+            "City Housing Programme",
+            "application",
+            "Eligible.",
+        );
         assert_eq!(status.class, "status ok");
         assert_eq!(status.text, "Eligible.");
         assert_eq!(
@@ -282,7 +319,11 @@ mod tests {
         let message = envelope["result"]["message"].as_str().unwrap();
         assert!(message.contains(&status.detail), "{message}");
 
-        let own = Outcome::of(&accepted(Vec::new()), true).status("application", "Eligible.");
+        let own = Outcome::of(&accepted(Vec::new()), true).status(
+            "City Housing Programme",
+            "application",
+            "Eligible.",
+        );
         assert_eq!(own.detail, "income: your word; district: your word");
     }
 
@@ -303,7 +344,11 @@ mod tests {
             message: "The receipt says Tax Office Nordstadt vouches for …".into(),
             claim: Some(policy().claims[0].clone()),
         };
-        let status = Outcome::of(&refusal.envelope(), true).status("application", "Eligible.");
+        let status = Outcome::of(&refusal.envelope(), true).status(
+            "City Housing Programme",
+            "application",
+            "Eligible.",
+        );
         assert_eq!(status.class, "status bad");
         assert_eq!(status.text, Code::ProofMissing.for_person());
         assert_eq!(
@@ -315,5 +360,58 @@ mod tests {
         );
         assert_eq!(status.code, "Reason code: proof_missing");
         assert!(status.detail.starts_with("The receipt says Tax Office"));
+    }
+
+    #[test]
+    fn the_status_names_the_site_and_what_happens_next() {
+        let site = "City Housing Programme";
+        let accepted =
+            Outcome::of(&accepted(Vec::new()), true).status(site, "application", "Eligible.");
+        assert_eq!(accepted.title, "Accepted by City Housing Programme");
+        assert!(
+            accepted.next.contains("cannot write to you"),
+            "{}",
+            accepted.next
+        );
+        // Developer details stay out of what the person reads.
+        for person in [&accepted.title, &accepted.text, &accepted.next] {
+            assert!(
+                !person.contains("n1") && !person.contains("abab"),
+                "{person}"
+            );
+        }
+        assert!(
+            accepted.code.contains("signer key abab"),
+            "{}",
+            accepted.code
+        );
+
+        let refused = Outcome::of(&Refusal::new(Code::ReplayedNonce, "spent").envelope(), true)
+            .status(site, "application", "Eligible.");
+        assert_eq!(refused.title, "Refused by City Housing Programme");
+        assert!(
+            refused.next.contains("nothing was accepted"),
+            "{}",
+            refused.next
+        );
+        assert!(!refused.text.contains("replayed_nonce"));
+        assert_eq!(refused.code, "Reason code: replayed_nonce");
+
+        let busy = Outcome::of(
+            &Refusal::new(Code::SiteUnreachable, "down").envelope(),
+            true,
+        )
+        .status(site, "application", "Eligible.");
+        assert!(busy.title.starts_with("Not decided"), "{}", busy.title);
+        assert!(busy.next.contains("nothing was used up"), "{}", busy.next);
+
+        let asked = Outcome::Asked("n1".into()).status(site, "application", "Eligible.");
+        assert!(!asked.next.contains("n1") && asked.code.contains("n1"));
+        assert!(
+            Outcome::Waiting
+                .status(site, "application", "x")
+                .next
+                .is_empty()
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! What the person sees: requirements, the latest outcome, the recent history. Text goes in
-//! with `textContent` only.
+//! What the person sees: requirements, the latest outcome and what happens next; under "For
+//! developers" (a closed `<details>`), the reference line, the server's message, the pills and
+//! the recent history. Text goes in with `textContent` only.
 
 use wasm_bindgen::JsCast;
 use web_sys::{Element, HtmlElement};
@@ -86,16 +87,18 @@ pub fn pills(server: &(String, bool), webmcp: &(String, bool), nonces: &str) {
 }
 
 pub fn outcome(site: &SiteInfo, outcome: &Outcome) {
-    let status = outcome.status(&site.submission, &site.accepted_text);
+    let status = outcome.status(&site.site_name, &site.submission, &site.accepted_text);
     let items: Vec<(&str, String)> = status
         .items
         .iter()
         .map(|(class, text)| (*class, text.clone()))
         .collect();
     set_class("status", status.class);
-    set_text("status-title", status.title);
+    set_text("status-title", &status.title);
     set_text("status-text", &status.text);
     list("status-items", &items);
+    set_text("status-next", &status.next);
+    show("status-next", !status.next.is_empty());
     set_text("status-code", &status.code);
     set_text("status-detail", &status.detail);
 }
