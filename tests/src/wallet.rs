@@ -261,6 +261,10 @@ pub enum Confirm {
 pub const CONFIRM_OPEN: &str =
     "(() => { const d = document.getElementById('confirm'); return !!(d && d.open); })()";
 
+/// `#delete-dialog` (the confirmation before deleting the profile) is open.
+pub const DELETE_OPEN: &str =
+    "(() => { const d = document.getElementById('delete-dialog'); return !!(d && d.open); })()";
+
 /// The person's confirmation in `page` (a wallet tab): waits until the `#confirm` dialog is
 /// open, types `pass` into `#confirm-pass` with real input and clicks
 /// `[data-action=confirm-ok]` with a real click. Does not wait for the dialog to close (a wrong
@@ -416,6 +420,39 @@ impl<'b> Wallet<'b> {
             .unwrap();
         self.page.click("[data-action=create-profile]").unwrap();
         self.wait_text("#lock-pill", "Unlocked");
+    }
+
+    /// The person opens "Delete profile" and clicks "Delete profile and signer key…" (real
+    /// clicks); waits until the delete dialog is open. Nothing is deleted yet.
+    pub fn open_delete_dialog(&self) {
+        self.front();
+        let unfolded = "document.getElementById('delete-profile-box').open";
+        if self.page.eval(unfolded).unwrap() != json!(true) {
+            self.page.click("#delete-profile-box summary").unwrap();
+        }
+        self.page.click("[data-action=delete-profile]").unwrap();
+        self.page.wait_for(DELETE_OPEN, WAIT).unwrap();
+    }
+
+    /// In the open delete dialog, the person types `pass` and clicks "Delete profile" (real
+    /// input). Does not wait: a wrong passphrase keeps the dialog open.
+    pub fn try_delete(&self, pass: &str) {
+        self.page.fill("#delete-pass", pass).unwrap();
+        self.page.click("[data-action=delete-confirm]").unwrap();
+    }
+
+    /// The person deletes the profile, confirming with [`PASS`] in the delete dialog; waits
+    /// until the dialog has closed and the page says what was deleted.
+    pub fn delete_profile(&self) {
+        self.open_delete_dialog();
+        self.try_delete(PASS);
+        if let Err(e) = self.page.wait_for(&format!("!{DELETE_OPEN}"), WAIT) {
+            panic!(
+                "the delete dialog stayed open (it says {:?}): {e}",
+                self.text("#delete-msg")
+            );
+        }
+        self.wait_text("#profile-msg", "credentials and their keys");
     }
 
     /// The person types a passphrase and clicks Unlock.

@@ -1075,9 +1075,7 @@ fn consent_the_authenticator_is_the_persons_and_goes_with_the_profile() {
 
     // Deleting the profile deletes it.
     wallet.front();
-    wallet.page.click("#delete-profile-box summary").unwrap();
-    wallet.page.click("[data-action=delete-profile]").unwrap();
-    wallet.wait_text("#profile-msg", "credentials and their keys");
+    wallet.delete_profile();
     assert_eq!(wallet.page.eval(kept).unwrap(), Value::Null);
     // A new profile starts with the passphrase dialog.
     wallet.create_profile();

@@ -807,9 +807,7 @@ fn credentials_are_sealed_with_the_profile_and_a_proven_no_stays_no() {
     assert_eq!(holder_keys(&wallet), 9);
 
     // Deleting the profile deletes the credentials and every holder key.
-    wallet.page.click("#delete-profile-box summary").unwrap();
-    wallet.page.click("[data-action=delete-profile]").unwrap();
-    wallet.wait_text("#profile-msg", "credentials and their keys");
+    wallet.delete_profile();
     assert_eq!(holder_keys(&wallet), 0);
     assert!(!wallet.has_credential(&tax));
     let stored: String = wallet

@@ -7,10 +7,14 @@
 //! receipts' buttons (`receipts`).
 
 use capability_gate::ProposalId;
-use capability_gate::wallet::{Effect, ImportKind, Wallet};
-use js_sys::Uint8Array;
-use wallet_core::{KdfParams, Typed};
+use std::cell::Cell;
+
+use capability_gate::strength::{self, Strength};
+use capability_gate::wallet::{DeleteConsent, Effect, ImportKind, Wallet};
+use js_sys::{Array, Promise, Uint8Array};
+use wallet_core::{KdfParams, Normalized, Typed};
 use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{App, now, run, with_app};
@@ -69,24 +73,34 @@ fn dispatch(button: &web_sys::Element) {
     let action = button.get_attribute("data-action").unwrap_or_default();
     let id = button.get_attribute("data-id").unwrap_or_default();
     match action.as_str() {
-        "create-profile" => slow(
-            "Encrypting your profile (Argon2id, 64 MiB)…",
-            create_profile,
-        ),
+        "create-profile" => unless_guessable("new-pass", "Nothing was created.", || {
+            slow(
+                "Encrypting your profile (Argon2id, 64 MiB)…",
+                create_profile,
+            )
+        }),
         "unlock" => slow("Unlocking (Argon2id, 64 MiB)…", unlock),
         // Locking writes nothing: at once, without waiting for the cross-tab lock.
         "lock" => run(lock),
         "open-editor" => slow("Checking your passphrase (Argon2id, 64 MiB)…", open_editor),
         "close-editor" => run(close_editor),
         "save-profile" => locked_run(save_profile),
-        "change-passphrase" => slow(
-            "Changing passphrase (two Argon2id runs)…",
-            change_passphrase,
-        ),
-        "export" => export(),
+        "change-passphrase" => {
+            unless_guessable("chg-pass", "The passphrase was not changed.", || {
+                slow(
+                    "Changing passphrase (two Argon2id runs)…",
+                    change_passphrase,
+                )
+            })
+        }
+        "export" => export_to("profile-msg"),
         "enrol" => enrol(),
         "add-credential" => credentials::add(),
-        "delete-profile" => locked_run(delete_profile),
+        "delete-profile" => open_delete_dialog(),
+        "delete-export" => export_to("delete-export-msg"),
+        "delete-confirm" => delete_confirm(),
+        "delete-forgotten" => delete_forgotten(),
+        "delete-cancel" => close_delete_dialog(),
         "verify-log" => {
             with_app(|app| match app.gate.log().verify() {
                 Ok(()) => dom::set_msg(
@@ -171,6 +185,15 @@ pub fn on_keydown(event: web_sys::Event) {
         field.type_().as_str(),
         "checkbox" | "radio" | "button" | "submit" | "reset" | "file" | "image"
     ) {
+        return;
+    }
+    if field.id() == "delete-phrase" {
+        // The phrase of a forgotten passphrase deletes through its own button, not the
+        // dialog's passphrase one.
+        event.prevent_default();
+        if event.is_trusted() {
+            delete_forgotten();
+        }
         return;
     }
     let Some(form) = field.form() else {
@@ -315,7 +338,7 @@ fn create_profile(app: &mut App) {
         keep_storage();
     } else if pass.as_typed() != repeat.as_typed() {
         select_field("new-pass2");
-    } else if pass.as_typed().chars().count() < capability_gate::strength::MIN_CHARS {
+    } else if strength::refuse_weak(&pass).is_err() {
         select_field("new-pass");
     }
 }
@@ -470,10 +493,14 @@ fn change_passphrase(app: &mut App) {
         select_field("old-pass");
     } else if new.as_typed() != repeat.as_typed() {
         select_field("chg-pass2");
+    } else if !cleared && strength::refuse_weak(&new).is_err() {
+        select_field("chg-pass");
     }
 }
 
-fn export() {
+/// Downloads the encrypted backup; what happened is said in `target`.
+fn export_to(target: &str) {
+    let msg = |text: &str, ok: bool| dom::set_msg(target, text, ok);
     match storage::load_record() {
         Ok(Some(record)) => match record.envelope_bytes() {
             Ok(bytes) => {
@@ -568,8 +595,221 @@ fn enrol() {
     });
 }
 
+// ---- a guessable new passphrase ----
+
+#[wasm_bindgen(module = "/js/strength.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = rateStrength, catch)]
+    fn rate_strength(pass: &str) -> Result<Promise, JsValue>;
+}
+
+/// The strength estimate's words when it rates `pass` weak (zxcvbn score 0–2); `None` when it
+/// does not, or when the estimate cannot be loaded (the wallet core's own floor still holds:
+/// `capability_gate::strength::refuse_weak`).
+async fn weak_by_estimate(pass: &str) -> Option<String> {
+    let rated = JsFuture::from(rate_strength(pass).ok()?).await.ok()?;
+    let pair = Array::from(&rated);
+    let code = pair.get(0).as_string()?;
+    (code == Strength::Weak.code())
+        .then(|| pair.get(1).as_string())
+        .flatten()
+}
+
+/// Runs `then` unless the strength estimate rates the new passphrase in `field` weak; then the
+/// person is told why, in the estimate's words, and `nothing` (what did not happen). Too short
+/// is left to the wallet core, which says it at once.
+fn unless_guessable(field: &'static str, nothing: &'static str, then: fn()) {
+    let pass = dom::value(field);
+    if strength::before_estimate(&pass).is_some() {
+        return then();
+    }
+    dom::set_text("busy-text", "Checking how hard the passphrase is to guess…");
+    dom::show("busy", true);
+    wasm_bindgen_futures::spawn_local(async move {
+        let weak = weak_by_estimate(&pass).await;
+        dom::show("busy", false);
+        match weak {
+            Some(words) if dom::value(field) == pass => {
+                msg(&format!("{words} {nothing}"), false);
+                select_field(field);
+            }
+            _ => then(),
+        }
+    });
+}
+
+// ---- deleting the profile ----
+
+thread_local! {
+    /// A deletion is being checked (one at a time; the dialog stays open meanwhile).
+    static DELETING: Cell<bool> = const { Cell::new(false) };
+    static DELETE_LISTENING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn delete_dialog() -> Option<web_sys::HtmlDialogElement> {
+    dom::by_id("delete-dialog")?.dyn_into().ok()
+}
+
+fn focus(id: &str) {
+    if let Some(e) = dom::by_id(id).and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = e.focus();
+    }
+}
+
+/// `[data-action=delete-profile]` (a trusted click): the dialog that says what is lost, offers
+/// the backup first, and asks for the passphrase. Nothing is deleted yet.
+fn open_delete_dialog() {
+    let Some(dialog) = delete_dialog() else {
+        return;
+    };
+    if dialog.open() {
+        return;
+    }
+    listen_delete_once();
+    reset_delete_dialog();
+    if dialog.show_modal().is_ok() {
+        focus("delete-export-btn");
+    }
+}
+
+fn reset_delete_dialog() {
+    dom::clear("delete-pass");
+    dom::clear("delete-phrase");
+    dom::set_msg("delete-msg", "", true);
+    dom::set_msg("delete-export-msg", "", true);
+    if let Some(forgot) = dom::by_id("delete-forgot") {
+        let _ = forgot.remove_attribute("open");
+    }
+    set_delete_busy(false);
+}
+
+/// Closes the dialog (Cancel, or after the deletion); nothing typed stays in it.
+fn close_delete_dialog() {
+    if DELETING.get() {
+        return;
+    }
+    reset_delete_dialog();
+    if let Some(dialog) = delete_dialog() {
+        dialog.close();
+    }
+}
+
+fn set_delete_busy(busy: bool) {
+    if let Some(dialog) = dom::by_id("delete-dialog") {
+        for b in dom::query_all(&dialog, "button, input") {
+            let _ = if busy {
+                b.set_attribute("disabled", "")
+            } else {
+                b.remove_attribute("disabled")
+            };
+        }
+    }
+}
+
+/// Escape closes the dialog (the browser's `cancel`), never while a deletion is checked; on
+/// every close what was typed is emptied.
+fn listen_delete_once() {
+    if DELETE_LISTENING.replace(true) {
+        return;
+    }
+    let on = |event: &str, f: fn(web_sys::Event)| {
+        if let Some(target) = dom::by_id("delete-dialog") {
+            let closure = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(f);
+            let _ =
+                target.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+            // Page-lifetime listeners, installed once.
+            closure.forget();
+        }
+    };
+    on("cancel", |event| {
+        if DELETING.get() {
+            event.prevent_default();
+        }
+    });
+    on("close", |_| {
+        if !DELETING.get() {
+            reset_delete_dialog();
+        }
+    });
+}
+
+/// How the person confirmed in the dialog.
+enum Confirm {
+    Passphrase(Normalized),
+    Forgotten(String),
+}
+
+/// `[data-action=delete-confirm]` or Enter in the passphrase field: the passphrase is checked
+/// (Argon2id, after a paint) and only then is anything deleted.
+fn delete_confirm() {
+    let pass = dom::passphrase("delete-pass");
+    delete_with(
+        Confirm::Passphrase(pass),
+        "Checking your passphrase (Argon2id, 64 MiB)…",
+    );
+}
+
+/// `[data-action=delete-forgotten]` or Enter in its field: the person forgot the passphrase
+/// and typed the phrase.
+fn delete_forgotten() {
+    let phrase = dom::value("delete-phrase");
+    delete_with(Confirm::Forgotten(phrase), "Deleting…");
+}
+
+fn delete_with(confirm: Confirm, label: &'static str) {
+    if DELETING.get() || !delete_dialog().is_some_and(|d| d.open()) {
+        return;
+    }
+    DELETING.set(true);
+    dom::set_msg("delete-msg", label, true);
+    set_delete_busy(true);
+    gloo_timers::callback::Timeout::new(40, move || {
+        storage::locked_then(move || {
+            let mut refused = None;
+            run(|app| refused = delete_profile(app, &confirm));
+            DELETING.set(false);
+            set_delete_busy(false);
+            match refused {
+                None => close_delete_dialog(),
+                Some(text) => {
+                    dom::set_msg("delete-msg", &text, false);
+                    let field = match confirm {
+                        Confirm::Passphrase(_) => "delete-pass",
+                        Confirm::Forgotten(_) => "delete-phrase",
+                    };
+                    select_field(field);
+                }
+            }
+        });
+    })
+    .forget();
+}
+
 /// Deletes the profile, its disclosure memory, its credentials and their keys, this browser's
-/// install key and its enrolment.
-fn delete_profile(app: &mut App) {
-    app.step(|wallet, gate, vault, snap, _| wallet.delete(gate, vault, snap));
+/// install key and its enrolment, if the wallet core accepts the person's confirmation;
+/// otherwise returns the core's refusal (said in the dialog, not under the profile).
+fn delete_profile(app: &mut App, confirm: &Confirm) -> Option<String> {
+    let mut refused = None;
+    app.step(|wallet, gate, vault, snap, _| {
+        let consent = match confirm {
+            Confirm::Passphrase(pass) => DeleteConsent::Passphrase(pass),
+            Confirm::Forgotten(phrase) => DeleteConsent::Forgotten(phrase),
+        };
+        let (wallet, effects) = wallet.delete(gate, vault, snap, consent);
+        if effects.iter().any(|e| matches!(e, Effect::DeleteRecord)) {
+            return (wallet, effects);
+        }
+        let effects = effects
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Message { text, .. } => {
+                    refused = Some(text);
+                    None
+                }
+                other => Some(other),
+            })
+            .collect();
+        (wallet, effects)
+    });
+    refused
 }
