@@ -409,7 +409,11 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
     assert_eq!(proven[0]["issuer_name"], TAX_OFFICE);
     let needle = format!("income proven by {TAX_OFFICE}");
     assert!(out.to_string().contains(&needle), "{out}");
-    wait_page_text(&housing.page, &needle);
+    // The person reads it beside the answer; the server's own sentence is for developers.
+    wait_page_text(
+        &housing.page,
+        &format!("household income below 30,000.00 EUR — proven by {TAX_OFFICE}"),
+    );
     housing
         .page
         .screenshot("credentials-housing-accepted")
