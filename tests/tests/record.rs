@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{DELETE_OPEN, PASS, Session, WAIT, Wallet};
+use tacit_e2e::{DESKTOP, PHONE, Viewport};
 
 /// Long enough for anything a click could set off (an Argon2 run) to have happened.
 fn settle() {
@@ -47,6 +48,17 @@ fn script_click(wallet: &Wallet<'_>, selector: &str) {
         json!("clicked"),
         "{selector} is not on the page"
     );
+}
+
+/// Whether the element matching `selector` lies wholly inside the visible viewport.
+fn in_view(wallet: &Wallet<'_>, selector: &str) -> bool {
+    let js = format!(
+        "(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); \
+           return r.width > 0 && r.top >= 0 && r.left >= 0 && \
+             r.bottom <= window.innerHeight && r.right <= window.innerWidth; }})()",
+        sel = Value::from(selector)
+    );
+    wallet.page.eval(&js).unwrap() == json!(true)
 }
 
 fn delete_open(wallet: &Wallet<'_>) -> bool {
@@ -105,6 +117,25 @@ fn delete_needs_the_persons_click_and_passphrase() {
         );
     }
     assert_eq!(active_id(&wallet), "delete-export-btn");
+    // On a desktop and on a phone the dialog's choices are in view without scrolling.
+    for (name, viewport) in [("desktop", DESKTOP), ("phone", PHONE)] {
+        let Viewport { width, height, .. } = viewport;
+        wallet
+            .page
+            .screenshot_at(&format!("record-delete-dialog-{name}"), viewport)
+            .unwrap();
+        for button in [
+            "#delete-export-btn",
+            "#delete-confirm-btn",
+            "#delete-cancel-btn",
+        ] {
+            assert!(
+                in_view(&wallet, button),
+                "{button} is out of view at {width}x{height}"
+            );
+        }
+    }
+    wallet.page.set_viewport(DESKTOP).unwrap();
     // Escape cancels: nothing deleted, nothing typed kept.
     wallet.page.fill("#delete-pass", PASS).unwrap();
     wallet.page.press("Escape").unwrap();
