@@ -322,8 +322,8 @@ fn wait_listed(bridge: &mut Page<'_>, tool: &str, present: bool, why: &str) {
 }
 
 /// Everything of the agent's own browser a DevTools agent can read: for every page target, the
-/// whole JS heap (a heap snapshot), `localStorage`, the DOM and the names of its databases; and
-/// the bridge's wasm memory. Fails if the browser has a target (a worker, another page) that
+/// whole JS heap (a heap snapshot), `localStorage`, the DOM, the names of its databases and
+/// every cached response; and the bridge's wasm memory. Fails if the browser has a target (a worker, another page) that
 /// is not read here.
 fn agents_reach(agent: &Browser, bridge: &Page<'_>, others: &[&Page<'_>]) -> Vec<(String, String)> {
     let targets = agent.send("Target.getTargets", json!({})).unwrap();
@@ -369,6 +369,18 @@ fn agents_reach(agent: &Browser, bridge: &Page<'_>, others: &[&Page<'_>]) -> Vec
             .eval("(async () => (await indexedDB.databases()).map(d => d.name))()")
             .unwrap();
         reach.push((format!("{url} IndexedDB names"), databases.to_string()));
+        let cached = page
+            .eval(
+                "(async () => { const out = []; for (const k of await caches.keys()) { \
+                   const c = await caches.open(k); for (const r of await c.keys()) \
+                   out.push(k + ' ' + r.url + ' ' + await (await c.match(r)).text()); } \
+                   return out.join('\\n'); })()",
+            )
+            .unwrap();
+        reach.push((
+            format!("{url} caches"),
+            cached.as_str().unwrap_or_default().to_owned(),
+        ));
     }
     let memory = bridge
         .eval(
