@@ -138,12 +138,33 @@ pub async fn load(
     duration: Duration,
     accept: fn(&[u8]) -> bool,
 ) -> Result<Load, tokio::task::JoinError> {
+    load_across(&[addr], requests, connections, duration, accept).await
+}
+
+/// [`load`] against several instances of one service: connection `i` goes to
+/// `addrs[i % addrs.len()]` (an empty list is loopback port 9, where nothing listens).
+pub async fn load_across(
+    addrs: &[SocketAddr],
+    requests: Vec<Vec<u8>>,
+    connections: u64,
+    duration: Duration,
+    accept: fn(&[u8]) -> bool,
+) -> Result<Load, tokio::task::JoinError> {
+    let fallback = [SocketAddr::from(([127, 0, 0, 1], 9))];
+    let addrs = if addrs.is_empty() {
+        &fallback[..]
+    } else {
+        addrs
+    };
     let pool = Arc::new(requests);
     let next = Arc::new(AtomicUsize::new(0));
     let deadline = Instant::now() + duration;
     let started = Instant::now();
     let tasks: Vec<_> = (0..connections.max(1))
-        .map(|_| tokio::spawn(drive(addr, pool.clone(), next.clone(), deadline, accept)))
+        .map(|i| {
+            let addr = addrs[usize::try_from(i).unwrap_or(0) % addrs.len()];
+            tokio::spawn(drive(addr, pool.clone(), next.clone(), deadline, accept))
+        })
         .collect();
     let mut latencies = Vec::new();
     let mut failures = 0;

@@ -288,15 +288,33 @@ impl SignerDb {
         keep_until: Timestamp,
         now: Timestamp,
     ) -> Result<bool, Error> {
-        let done = sqlx::query(
-            "INSERT INTO seen_requests (token, expires_at) VALUES ($1, $2) \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(hex::encode(token))
-        .bind(keep_until.millis())
-        .execute(self.store().pool())
-        .await?;
-        let fresh = done.rows_affected() == 1;
+        self.take_request(token, keep_until, None, now).await
+    }
+
+    /// [`Self::remember_request`], and when the token is new and `receipt` is given, also
+    /// [`Self::record_receipt`] for it, in the same transaction: the write a signing request
+    /// makes, as one job of the database's group commit ([`tacit_store::group`]), so one
+    /// `fsync` covers a batch of requests. Answered only after the commit: a token reported new
+    /// is stored, and a receipt about to be handed out is recorded for revocation.
+    pub async fn take_request(
+        &self,
+        token: &[u8; 32],
+        keep_until: Timestamp,
+        receipt: Option<(&InstallId, &Hash, Timestamp)>,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let job = TakeRequest {
+            token: hex::encode(token),
+            keep_until: keep_until.millis(),
+            receipt: receipt.map(|(install, digest, expires_at)| {
+                (
+                    digest.to_hex(),
+                    install.as_str().to_owned(),
+                    expires_at.millis(),
+                )
+            }),
+        };
+        let fresh = self.store().write(job).await?;
         if fresh && self.tables.purge_due() {
             if let Err(error) = self.purge_seen(now).await {
                 tracing::warn!(%error, "could not purge expired replay tokens");
@@ -323,6 +341,49 @@ impl SignerDb {
             .fetch_one(self.store().pool())
             .await?;
         Ok(row.try_get(0)?)
+    }
+}
+
+/// The write of one signing request: its replay token, and the receipt record when the token is
+/// new. Safe to run again after a failed run: the token is then already there and nothing more
+/// is written (the caller is told "replayed", and refuses).
+struct TakeRequest {
+    token: String,
+    keep_until: i64,
+    /// `(digest, install id, expires at)`.
+    receipt: Option<(String, String, i64)>,
+}
+
+impl tacit_store::WriteJob for TakeRequest {
+    type Output = bool;
+
+    fn run<'c>(
+        &'c mut self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> tacit_store::JobFuture<'c, bool> {
+        Box::pin(async move {
+            let done = sqlx::query(
+                "INSERT INTO seen_requests (token, expires_at) VALUES ($1, $2) \
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(self.token.as_str())
+            .bind(self.keep_until)
+            .execute(&mut *conn)
+            .await?;
+            let fresh = done.rows_affected() == 1;
+            if fresh && let Some((digest, install, expires_at)) = &self.receipt {
+                sqlx::query(
+                    "INSERT INTO signed_receipts (digest, install_id, expires_at) \
+                     VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                )
+                .bind(digest.as_str())
+                .bind(install.as_str())
+                .bind(*expires_at)
+                .execute(&mut *conn)
+                .await?;
+            }
+            Ok(fresh)
+        })
     }
 }
 

@@ -119,19 +119,34 @@ async fn sign_receipt(State(state): State<AppState>, request: Request) -> Result
         .install_key(signed.auth.install_id())
         .await?
         .ok_or(Error::UnknownInstall)?;
-    signed.verify(&state, &key, now).await?;
-    let payload: ReceiptPayload =
-        serde_json::from_slice(&signed.body).map_err(|_| Error::InvalidPayload)?;
-    check_signable(&payload, now)?;
-    let entries = payload.entries.len();
-    let digest = wallet_core::revocation_digest(&payload);
-    let expires_at = payload.expires_at;
-    let receipt = state.keys().sign(payload, now);
-    // Recorded before it is handed out: revoking the install then revokes this receipt too.
-    state
+    signed.verify_signature(&key, now)?;
+    let payload = serde_json::from_slice::<ReceiptPayload>(&signed.body)
+        .map_err(|_| Error::InvalidPayload)
+        .and_then(|payload| check_signable(&payload, now).map(|()| payload));
+    // The replay token and, for a payload that will be signed, its revocation record: one
+    // write, in the database's group commit. Recorded before the receipt is handed out:
+    // revoking the install then revokes this receipt too.
+    let record = payload
+        .as_ref()
+        .ok()
+        .map(|payload| (wallet_core::revocation_digest(payload), payload.expires_at));
+    let fresh = state
         .db()
-        .record_receipt(signed.auth.install_id(), &digest, expires_at)
+        .take_request(
+            &signed.auth.replay_token(),
+            signed.auth.replay_keep_until(),
+            record
+                .as_ref()
+                .map(|(digest, expires_at)| (signed.auth.install_id(), digest, *expires_at)),
+            now,
+        )
         .await?;
+    if !fresh {
+        return Err(Error::ReplayedRequest);
+    }
+    let payload = payload?;
+    let entries = payload.entries.len();
+    let receipt = state.keys().sign(payload, now);
     tracing::info!(key_id = %receipt.key_id, entries, "signed a receipt");
     Ok(axum::Json(receipt).into_response())
 }
@@ -176,6 +191,13 @@ struct SignedRequest {
 }
 
 impl SignedRequest {
+    /// Verifies the signature with `key` at `now` (and nothing else).
+    fn verify_signature(&self, key: &InstallKey, now: wallet_core::Timestamp) -> Result<(), Error> {
+        self.auth
+            .verify(key, self.method.as_str(), &self.path, &self.body, now)
+            .map_err(Error::from_auth)
+    }
+
     /// Verifies the signature with `key` at `now`, then records the request so it is taken once.
     async fn verify(
         &self,
@@ -183,9 +205,7 @@ impl SignedRequest {
         key: &InstallKey,
         now: wallet_core::Timestamp,
     ) -> Result<(), Error> {
-        self.auth
-            .verify(key, self.method.as_str(), &self.path, &self.body, now)
-            .map_err(Error::from_auth)?;
+        self.verify_signature(key, now)?;
         let token = self.auth.replay_token();
         if !state
             .db()

@@ -9,6 +9,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
 use sqlx::{Any, AnyPool, ConnectOptions, Connection, Transaction};
 
 use crate::StoreError;
+use crate::group::{WriteJob, Writer};
 
 /// How long a SQLite connection waits for another writer before giving up.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -39,6 +40,7 @@ impl fmt::Display for Backend {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
+    writer: Writer,
 }
 
 /// The `sqlite://` URL for a database file; relative paths are made absolute first.
@@ -106,10 +108,7 @@ impl Db {
                     backend: Backend::Postgres,
                     source,
                 })?;
-            return Ok(Db {
-                pool,
-                backend: Backend::Postgres,
-            });
+            return Ok(Db::with(pool, Backend::Postgres));
         }
         let path = sqlite_path(url).ok_or(StoreError::UnsupportedUrl)?;
         Self::open_sqlite(&path).await
@@ -176,10 +175,26 @@ impl Db {
             .connect(url.as_str())
             .await
             .map_err(connect_error)?;
-        Ok(Db {
+        Ok(Db::with(pool, Backend::Sqlite))
+    }
+
+    /// Wraps an open pool and starts its writer tasks ([`crate::group`]).
+    fn with(pool: AnyPool, backend: Backend) -> Db {
+        let writer = Writer::start(pool.clone(), backend);
+        Db {
             pool,
-            backend: Backend::Sqlite,
-        })
+            backend,
+            writer,
+        }
+    }
+
+    /// Runs `job` in the next group commit ([`crate::group`]): with the other jobs queued, in
+    /// one write transaction; answered once that transaction committed (or, when the batch
+    /// failed, once the job ran alone). For the small conditional writes on a request's path
+    /// (consume a nonce, record a replay token): one `fsync` per batch instead of per request,
+    /// with the same durability.
+    pub async fn write<J: WriteJob>(&self, job: J) -> Result<J::Output, StoreError> {
+        self.writer.write(job).await
     }
 
     /// The connection pool, for `sqlx::query(…).execute(db.pool())` and friends.

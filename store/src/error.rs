@@ -61,6 +61,9 @@ pub enum StoreError {
     /// A query failed.
     #[error("database query failed")]
     Query(#[from] sqlx::Error),
+    /// The database's writer stopped before it answered (the runtime is shutting down).
+    #[error("the database writer stopped before answering")]
+    WriterGone,
     /// PostgreSQL's server tools are not installed (for `testing::PgCluster`).
     #[error(
         "PostgreSQL is not installed (no initdb and pg_ctl in PATH or /usr/lib/postgresql/*/bin); install it with: apt-get install -y postgresql"

@@ -10,6 +10,9 @@
 //!   safe when two instances start at once on one PostgreSQL, and refusing a database whose schema
 //!   is newer than the running binary knows.
 //! - Error messages that carry no secrets: never a URL (it may hold a password), never a value.
+//! - Group commit ([`Db::write`], [`group`]): small conditional writes from many callers share one
+//!   transaction and one `fsync`, each caller answered after the commit; durability is that of an
+//!   autocommitted statement (SQLite stays `synchronous = FULL`).
 //! - With the `testing` feature, `testing::PgCluster`: a real, throw-away PostgreSQL cluster
 //!   (initdb + pg_ctl in a temp dir on a free loopback port) for tests. Never a mock.
 //!
@@ -35,12 +38,14 @@
 
 mod db;
 mod error;
+pub mod group;
 mod migrate;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use db::{Backend, Db, sqlite_url};
 pub use error::{StoreError, is_unique_violation};
+pub use group::{JobFuture, WriteJob};
 pub use migrate::Migration;
 
 /// Re-exported so callers use exactly the `sqlx` this crate was built with.

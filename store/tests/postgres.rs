@@ -149,3 +149,8 @@ fn leaked_cluster_is_stopped_when_the_process_exits() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commit_consumes_each_row_once() {
+    common::group_commit_consumes_each_row_once(&fresh("group").await).await;
+}

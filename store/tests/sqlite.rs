@@ -195,3 +195,9 @@ async fn from_env_or_sqlite_defaults_to_the_file() {
     assert_eq!(db.backend(), Backend::Sqlite);
     assert!(path.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_commit_consumes_each_row_once() {
+    let (_dir, db) = fresh().await;
+    common::group_commit_consumes_each_row_once(&db).await;
+}

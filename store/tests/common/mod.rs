@@ -228,3 +228,96 @@ pub async fn sql_subset_works(db: &Db) {
         .get(0);
     assert_eq!(n2, n + 1);
 }
+
+/// Consumes `nonce` (the V1 table's `consumed` flag) in the group commit.
+struct Consume(String);
+
+impl tacit_store::WriteJob for Consume {
+    type Output = bool;
+
+    fn run<'c>(
+        &'c mut self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> tacit_store::JobFuture<'c, bool> {
+        Box::pin(async move {
+            let done =
+                sqlx::query("UPDATE nonces SET consumed = 1 WHERE nonce = $1 AND consumed = 0")
+                    .bind(self.0.as_str())
+                    .execute(&mut *conn)
+                    .await?;
+            Ok(done.rows_affected() == 1)
+        })
+    }
+}
+
+/// Inserts a nonce that is already there: a job that always fails.
+struct Duplicate(String);
+
+impl tacit_store::WriteJob for Duplicate {
+    type Output = ();
+
+    fn run<'c>(&'c mut self, conn: &'c mut sqlx::AnyConnection) -> tacit_store::JobFuture<'c, ()> {
+        Box::pin(async move {
+            sqlx::query("INSERT INTO nonces (nonce, expires_at_ms) VALUES ($1, 0)")
+                .bind(self.0.as_str())
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        })
+    }
+}
+
+/// Group commit: 100 nonces each consumed by 4 concurrent jobs (so several consumes of one row
+/// share a batch) with failing jobs mixed in. Each nonce is consumed exactly once, every failing
+/// job's caller gets its error and no other caller does, and what was reported consumed is in
+/// the table as read through another connection.
+pub async fn group_commit_consumes_each_row_once(db: &Db) {
+    db.migrate("group", &[V1]).await.unwrap();
+    for i in 0..100 {
+        sqlx::query("INSERT INTO nonces (nonce, expires_at_ms) VALUES ($1, 0)")
+            .bind(format!("n{i}"))
+            .execute(db.pool())
+            .await
+            .unwrap();
+    }
+    let mut consumes = Vec::new();
+    let mut failing = Vec::new();
+    for round in 0..4 {
+        for i in 0..100 {
+            let one = db.clone();
+            consumes.push((
+                i,
+                tokio::spawn(async move { one.write(Consume(format!("n{i}"))).await }),
+            ));
+            if i % 25 == round {
+                let db = db.clone();
+                failing.push(tokio::spawn(async move {
+                    db.write(Duplicate(format!("n{i}"))).await
+                }));
+            }
+        }
+    }
+    let mut won = [0u32; 100];
+    for (i, handle) in consumes {
+        if handle.await.unwrap().unwrap() {
+            won[i] += 1;
+        }
+    }
+    assert!(won.iter().all(|&n| n == 1), "{won:?}");
+    for handle in failing {
+        let error = handle.await.unwrap().unwrap_err();
+        assert!(error.is_unique_violation(), "{error:?}");
+    }
+    let consumed: i64 = sqlx::query("SELECT COUNT(*) FROM nonces WHERE consumed = 1")
+        .fetch_one(db.pool())
+        .await
+        .unwrap()
+        .try_get(0)
+        .unwrap();
+    assert_eq!(consumed, 100);
+    assert!(
+        !db.write(Consume("n7".to_owned())).await.unwrap(),
+        "a spent row stays spent"
+    );
+    assert!(!db.write(Consume("unknown".to_owned())).await.unwrap());
+}
