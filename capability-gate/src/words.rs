@@ -316,6 +316,15 @@ pub fn allow(lifetime: &Lifetime) -> String {
     format!("Allow {}", lifetime.words())
 }
 
+/// The allow button while the wallet is locked: one passphrase unlocks it and grants.
+pub fn unlock_and_allow(lifetime: &Lifetime) -> String {
+    format!("Unlock and allow {}", lifetime.words())
+}
+
+/// Said on a request's card while the wallet is locked.
+pub const UNLOCK_TO_ANSWER: &str = "Unlock to answer: your wallet is locked. Allowing asks for \
+    your passphrase once; it unlocks the wallet and grants what you ticked.";
+
 /// The deny button.
 pub const DONT_ALLOW: &str = "Don't allow";
 

@@ -63,6 +63,8 @@ struct Card {
 
 thread_local! {
     static CARDS: RefCell<Vec<Card>> = const { RefCell::new(Vec::new()) };
+    /// The wallet is locked (the Allow buttons say they unlock).
+    static LOCKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The box the person's own (trusted) click or key just activated. A box's `change` is the
     /// person's only right after that: the browser marks the `change` that follows a script's
     /// `.click()` trusted too, so `isTrusted` on the `change` alone proves nothing.
@@ -105,11 +107,26 @@ fn armed(element: &Element) -> bool {
     })
 }
 
-/// The Allow button's words for the duration choice `choice` ("Allow for 10 minutes").
+/// The Allow button's words for the duration choice `choice` ("Allow for 10 minutes"; while
+/// the wallet is locked, "Unlock and allow for 10 minutes").
 pub fn allow_words(choice: &str, short: bool) -> String {
+    let locked = LOCKED.get();
     Lifetime::from_choice(choice, short)
-        .map(|l| words::allow(&l))
-        .unwrap_or_else(|| "Allow".to_owned())
+        .map(|l| {
+            if locked {
+                words::unlock_and_allow(&l)
+            } else {
+                words::allow(&l)
+            }
+        })
+        .unwrap_or_else(|| if locked { "Unlock and allow" } else { "Allow" }.to_owned())
+}
+
+/// Whether the wallet is locked now: every kept card's Allow button says so at once.
+pub fn set_locked(locked: bool) {
+    if LOCKED.replace(locked) != locked {
+        CARDS.with(|cards| cards.borrow().iter().for_each(draw));
+    }
 }
 
 fn keep(card: Card) {

@@ -324,7 +324,9 @@ pub fn confirm_ok() {
     }
     let typed = dom::value("confirm-pass");
     dom::clear("confirm-pass");
-    if typed.is_empty() {
+    let empty = typed.is_empty();
+    let pass = dom::normalized(typed);
+    if empty {
         let empty = consent::NotConfirmed::Empty.to_string();
         dom::set_msg("confirm-msg", &empty, false);
         return;
@@ -333,14 +335,22 @@ pub fn confirm_ok() {
     dom::set_msg("confirm-msg", "Checking your passphrase…", true);
     set_dialog_busy(true);
     gloo_timers::callback::Timeout::new(40, move || {
-        let checked = check_passphrase(typed);
+        let checked = check_passphrase(&pass);
         CHECKING.set(false);
         set_dialog_busy(false);
         match checked {
             Ok(confirmed) => {
                 let act = PENDING.with(|p| p.borrow_mut().take());
                 close_dialog();
-                if let Some(act) = act {
+                let Some(act) = act else {
+                    return;
+                };
+                let locked = with_app(|app| !app.wallet.is_unlocked()).unwrap_or(false);
+                if locked && matches!(act, Act::Grant { .. }) {
+                    // A request that waited while the wallet was locked: the one passphrase the
+                    // person typed unlocks the wallet, then the grant is carried out.
+                    unlock_then(act, confirmed, pass);
+                } else {
                     carry_out(act, confirmed);
                 }
             }
@@ -364,15 +374,40 @@ pub fn confirm_cancel() {
 }
 
 /// The passphrase opens the stored vault, the one this page is unlocked on (if it is).
-fn check_passphrase(typed: String) -> Result<Confirmed, PassphraseError> {
+fn check_passphrase(pass: &wallet_core::Normalized) -> Result<Confirmed, PassphraseError> {
     let stored = storage::load_record().map_err(StorageError::from)?;
     let unlocked_on =
         with_app(|app| app.vault.as_ref().map(|v| *v.envelope().vault_id())).flatten();
     Ok(consent::by_passphrase(
         stored.as_ref(),
-        &dom::normalized(typed),
+        pass,
         unlocked_on.as_ref(),
     )?)
+}
+
+/// Unlocks the wallet with `pass` (the one the person just confirmed with), under the
+/// cross-tab lock, then carries out `act`; if the wallet does not unlock, the act's card says
+/// why and nothing is granted.
+fn unlock_then(act: Act, confirmed: Confirmed, pass: wallet_core::Normalized) {
+    note(&act, "Unlocking (Argon2id, 64 MiB)…", true);
+    storage::locked_then(move || {
+        let unlocked = with_app(|app| {
+            app.step(|wallet, gate, vault, snap, rng| wallet.unlock(gate, vault, snap, &pass, rng));
+            app.after_change();
+            app.wallet.is_unlocked()
+        })
+        .unwrap_or(false);
+        if unlocked {
+            note(&act, "", true);
+            carry_out(act, confirmed);
+        } else {
+            note(
+                &act,
+                "The wallet could not be unlocked, so nothing was granted. Unlock it above, then allow again.",
+                false,
+            );
+        }
+    });
 }
 
 // ---- the authenticator ----

@@ -48,6 +48,9 @@ pub(super) fn requests(view: &View<'_>) {
     };
     let mut cards = Vec::new();
     let mut drawn = Vec::new();
+    // Locked, every card says so, and its Allow button says it unlocks.
+    let locked = !view.gate.is_unlocked();
+    crate::choices::set_locked(locked);
     for request in held_in_arrival_order(view) {
         drawn.push(request.id.clone());
         let claims: Vec<String> = request.claims.iter().map(|c| c.canonical()).collect();
@@ -202,6 +205,12 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
     dom::set_value_of(&duration, capability_gate::Lifetime::DEFAULT_CHOICE);
     append(&choose, &duration);
     append(&card, &choose);
+    let note = attr(
+        &el("p", "locked-note", words::UNLOCK_TO_ANSWER),
+        "hidden",
+        "",
+    );
+    append(&card, &note);
     let actions = el("div", "row actions", "");
     let allow = button(
         &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, view.short_grants),
@@ -249,6 +258,15 @@ fn update_request_card(
     card: &web_sys::Element,
     request: &capability_gate::Request,
 ) {
+    if let Some(note) = dom::query_all(card, ".locked-note").into_iter().next() {
+        let locked = !view.gate.is_unlocked();
+        let hidden = note.has_attribute("hidden");
+        if locked && hidden {
+            let _ = note.remove_attribute("hidden");
+        } else if !locked && !hidden {
+            attr(&note, "hidden", "");
+        }
+    }
     let today = view.now.date_utc();
     let (verified, who) = who_asks(view, request);
     // Who asks may change once the site's signature is checked: the heading and the lines
