@@ -138,13 +138,18 @@ impl Nonces {
 
     /// Consumes `nonce` at `now` if it is open, atomically: `Ok(true)` if this call changed the
     /// row, `Ok(false)` if it was not open (used, lapsed or unknown) or another consume won.
+    ///
+    /// The `UPDATE` runs in the database's group commit ([`tacit_store::group`]): with the
+    /// other consumes queued, in one transaction, so one `fsync` covers them all; `Ok(true)`
+    /// comes only after that commit returned, so a nonce reported consumed stays consumed after
+    /// a crash or a power cut (SQLite keeps `synchronous = FULL`).
     pub async fn consume(&self, nonce: &Nonce, now: Timestamp) -> Result<bool, StoreError> {
-        let done = sqlx::query(CONSUME)
-            .bind(now.millis())
-            .bind(nonce.as_str())
-            .execute(self.db().pool())
-            .await?;
-        Ok(done.rows_affected() == 1)
+        self.db()
+            .write(Consume {
+                nonce: nonce.as_str().to_owned(),
+                now: now.millis(),
+            })
+            .await
     }
 
     /// Deletes the rows forgettable at `now` ([`NonceRecord::forgettable`]: unused rows at
@@ -158,6 +163,31 @@ impl Nonces {
             .execute(self.db().pool())
             .await?;
         Ok(done.rows_affected())
+    }
+}
+
+/// One consume, as a group-commit job. Safe to run again after a failed run: the row is then
+/// used, the `UPDATE` changes nothing, and the caller refuses.
+struct Consume {
+    nonce: String,
+    now: i64,
+}
+
+impl tacit_store::WriteJob for Consume {
+    type Output = bool;
+
+    fn run<'c>(
+        &'c mut self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> tacit_store::JobFuture<'c, bool> {
+        Box::pin(async move {
+            let done = sqlx::query(CONSUME)
+                .bind(self.now)
+                .bind(self.nonce.as_str())
+                .execute(&mut *conn)
+                .await?;
+            Ok(done.rows_affected() == 1)
+        })
     }
 }
 
