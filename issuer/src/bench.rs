@@ -8,7 +8,11 @@
 //!    one signature per credential), one thread;
 //! 3. batches per second through the router (`POST /v1/credentials` via `oneshot`, each request
 //!    with its own nonce, fresh code and proofs prepared beforehand) on a throwaway SQLite file,
-//!    including the holder-key proof checks and the database transaction.
+//!    including the holder-key proof checks and the database transaction;
+//! 4. the holder-key proof checks of one prepared request alone (`check_request`, one ES256
+//!    verify per key), one thread: the part of a request that `issue_batch` does not do.
+//!
+//! The goal row compares 3 with 2; a second row compares 3 with its parts (4 then 2).
 
 use std::time::{Duration, Instant};
 
@@ -52,7 +56,13 @@ pub struct Report {
     pub batches_per_sec_in_process: f64,
     pub batches_per_sec_http: f64,
     pub http_batches: u64,
+    /// The holder-key proof checks of one request (`check_request`: one ES256 verify per key),
+    /// per second, one thread: the part of a request that `issue_batch` does not do.
+    pub checks_per_sec: f64,
 }
+
+/// The share of in-process `issue_batch` a batch through the router must reach.
+pub const GOAL_RATIO: f64 = 0.7;
 
 impl Report {
     /// The report as a markdown section.
@@ -75,6 +85,32 @@ impl Report {
             self.batches_per_sec_http,
             per_credential(self.batches_per_sec_http),
             per_credential(self.batches_per_sec_http) / self.raw_signs_per_sec,
+        ) + &self.goal_rows()
+    }
+
+    /// The goal row (router / in-process `issue_batch`) and the router against its parts
+    /// (proof checks + `issue_batch`, each measured alone on one thread).
+    pub fn goal_rows(&self) -> String {
+        let share = self.batches_per_sec_http / self.batches_per_sec_in_process.max(1e-9);
+        let parts = 1.0
+            / (1.0 / self.checks_per_sec.max(1e-9)
+                + 1.0 / self.batches_per_sec_in_process.max(1e-9));
+        format!(
+            "\n| measure | value |\n|---|---|\n\
+             | holder-key proof checks of one request ({} ES256 verifies), one thread | {:.1} /s |\n\
+             | parts: proof checks + `issue_batch`, one thread | {:.1} batches/s |\n\
+             | router / its parts | {:.2}× |\n\
+             | goal: router ≥ {GOAL_RATIO}× in-process `issue_batch` | {:.2}× — {} |\n",
+            self.batch,
+            self.checks_per_sec,
+            parts,
+            self.batches_per_sec_http / parts.max(1e-9),
+            share,
+            if share >= GOAL_RATIO {
+                "met"
+            } else {
+                "**not met**"
+            },
         )
     }
 }
@@ -182,6 +218,51 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
             "code": code.canonical(), "nonce": nonce, "holder_keys": keys,
         }));
     }
+    // 4. The holder-key proof checks of one prepared request, alone.
+    let checks_per_sec = match bodies.first() {
+        Some(first) => {
+            let keys: Vec<(Jwk, String)> = first["holder_keys"]
+                .as_array()
+                .map(|keys| {
+                    keys.iter()
+                        .filter_map(|k| {
+                            Some((
+                                serde_json::from_value(k["jwk"].clone()).ok()?,
+                                k["proof"].as_str()?.to_owned(),
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let holders: Vec<tacit_protocol::issuance::Holder<'_>> = keys
+                .iter()
+                .map(|(jwk, proof)| tacit_protocol::issuance::Holder { jwk, proof })
+                .collect();
+            let code = first["code"].as_str().unwrap_or_default();
+            let nonce = first["nonce"].as_str().unwrap_or_default();
+            let started = Instant::now();
+            let mut checks = 0u64;
+            while started.elapsed() < span {
+                let checked = tacit_protocol::issuance::check_request(
+                    Some(code),
+                    None,
+                    nonce,
+                    &holders,
+                    &origin,
+                );
+                if checked.is_err() {
+                    return Err(Operational::Config(
+                        "a prepared request failed its checks".to_owned(),
+                    )
+                    .into());
+                }
+                checks += 1;
+            }
+            checks as f64 / started.elapsed().as_secs_f64()
+        }
+        None => 0.0,
+    };
+
     let started = Instant::now();
     let mut http_batches = 0u64;
     for body in bodies {
@@ -216,5 +297,6 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         batches_per_sec_in_process,
         batches_per_sec_http,
         http_batches,
+        checks_per_sec,
     })
 }

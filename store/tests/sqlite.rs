@@ -201,3 +201,30 @@ async fn group_commit_consumes_each_row_once() {
     let (_dir, db) = fresh().await;
     common::group_commit_consumes_each_row_once(&db).await;
 }
+
+/// The durability promise: every pooled connection, the group-commit writer's included, runs
+/// with `synchronous = FULL` (2) in WAL mode.
+#[tokio::test]
+async fn connections_keep_synchronous_full() {
+    let (_dir, db) = fresh().await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(db.pool().acquire().await.unwrap());
+    }
+    for conn in &mut held {
+        let sync: i64 = sqlx::query("PRAGMA synchronous")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(sync, 2, "synchronous must be FULL");
+        let mode: String = sqlx::query("PRAGMA journal_mode")
+            .fetch_one(&mut **conn)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+}

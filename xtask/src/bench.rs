@@ -645,9 +645,12 @@ fn signer_section(md: &str) -> String {
     r.push_str(&format!(
         "`cargo run --release -p signer --bin signer-bench -- --seconds {SIGNER_SECONDS}`: the \
          service in-process on loopback with a throwaway key, `POST /v1/receipts` over \
-         keep-alive connections; the baseline is `ed25519-dalek` signing the same canonical \
-         bytes on one thread in the same run. The load client shares the cores with the \
-         server.\n\n"
+         keep-alive connections, on a throwaway SQLite file and then on a throwaway PostgreSQL \
+         cluster (`tacit_store::testing::PgCluster`). Its parts, each measured alone in the same \
+         run: `p256` verifying a request signature and `ed25519-dalek` signing the canonical \
+         bytes (one thread each), and the replay-token write (with its receipt record, through \
+         the group commit) from as many tasks as there are connections; each goal row says \
+         whether it is met. The load client shares the cores with the server.\n\n"
     ));
     r.push_str(md.trim_end());
     r.push('\n');
@@ -676,8 +679,11 @@ fn site_section(md: &str) -> String {
          ed25519-dalek's `verify_strict` of a receipt's signing bytes, the signature check the \
          verdict performs, on one thread in the same run. Then the real `Nonces::consume` of \
          pre-issued nonces from 64 tasks, on SQLite and on a throwaway PostgreSQL cluster \
-         (`tacit_store::testing::PgCluster`). The load client shares the cores with the server \
-         and the database.\n\n"
+         (`tacit_store::testing::PgCluster`), and the same load on two site instances sharing \
+         one PostgreSQL database. The goal rows compare each load with its parts (the whole \
+         receipt check on one thread, then a consume at the measured rate; the receipts are \
+         self-asserted, so no presentation is verified) and say whether each goal is met. The \
+         load client shares the cores with the server and the database.\n\n"
     ));
     r.push_str(md.trim_end());
     r.push_str("\n\n");

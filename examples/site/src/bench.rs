@@ -13,6 +13,14 @@
 //!    [`Nonces::consume`] from `--consumers` tasks, on SQLite and on a throwaway PostgreSQL
 //!    cluster ([`tacit_store::testing::PgCluster`]; without PostgreSQL the run fails with the
 //!    install command). Every consume must succeed exactly once.
+//! 3. Starts two instances of the site on one database of that cluster (one origin), issues
+//!    `--receipts` nonces through the first, and fires the receipts over connections that
+//!    alternate between the two instances.
+//!
+//! The shipped policy's `require_proof` is cleared: the receipts are self-asserted, so every
+//! well-formed one is accepted and no presentation is verified. Each load's goal rows compare it
+//! with its parts measured alone (the whole receipt check on one thread, then one consume at the
+//! rate step 2 measured on that backend) and with the p99 the goal allows.
 //!
 //! Figures only: nothing here asserts on time. Compiled into the `site-bench` binary only
 //! (`src/bin/site-bench.rs` includes this file), so the library carries none of it.
