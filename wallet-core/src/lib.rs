@@ -13,6 +13,8 @@
 //! - a **disclosure ledger** that declines any question that would narrow what has been revealed
 //!   below a floor, deciding from the question history alone, never from the secret;
 //! - a hash-chained **comparison log** that holds comparisons only, with a byte-stable export;
+//! - the person's **record** ([`history`]): the open session's log, receipts and applications
+//!   and the history of ended sessions, sealed with the memory and merged append-only;
 //! - **receipt** payloads with canonical signing bytes and an Ed25519 verifier.
 //!
 //! It refuses to touch the outside world: no clock (dates and times are arguments), no
@@ -23,6 +25,7 @@ pub mod claim;
 pub mod error;
 pub mod form;
 pub mod format;
+pub mod history;
 pub mod ledger;
 pub mod log;
 pub mod profile;

@@ -19,6 +19,14 @@
 //! older formats are migrated on reading; a memory from a newer Tacit is
 //! [`StoreError::NewerFormat`], and the page must not overwrite it.
 //!
+//! # The person's record (memory format 3)
+//! Beside the ledger, the memory's plaintext holds the person's record
+//! ([`crate::history::PersonRecord`]: the open session's comparison log, receipts and
+//! applications, and the history of ended sessions), read by [`StoredVault::open_sealed`] and
+//! written by [`StoredVault::sealed_record`]. A record whose chains do not verify is refused as
+//! [`StoreError::MemoryUnreadable`], like a damaged memory; memory formats 1 and 2 migrate to an
+//! empty record.
+//!
 //! Records of format 1 (`{generation, envelope}`, the memory sealed beside them under the
 //! label `"ledger"`) still open: their memory is read from that companion blob, and the page
 //! writes a format-2 record at once.
@@ -30,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{SealError, StaleWrite, StoreError};
 use crate::format::{self, ReadError, Record, Tag};
+use crate::history::PersonRecord;
 use crate::ledger::{DisclosureLedger, LedgerV1};
 use crate::vault::{Envelope, Vault};
 
@@ -54,20 +63,24 @@ pub struct StoredVault {
 
 /// The memory record format this build writes and the newest it reads (see
 /// [`crate::format`]). Format 1: `{generation, ledger}`. Format 2: the same and `format: 2`.
-pub const MEMORY_FORMAT: u32 = 2;
+/// Format 3: format 2 and `record`, the person's log, receipts, applications and history
+/// ([`PersonRecord`]); formats 1 and 2 migrate to an empty record.
+pub const MEMORY_FORMAT: u32 = 3;
 
-/// The plaintext of a sealed memory, as this build writes it (format 2).
+/// The plaintext of a sealed memory, as this build writes it (format 3).
 #[derive(Serialize)]
 struct SealedMemoryOut<'a> {
     format: Tag<MEMORY_FORMAT>,
     generation: u64,
     ledger: &'a DisclosureLedger,
+    record: &'a PersonRecord,
 }
 
 /// A sealed memory of any known format, migrated to the current one.
 struct SealedMemory {
     generation: u64,
     ledger: DisclosureLedger,
+    record: PersonRecord,
 }
 
 /// Memory format 1 (before issue 15). Frozen.
@@ -88,19 +101,45 @@ struct MemoryV2 {
     ledger: LedgerV1,
 }
 
+/// Memory format 3: format 2 and the person's record. Current (freeze it when format 4 comes).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemoryV3 {
+    #[allow(dead_code)] // checked by its type when parsed
+    format: Tag<3>,
+    generation: u64,
+    ledger: DisclosureLedger,
+    record: PersonRecord,
+}
+
 impl SealedMemory {
     /// Reads a memory record of any format this build knows and migrates it.
     fn read(bytes: &[u8]) -> Result<Self, ReadError> {
         let record = Record::Memory;
-        let (generation, ledger) = match format::version_of(bytes, record, MEMORY_FORMAT)? {
-            1 => format::parse::<MemoryV1>(bytes, record).map(|m| (m.generation, m.ledger))?,
-            2 => format::parse::<MemoryV2>(bytes, record).map(|m| (m.generation, m.ledger))?,
+        let memory = match format::version_of(bytes, record, MEMORY_FORMAT)? {
+            1 => format::parse::<MemoryV1>(bytes, record).map(|m| Self {
+                generation: m.generation,
+                ledger: m.ledger.into(),
+                record: PersonRecord::default(),
+            })?,
+            2 => format::parse::<MemoryV2>(bytes, record).map(|m| Self {
+                generation: m.generation,
+                ledger: m.ledger.into(),
+                record: PersonRecord::default(),
+            })?,
+            3 => format::parse::<MemoryV3>(bytes, record).map(|m| Self {
+                generation: m.generation,
+                ledger: m.ledger,
+                record: m.record,
+            })?,
             _ => return Err(ReadError::Malformed(record)),
         };
-        Ok(Self {
-            generation,
-            ledger: ledger.into(),
-        })
+        // A person's record whose chains do not verify is refused like a damaged memory.
+        memory
+            .record
+            .verify()
+            .map_err(|_| ReadError::Malformed(record))?;
+        Ok(memory)
     }
 }
 
@@ -135,13 +174,32 @@ impl StoredVault {
         Self::sealed_with_envelope(generation, &vault.to_bytes(), vault, ledger, rng)
     }
 
-    /// A format-2 record of `envelope` (which must be `vault`'s, possibly as another tab saved
-    /// it) with `ledger` sealed in at `generation`.
+    /// [`StoredVault::sealed_record`] with an empty person's record.
     pub fn sealed_with_envelope(
         generation: u64,
         envelope: &[u8],
         vault: &Vault,
         ledger: &DisclosureLedger,
+        rng: &mut impl CryptoRng,
+    ) -> Result<Self, StoreError> {
+        Self::sealed_record(
+            generation,
+            envelope,
+            vault,
+            ledger,
+            &PersonRecord::default(),
+            rng,
+        )
+    }
+
+    /// A record of `envelope` (which must be `vault`'s, possibly as another tab saved it) with
+    /// `ledger` and the person's `record` sealed in at `generation` (memory format 3).
+    pub fn sealed_record(
+        generation: u64,
+        envelope: &[u8],
+        vault: &Vault,
+        ledger: &DisclosureLedger,
+        record: &PersonRecord,
         rng: &mut impl CryptoRng,
     ) -> Result<Self, StoreError> {
         if Envelope::parse(envelope)?.vault_id() != vault.envelope().vault_id() {
@@ -151,6 +209,7 @@ impl StoredVault {
             format: Tag,
             generation,
             ledger,
+            record,
         })
         .map_err(|_| SealError("the disclosure memory could not be serialised"))?;
         let sealed = vault.seal_aux(MEMORY_LABEL, &plaintext, rng)?;
@@ -205,6 +264,19 @@ impl StoredVault {
         floor: Option<u64>,
         legacy: Option<&[u8]>,
     ) -> Result<(DisclosureLedger, MemoryOrigin), StoreError> {
+        self.open_sealed(vault, floor, legacy)
+            .map(|(ledger, _, origin)| (ledger, origin))
+    }
+
+    /// [`StoredVault::open_memory`] with the person's record sealed beside the memory (empty for
+    /// formats 1 and 2, a fresh or a migrated memory). Fails closed the same way, and also when
+    /// a chain in the record does not verify.
+    pub fn open_sealed(
+        &self,
+        vault: &Vault,
+        floor: Option<u64>,
+        legacy: Option<&[u8]>,
+    ) -> Result<(DisclosureLedger, PersonRecord, MemoryOrigin), StoreError> {
         if self.vault_id()? != *vault.envelope().vault_id() {
             return Err(StoreError::MemoryUnreadable);
         }
@@ -223,7 +295,11 @@ impl StoredVault {
                 if floor.is_some_and(|f| memory.generation < f) {
                     return Err(StoreError::MemoryUnreadable);
                 }
-                Ok((memory.ledger, MemoryOrigin::Sealed(memory.generation)))
+                Ok((
+                    memory.ledger,
+                    memory.record,
+                    MemoryOrigin::Sealed(memory.generation),
+                ))
             }
             // This browser has seen this vault's memory in a record: it cannot vanish.
             (None, Some(_), _) => Err(StoreError::MemoryUnreadable),
@@ -233,9 +309,17 @@ impl StoredVault {
                     .map_err(|_| StoreError::MemoryUnreadable)?;
                 let ledger = format::parse::<LedgerV1>(&plaintext, Record::Memory)
                     .map_err(|_| StoreError::MemoryUnreadable)?;
-                Ok((ledger.into(), MemoryOrigin::Migrated))
+                Ok((
+                    ledger.into(),
+                    PersonRecord::default(),
+                    MemoryOrigin::Migrated,
+                ))
             }
-            (None, None, None) => Ok((DisclosureLedger::default(), MemoryOrigin::Fresh)),
+            (None, None, None) => Ok((
+                DisclosureLedger::default(),
+                PersonRecord::default(),
+                MemoryOrigin::Fresh,
+            )),
         }
     }
 
