@@ -315,13 +315,13 @@ impl SignerDb {
             }),
         };
         let fresh = self.store().write(job).await?;
-        if fresh && self.tables.purge_due() {
-            if let Err(error) = self.purge_seen(now).await {
-                tracing::warn!(%error, "could not purge expired replay tokens");
-            }
-            if let Err(error) = self.purge_receipts(now).await {
-                tracing::warn!(%error, "could not purge expired receipt records");
-            }
+        // Through the same writer: on SQLite an autocommitted DELETE beside it would contend
+        // for the one write lock (and wait in the busy handler's sleeps).
+        if fresh
+            && self.tables.purge_due()
+            && let Err(error) = self.store().write(Purge { now: now.millis() }).await
+        {
+            tracing::warn!(%error, "could not purge expired replay tokens and receipt records");
         }
         Ok(fresh)
     }
@@ -383,6 +383,30 @@ impl tacit_store::WriteJob for TakeRequest {
                 .await?;
             }
             Ok(fresh)
+        })
+    }
+}
+
+/// The purge of expired replay tokens and receipt records, as a group-commit job (deleting what
+/// is expired is safe to repeat).
+struct Purge {
+    now: i64,
+}
+
+impl tacit_store::WriteJob for Purge {
+    type Output = ();
+
+    fn run<'c>(&'c mut self, conn: &'c mut sqlx::AnyConnection) -> tacit_store::JobFuture<'c, ()> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM seen_requests WHERE expires_at < $1")
+                .bind(self.now)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query("DELETE FROM signed_receipts WHERE expires_at <= $1")
+                .bind(self.now)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
         })
     }
 }
