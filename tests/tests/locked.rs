@@ -91,3 +91,49 @@ fn a_request_that_waited_while_locked_says_unlock_to_answer_and_one_passphrase_u
         wallet.text("#requests")
     );
 }
+
+/// Issue 30, item 10: expiry and lock are shown to a sighted person, not only told to a screen
+/// reader: a visible notice on screen says what changed and why, until the person dismisses it.
+#[test]
+fn an_expiry_and_a_lock_the_person_did_not_make_are_shown_in_a_notice_they_can_dismiss() {
+    let _serial = tacit_e2e::serial();
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let browser = tacit_e2e::Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &server, "?short_grants=1");
+    wallet.create_profile();
+    let shown = "(() => { const n = document.getElementById('notice'); \
+                 return !!n && !n.hidden && n.getBoundingClientRect().height > 0 \
+                   && n.getBoundingClientRect().top < innerHeight; })()";
+
+    // A 2-second grant ends by itself: the notice says so.
+    let id = wallet.request(housing_policy("http://127.0.0.1:9", "nonce-notice-1"));
+    let tools = wallet.grant(&id, "2000", 2);
+    for tool in &tools {
+        wallet.page.wait_tool_gone(tool, WAIT).unwrap();
+    }
+    wallet
+        .page
+        .wait_for(
+            "(document.getElementById('notice-text') || {}).textContent?.includes('ended')",
+            WAIT,
+        )
+        .unwrap();
+    assert_eq!(wallet.page.eval(shown).unwrap(), json!(true));
+    let said = wallet.text("#notice-text");
+    assert!(said.contains("ended"), "{said}");
+    // The person dismisses it: it goes (a real click).
+    wallet.page.click("#notice-dismiss").unwrap();
+    assert_eq!(wallet.page.eval(shown).unwrap(), json!(false));
+
+    // Another tab deletes the stored profile: this tab locks itself, and the notice says why.
+    let other = Wallet::open(&browser, &server, "");
+    other
+        .page
+        .eval("localStorage.removeItem('tacit.vault.v1'); true")
+        .unwrap();
+    wallet.front();
+    wallet.page.wait_for(shown, WAIT).unwrap();
+    let said = wallet.text("#notice-text");
+    assert!(said.contains("locked"), "{said}");
+    assert_eq!(wallet.locked(), json!(true));
+}

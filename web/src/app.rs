@@ -299,10 +299,25 @@ impl App {
         f: impl FnOnce(Wallet, &mut Gate, &mut Option<Vault>, &Snapshot, &mut Rng) -> Step,
     ) -> bool {
         let snap = storage::snapshot();
+        let was_unlocked = self.wallet.is_unlocked();
         let wallet = std::mem::take(&mut self.wallet);
         let (wallet, effects) = f(wallet, &mut self.gate, &mut self.vault, &snap, &mut rng());
         self.wallet = wallet;
+        // A lock says what changed and why where a sighted person sees it too, not only below
+        // the fold (`profile-msg`) and to a screen reader.
+        let lock_words = (was_unlocked && !self.wallet.is_unlocked())
+            .then(|| {
+                effects.iter().find_map(|e| match e {
+                    Effect::Message { text, .. } => Some(text.clone()),
+                    _ => None,
+                })
+            })
+            .flatten();
         let cleared = self.carry_out(effects);
+        if let Some(text) = lock_words {
+            dom::announce(&text);
+            dom::notice(&text);
+        }
         self.stored = self.wallet.loaded().cloned();
         cleared
     }

@@ -195,12 +195,52 @@ pub fn set_text_of(element: &Element, text: &str) {
 
 /// Tells the person, through the page's polite live region `#announce`, about a change they did
 /// not make (a request arriving, a grant ending). The text replaces the region's previous text,
-/// so a screen reader speaks it once.
-#[allow(dead_code)] // used by the redraw work of issue 13
+/// so a screen reader speaks it once. What ended or locked is also shown ([`notice`]).
 pub fn announce(text: &str) {
     if let Some(region) = by_id("announce") {
         region.set_text_content(Some(text));
     }
+}
+
+/// Shows `text` in the notice at the foot of the screen (`#notice`, made on first use): what
+/// changed and why, for a person who does not hear `#announce`. It stays until the person
+/// dismisses it (its button) or the next notice replaces it; it is not a live region itself, so
+/// a screen reader hears the news once, from `#announce`.
+pub fn notice(text: &str) {
+    let box_ = match by_id("notice") {
+        Some(existing) => existing,
+        None => {
+            let Some(app) = by_id("app") else {
+                return;
+            };
+            let box_ = el("div", "notice", "");
+            attr(&box_, "id", "notice");
+            let words = el("p", "notice-text", "");
+            attr(&words, "id", "notice-text");
+            let _ = box_.append_child(&words);
+            let dismiss = el("button", "notice-dismiss", "Dismiss");
+            attr(&dismiss, "type", "button");
+            attr(&dismiss, "id", "notice-dismiss");
+            let close = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(|| {
+                show("notice", false);
+            });
+            let _ = dismiss.add_event_listener_with_callback(
+                "click",
+                wasm_bindgen::JsCast::unchecked_ref(close.as_ref()),
+            );
+            // One listener for the page's life: the notice is made once.
+            close.forget();
+            let _ = box_.append_child(&dismiss);
+            // Last in the page, so it adds no Tab stop before what waits; drawn over the
+            // bottom of the screen, so it is seen wherever the page is scrolled.
+            let _ = app.append_child(&box_);
+            box_
+        }
+    };
+    if let Some(words) = by_id("notice-text") {
+        words.set_text_content(Some(text));
+    }
+    let _ = box_.remove_attribute("hidden");
 }
 
 /// Offers `bytes` to the person as a file named `name` (a download; nothing is uploaded).

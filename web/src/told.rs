@@ -99,6 +99,7 @@ impl Told {
             )
             .collect();
         let mut news = Vec::new();
+        let mut ended = Vec::new();
         if self.started {
             if waiting.iter().any(|w| !self.waiting.contains(w)) {
                 news.push("A site is waiting for your answer.".to_owned());
@@ -108,13 +109,13 @@ impl Told {
                     continue;
                 }
                 let state = gate.grants().find(|g| g.id.as_str() == id).map(|g| g.state);
-                news.push(
-                    state
-                        .and_then(|state| words::grant_ended(site, *attribute, state))
-                        .unwrap_or_else(|| {
-                            format!("The access you gave {site} to {} ended.", attribute.topic())
-                        }),
-                );
+                let said = state
+                    .and_then(|state| words::grant_ended(site, *attribute, state))
+                    .unwrap_or_else(|| {
+                        format!("The access you gave {site} to {} ended.", attribute.topic())
+                    });
+                ended.push(said.clone());
+                news.push(said);
             }
         }
         self.own_revokes.retain(|id| live.contains_key(id));
@@ -126,6 +127,10 @@ impl Told {
         }
         let text = news.join(" ");
         dom::announce(&text);
+        if !ended.is_empty() {
+            // What ended is also shown, for a person who does not hear the announcement.
+            dom::notice(&ended.join(" "));
+        }
         Some(text)
     }
 }
