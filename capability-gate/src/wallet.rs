@@ -37,10 +37,12 @@
 //!   and without the replaced profile's credentials.
 
 use rand_core::CryptoRng;
+use wallet_core::history::{KeptApplication, KeptReceipt, PersonRecord, Sent};
 use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
 use wallet_core::{
-    Attribute, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile, ProfileError,
-    ProfileInput, StaleWrite, StoreError, Timestamp, Typed, Vault, VaultError, WeakPassphrase,
+    Attribute, ComparisonLog, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile,
+    ProfileError, ProfileInput, StaleWrite, StoreError, Timestamp, Typed, Vault, VaultError,
+    WeakPassphrase,
 };
 
 use crate::envelope::{Code, Refusal, envelope};
@@ -119,6 +121,9 @@ enum WalletError {
     Vault(#[from] VaultError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A log in the person's record does not verify (fail closed).
+    #[error("the log does not verify ({0})")]
+    Chain(String),
 }
 
 /// What browser storage holds right now, as the page read it (under the cross-tab lock when the
@@ -201,6 +206,11 @@ pub struct Unlocked {
     /// The memory as last sealed to storage (re-sealed only on change). Boxed: the memory is
     /// most of the state's size, and grows with the catalogue.
     saved: Option<Box<DisclosureLedger>>,
+    /// The person's record this tab holds (receipts, applications, history; the open
+    /// session's log is the gate's), merged with storage's on every read.
+    kept: Box<PersonRecord>,
+    /// The person's record as last sealed to storage.
+    kept_saved: Option<Box<PersonRecord>>,
     editor: Editor,
 }
 
@@ -365,19 +375,20 @@ fn msg(text: impl std::fmt::Display, ok: bool) -> Effect {
     }
 }
 
-/// The memory of `record` opened with `vault`, fail closed: unreadable floors, a missing,
-/// damaged or rolled-back memory are errors.
-fn open_memory(
+/// The memory of `record` opened with `vault`, with the person's record sealed beside it, fail
+/// closed: unreadable floors, a missing, damaged or rolled-back memory, a record whose chains do
+/// not verify are errors.
+fn open_sealed(
     record: &StoredVault,
     vault: &Vault,
     snap: &Snapshot,
-) -> Result<(DisclosureLedger, MemoryOrigin), WalletError> {
+) -> Result<(DisclosureLedger, PersonRecord, MemoryOrigin), WalletError> {
     let floors = snap
         .floors
         .as_ref()
         .map_err(|e| WalletError::Floors(e.clone()))?;
     let floor = floors.get(&record.vault_key()?);
-    Ok(record.open_memory(vault, floor, snap.legacy.as_deref())?)
+    Ok(record.open_sealed(vault, floor, snap.legacy.as_deref())?)
 }
 
 /// A new record of `envelope` with `ledger` sealed in at `generation`, and the effects that
@@ -387,9 +398,10 @@ fn write_record(
     envelope: &[u8],
     vault: &Vault,
     ledger: &DisclosureLedger,
+    kept: &PersonRecord,
     rng: &mut impl CryptoRng,
 ) -> Result<(StoredVault, Vec<Effect>), StoreError> {
-    let record = StoredVault::sealed_with_envelope(generation, envelope, vault, ledger, rng)?;
+    let record = StoredVault::sealed_record(generation, envelope, vault, ledger, kept, rng)?;
     let key = record.vault_key()?;
     let effects = vec![
         Effect::Store(record.clone()),
@@ -397,6 +409,54 @@ fn write_record(
         Effect::ForgetLegacyLedger,
     ];
     Ok((record, effects))
+}
+
+/// The person's record this tab holds: `kept` with the gate's comparison log as the open
+/// session's log, and every application the person decided in the gate (with its receipt),
+/// except those already moved into the history by an ended session.
+fn tab_record(kept: &PersonRecord, gate: &Gate) -> PersonRecord {
+    use crate::state::ProposalState;
+    let mut record = kept.clone();
+    record.log = gate.log.entries().to_vec();
+    for p in gate.proposals() {
+        let (sent, receipt) = match &p.state {
+            ProposalState::Held => continue,
+            ProposalState::Refused { .. } => (Sent::Refused, None),
+            ProposalState::Released { payload, signed } => (
+                Sent::Released,
+                Some(KeptReceipt {
+                    payload: (**payload).clone(),
+                    signed: signed.as_deref().cloned(),
+                }),
+            ),
+        };
+        let application = KeptApplication {
+            audience: p.audience.clone(),
+            created_at: p.created_at,
+            sent,
+            entries: p.entries.clone(),
+        };
+        let moved = record.history.iter().any(|s| {
+            s.applications.iter().any(|a| {
+                a.audience == application.audience
+                    && a.created_at == application.created_at
+                    && a.entries == application.entries
+            })
+        });
+        if moved {
+            continue;
+        }
+        record.add_application(application);
+        if let Some(receipt) = receipt {
+            record.add_receipt(receipt);
+        }
+    }
+    record
+}
+
+/// Puts `record`'s open log into the gate (it verified when the record was read or merged).
+fn restore_log(gate: &mut Gate, record: &PersonRecord) {
+    gate.log = ComparisonLog::from_entries(record.log.clone()).unwrap_or_default();
 }
 
 fn same_vault(record: &StoredVault, vault: &Vault) -> bool {
@@ -449,7 +509,10 @@ impl Wallet {
     /// Whether the gate's memory differs from what was last sealed (a seal is due).
     pub fn memory_dirty(&self, gate: &Gate) -> bool {
         match self {
-            Self::Unlocked(u) => u.saved.as_deref() != Some(gate.ledger()),
+            Self::Unlocked(u) => {
+                u.saved.as_deref() != Some(gate.ledger())
+                    || u.kept_saved.as_deref() != Some(&tab_record(&u.kept, gate))
+            }
             Self::Locked(_) => false,
         }
     }
@@ -531,7 +594,14 @@ impl Wallet {
             let generation = next_profile_generation(None, None)?;
             let new = Vault::create(&profile, &pass, params, rng)?;
             let memory = DisclosureLedger::default();
-            let (record, writes) = write_record(generation, &new.to_bytes(), &new, &memory, rng)?;
+            let (record, writes) = write_record(
+                generation,
+                &new.to_bytes(),
+                &new,
+                &memory,
+                &PersonRecord::default(),
+                rng,
+            )?;
             Ok((new, profile, memory, record, writes))
         })();
         match made {
@@ -539,6 +609,7 @@ impl Wallet {
             Ok((new, profile, memory, record, mut effects)) => {
                 gate.lock();
                 gate.restore_ledger(memory.clone());
+                gate.log = ComparisonLog::new();
                 gate.unlock(profile);
                 *vault = Some(new);
                 effects.extend([
@@ -554,6 +625,8 @@ impl Wallet {
                     Self::Unlocked(Unlocked {
                         loaded: record,
                         saved: Some(Box::new(memory)),
+                        kept: Box::default(),
+                        kept_saved: Some(Box::default()),
                         editor: Editor::Closed,
                     }),
                     effects,
@@ -583,7 +656,7 @@ impl Wallet {
             Ok(opened) => opened,
             Err(text) => return (self, vec![Effect::ClearPassphrase, msg(text, false)]),
         };
-        let (memory, origin) = match open_memory(&record, &open, snap) {
+        let (memory, kept, origin) = match open_sealed(&record, &open, snap) {
             Ok(found) => found,
             Err(e) => {
                 // The passphrase was right: it stays typed (the error is not about it).
@@ -616,6 +689,7 @@ impl Wallet {
                     &record.envelope_bytes().unwrap_or_default(),
                     &open,
                     &memory,
+                    &kept,
                     rng,
                 ) {
                     Ok((written, writes)) => {
@@ -634,6 +708,7 @@ impl Wallet {
         };
         gate.lock();
         gate.restore_ledger(memory);
+        restore_log(gate, &kept);
         gate.unlock(profile);
         *vault = Some(open);
         effects.extend([
@@ -647,6 +722,8 @@ impl Wallet {
             Self::Unlocked(Unlocked {
                 loaded,
                 saved,
+                kept_saved: Some(Box::new(kept.clone())),
+                kept: Box::new(kept),
                 editor: Editor::Closed,
             }),
             effects,
@@ -769,8 +846,8 @@ impl Wallet {
         };
         // The stored memory first (fail closed), so the reset and what other tabs knew go
         // into the one write.
-        let stored = match current.as_ref().map(|c| open_memory(c, &open, snap)) {
-            Some(Ok((stored, _))) => stored,
+        let (stored, stored_kept) = match current.as_ref().map(|c| open_sealed(c, &open, snap)) {
+            Some(Ok((stored, kept, _))) => (stored, kept),
             Some(Err(e)) => {
                 *vault = Some(open);
                 return Self::Unlocked(u).lock(
@@ -780,7 +857,19 @@ impl Wallet {
                     false,
                 );
             }
-            None => DisclosureLedger::default(),
+            None => (DisclosureLedger::default(), PersonRecord::default()),
+        };
+        let kept = match PersonRecord::merge(&stored_kept, &tab_record(&u.kept, gate)) {
+            Ok(kept) => kept,
+            Err(e) => {
+                *vault = Some(open);
+                return Self::Unlocked(u).lock(
+                    gate,
+                    vault,
+                    &format!("The wallet locked itself: the log does not verify ({e}). Nothing was saved."),
+                    false,
+                );
+            }
         };
         if let Err(e) = open.reseal(&profile, rng) {
             *vault = Some(open);
@@ -788,7 +877,15 @@ impl Wallet {
         }
         gate.merge_ledger(&stored);
         let changed = gate.replace_profile(profile.clone());
-        let written = write_record(generation, &open.to_bytes(), &open, gate.ledger(), rng);
+        restore_log(gate, &kept);
+        let written = write_record(
+            generation,
+            &open.to_bytes(),
+            &open,
+            gate.ledger(),
+            &kept,
+            rng,
+        );
         *vault = Some(open);
         let (record, mut effects) = match written {
             Ok(w) => w,
@@ -818,6 +915,8 @@ impl Wallet {
             Self::Unlocked(Unlocked {
                 loaded: record,
                 saved: Some(Box::new(gate.ledger().clone())),
+                kept_saved: Some(Box::new(kept.clone())),
+                kept: Box::new(kept),
                 editor: Editor::Open,
             }),
             effects,
@@ -877,8 +976,8 @@ impl Wallet {
                 )],
             );
         }
-        let mut memory = match open_memory(&record, &reopened, snap) {
-            Ok((m, _)) => m,
+        let (mut memory, mut kept) = match open_sealed(&record, &reopened, snap) {
+            Ok((m, k, _)) => (m, k),
             Err(e) => {
                 let why = format!("The passphrase was not changed: {e}.");
                 return if unlocked_on_it {
@@ -890,16 +989,33 @@ impl Wallet {
         };
         if unlocked_on_it {
             memory.merge_from(gate.ledger());
+            if let Self::Unlocked(u) = &self {
+                match PersonRecord::merge(&kept, &tab_record(&u.kept, gate)) {
+                    Ok(merged) => kept = merged,
+                    Err(e) => {
+                        let why = format!(
+                            "The passphrase was not changed: the log does not verify ({e})."
+                        );
+                        return self.lock(gate, vault, &why, false);
+                    }
+                }
+            }
         }
         if let Err(e) = reopened.change_passphrase(&new_pass, params, rng) {
             return (self, vec![msg(e, false)]);
         }
         let generation = record.generation.saturating_add(1);
-        let (written, mut effects) =
-            match write_record(generation, &reopened.to_bytes(), &reopened, &memory, rng) {
-                Ok(w) => w,
-                Err(e) => return (self, vec![msg(e, false)]),
-            };
+        let (written, mut effects) = match write_record(
+            generation,
+            &reopened.to_bytes(),
+            &reopened,
+            &memory,
+            &kept,
+            rng,
+        ) {
+            Ok(w) => w,
+            Err(e) => return (self, vec![msg(e, false)]),
+        };
         effects.extend([
             Effect::ClearPassphrase,
             msg(
@@ -910,10 +1026,13 @@ impl Wallet {
         let next = match self {
             Self::Unlocked(u) if unlocked_on_it => {
                 gate.restore_ledger(memory.clone());
+                restore_log(gate, &kept);
                 *vault = Some(reopened);
                 Self::Unlocked(Unlocked {
                     loaded: written,
                     saved: Some(Box::new(memory)),
+                    kept_saved: Some(Box::new(kept.clone())),
+                    kept: Box::new(kept),
                     editor: u.editor,
                 })
             }
@@ -972,11 +1091,16 @@ impl Wallet {
         let record = match (&self, vault.as_ref(), &current, kind) {
             // Unlocked on this very vault: merge this tab's memory into the stored one and
             // seal both into the imported record.
-            (Self::Unlocked(_), Some(open), Some(current), ImportKind::SameVault)
+            (Self::Unlocked(u), Some(open), Some(current), ImportKind::SameVault)
                 if same_vault(current, open) =>
             {
-                let mut memory = match open_memory(current, open, snap) {
-                    Ok((m, _)) => m,
+                let merged = open_sealed(current, open, snap).and_then(|(m, k, _)| {
+                    PersonRecord::merge(&k, &tab_record(&u.kept, gate))
+                        .map(|k| (m, k))
+                        .map_err(|e| WalletError::Chain(e.to_string()))
+                });
+                let (mut memory, kept) = match merged {
+                    Ok(found) => found,
                     Err(e) => {
                         return self.lock(
                             gate,
@@ -988,7 +1112,7 @@ impl Wallet {
                 };
                 memory.merge_from(gate.ledger());
                 let generation = current.generation.saturating_add(1);
-                match write_record(generation, backup, open, &memory, rng) {
+                match write_record(generation, backup, open, &memory, &kept, rng) {
                     Ok((record, writes)) => {
                         effects.extend(writes);
                         record
@@ -1015,6 +1139,7 @@ impl Wallet {
         );
         if kind == ImportKind::DifferentVault {
             gate.restore_ledger(DisclosureLedger::default());
+            gate.log = ComparisonLog::new();
         }
         effects.extend(locking);
         (
@@ -1063,6 +1188,7 @@ impl Wallet {
             true,
         );
         gate.restore_ledger(DisclosureLedger::default());
+        gate.log = ComparisonLog::new();
         effects.extend(locking);
         (Self::Locked(Locked { loaded: None }), effects)
     }
@@ -1130,14 +1256,24 @@ impl Wallet {
             return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
         };
         let merged = match &snap.record {
-            Ok(Some(record)) if same_vault(record, open) => open_memory(record, open, snap)
-                .map(|(theirs, _)| (theirs, record.envelope != u.loaded.envelope)),
+            Ok(Some(record)) if same_vault(record, open) => open_sealed(record, open, snap)
+                .and_then(|(theirs, kept, _)| {
+                    let mine = tab_record(&u.kept, gate);
+                    let merged = PersonRecord::merge(&kept, &mine)
+                        .map_err(|e| WalletError::Chain(e.to_string()))?;
+                    if kept == merged {
+                        u.kept_saved = Some(Box::new(kept));
+                    }
+                    Ok((theirs, merged, record.envelope != u.loaded.envelope))
+                }),
             Ok(Some(_)) => Err(WalletError::Replaced),
             Ok(None) => Err(WalletError::Deleted),
             Err(e) => Err(WalletError::RecordUnreadable(e.clone())),
         };
         match merged {
-            Ok((theirs, edited_elsewhere)) => {
+            Ok((theirs, kept, edited_elsewhere)) => {
+                restore_log(gate, &kept);
+                u.kept = Box::new(kept);
                 gate.merge_ledger(&theirs);
                 if gate.ledger() == &theirs {
                     // Storage already knows all this tab knows.
@@ -1179,7 +1315,8 @@ impl Wallet {
         let Self::Unlocked(mut u) = merged else {
             return (merged, effects);
         };
-        if u.saved.as_deref() == Some(gate.ledger()) {
+        let kept = tab_record(&u.kept, gate);
+        if u.saved.as_deref() == Some(gate.ledger()) && u.kept_saved.as_deref() == Some(&kept) {
             return (Self::Unlocked(u), effects);
         }
         let (Some(open), Ok(Some(current))) = (vault.as_ref(), &snap.record) else {
@@ -1187,13 +1324,15 @@ impl Wallet {
         };
         let envelope = current.envelope_bytes().unwrap_or_default();
         let generation = current.generation.saturating_add(1);
-        match write_record(generation, &envelope, open, gate.ledger(), rng) {
+        match write_record(generation, &envelope, open, gate.ledger(), &kept, rng) {
             Ok((record, writes)) => {
                 effects.extend(writes);
                 if record.envelope == u.loaded.envelope {
                     u.loaded = record;
                 }
                 u.saved = Some(Box::new(gate.ledger().clone()));
+                u.kept_saved = Some(Box::new(kept.clone()));
+                u.kept = Box::new(kept);
                 (Self::Unlocked(u), effects)
             }
             Err(e) => Self::Unlocked(u).lock(
@@ -1202,6 +1341,143 @@ impl Wallet {
                 &format!(
                     "The disclosure memory could not be sealed ({e}); the wallet locked itself."
                 ),
+                false,
+            ),
+        }
+    }
+}
+
+impl Wallet {
+    /// The person's record as this tab holds it (the open session's log, receipts,
+    /// applications, the history of ended sessions); `None` while locked (it is sealed).
+    pub fn person_record(&self, gate: &Gate) -> Option<PersonRecord> {
+        match self {
+            Self::Unlocked(u) => Some(tab_record(&u.kept, gate)),
+            Self::Locked(_) => None,
+        }
+    }
+
+    /// Ends the session: read-merge-write (what storage knows first), the open session's log,
+    /// receipts (with `receipts`, the session's receipts the page makes now) and applications
+    /// move into the history, sealed, and the wallet locks through the one lock path with `why`.
+    /// Run under the cross-tab lock. Fails closed like [`Wallet::seal_memory`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn end_session(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        receipts: Vec<wallet_core::ReceiptPayload>,
+        now: Timestamp,
+        why: &str,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        let (merged, mut effects) = self.merge_stored(gate, vault, snap);
+        let Self::Unlocked(mut u) = merged else {
+            let (locked, locking) = merged.lock(gate, vault, why, true);
+            effects.extend(locking);
+            return (locked, effects);
+        };
+        let mut kept = tab_record(&u.kept, gate);
+        for payload in receipts {
+            kept.add_receipt(KeptReceipt {
+                payload,
+                signed: None,
+            });
+        }
+        for p in gate.proposals() {
+            if matches!(p.state, crate::state::ProposalState::Held) {
+                kept.add_application(KeptApplication {
+                    audience: p.audience.clone(),
+                    created_at: p.created_at,
+                    sent: Sent::NotSent,
+                    entries: p.entries.clone(),
+                });
+            }
+        }
+        let dropped = kept.end_session(now);
+        gate.log = ComparisonLog::new();
+        u.kept = Box::new(kept);
+        let (wallet, sealing) = Self::Unlocked(u).write_kept(gate, vault, snap, rng);
+        effects.extend(sealing);
+        let why = if dropped > 0 {
+            format!(
+                "{why} The history keeps the newest {} sessions; the oldest was removed.",
+                wallet_core::history::MAX_SESSIONS
+            )
+        } else {
+            why.to_owned()
+        };
+        let (locked, locking) = wallet.lock(gate, vault, &why, true);
+        effects.extend(locking);
+        (locked, effects)
+    }
+
+    /// Deletes the history of ended sessions (the person confirmed), read-merge-write, sealed.
+    /// Run under the cross-tab lock. Needs the wallet unlocked.
+    pub fn clear_history(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        confirmed: bool,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        if !confirmed {
+            return (
+                self,
+                vec![msg(
+                    "The history was not deleted. Nothing was changed.",
+                    false,
+                )],
+            );
+        }
+        let (merged, mut effects) = self.merge_stored(gate, vault, snap);
+        let Self::Unlocked(mut u) = merged else {
+            effects.push(msg("Unlock the wallet to delete its history.", false));
+            return (merged, effects);
+        };
+        u.kept.clear_history();
+        let (wallet, sealing) = Self::Unlocked(u).write_kept(gate, vault, snap, rng);
+        effects.extend(sealing);
+        if wallet.is_unlocked() {
+            effects.push(msg("The history of ended sessions was deleted.", true));
+        }
+        (wallet, effects)
+    }
+
+    /// Seals the gate's memory and this tab's person's record into the stored record at the
+    /// next generation (already merged with storage's). Fails closed.
+    fn write_kept(
+        self,
+        gate: &mut Gate,
+        vault: &mut Option<Vault>,
+        snap: &Snapshot,
+        rng: &mut impl CryptoRng,
+    ) -> Step {
+        let Self::Unlocked(mut u) = self else {
+            return (self, Vec::new());
+        };
+        let (Some(open), Ok(Some(current))) = (vault.as_ref(), &snap.record) else {
+            return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
+        };
+        let kept = tab_record(&u.kept, gate);
+        let envelope = current.envelope_bytes().unwrap_or_default();
+        let generation = current.generation.saturating_add(1);
+        match write_record(generation, &envelope, open, gate.ledger(), &kept, rng) {
+            Ok((record, writes)) => {
+                if record.envelope == u.loaded.envelope {
+                    u.loaded = record;
+                }
+                u.saved = Some(Box::new(gate.ledger().clone()));
+                u.kept_saved = Some(Box::new(kept.clone()));
+                u.kept = Box::new(kept);
+                (Self::Unlocked(u), writes)
+            }
+            Err(e) => Self::Unlocked(u).lock(
+                gate,
+                vault,
+                &format!("The record could not be sealed ({e}); the wallet locked itself."),
                 false,
             ),
         }

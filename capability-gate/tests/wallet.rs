@@ -1462,3 +1462,326 @@ fn a_common_passphrase_is_refused_at_create_and_at_change_with_the_reason() {
     tab.unlock(&mut storage, PASS);
     assert!(tab.wallet.is_unlocked());
 }
+
+// ----- issue 30, item 3: the person's record is sealed with the memory -------------------------
+
+/// The person's record sealed in what storage holds, opened with `pass` (`None` if it does not
+/// open above the floor).
+fn stored_record(storage: &Storage, pass: &str) -> Option<wallet_core::history::PersonRecord> {
+    let record = storage.record.as_ref()?;
+    let (vault, _) = Vault::open(
+        &record.envelope_bytes().unwrap(),
+        &wallet_core::Passphrase::new(pass.into()).unwrap(),
+    )
+    .ok()?;
+    record
+        .open_sealed(&vault, storage.floor(), None)
+        .ok()
+        .map(|(_, kept, _)| kept)
+}
+
+impl Tab {
+    /// One granted, answered `has_none_of [asthma, diabetes]` (satisfied: the person has neither);
+    /// the grant's id and the answer.
+    fn answer_logged(&mut self, storage: &mut Storage, nonce: u64) -> (String, Answer) {
+        if !self.wallet.is_unlocked() {
+            return (String::new(), Answer::Locked);
+        }
+        let handler = self.granted(&["asthma", "diabetes"], nonce);
+        let Handler::Claim { grant, .. } = &handler else {
+            unreachable!()
+        };
+        let grant = grant.as_str().to_owned();
+        let out = self.call(storage, &handler);
+        if !self.wallet.is_unlocked() {
+            assert_ne!(
+                out["ok"], true,
+                "an answer left a wallet that locked: {out}"
+            );
+            return (grant, Answer::Locked);
+        }
+        (grant, Answer::of(&out))
+    }
+
+    fn end_session(&mut self, storage: &mut Storage, at: i64) -> Vec<Effect> {
+        self.step(storage, |w, g, v, s, r| {
+            w.end_session(
+                g,
+                v,
+                s,
+                Vec::new(),
+                Timestamp::from_millis(at),
+                "Session ended.",
+                r,
+            )
+        })
+    }
+
+    fn clear_history(&mut self, storage: &mut Storage, confirmed: bool) -> Vec<Effect> {
+        self.step(storage, |w, g, v, s, r| {
+            w.clear_history(g, v, s, confirmed, r)
+        })
+    }
+}
+
+#[test]
+fn the_log_is_sealed_and_comes_back_after_a_reload_and_in_another_tab() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(tab.answer_logged(&mut storage, 1).1, Answer::Satisfied);
+    assert_eq!(tab.answer_logged(&mut storage, 2).1, Answer::Satisfied);
+    assert_eq!(tab.gate.log().len(), 2);
+    let sealed = stored_record(&storage, PASS).unwrap();
+    assert_eq!(sealed.log, tab.gate.log().entries());
+    // A reload: a new tab over the same storage, unlocked.
+    let mut reloaded = Tab::new(&storage, 7);
+    assert_eq!(reloaded.gate.log().len(), 0);
+    reloaded.unlock(&mut storage, PASS);
+    assert!(reloaded.wallet.is_unlocked());
+    assert_eq!(reloaded.gate.log().entries(), tab.gate.log().entries());
+    assert!(reloaded.gate.log().verify().is_ok());
+    assert_eq!(reloaded.gate.ledger(), tab.gate.ledger());
+    // The reloaded tab answers; the first tab sees it on its next merge, and both chains agree.
+    assert_eq!(reloaded.answer_logged(&mut storage, 3).1, Answer::Satisfied);
+    tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+    assert_eq!(tab.gate.log().len(), 3);
+    assert_eq!(tab.gate.log().entries(), reloaded.gate.log().entries());
+    // Both tabs answer from stale copies: the merge keeps every answer, chained.
+    assert_eq!(tab.answer_logged(&mut storage, 4).1, Answer::Satisfied);
+    assert_eq!(reloaded.answer_logged(&mut storage, 5).1, Answer::Satisfied);
+    let sealed = stored_record(&storage, PASS).unwrap();
+    assert_eq!(sealed.log.len(), 5);
+    assert!(wallet_core::verify_entries(&sealed.log).is_ok());
+}
+
+#[test]
+fn a_stored_log_that_does_not_verify_locks_and_is_not_answered_from() {
+    let (mut storage, mut tab) = created();
+    tab.answer_logged(&mut storage, 1);
+    tab.answer_logged(&mut storage, 2);
+    // Someone edits the sealed log (with the data key: the worst case) and reseals it.
+    let record = storage.record.clone().unwrap();
+    let (vault, _) = Vault::open(
+        &record.envelope_bytes().unwrap(),
+        &wallet_core::Passphrase::new(PASS.into()).unwrap(),
+    )
+    .unwrap();
+    let (ledger, mut kept, _) = record.open_sealed(&vault, None, None).unwrap();
+    kept.log.remove(0);
+    let forged = StoredVault::sealed_record(
+        record.generation + 1,
+        &record.envelope_bytes().unwrap(),
+        &vault,
+        &ledger,
+        &kept,
+        &mut ChaCha20Rng::seed_from_u64(9),
+    );
+    // Sealing it works (the store seals what it is given) but reading refuses it.
+    let forged = forged.unwrap();
+    storage.record = Some(forged);
+    tab.step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+    tab.assert_cleared();
+    let mut other = Tab::new(&storage, 8);
+    other.unlock(&mut storage, PASS);
+    assert!(!other.wallet.is_unlocked());
+    assert!(
+        other.last_message().0.contains("not unlocked"),
+        "{:?}",
+        other.messages
+    );
+}
+
+#[test]
+fn end_session_moves_the_log_into_a_history_that_can_be_deleted() {
+    let (mut storage, mut tab) = created();
+    let mut second = Tab::new(&storage, 9);
+    second.unlock(&mut storage, PASS);
+    tab.answer_logged(&mut storage, 1);
+    tab.answer_logged(&mut storage, 2);
+    tab.end_session(&mut storage, T0 + 1000);
+    tab.assert_cleared();
+    assert_eq!(tab.gate.log().len(), 0);
+    let sealed = stored_record(&storage, PASS).unwrap();
+    assert!(sealed.log.is_empty());
+    assert_eq!(sealed.history.len(), 1);
+    assert_eq!(sealed.history[0].log.len(), 2);
+    assert_eq!(
+        sealed.history[0].ended_at,
+        Timestamp::from_millis(T0 + 1000)
+    );
+    // The second tab still holds the ended log: its next answer does not bring it back.
+    assert_eq!(second.answer_logged(&mut storage, 3).1, Answer::Satisfied);
+    let sealed = stored_record(&storage, PASS).unwrap();
+    assert_eq!(
+        sealed.log.len(),
+        1,
+        "only the new answer is in the open session"
+    );
+    assert_eq!(sealed.history.len(), 1);
+    assert_eq!(second.gate.log().len(), 1);
+    // Unconfirmed, nothing changes; confirmed, the history goes and stays gone.
+    let before = storage.record.clone();
+    second.clear_history(&mut storage, false);
+    assert_eq!(storage.record, before);
+    tab.unlock(&mut storage, PASS);
+    assert_eq!(
+        tab.wallet.person_record(&tab.gate).unwrap().history.len(),
+        1
+    );
+    second.clear_history(&mut storage, true);
+    assert!(stored_record(&storage, PASS).unwrap().history.is_empty());
+    assert_eq!(tab.answer_logged(&mut storage, 4).1, Answer::Satisfied);
+    let sealed = stored_record(&storage, PASS).unwrap();
+    assert!(
+        sealed.history.is_empty(),
+        "the other tab did not bring it back"
+    );
+    assert_eq!(sealed.log.len(), 2);
+    let export: Value = serde_json::from_str(
+        &tab.wallet
+            .person_record(&tab.gate)
+            .unwrap()
+            .export_history(),
+    )
+    .unwrap();
+    assert_eq!(export["sessions"], json!([]));
+}
+
+#[test]
+fn a_new_profile_starts_with_an_empty_record_after_delete() {
+    let (mut storage, mut tab) = created();
+    tab.answer_logged(&mut storage, 1);
+    tab.end_session(&mut storage, T0 + 1);
+    tab.unlock(&mut storage, PASS);
+    tab.answer_logged(&mut storage, 2);
+    tab.delete_with(&mut storage, PASS);
+    assert!(storage.record.is_none());
+    assert_eq!(
+        tab.gate.log().len(),
+        0,
+        "the old profile's answers are gone"
+    );
+    tab.create(&mut storage, &other_input());
+    assert!(tab.wallet.is_unlocked());
+    assert_eq!(tab.gate.log().len(), 0);
+    assert!(tab.wallet.person_record(&tab.gate).unwrap().is_empty());
+    assert!(stored_record(&storage, PASS).unwrap().is_empty());
+}
+
+#[test]
+fn an_imported_backup_of_the_same_vault_keeps_the_record_another_vault_starts_empty() {
+    let (mut storage, mut tab) = created();
+    let backup = storage.record.as_ref().unwrap().envelope_bytes().unwrap();
+    tab.answer_logged(&mut storage, 1);
+    tab.import(&mut storage, &backup, true);
+    tab.unlock(&mut storage, PASS);
+    assert_eq!(tab.gate.log().len(), 1);
+    // Another vault: confirmed, the record starts empty.
+    let mut elsewhere = Storage::new();
+    let mut maker = Tab::new(&elsewhere, 5);
+    maker.create(&mut elsewhere, &other_input());
+    let other = elsewhere.record.unwrap().envelope_bytes().unwrap();
+    tab.import(&mut storage, &other, true);
+    assert_eq!(tab.gate.log().len(), 0);
+    tab.unlock(&mut storage, PASS);
+    assert!(tab.wallet.is_unlocked(), "{:?}", tab.messages);
+    assert!(tab.wallet.person_record(&tab.gate).unwrap().is_empty());
+}
+
+#[derive(Debug, Clone)]
+enum LogOp {
+    Answer(usize),
+    Merge(usize),
+    Lock(usize),
+    Unlock(usize),
+    End(usize),
+    Clear(usize),
+    Rollback(usize),
+}
+
+fn log_op(tabs: usize) -> impl Strategy<Value = LogOp> {
+    prop_oneof![
+        4 => (0..tabs).prop_map(LogOp::Answer),
+        2 => (0..tabs).prop_map(LogOp::Merge),
+        1 => (0..tabs).prop_map(LogOp::Lock),
+        2 => (0..tabs).prop_map(LogOp::Unlock),
+        1 => (0..tabs).prop_map(LogOp::End),
+        1 => (0..tabs).prop_map(LogOp::Clear),
+        1 => any::<usize>().prop_map(LogOp::Rollback),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// N tabs over one storage, in any order, with rollbacks: every answer that left is in the
+    /// stored record (the open log or an ended session) unless the person deleted the history
+    /// it was in; every stored chain verifies; no tab answers from a record it cannot read.
+    #[test]
+    fn tabs_never_lose_a_logged_answer(ops in proptest::collection::vec(log_op(3), 1..20)) {
+        let (mut storage, first) = created();
+        let mut tabs = [first, Tab::new(&storage, 2), Tab::new(&storage, 3)];
+        tabs[1].unlock(&mut storage, PASS);
+        let mut seen: Vec<StoredVault> = vec![storage.record.clone().unwrap()];
+        let mut released: Vec<String> = Vec::new();
+        for (n, op) in ops.into_iter().enumerate() {
+            match op {
+                LogOp::Answer(t) => {
+                    let (grant, out) = tabs[t].answer_logged(&mut storage, n as u64 + 10);
+                    if out == Answer::Satisfied {
+                        released.push(grant);
+                    } else {
+                        prop_assert_eq!(out, Answer::Locked);
+                    }
+                }
+                LogOp::Merge(t) => {
+                    tabs[t].step(&mut storage, |w, g, v, s, _| w.merge_stored(g, v, s));
+                }
+                LogOp::Lock(t) => { tabs[t].lock(&mut storage); }
+                LogOp::Unlock(t) => {
+                    if !tabs[t].wallet.is_unlocked() {
+                        tabs[t].unlock(&mut storage, PASS);
+                    }
+                }
+                LogOp::End(t) => {
+                    if tabs[t].wallet.is_unlocked() {
+                        tabs[t].end_session(&mut storage, T0 + n as i64);
+                    }
+                }
+                LogOp::Clear(t) => {
+                    if tabs[t].wallet.is_unlocked() {
+                        tabs[t].clear_history(&mut storage, true);
+                        if let Some(kept) = stored_record(&storage, PASS) {
+                            released.retain(|g| kept.log.iter().any(|e| e.grant_id.as_str() == g));
+                        }
+                    }
+                }
+                LogOp::Rollback(i) => {
+                    storage.record = Some(seen[i % seen.len()].clone());
+                }
+            }
+            if let Some(record) = &storage.record
+                && seen.last() != Some(record)
+            {
+                seen.push(record.clone());
+            }
+            // A stored record that opens (not rolled back) verifies and holds every answer.
+            if let Some(kept) = stored_record(&storage, PASS) {
+                prop_assert!(kept.verify().is_ok());
+                let logged = |g: &String| {
+                    kept.log.iter().chain(kept.history.iter().flat_map(|s| s.log.iter()))
+                        .any(|e| e.grant_id.as_str() == g)
+                };
+                for g in &released {
+                    prop_assert!(logged(g), "answer {g} lost: {kept:?}");
+                }
+            }
+            for tab in tabs.iter_mut() {
+                if tab.wallet.is_unlocked() {
+                    prop_assert!(tab.gate.log().verify().is_ok());
+                } else {
+                    tab.assert_cleared();
+                }
+            }
+        }
+    }
+}
