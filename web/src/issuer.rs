@@ -42,28 +42,33 @@ pub struct Fetched {
 #[derive(Debug, thiserror::Error)]
 pub enum IssuerError {
     #[error(
-        "The issuer must be an address such as http://127.0.0.1:8791 (scheme, host and port, no \
-         path)."
+        "This is not an office address. Type only the start of the address the office gave you, \
+         for example https://tax-office.example, without anything after the host or port."
     )]
     BadAddress,
-    #[error("Type the one-time code the issuer gave you, like 7K2M-Q9RD-4XWA-HT3B.")]
+    #[error("Type the one-time code the office gave you: letters and digits, in groups of four.")]
     BadCode,
     #[error(
-        "The issuer at {origin} could not be reached ({cause}). Check the address; nothing was \
-         stored."
+        "The office at {origin} could not be reached. Check the address and your connection, then \
+         try again; nothing was stored."
     )]
     Unreachable { origin: Origin, cause: FetchError },
     /// An answer that is not an issuer's (`what`: its status and path, or the part unread).
-    #[error("{origin} did not answer as a credential issuer ({what}); nothing was stored.")]
+    #[error(
+        "{origin} did not answer as an office that gives credentials. Check the address; nothing \
+         was stored."
+    )]
     NotAnIssuer { origin: Origin, what: String },
     #[error("{origin} is not an issuer this wallet can use: {cause}. Nothing was stored.")]
     Unusable {
         origin: Origin,
         cause: CredentialError,
     },
-    #[error("{origin} sent an unusable nonce; nothing was stored.")]
+    #[error("{origin} sent an answer this wallet cannot use. Try again; nothing was stored.")]
     BadNonce { origin: Origin },
-    #[error("This browser could not make the proof keys ({0}); nothing was sent.")]
+    #[error(
+        "This browser could not make the keys for the proofs ({0}). Try again; nothing was sent."
+    )]
     NoProofKeys(KeyStoreError),
     #[error("This browser could not sign with a proof key ({0}); nothing was sent.")]
     CannotSign(KeyStoreError),
@@ -164,15 +169,13 @@ fn refused(info: &IssuerInfo, reply: &Reply) -> String {
             )
         }
         "nonce_refused" => {
-            format!("{name} refused the request as stale. Try again; nothing was stored.")
+            format!("{name} asked for a fresh request. Try again; nothing was stored.")
         }
-        _ => {
-            let detail = reply.message().unwrap_or_default();
-            format!(
-                "{name} refused the request ({}). {detail} Nothing was stored.",
-                reply.describe()
-            )
-        }
+        // The status, the code and the issuer's own message are for developers.
+        _ => format!(
+            "{name} did not give the credential. Try again later; if it happens again, ask \
+             {name}. Nothing was stored."
+        ),
     }
 }
 

@@ -39,10 +39,9 @@ pub struct Pin {
 }
 
 impl Pin {
-    /// `Enrolled with <signer> (install abcdefgh…)`.
+    /// `Enrolled with the signer at <signer>`: the install id is for developers, not the person.
     pub fn describe(&self) -> String {
-        let short: String = self.install_id.as_str().chars().take(8).collect();
-        format!("Enrolled with {} (install {short}…)", self.signer)
+        format!("Enrolled with the signer at {}", self.signer)
     }
 }
 
@@ -78,10 +77,10 @@ impl SignError {
     pub fn note(&self) -> String {
         match self {
             SignError::NotEnrolled => NOT_ENROLLED.to_owned(),
-            SignError::Unreachable(why) => format!(
-                "Signer unreachable or refused ({why}). Nothing was signed; the unsigned \
-                 receipt is kept; try again."
-            ),
+            // `why` (a status or the browser's error) is for developers, not the person.
+            SignError::Unreachable(_) => "The signer did not sign this receipt: it did not \
+                answer, or refused. The unsigned receipt is kept. Try again in a moment."
+                .to_owned(),
             SignError::NotVerified => NOT_VERIFIED.to_owned(),
         }
     }
@@ -91,35 +90,55 @@ impl SignError {
 #[derive(Debug, thiserror::Error)]
 pub enum EnrolError {
     #[error(
-        "The signer must be an origin such as http://127.0.0.1:8787 (scheme, host and port, no \
-         path)."
+        "This is not a signer address. Type only the start of the address, for example \
+         https://signer.example, without anything after the host or port."
     )]
     BadAddress,
     #[error(
-        "The enrolment code is the 16 letters and digits tacit-signer printed, like \
-         ABCD-EFGH-JKMN-PQRS."
+        "Type the enrolment code you were given: 16 letters and digits, in four groups of four."
     )]
     BadCode,
     /// The key could not be made or read (`0`: the browser's or the key rules' words).
     #[error("This browser could not make a signing key ({0}).")]
     NoKey(String),
-    #[error("The signer at {signer} could not be reached ({cause}).")]
+    #[error(
+        "The signer at {signer} did not answer. Check the address and your connection, then try \
+         again."
+    )]
     Unreachable {
         signer: Origin,
         cause: SignedPostError,
     },
-    /// The signer answered with another status than `201` (`status`: `HTTP 409 code`).
-    #[error(
-        "The signer refused the enrolment ({status}). {detail} Check the code, or ask for a new \
-         one with tacit-signer enroll."
-    )]
+    /// The signer answered with another status than `201` (`status`: `HTTP 409 code`, and
+    /// `detail` its message: both for developers, never shown to the person).
+    #[error("{}", refused_words(status))]
     Refused { status: String, detail: String },
-    #[error("The signer's answer to the enrolment was not understood.")]
+    #[error(
+        "The signer's answer could not be read, so this browser is not enrolled. Try again; if \
+         it happens again, tell whoever runs the signer."
+    )]
     Unreadable,
-    #[error("The signer's answer named another key; the enrolment was not stored.")]
+    #[error(
+        "The signer answered for another browser, so this one is not enrolled. Try again; if it \
+         happens again, tell whoever runs the signer."
+    )]
     OtherKey,
-    #[error("The enrolment could not be stored in this browser ({0}).")]
+    #[error("This browser could not keep the enrolment ({0}). Try again.")]
     NotStored(KeyStoreError),
+}
+
+/// The person's words for a signer that refused an enrolment: what to do, from the status (`HTTP
+/// 403 enrolment_refused`: the code was refused), never the status itself.
+fn refused_words(status: &str) -> &'static str {
+    if status.contains("enrolment_refused") || status.starts_with("HTTP 403") {
+        "The signer did not accept this enrolment code: it may be mistyped, already used or \
+         expired. Type it again, or ask whoever runs the signer for a new code."
+    } else if status.starts_with("HTTP 429") {
+        "The signer is busy. Wait a minute, then try again."
+    } else {
+        "The signer did not enrol this browser. Try again later; if it happens again, ask \
+         whoever runs the signer."
+    }
 }
 
 /// Why a signed request got no HTTP answer.

@@ -211,7 +211,7 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         "",
     );
     append(&card, &note);
-    let actions = el("div", "row actions", "");
+    let actions = el("div", "row actions decision", "");
     let allow = button(
         &allow_words(capability_gate::Lifetime::DEFAULT_CHOICE, view.short_grants),
         "grant",

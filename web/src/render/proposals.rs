@@ -249,7 +249,7 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
                 &card,
                 &status_line("msg error", &format!("prop-note-{}", p.id)),
             );
-            let actions = el("div", "row actions", "");
+            let actions = el("div", "row actions decision", "");
             let b = button(
                 &format!("Send to {site}"),
                 "release",

@@ -12,8 +12,8 @@ pub(super) fn settings(view: &View<'_>) {
             DEFAULT_SIGNER.to_owned(),
         ),
         Enrolment::NotEnrolled => (
-            "Not enrolled: this browser sends nothing to a signer until you enrol it with a \
-             one-time code from tacit-signer enroll."
+            "Not enrolled: this browser sends nothing to a signer until you enrol it. Type the \
+             one-time enrolment code whoever runs the signer gave you."
                 .to_owned(),
             false,
             "false",
