@@ -256,8 +256,8 @@ pub fn refuse(app: &mut App, proposal_id: &ProposalId) {
     }
 }
 
-/// Ends the session: one receipt per audience for the person's record, each sent to the signer,
-/// then the wallet locks.
+/// Ends the session: one receipt per audience for the person's record, each sent to the signer;
+/// the session goes into the sealed history (`Wallet::end_session`) and the wallet locks.
 fn end_session(app: &mut App) {
     let receipts = app.gate.session_receipts(now());
     let count = receipts.len();
@@ -267,8 +267,17 @@ fn end_session(app: &mut App) {
         1 => "Session ended and wallet locked; its receipt is below.".to_owned(),
         n => format!("Session ended and wallet locked; its {n} receipts are below."),
     };
-    // The one lock path of the wallet core.
-    app.step(|wallet, gate, vault, _, _| wallet.lock(gate, vault, &why, true));
+    // The wallet core moves the session (its log, receipts and applications) into the sealed
+    // history, read-merge-write under the cross-tab lock, then locks through its one lock path.
+    let kept = receipts.clone();
+    storage::locked_then(move || {
+        with_app(|app| {
+            app.step(|wallet, gate, vault, snap, rng| {
+                wallet.end_session(gate, vault, snap, kept, now(), &why, rng)
+            });
+            app.after_change();
+        });
+    });
     if receipts.is_empty() {
         return;
     }

@@ -97,6 +97,8 @@ pub fn start_wallet(adopted: js_sys::Array) {
             Some((name, controller))
         })
         .collect();
+    // The history of ended sessions (sealed in the record): its Download and Delete buttons.
+    receipts::wire_history_buttons();
     page::start(adopted);
 }
 

@@ -102,3 +102,69 @@ pub fn download_receipt(proposal_id: &ProposalId) {
         );
     }
 }
+
+/// The history's buttons: Download (the JSON file of ended sessions) and Delete (after the
+/// person confirms; read-merge-write under the cross-tab lock). Installed once, at start.
+pub fn wire_history_buttons() {
+    thread_local! {
+        static WIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if WIRED.with(|w| w.replace(true)) {
+        return;
+    }
+    let on = |id: &str, f: fn()| {
+        if let Some(target) = dom::by_id(id) {
+            let closure =
+                wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(move |_| f());
+            let _ = target.add_event_listener_with_callback(
+                "click",
+                wasm_bindgen::JsCast::unchecked_ref(closure.as_ref()),
+            );
+            closure.forget();
+        }
+    };
+    on("history-export", export_history);
+    on("history-delete", delete_history);
+}
+
+fn export_history() {
+    let json = with_app(|app| {
+        app.wallet
+            .person_record(&app.gate)
+            .map(|r| r.export_history())
+    })
+    .flatten();
+    match json {
+        Some(json) => dom::download(json.as_bytes(), "tacit-history.json", "application/json"),
+        None => dom::set_msg(
+            "history-msg",
+            "Unlock the wallet to download its history.",
+            false,
+        ),
+    }
+}
+
+fn delete_history() {
+    let confirmed = web_sys::window()
+        .and_then(|w| {
+            w.confirm_with_message(
+                "Delete the history of ended sessions from this browser? What sites were told stays known to them; only your record of it goes. This cannot be undone.",
+            )
+            .ok()
+        })
+        .unwrap_or(false);
+    crate::storage::locked_then(move || {
+        with_app(|app| {
+            app.step(|wallet, gate, vault, snap, rng| {
+                wallet.clear_history(gate, vault, snap, confirmed, rng)
+            });
+            let text = if confirmed {
+                "The history of ended sessions was deleted."
+            } else {
+                "The history was not deleted."
+            };
+            dom::set_msg("history-msg", text, confirmed);
+            app.after_change();
+        });
+    });
+}

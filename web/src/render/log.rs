@@ -9,6 +9,7 @@ use capability_gate::words;
 use super::consent::money_words;
 
 pub(super) fn log(view: &View<'_>) {
+    history(view);
     // The log only grows, and each entry's hash chains every earlier one: its length and head
     // say whether anything changed since it was drawn.
     let log = view.gate.log();
@@ -46,7 +47,15 @@ pub(super) fn log(view: &View<'_>) {
     fill(
         "log",
         if rows.is_empty() {
-            vec![el("li", "empty", "No site has been told anything yet.")]
+            vec![el(
+                "li",
+                "empty",
+                if view.wallet.is_unlocked() {
+                    "No site has been told anything yet."
+                } else {
+                    "Unlock the wallet to read what sites were told: the log is sealed with your profile."
+                },
+            )]
         } else {
             rows
         },
@@ -101,4 +110,98 @@ pub(super) fn session_receipts(view: &View<'_>) {
         })
         .collect();
     fill("session-receipts", rows);
+}
+
+/// The history of ended sessions (sealed with the profile): one item per session, newest first,
+/// with what each site was told and what became of each application. Its Download and Delete
+/// buttons are `receipts`' (installed at start).
+fn history(view: &View<'_>) {
+    let record = view.wallet.person_record(view.gate);
+    let key = match &record {
+        Some(r) => format!(
+            "open {} {}",
+            r.history.len(),
+            r.history.last().map_or(0, |s| s.ended_at.millis())
+        ),
+        None => "locked".to_owned(),
+    };
+    if !changed("history", key) {
+        return;
+    }
+    let Some(record) = record else {
+        dom::show("history-actions", false);
+        fill(
+            "history",
+            vec![el(
+                "li",
+                "empty",
+                "Unlock the wallet to read the history of ended sessions.",
+            )],
+        );
+        return;
+    };
+    dom::show("history-actions", !record.history.is_empty());
+    let rows: Vec<_> = record
+        .history
+        .iter()
+        .rev()
+        .map(|s| {
+            let li = el("li", "session", "");
+            attr(&li, "data-entries", &s.log.len().to_string());
+            let count = s.log.len();
+            append(
+                &li,
+                &el(
+                    "h3",
+                    "",
+                    &format!(
+                        "Session ended {}: {count} {}",
+                        crate::intl::date_time(s.ended_at.millis()),
+                        if count == 1 { "answer" } else { "answers" }
+                    ),
+                ),
+            );
+            let lines = el("ul", "", "");
+            for e in &s.log {
+                append(&lines, &el("li", "", &words::log_line(e, &money_words)));
+            }
+            for a in &s.applications {
+                let item = el(
+                    "li",
+                    "application",
+                    &format!(
+                        "Application to {}: {}",
+                        words::host_of(a.audience.as_str()),
+                        a.sent.words()
+                    ),
+                );
+                attr(&item, "data-sent", &format!("{:?}", a.sent));
+                append(&lines, &item);
+            }
+            for r in &s.receipts {
+                append(
+                    &lines,
+                    &el(
+                        "li",
+                        "receipt",
+                        &format!(
+                            "Receipt for {}{}",
+                            words::host_of(r.payload.audience.as_str()),
+                            if r.signed.is_some() { ", signed" } else { "" }
+                        ),
+                    ),
+                );
+            }
+            append(&li, &lines);
+            li
+        })
+        .collect();
+    fill(
+        "history",
+        if rows.is_empty() {
+            vec![el("li", "empty", "No session has ended yet.")]
+        } else {
+            rows
+        },
+    );
 }

@@ -1,0 +1,233 @@
+//! Issue 30, item 3, end to end in Chromium: the record of what sites were told (the comparison
+//! log, the history of ended sessions) is sealed with the vault and survives reloads, a second
+//! tab and a restored backup; End session closes the session into a history the person can read,
+//! download and delete; a new profile starts empty.
+//!
+//! These tests fail, never skip, when Chromium, the WebMCP switch or the built site is missing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use serde_json::{Value, json};
+use tacit_e2e::wallet::{PASS, Session, WAIT, Wallet, choose_file};
+
+const PHARMACY: &str = "http://127.0.0.1:8082";
+/// Satisfied for the profile these tests make (it holds pregnancy only).
+const NEITHER: [&str; 2] = ["asthma", "diabetes"];
+
+/// A fresh wallet tab on an empty origin storage with a profile holding pregnancy.
+fn fresh(session: &Session) -> Wallet<'_> {
+    let mut wallet = session.open("");
+    wallet
+        .page
+        .eval("localStorage.clear(); sessionStorage.clear(); true")
+        .unwrap();
+    wallet.reload();
+    wallet.create_profile_of("28,400.00", None, "pregnancy");
+    wallet
+}
+
+/// The agent asks `has_none_of(asthma, diabetes)`, the person grants it, the agent calls it.
+fn answer(wallet: &mut Wallet<'_>, nonce: &str) {
+    let id = wallet.request(json!({
+        "origin": PHARMACY,
+        "nonce": nonce,
+        "site_name": "Pharmacy",
+        "purpose": "Can this medicine be dispensed",
+        "claims": [ { "kind": "has_none_of", "conditions": NEITHER } ]
+    }));
+    let tools = wallet.grant(&id, "3600000", 1);
+    let out = wallet.call(&tools[0], json!({}));
+    assert_eq!(out["result"]["satisfied"], true, "{out}");
+}
+
+/// How many answers the log shows (rows with an outcome).
+fn log_rows(wallet: &Wallet<'_>) -> u64 {
+    wallet
+        .page
+        .eval("document.querySelectorAll('#log li[data-outcome]').length")
+        .unwrap()
+        .as_u64()
+        .unwrap()
+}
+
+fn wait_log_rows(wallet: &Wallet<'_>, n: u64) {
+    let js = format!("document.querySelectorAll('#log li[data-outcome]').length === {n}");
+    if let Err(e) = wallet.page.wait_for(&js, WAIT) {
+        panic!(
+            "the log does not show {n} answers (it shows {}: {:?}): {e}",
+            log_rows(wallet),
+            wallet.text("#log")
+        );
+    }
+}
+
+/// The person clicks "Check that the log is intact"; what it says.
+fn check(wallet: &Wallet<'_>) -> String {
+    wallet.front();
+    wallet.page.click("[data-action=verify-log]").unwrap();
+    wallet.wait_text("#verify-result", "intact");
+    wallet.text("#verify-result")
+}
+
+/// The ended sessions the history shows: each one's number of answers, newest first.
+fn history(wallet: &Wallet<'_>) -> Vec<u64> {
+    let out = wallet
+        .page
+        .eval(
+            "[...document.querySelectorAll('#history li.session')].map(li => +li.dataset.entries)",
+        )
+        .unwrap();
+    out.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
+fn wait_history(wallet: &Wallet<'_>, n: usize) {
+    let js = format!("document.querySelectorAll('#history li.session').length === {n}");
+    if let Err(e) = wallet.page.wait_for(&js, WAIT) {
+        panic!(
+            "the history does not show {n} sessions ({:?}, {:?}): {e}",
+            wallet.text("#history"),
+            wallet.text("#profile-msg")
+        );
+    }
+}
+
+fn unlock_after_reload(wallet: &mut Wallet<'_>) {
+    wallet.reload();
+    wallet.unlock_and_wait(PASS);
+}
+
+#[test]
+fn history_the_log_survives_reloads_and_shows_in_a_second_tab() {
+    let session = Session::start();
+    let mut wallet = fresh(&session);
+    answer(&mut wallet, "n-h-1");
+    answer(&mut wallet, "n-h-2");
+    wait_log_rows(&wallet, 2);
+    // The sealed record holds no raw fact or condition name.
+    let record = wallet.stored_vault().as_str().unwrap().to_owned();
+    for raw in ["asthma", "diabetes", "pregnancy", "2840000"] {
+        assert!(!record.contains(raw), "the stored record shows {raw}");
+    }
+    unlock_after_reload(&mut wallet);
+    wait_log_rows(&wallet, 2);
+    let said = check(&wallet);
+    assert!(said.contains("its 2 entries"), "{said}");
+    // A second tab sees the same log, and its answer reaches the first one.
+    let mut second = session.open("");
+    second.unlock_and_wait(PASS);
+    wait_log_rows(&second, 2);
+    answer(&mut second, "n-h-3");
+    wait_log_rows(&second, 3);
+    unlock_after_reload(&mut wallet);
+    wait_log_rows(&wallet, 3);
+    let said = check(&wallet);
+    assert!(said.contains("its 3 entries"), "{said}");
+}
+
+#[test]
+fn history_end_session_download_and_delete() {
+    let session = Session::start();
+    let mut wallet = fresh(&session);
+    answer(&mut wallet, "n-e-1");
+    answer(&mut wallet, "n-e-2");
+    wait_log_rows(&wallet, 2);
+    wallet.end_session();
+    wallet.wait_text("#lock-pill", "Locked");
+    wallet.wait_text("#history", "Unlock the wallet");
+    unlock_after_reload(&mut wallet);
+    wait_history(&wallet, 1);
+    assert_eq!(history(&wallet), vec![2]);
+    // The open session starts empty.
+    wait_log_rows(&wallet, 0);
+
+    // Download: the file the page offers, read from the blob behind its URL (the page revokes
+    // the URL right after the click).
+    wallet
+        .page
+        .eval(
+            "window.__downloads = []; window.__blobs = []; \
+             const made = URL.createObjectURL; \
+             URL.createObjectURL = (b) => { window.__blobs.push(b); return made(b); }; \
+             HTMLAnchorElement.prototype.click = function () { \
+               window.__downloads.push({ name: this.download }); }; true",
+        )
+        .unwrap();
+    wallet.front();
+    wallet.page.click("#history-export").unwrap();
+    wallet
+        .page
+        .wait_for("window.__downloads.length === 1", WAIT)
+        .unwrap();
+    let name = wallet.page.eval("window.__downloads[0].name").unwrap();
+    assert_eq!(name, json!("tacit-history.json"));
+    let text = wallet.page.eval("window.__blobs[window.__blobs.length - 1].text()").unwrap();
+    let export: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
+    assert_eq!(export["tacit_history"], 1, "{export}");
+    let sessions = export["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{export}");
+    assert_eq!(sessions[0]["log"].as_array().unwrap().len(), 2, "{export}");
+
+    // Delete: cancelled, nothing goes; confirmed, the history goes and stays gone.
+    wallet
+        .page
+        .eval("window.confirm = () => false; true")
+        .unwrap();
+    wallet.page.click("#history-delete").unwrap();
+    wallet.wait_text("#history-msg", "not deleted");
+    assert_eq!(history(&wallet), vec![2]);
+    wallet
+        .page
+        .eval("window.confirm = () => true; true")
+        .unwrap();
+    wallet.page.click("#history-delete").unwrap();
+    wallet.wait_text("#history-msg", "was deleted");
+    wait_history(&wallet, 0);
+    unlock_after_reload(&mut wallet);
+    wallet.wait_text("#history", "No session has ended yet");
+}
+
+#[test]
+fn history_a_new_profile_starts_empty_and_a_backup_brings_the_record_back() {
+    let session = Session::start();
+    let mut wallet = fresh(&session);
+    // The backup, taken before the answers: the envelope bytes the Export button downloads.
+    let record: Value = serde_json::from_str(wallet.stored_vault().as_str().unwrap()).unwrap();
+    let backup = unhex(record["envelope"].as_str().unwrap());
+    let file = tempfile::Builder::new()
+        .suffix(".tacitvault")
+        .tempfile()
+        .unwrap();
+    std::fs::write(file.path(), &backup).unwrap();
+    answer(&mut wallet, "n-b-1");
+    wait_log_rows(&wallet, 1);
+    // Importing the same vault's backup keeps the sealed record.
+    wallet
+        .page
+        .eval("window.confirm = () => true; true")
+        .unwrap();
+    choose_file(&wallet.page, "#import-file", file.path());
+    wallet.wait_text("#profile-msg", "Backup imported");
+    wallet.unlock_and_wait(PASS);
+    wait_log_rows(&wallet, 1);
+
+    // Deleting the profile and making a new one in the same tab: nothing of the old one shows.
+    wallet.delete_profile();
+    wait_log_rows(&wallet, 0);
+    wallet.create_profile_of("28,400.00", None, "pregnancy");
+    wallet.wait_text("#lock-pill", "Unlocked");
+    wait_log_rows(&wallet, 0);
+    wallet.wait_text("#history", "No session has ended yet");
+    let said = check(&wallet);
+    assert!(said.contains("its 0 entries"), "{said}");
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
