@@ -112,10 +112,23 @@ fn history_the_log_survives_reloads_and_shows_in_a_second_tab() {
     for raw in ["asthma", "diabetes", "pregnancy", "2840000"] {
         assert!(!record.contains(raw), "the stored record shows {raw}");
     }
+    // The person sends an application of the second answer; its record is sealed too.
+    let proposal = wallet.draft(PHARMACY, "n-h-2");
+    wallet.release(&proposal, true);
+    let sent = "document.querySelector('#history li.application[data-sent=Released]')";
+    wallet.page.wait_for(&format!("!!{sent}"), WAIT).unwrap();
     unlock_after_reload(&mut wallet);
     wait_log_rows(&wallet, 2);
     let said = check(&wallet);
     assert!(said.contains("its 2 entries"), "{said}");
+    // After the reload the application and its receipt still show.
+    if let Err(e) = wallet.page.wait_for(&format!("!!{sent}"), WAIT) {
+        panic!(
+            "the sent application is gone after a reload ({:?}): {e}",
+            wallet.text("#history")
+        );
+    }
+    wallet.wait_text("#history", "Receipt for 127.0.0.1:8082");
     // A second tab sees the same log, and its answer reaches the first one.
     let mut second = session.open("");
     second.unlock_and_wait(PASS);
@@ -164,7 +177,10 @@ fn history_end_session_download_and_delete() {
         .unwrap();
     let name = wallet.page.eval("window.__downloads[0].name").unwrap();
     assert_eq!(name, json!("tacit-history.json"));
-    let text = wallet.page.eval("window.__blobs[window.__blobs.length - 1].text()").unwrap();
+    let text = wallet
+        .page
+        .eval("window.__blobs[window.__blobs.length - 1].text()")
+        .unwrap();
     let export: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
     assert_eq!(export["tacit_history"], 1, "{export}");
     let sessions = export["sessions"].as_array().unwrap();

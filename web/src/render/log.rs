@@ -119,9 +119,15 @@ fn history(view: &View<'_>) {
     let record = view.wallet.person_record(view.gate);
     let key = match &record {
         Some(r) => format!(
-            "open {} {}",
+            "open {} {} {} {} {}",
             r.history.len(),
-            r.history.last().map_or(0, |s| s.ended_at.millis())
+            r.history.last().map_or(0, |s| s.ended_at.millis()),
+            r.applications.len(),
+            r.applications
+                .iter()
+                .filter(|a| a.sent != wallet_core::history::Sent::NotSent)
+                .count(),
+            r.receipts.iter().filter(|k| k.signed.is_some()).count() + r.receipts.len() * 1000,
         ),
         None => "locked".to_owned(),
     };
@@ -141,61 +147,92 @@ fn history(view: &View<'_>) {
         return;
     };
     dom::show("history-actions", !record.history.is_empty());
-    let rows: Vec<_> = record
-        .history
-        .iter()
-        .rev()
-        .map(|s| {
-            let li = el("li", "session", "");
-            attr(&li, "data-entries", &s.log.len().to_string());
-            let count = s.log.len();
+    let mut rows: Vec<_> = Vec::new();
+    if !record.applications.is_empty() || !record.receipts.is_empty() {
+        // The open session's applications and receipts, sealed too: they show after a reload.
+        let li = el("li", "open-session", "");
+        append(&li, &el("h3", "", "This session so far"));
+        let lines = el("ul", "", "");
+        for a in &record.applications {
+            let item = el(
+                "li",
+                "application",
+                &format!(
+                    "Application to {}: {}",
+                    words::host_of(a.audience.as_str()),
+                    a.sent.words()
+                ),
+            );
+            attr(&item, "data-sent", &format!("{:?}", a.sent));
+            append(&lines, &item);
+        }
+        for r in &record.receipts {
             append(
-                &li,
+                &lines,
                 &el(
-                    "h3",
-                    "",
+                    "li",
+                    "receipt",
                     &format!(
-                        "Session ended {}: {count} {}",
-                        crate::intl::date_time(s.ended_at.millis()),
-                        if count == 1 { "answer" } else { "answers" }
+                        "Receipt for {}{}",
+                        words::host_of(r.payload.audience.as_str()),
+                        if r.signed.is_some() { ", signed" } else { "" }
                     ),
                 ),
             );
-            let lines = el("ul", "", "");
-            for e in &s.log {
-                append(&lines, &el("li", "", &words::log_line(e, &money_words)));
-            }
-            for a in &s.applications {
-                let item = el(
+        }
+        append(&li, &lines);
+        rows.push(li);
+    }
+    rows.extend(record.history.iter().rev().map(|s| {
+        let li = el("li", "session", "");
+        attr(&li, "data-entries", &s.log.len().to_string());
+        let count = s.log.len();
+        append(
+            &li,
+            &el(
+                "h3",
+                "",
+                &format!(
+                    "Session ended {}: {count} {}",
+                    crate::intl::date_time(s.ended_at.millis()),
+                    if count == 1 { "answer" } else { "answers" }
+                ),
+            ),
+        );
+        let lines = el("ul", "", "");
+        for e in &s.log {
+            append(&lines, &el("li", "", &words::log_line(e, &money_words)));
+        }
+        for a in &s.applications {
+            let item = el(
+                "li",
+                "application",
+                &format!(
+                    "Application to {}: {}",
+                    words::host_of(a.audience.as_str()),
+                    a.sent.words()
+                ),
+            );
+            attr(&item, "data-sent", &format!("{:?}", a.sent));
+            append(&lines, &item);
+        }
+        for r in &s.receipts {
+            append(
+                &lines,
+                &el(
                     "li",
-                    "application",
+                    "receipt",
                     &format!(
-                        "Application to {}: {}",
-                        words::host_of(a.audience.as_str()),
-                        a.sent.words()
+                        "Receipt for {}{}",
+                        words::host_of(r.payload.audience.as_str()),
+                        if r.signed.is_some() { ", signed" } else { "" }
                     ),
-                );
-                attr(&item, "data-sent", &format!("{:?}", a.sent));
-                append(&lines, &item);
-            }
-            for r in &s.receipts {
-                append(
-                    &lines,
-                    &el(
-                        "li",
-                        "receipt",
-                        &format!(
-                            "Receipt for {}{}",
-                            words::host_of(r.payload.audience.as_str()),
-                            if r.signed.is_some() { ", signed" } else { "" }
-                        ),
-                    ),
-                );
-            }
-            append(&li, &lines);
-            li
-        })
-        .collect();
+                ),
+            );
+        }
+        append(&li, &lines);
+        li
+    }));
     fill(
         "history",
         if rows.is_empty() {
