@@ -126,6 +126,9 @@ fn person_acts(
         &format!("!!document.querySelector('{button}')"),
         Duration::from_secs(20),
     )?;
+    // No box starts ticked: the person ticks every question or answer first.
+    let card = if kind == "request" { "req" } else { "prop" };
+    crate::wallet::tick_all(wallet, &format!("#{card}-{id}"))?;
     wallet.click(button)?;
     say("   typing the demo passphrase into the wallet's confirmation dialog");
     crate::wallet::confirm_with_passphrase(wallet, crate::wallet::PASS)

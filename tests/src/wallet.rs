@@ -295,6 +295,31 @@ pub fn confirm_with_passphrase(page: &Page<'_>, pass: &str) -> crate::Result<()>
     })
 }
 
+/// The person ticks, with real clicks, every box of the card `card` (`#req-<id>` or
+/// `#prop-<id>`) that can be ticked and is not ticked yet: a request's questions the memory
+/// would answer, an application's answers. No box starts ticked (issue 30, item 6), so this
+/// comes before Allow or Send. Waits until each box shows ticked; an error if one never does.
+pub fn tick_all(page: &Page<'_>, card: &str) -> crate::Result<()> {
+    page.wait_for(&format!("!!document.querySelector({card:?})"), WAIT)?;
+    let boxes = page.eval(&format!(
+        "[...document.querySelectorAll({card:?} + ' input[data-claim-index], ' + {card:?} + \
+           ' input[data-item-index]')].filter((b) => !b.disabled && !b.checked && \
+           !b.hasAttribute('data-declined') && b.getClientRects().length) \
+           .map((b) => b.dataset.claimIndex !== undefined ? \
+             'input[data-claim-index=\"' + b.dataset.claimIndex + '\"]' : \
+             'input[data-item-index=\"' + b.dataset.itemIndex + '\"]')"
+    ))?;
+    for one in boxes.as_array().into_iter().flatten() {
+        let selector = format!("{card} {}", one.as_str().unwrap_or_default());
+        page.click(&selector)?;
+        page.wait_for(
+            &format!("document.querySelector({selector:?}).checked"),
+            WAIT,
+        )?;
+    }
+    Ok(())
+}
+
 /// The wallet page in one tab.
 #[derive(Debug)]
 pub struct Wallet<'b> {
@@ -710,6 +735,7 @@ impl<'b> Wallet<'b> {
         self.front();
         // The duration is the person's choice: real key presses on the select.
         self.page.select(&format!("#dur-{id}"), duration).unwrap();
+        tick_all(&self.page, &format!("#req-{id}")).unwrap();
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
             .unwrap();
@@ -896,6 +922,7 @@ impl<'b> Wallet<'b> {
         if asks && acknowledge {
             self.page.click(&ack).unwrap();
         }
+        tick_all(&self.page, &format!("#prop-{proposal}")).unwrap();
         let release = format!("[data-action=release][data-id={proposal}]");
         self.page.click(&release).unwrap();
         self.confirm_act();

@@ -135,8 +135,10 @@ fn choices_a_moved_data_id_grants_the_card_the_person_clicked_never_the_other() 
         ))
         .unwrap();
     assert_eq!(moved, json!(b));
-    // The person clicks the Allow button on A's card (real input) and confirms.
+    // The person ticks A's questions and clicks the Allow button on A's card (real input) and
+    // confirms.
     wallet.front();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{a}")).unwrap();
     wallet
         .page
         .click(&format!("#req-{a} button.primary"))
@@ -191,11 +193,12 @@ fn choices_a_scripts_choice_before_the_click_is_not_the_persons() {
     let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-before"));
     let card = format!("#req-{id}");
-    // The person unticks the district claim and chooses one use (real input).
+    // The person ticks the income claim only (none starts ticked) and chooses one use (real
+    // input).
     wallet.front();
     wallet
         .page
-        .click(&format!("{card} input[data-claim-index=\"1\"]"))
+        .click(&format!("{card} input[data-claim-index=\"0\"]"))
         .unwrap();
     wallet.page.select(&format!("#dur-{id}"), "once").unwrap();
     assert!(

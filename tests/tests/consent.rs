@@ -86,6 +86,17 @@ fn proposal_status(wallet: &mut Wallet<'_>, id: &str) -> Value {
 /// The person clicks Grant on request `id` (real click), without confirming.
 fn click_grant(wallet: &Wallet<'_>, id: &str) {
     wallet.front();
+    // No box starts ticked: where the person has ticked none yet, they tick every question
+    // first (real clicks); a choice they made is left as it is.
+    let none = wallet
+        .page
+        .eval(&format!(
+            "![...document.querySelectorAll('#req-{id} input[data-claim-index]')].some((b) => b.checked)"
+        ))
+        .unwrap();
+    if none == json!(true) {
+        tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
+    }
     wallet
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))
@@ -174,6 +185,7 @@ fn consent_a_page_scripts_clicks_do_nothing() {
     {
         wallet.page.click(&ack).unwrap();
     }
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#prop-{proposal}")).unwrap();
     script_click(
         &wallet,
         &format!("[data-action=release][data-id={proposal}]"),
@@ -276,6 +288,7 @@ fn consent_the_passphrase_dialog_wrong_cancel_right() {
     // Right, all by keyboard: Enter on the focused Grant button (a trusted activation) opens
     // the dialog, Enter in the field submits it; the grant is made.
     wallet.front();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
     wallet
         .page
         .focus_on(&format!("[data-action=grant][data-id={id}]"))
@@ -771,11 +784,12 @@ fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
     let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-card-1"));
     let card = format!("#req-{id}");
-    // The person unticks the district claim, chooses one use, types a reason (real input).
+    // The person ticks the first claim only (none starts ticked), chooses one use, types a
+    // reason (real input).
     wallet.front();
     wallet
         .page
-        .click(&format!("{card} input[data-claim-index=\"1\"]"))
+        .click(&format!("{card} input[data-claim-index=\"0\"]"))
         .unwrap();
     wallet.page.select(&format!("#dur-{id}"), "once").unwrap();
     wallet
@@ -815,7 +829,7 @@ fn consent_a_card_keeps_the_persons_choices_when_others_arrive() {
             "document.querySelector('#req-{other} input[data-claim-index=\"1\"]').checked"
         ))
         .unwrap();
-    assert_eq!(other_box, true);
+    assert_eq!(other_box, false, "a box was ticked for the person");
 
     // Grant: only the ticked claim, for one use.
     click_grant(&wallet, &id);
@@ -916,7 +930,8 @@ fn consent_a_claim_the_memory_would_decline_is_disabled_and_unticked() {
         "the reason is not visible: {boxes:?}"
     );
     assert_eq!(boxes[1][1], false, "{boxes:?}");
-    assert_eq!(boxes[1][2], true, "{boxes:?}");
+    // Not ticked before the person ticks it (issue 30, item 6).
+    assert_eq!(boxes[1][2], false, "{boxes:?}");
     // A real click on the disabled box does not tick it; Grant grants only the other claim.
     wallet
         .page
@@ -1018,11 +1033,12 @@ fn consent_the_choices_are_those_at_the_persons_click_not_after() {
     let session = Session::start();
     let mut wallet = session.with_profile("");
     let id = wallet.request(housing_policy(HOUSING, "n-snapshot"));
-    // The person unticks the district claim, chooses one use, clicks Grant.
+    // The person ticks the income claim only (none starts ticked), chooses one use, clicks
+    // Grant.
     wallet.front();
     wallet
         .page
-        .click(&format!("#req-{id} input[data-claim-index=\"1\"]"))
+        .click(&format!("#req-{id} input[data-claim-index=\"0\"]"))
         .unwrap();
     wallet.page.select(&format!("#dur-{id}"), "once").unwrap();
     click_grant(&wallet, &id);
@@ -1107,18 +1123,19 @@ fn consent_release_sends_the_items_kept_at_the_persons_click() {
         ))
         .unwrap();
     assert_eq!(items.as_array().map(Vec::len), Some(2), "{items}");
+    // No answer starts ticked (issue 30, item 6).
     assert!(
-        items.as_array().unwrap().iter().all(|i| i[1] == true),
+        items.as_array().unwrap().iter().all(|i| i[1] == false),
         "{items}"
     );
-    // The person unticks the second item (real click) and clicks Release; while the dialog
-    // waits, a script ticks it again.
-    let second = items[1][0].as_str().unwrap().to_owned();
+    // The person ticks the first item only (real click) and clicks Release; while the dialog
+    // waits, a script ticks the second.
+    let first = items[0][0].as_str().unwrap().to_owned();
     wallet.front();
     wallet
         .page
         .click(&format!(
-            ".proposal-item input[data-item-index=\"{second}\"]"
+            ".proposal-item input[data-item-index=\"{first}\"]"
         ))
         .unwrap();
     let ack = format!("#ack-{proposal}");

@@ -409,6 +409,7 @@ fn grant_each(wallet: &Wallet<'_>, ids: &[String], duration: Option<&str>) {
         if let Some(duration) = duration {
             wallet.page.select(&format!("#dur-{id}"), duration).unwrap();
         }
+        tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
         wallet
             .page
             .click(&format!("[data-action=grant][data-id={id}]"))

@@ -54,6 +54,8 @@ fn a_request_that_waited_while_locked_says_unlock_to_answer_and_one_passphrase_u
     let words = wallet.text(&allow);
     assert!(words.starts_with("Unlock and allow"), "{words}");
 
+    // The person ticks the questions (none starts ticked, issue 30 item 6).
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
     // A wrong passphrase: the dialog stays, nothing unlocks, nothing is granted.
     wallet.page.click(&allow).unwrap();
     type_confirmation(&wallet.page, "not the passphrase at all").unwrap();

@@ -82,6 +82,7 @@ fn request(page: &Page<'_>, nonce: &str) -> String {
 fn grant(wallet: &Wallet<'_>, id: &str, duration: &str) -> Vec<String> {
     wallet.front();
     wallet.page.select(&format!("#dur-{id}"), duration).unwrap();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
     wallet
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))

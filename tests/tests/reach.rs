@@ -6,6 +6,8 @@
 //!   without scrolling; the application card's Send and Don't send are inside it once the card's
 //!   heading is scrolled to the top (without scrolling where the card is already in view), and
 //!   nothing covers them (`elementFromPoint` at their centres finds them).
+//! - No question, answer or acknowledgement box of the waiting cards is ticked before the
+//!   person ticks it.
 //! - Every visible button, input, select, summary and link of the cards and the settings is at
 //!   least 24×24 CSS px (WCAG 2.2, 2.5.8), at both sizes.
 //! - The settings' fields carry no placeholder: their examples are visible hints beside them,
@@ -245,6 +247,24 @@ fn the_decision_is_in_reach_and_every_target_is_big_enough() {
     let send = format!("[data-action=release][data-id={proposal}]");
     let refuse = format!("[data-action=refuse][data-id={proposal}]");
 
+    // No box is ticked before the person ticks it: not a question, not an answer, not the
+    // acknowledgement.
+    let ticked = wallet
+        .page
+        .eval(
+            "[...document.querySelectorAll('#requests input[type=checkbox], \
+               #proposals input[type=checkbox]')].map((b) => [b.id || b.dataset.itemIndex, b.checked])",
+        )
+        .unwrap();
+    let boxes = ticked.as_array().unwrap();
+    assert!(
+        boxes.len() >= 4,
+        "fewer boxes than two cards hold: {ticked}"
+    );
+    assert!(
+        boxes.iter().all(|b| b[1] == false),
+        "a box is ticked before the person ticked it: {ticked}"
+    );
     // The page's notice at the foot of the screen (what changed and why) covers the bottom of
     // the window until the person dismisses it: they do, with a real click, first.
     let notice = wallet

@@ -39,6 +39,7 @@ fn released_receipt_is_signed_and_tacit_verify_accepts_it() {
         .unwrap();
     // The hand-made policy carries no site signature: the person confirms the warning.
     wallet.page.click(&format!("#ack-{proposal}")).unwrap();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#prop-{proposal}")).unwrap();
     wallet.page.click(&release).unwrap();
     wallet.confirm_act(); // the person's confirmation (the passphrase typed again)
     let out = wallet.poll("check_proposal", json!({ "proposal_id": proposal }), |o| {

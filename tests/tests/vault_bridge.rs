@@ -130,6 +130,7 @@ fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothin
         .unwrap();
     vault.front();
     vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
     vault
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))
@@ -513,6 +514,7 @@ fn the_strongest_agent_in_its_own_browser_gets_nothing_and_the_site_accepts_what
     // The person grants in the vault; the claim tool appears in the agent's browser.
     vault.front();
     vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
     vault
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))
@@ -637,6 +639,7 @@ fn the_strongest_agent_in_its_own_browser_gets_nothing_and_the_site_accepts_what
         .unwrap();
     vault.front();
     vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
     vault
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))

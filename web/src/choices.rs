@@ -42,8 +42,6 @@ struct Tick {
     ticked: bool,
     /// The memory would decline this claim: it stays unticked and cannot be ticked.
     declined: bool,
-    /// The card already gave this box its first tick (once the memory said it would answer).
-    started: bool,
 }
 
 struct Card {
@@ -138,7 +136,7 @@ fn keep(card: Card) {
 }
 
 /// Keeps a consent card just drawn: its Allow and Don't allow buttons, its claim boxes (none
-/// ticked until [`first_tick`]), its duration select (at `duration`) for request `id`.
+/// ticked: only the person ticks one), its duration select (at `duration`) for request `id`.
 #[allow(clippy::too_many_arguments)]
 pub fn keep_request(
     id: &RequestId,
@@ -164,7 +162,6 @@ pub fn keep_request(
                 index,
                 ticked: false,
                 declined: false,
-                started: false,
             })
             .collect(),
         duration: Some((select.clone(), duration.to_owned())),
@@ -176,8 +173,8 @@ pub fn keep_request(
 }
 
 /// Keeps a waiting approval card just drawn: its Send and Don't send buttons, its answers'
-/// boxes (all ticked), the acknowledgement box if it asks for one (unticked), and the digest it
-/// shows, for proposal `id`.
+/// boxes (none ticked: the person ticks the answers to send), the acknowledgement box if it
+/// asks for one (unticked), and the digest it shows, for proposal `id`.
 pub fn keep_proposal(
     id: &ProposalId,
     release: &Element,
@@ -197,9 +194,8 @@ pub fn keep_proposal(
             .map(|(element, index)| Tick {
                 element,
                 index,
-                ticked: true,
+                ticked: false,
                 declined: false,
-                started: true,
             })
             .collect(),
         duration: None,
@@ -232,20 +228,16 @@ fn with_card<T>(owner: &Owner, f: impl FnOnce(&mut Card) -> T) -> Option<T> {
 }
 
 /// The memory's word on claim `index` of request `id`: `declined` (it stays unticked and
-/// cannot be ticked), or it would answer (the first time, the box starts ticked; after that it
-/// is the person's).
+/// cannot be ticked), or it would answer (the box is the person's: it is never ticked for them).
 pub fn memory_says(id: &RequestId, index: usize, declined: bool) {
     with_card(&Owner::Request(id.clone()), |card| {
         if let Some(tick) = card.ticks.iter_mut().find(|t| t.index == index) {
             if declined {
                 tick.declined = true;
                 tick.ticked = false;
-            } else if tick.declined {
+            } else {
                 // No longer declined (the fact was edited): the person ticks it themselves.
                 tick.declined = false;
-            } else if !tick.started {
-                tick.started = true;
-                tick.ticked = true;
             }
         }
         draw(card);

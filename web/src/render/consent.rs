@@ -146,8 +146,8 @@ fn request_card(view: &View<'_>, request: &capability_gate::Request) -> web_sys:
         attr(&check, "data-claim-index", &i.to_string());
         let described = format!("{check_id}-reveal {check_id}-differs {check_id}-declined");
         attr(&check, "aria-describedby", &described);
-        // Nothing is pre-ticked until the memory said it would answer (update_request_card
-        // ticks it then, once; a claim it would decline is never ticked).
+        // Nothing is pre-ticked: only the person ticks a question (a claim the memory would
+        // decline cannot be ticked).
         boxes.push((check.clone(), i));
         append(&row, &check);
         let text = el("span", "question", &words::question(claim, &money_words));

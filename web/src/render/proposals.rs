@@ -20,7 +20,7 @@ fn site_of(view: &View<'_>, p: &capability_gate::Proposal) -> (bool, String) {
 
 /// The approval cards, newest first, one `#prop-<id>` each: waiting ones directly in
 /// `#proposals`, sent and refused ones in its "Sent" list. A card is rebuilt only when what it
-/// shows changed; an application waiting for the person keeps what they unticked.
+/// shows changed; an application waiting for the person keeps what they ticked.
 pub(super) fn proposals(view: &View<'_>) {
     let Some(container) = dom::by_id("proposals") else {
         return;
@@ -143,8 +143,9 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
         let keep = el("input", "", "");
         attr(&keep, "type", "checkbox");
         attr(&keep, "data-item-index", &index.to_string());
+        // Unticked: the person ticks each answer to send (`choices` keeps what they tick).
         if let Some(k) = keep.dyn_ref::<web_sys::HtmlInputElement>() {
-            k.set_checked(true);
+            k.set_checked(false);
         }
         // Only a waiting application's answers can be dropped.
         if p.state == ProposalState::Held {
@@ -192,12 +193,12 @@ fn proposal_card(view: &View<'_>, p: &capability_gate::Proposal) -> web_sys::Ele
     append(&card, &list);
     if p.state == ProposalState::Held {
         let leaves = match proofs {
-            0 => "What is sent: the answers you keep ticked, in a receipt your signer signs. \
-                  None of your facts. Untick an answer to leave it out."
+            0 => "Tick the answers to send. What is sent: the answers you tick, in a receipt \
+                  your signer signs. None of your facts."
                 .to_owned(),
-            _ => "What is sent: the answers you keep ticked, in a receipt your signer signs, \
-                  and for each proven answer you keep, its proof. None of your facts. Untick \
-                  an answer to leave it out."
+            _ => "Tick the answers to send. What is sent: the answers you tick, in a receipt \
+                  your signer signs, and for each proven answer you tick, its proof. None of \
+                  your facts."
                 .to_owned(),
         };
         append(&card, &el("p", "leaves", &leaves));
