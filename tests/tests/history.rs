@@ -154,8 +154,15 @@ fn history_end_session_download_and_delete() {
     unlock_after_reload(&mut wallet);
     wait_history(&wallet, 1);
     assert_eq!(history(&wallet), vec![2]);
-    // The open session starts empty.
+    wallet
+        .page
+        .eval("document.getElementById('history-card').scrollIntoView(); true")
+        .unwrap();
+    let shot = wallet.page.screenshot("history-ended-session").unwrap();
+    assert!(shot.exists());
+    // The open session starts empty, and says so (not "unlock").
     wait_log_rows(&wallet, 0);
+    wallet.wait_text("#log", "No site has been told anything yet");
 
     // Download: the file the page offers, read from the blob behind its URL (the page revokes
     // the URL right after the click).

@@ -10,10 +10,17 @@ use super::consent::money_words;
 
 pub(super) fn log(view: &View<'_>) {
     history(view);
-    // The log only grows, and each entry's hash chains every earlier one: its length and head
-    // say whether anything changed since it was drawn.
+    // Within a session the log only grows, and each entry's hash chains every earlier one: its
+    // length and head (and whether it is sealed away while locked) say whether anything changed
+    // since it was drawn.
     let log = view.gate.log();
-    if !changed("log", format!("{} {}", log.len(), log.head().to_hex())) {
+    let key = format!(
+        "{} {} {}",
+        view.wallet.is_unlocked(),
+        log.len(),
+        log.head().to_hex()
+    );
+    if !changed("log", key) {
         return;
     }
     let rows: Vec<_> = view
