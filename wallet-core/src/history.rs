@@ -24,10 +24,16 @@
 //!
 //! # Bounds
 //! The history keeps the newest [`MAX_SESSIONS`] ended sessions; ending one more drops the
-//! oldest ([`PersonRecord::end_session`] says how many were dropped). The open session keeps at
-//! most [`MAX_SESSION_ENTRIES`] log entries, [`MAX_SESSION_ITEMS`] receipts and as many
-//! applications; past that [`PersonRecord::check_bounds`] refuses, and the page asks the person
-//! to end the session (nothing is dropped silently from an open session).
+//! oldest ([`PersonRecord::end_session`] says how many were dropped, and the wallet tells the
+//! person). The open session is never trimmed (nothing is dropped silently from it):
+//! [`PersonRecord::check_bounds`] says when it holds more than [`MAX_SESSION_ENTRIES`] log
+//! entries or [`MAX_SESSION_ITEMS`] receipts or applications; nothing acts on that yet (the page
+//! does not yet ask the person to end such a session). Measured (`history_sizes` in
+//! `tests/history.rs`): a sealed record whose open log holds [`MAX_SESSION_ENTRIES`] entries is
+//! 1,351,690 bytes of stored text (about 676 bytes an entry). The history is bounded by count,
+//! not size: 50 full sessions would not fit in the 5 MB `localStorage` holds per origin in
+//! Chromium, and a write that does not fit fails, which locks the wallet (fail closed) without
+//! dropping anything stored.
 
 use serde::{Deserialize, Serialize};
 

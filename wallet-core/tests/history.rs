@@ -429,3 +429,35 @@ fn reseal(vault: &Vault, record: &StoredVault, text: &str) -> StoredVault {
         ..record.clone()
     }
 }
+
+/// The stored size of a record whose open log is at its bound: it must fit in `localStorage`
+/// (5 MB of text per origin in Chromium) with room for the rest.
+#[test]
+fn history_sizes() {
+    let (vault, _) = vault(11);
+    let mut log = ComparisonLog::new();
+    for i in 0..wallet_core::history::MAX_SESSION_ENTRIES {
+        ask(
+            &mut log,
+            "https://housing.example",
+            1_764_806_400_000 + i as i64,
+            18,
+        );
+    }
+    let record = PersonRecord {
+        log: log.entries().to_vec(),
+        ..PersonRecord::default()
+    };
+    assert!(record.check_bounds().is_ok());
+    let text = sealed(2, &vault, &record, 12).encode();
+    eprintln!(
+        "sealed record, {} entries: {} bytes",
+        record.log.len(),
+        text.len()
+    );
+    assert!(text.len() < 1_500_000, "{} bytes", text.len());
+    let mut over = record.clone();
+    ask(&mut log, "https://housing.example", 1, 18);
+    over.log = log.entries().to_vec();
+    assert_eq!(over.check_bounds(), Err(wallet_core::history::Full::Log));
+}
