@@ -320,6 +320,20 @@ pub fn tick_all(page: &Page<'_>, card: &str) -> crate::Result<()> {
     Ok(())
 }
 
+/// [`tick_all`] if the person has ticked no box of `card` yet; a choice they made (some boxes
+/// ticked, others not) is left as it is.
+pub fn tick_if_none(page: &Page<'_>, card: &str) -> crate::Result<()> {
+    page.wait_for(&format!("!!document.querySelector({card:?})"), WAIT)?;
+    let none = page.eval(&format!(
+        "![...document.querySelectorAll({card:?} + ' input[data-claim-index], ' + {card:?} + \
+           ' input[data-item-index]')].some((b) => b.checked)"
+    ))?;
+    if none == json!(true) {
+        tick_all(page, card)?;
+    }
+    Ok(())
+}
+
 /// The wallet page in one tab.
 #[derive(Debug)]
 pub struct Wallet<'b> {
@@ -735,7 +749,7 @@ impl<'b> Wallet<'b> {
         self.front();
         // The duration is the person's choice: real key presses on the select.
         self.page.select(&format!("#dur-{id}"), duration).unwrap();
-        tick_all(&self.page, &format!("#req-{id}")).unwrap();
+        tick_if_none(&self.page, &format!("#req-{id}")).unwrap();
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
             .unwrap();
@@ -922,7 +936,7 @@ impl<'b> Wallet<'b> {
         if asks && acknowledge {
             self.page.click(&ack).unwrap();
         }
-        tick_all(&self.page, &format!("#prop-{proposal}")).unwrap();
+        tick_if_none(&self.page, &format!("#prop-{proposal}")).unwrap();
         let release = format!("[data-action=release][data-id={proposal}]");
         self.page.click(&release).unwrap();
         self.confirm_act();
