@@ -40,6 +40,7 @@
 //! site is an error that names the command that fixes it, so a test can never pass by not running.
 
 pub mod agent;
+pub mod axe;
 pub mod bridge_tab;
 pub mod browser;
 pub mod cdp;

@@ -25,8 +25,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::{Value, json};
 use tacit_e2e::wallet::{Session, WAIT, Wallet, housing_policy};
@@ -40,46 +38,6 @@ const SHORT_DESKTOP: Viewport = Viewport {
     height: 800,
     mobile: false,
 };
-
-fn axe_source() -> String {
-    let dir: PathBuf = tacit_e2e::workspace_root().join("interop");
-    let file = dir.join("node_modules/axe-core/axe.min.js");
-    if !file.is_file() {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-            .current_dir(&dir)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "running npm ci failed ({e}); install Node with: apt-get install -y nodejs npm"
-                )
-            });
-        assert!(
-            out.status.success() && file.is_file(),
-            "`npm ci` in interop/ did not install axe-core (run it by hand: cd interop && npm ci):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::read_to_string(&file).unwrap()
-}
-
-fn axe_violations(page: &Page<'_>, source: &str) -> Vec<String> {
-    if page.eval("typeof window.axe === 'object'").unwrap() != json!(true) {
-        page.eval(source).unwrap();
-    }
-    let out = page
-        .eval(
-            "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => \
-               v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join('; ') + \
-               ' — ' + v.help))",
-        )
-        .unwrap();
-    out.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default().to_owned())
-        .collect()
-}
 
 /// Where `selector` is in the window: `[top, bottom, left, right, innerHeight, innerWidth,
 /// whether elementFromPoint at its centre is it or inside it]`.
@@ -230,7 +188,7 @@ fn wait_msg(wallet: &Wallet<'_>, id: &str, old: &str) -> String {
 #[test]
 fn the_decision_is_in_reach_and_every_target_is_big_enough() {
     let session = Session::start();
-    let axe = axe_source();
+    let axe = tacit_e2e::axe::source();
     let mut wallet = session.with_profile("");
     let mut problems = Vec::new();
 
@@ -265,19 +223,8 @@ fn the_decision_is_in_reach_and_every_target_is_big_enough() {
         boxes.iter().all(|b| b[1] == false),
         "a box is ticked before the person ticked it: {ticked}"
     );
-    // The page's notice at the foot of the screen (what changed and why) covers the bottom of
-    // the window until the person dismisses it: they do, with a real click, first.
-    let notice = wallet
-        .page
-        .eval("(() => { const n = document.getElementById('notice'); return !!n && !n.hidden; })()")
-        .unwrap();
-    if notice == json!(true) {
-        eprintln!(
-            "the notice says {:?}; dismissed first",
-            wallet.text("#notice-text")
-        );
-        wallet.page.click("#notice-dismiss").unwrap();
-    }
+    // The page's notice (what changed and why) stays at the top of the screen until the person
+    // dismisses it: the decision bar at the bottom is in reach with it shown too.
     for (viewport, size) in [(PHONE, "phone"), (SHORT_DESKTOP, "desktop")] {
         wallet.page.set_viewport(viewport).unwrap();
         wallet.page.eval("window.scrollTo(0, 0); true").unwrap();
@@ -329,7 +276,7 @@ fn the_decision_is_in_reach_and_every_target_is_big_enough() {
         for small in small_targets(&wallet.page) {
             problems.push(format!("{size}: a target under 24×24: {small}"));
         }
-        for v in axe_violations(&wallet.page, &axe) {
+        for v in tacit_e2e::axe::violations(&wallet.page, &axe) {
             problems.push(format!("{size}: axe {v}"));
         }
     }
@@ -389,7 +336,7 @@ fn the_decision_is_in_reach_and_every_target_is_big_enough() {
 #[test]
 fn signer_and_credential_steps_speak_plainly() {
     let session = Session::start();
-    let axe = axe_source();
+    let axe = tacit_e2e::axe::source();
     // A signer that refuses the code, as tacit-signer does, and an office that refuses too;
     // the page's policy lets it reach them (as it does the services the other tests run).
     let signer = refusing_server(
@@ -487,7 +434,7 @@ fn signer_and_credential_steps_speak_plainly() {
         .page
         .screenshot_at("reach-enrol-refused-desktop", SHORT_DESKTOP)
         .unwrap();
-    for v in axe_violations(&wallet.page, &axe) {
+    for v in tacit_e2e::axe::violations(&wallet.page, &axe) {
         problems.push(format!("refused enrolment: axe {v}"));
     }
 
@@ -525,7 +472,7 @@ fn signer_and_credential_steps_speak_plainly() {
         .page
         .screenshot_at("reach-credential-refused-desktop", SHORT_DESKTOP)
         .unwrap();
-    for v in axe_violations(&wallet.page, &axe) {
+    for v in tacit_e2e::axe::violations(&wallet.page, &axe) {
         problems.push(format!("credential errors: axe {v}"));
     }
     // The words check finds what it must.

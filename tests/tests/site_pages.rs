@@ -27,9 +27,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::path::PathBuf;
-use std::process::Command;
-
 use ed25519_dalek::SigningKey;
 use serde_json::{Value, json};
 use signer::{KeyStore, system_now};
@@ -51,51 +48,6 @@ const MIN_TEXT_WIDTH: f64 = 120.0;
 
 fn key() -> SigningKey {
     SigningKey::from_bytes(&[7; 32])
-}
-
-fn interop_dir() -> PathBuf {
-    tacit_e2e::workspace_root().join("interop")
-}
-
-/// axe-core's source, installed by `npm ci` in `interop/` if it is not there yet.
-fn axe_source() -> String {
-    let file = interop_dir().join("node_modules/axe-core/axe.min.js");
-    if !file.is_file() {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-            .current_dir(interop_dir())
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "running npm ci failed ({e}); install Node with: apt-get install -y nodejs npm"
-                )
-            });
-        assert!(
-            out.status.success() && file.is_file(),
-            "`npm ci` in interop/ did not install axe-core (run it by hand: cd interop && npm ci):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::read_to_string(&file).unwrap()
-}
-
-/// axe-core on the whole page; one line per violation.
-fn axe_violations(page: &Page<'_>, source: &str) -> Vec<String> {
-    if page.eval("typeof window.axe === 'object'").unwrap() != json!(true) {
-        page.eval(source).unwrap();
-    }
-    let out = page
-        .eval(
-            "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => \
-               v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ')).join('; ') + \
-               ' — ' + v.help))",
-        )
-        .unwrap();
-    out.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default().to_owned())
-        .collect()
 }
 
 /// A receipt payload for `audience` and `nonce` with one answer per claim, `outcomes[i]` for
@@ -240,7 +192,7 @@ fn check_state(
         assert!(shown.is_empty(), "{where_}: the person reads {shown:?}");
         let promises = contact_promises(page);
         assert!(promises.is_empty(), "{where_}: promises {promises:?}");
-        let violations = axe_violations(page, axe);
+        let violations = tacit_e2e::axe::violations(page, axe);
         assert!(violations.is_empty(), "{where_}: axe: {violations:#?}");
     }
 
@@ -388,7 +340,7 @@ fn walk(browser: &Browser, server: &TestSite, case: &Case, axe: &str, figures: &
 #[test]
 fn the_sites_pages_fit_a_phone_keep_developer_details_closed_and_promise_nothing_they_contradict() {
     let _serial = tacit_e2e::serial();
-    let axe = axe_source();
+    let axe = tacit_e2e::axe::source();
     let signer = TestSigner::start(
         KeyStore::from_signing_key(key(), system_now().plus_millis(-24 * HOUR)),
         &[],

@@ -24,8 +24,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -33,52 +31,6 @@ use tacit_e2e::wallet::{PASS, WAIT, Wallet, housing_policy};
 use tacit_e2e::{Browser, DESKTOP, PHONE, Page, StaticServer};
 
 const HOUSING: &str = "http://127.0.0.1:8081";
-
-fn interop_dir() -> PathBuf {
-    tacit_e2e::workspace_root().join("interop")
-}
-
-/// axe-core's source, installed by `npm ci` in `interop/` if it is not there yet.
-fn axe_source() -> String {
-    let file = interop_dir().join("node_modules/axe-core/axe.min.js");
-    if !file.is_file() {
-        let out = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--prefer-offline"])
-            .current_dir(interop_dir())
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "running npm ci failed ({e}); install Node with: apt-get install -y nodejs npm"
-                )
-            });
-        assert!(
-            out.status.success() && file.is_file(),
-            "`npm ci` in interop/ did not install axe-core (run it by hand: cd interop && npm ci):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    std::fs::read_to_string(&file).unwrap()
-}
-
-/// Runs axe-core on the whole page; one line per violation (rule, impact, the elements, help).
-fn axe_violations(page: &Page<'_>, source: &str) -> Vec<String> {
-    if page.eval("typeof window.axe === 'object'").unwrap() != json!(true) {
-        page.eval(source).unwrap();
-    }
-    let out = page
-        .eval(
-            "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => \
-               v.id + ' (' + v.impact + '): ' + v.nodes.map((n) => n.target.join(' ') + \
-               (n.failureSummary ? ' [' + n.failureSummary.replace(/\\s+/g, ' ') + ']' : '')).join('; ') + \
-               ' — ' + v.help))",
-        )
-        .unwrap();
-    out.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default().to_owned())
-        .collect()
-}
 
 /// What the person reads (closed `<details>`, "For developers" among them, are not rendered, so
 /// not in `innerText`) that is for machines: epoch milliseconds, a minor-unit amount, a tool
@@ -114,7 +66,7 @@ struct Checker {
 impl Checker {
     fn new() -> Self {
         Self {
-            axe: axe_source(),
+            axe: tacit_e2e::axe::source(),
             problems: Vec::new(),
         }
     }
@@ -125,7 +77,7 @@ impl Checker {
             self.problems
                 .push(format!("{state}: the page shows {found}"));
         }
-        for v in axe_violations(page, &self.axe) {
+        for v in tacit_e2e::axe::violations(page, &self.axe) {
             self.problems.push(format!("{state} (desktop): axe {v}"));
         }
         page.screenshot_at(&format!("ui-{state}-desktop"), DESKTOP)
@@ -148,7 +100,7 @@ impl Checker {
                 widths[2]
             ));
         }
-        for v in axe_violations(page, &self.axe) {
+        for v in tacit_e2e::axe::violations(page, &self.axe) {
             self.problems.push(format!("{state} (phone): axe {v}"));
         }
         page.screenshot_at(&format!("ui-{state}-phone"), PHONE)
@@ -164,7 +116,7 @@ impl Checker {
                document.querySelector('main').prepend(i); return true; })()",
         )
         .unwrap();
-        let found = axe_violations(page, &self.axe);
+        let found = tacit_e2e::axe::violations(page, &self.axe);
         page.eval("(() => { document.getElementById('axe-probe').remove(); return true; })()")
             .unwrap();
         assert!(

@@ -61,6 +61,22 @@ fn poll(page: &mut Page<'_>, name: &str, input: Value, done: impl Fn(&Value) -> 
     }
 }
 
+/// The person grants request `id` in the vault for 10 minutes (ticks every question, real
+/// clicks, confirms); the agent polls `check_request` on the bridge until it says granted.
+fn grant_in_vault(vault: &Wallet<'_>, bridge: &mut Page<'_>, id: &str) -> Value {
+    vault.front();
+    vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
+    vault
+        .page
+        .click(&format!("[data-action=grant][data-id={id}]"))
+        .unwrap();
+    vault.confirm_act();
+    poll(bridge, "check_request", json!({ "request_id": id }), |o| {
+        o["result"]["status"] == "granted"
+    })
+}
+
 #[test]
 fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothing() {
     let _serial = tacit_e2e::serial();
@@ -128,20 +144,7 @@ fn a_bridge_paired_by_its_scanned_offer_offers_the_vaults_tools_and_holds_nothin
         .page
         .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
         .unwrap();
-    vault.front();
-    vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
-    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
-    vault
-        .page
-        .click(&format!("[data-action=grant][data-id={id}]"))
-        .unwrap();
-    vault.confirm_act();
-    let checked = poll(
-        &mut bridge,
-        "check_request",
-        json!({ "request_id": id }),
-        |o| o["result"]["status"] == "granted",
-    );
+    let checked = grant_in_vault(&vault, &mut bridge, &id);
     let tools = granted_tools(&checked);
     assert!(!tools.is_empty(), "{checked}");
     for tool in &tools {
@@ -512,20 +515,7 @@ fn the_strongest_agent_in_its_own_browser_gets_nothing_and_the_site_accepts_what
     assert_eq!(still["result"]["status"], "held", "{still}");
 
     // The person grants in the vault; the claim tool appears in the agent's browser.
-    vault.front();
-    vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
-    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
-    vault
-        .page
-        .click(&format!("[data-action=grant][data-id={id}]"))
-        .unwrap();
-    vault.confirm_act();
-    let checked = poll(
-        &mut bridge,
-        "check_request",
-        json!({ "request_id": id }),
-        |o| o["result"]["status"] == "granted",
-    );
+    let checked = grant_in_vault(&vault, &mut bridge, &id);
     let tools = granted_tools(&checked);
     assert!(!tools.is_empty(), "{checked}");
     let tool = tools[0].clone();
@@ -637,20 +627,7 @@ fn the_strongest_agent_in_its_own_browser_gets_nothing_and_the_site_accepts_what
         .page
         .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
         .unwrap();
-    vault.front();
-    vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
-    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
-    vault
-        .page
-        .click(&format!("[data-action=grant][data-id={id}]"))
-        .unwrap();
-    vault.confirm_act();
-    let checked = poll(
-        &mut bridge,
-        "check_request",
-        json!({ "request_id": id }),
-        |o| o["result"]["status"] == "granted",
-    );
+    let checked = grant_in_vault(&vault, &mut bridge, &id);
     let tool = granted_tools(&checked)[0].clone();
     bridge.wait_tool(&tool, WAIT).unwrap();
     relay.restart().unwrap();

@@ -134,7 +134,7 @@ pub fn snapshot_release(proposal_id: &ProposalId) -> Option<Act> {
             let text = match why {
                 NotYet::NoCard => return None,
                 NotYet::NothingTicked => {
-                    "Keep at least one answer to release, or refuse the application."
+                    "Tick at least one answer to send, or refuse the application."
                 }
                 NotYet::Changed => CHANGED,
             };

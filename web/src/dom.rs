@@ -202,7 +202,7 @@ pub fn announce(text: &str) {
     }
 }
 
-/// Shows `text` in the notice at the foot of the screen (`#notice`, made on first use): what
+/// Shows `text` in the notice at the top of the screen (`#notice`, made on first use): what
 /// changed and why, for a person who does not hear `#announce`. It stays until the person
 /// dismisses it (its button) or the next notice replaces it; it is not a live region itself, so
 /// a screen reader hears the news once, from `#announce`.
@@ -231,8 +231,9 @@ pub fn notice(text: &str) {
             // One listener for the page's life: the notice is made once.
             close.forget();
             let _ = box_.append_child(&dismiss);
-            // Last in the page, so it adds no Tab stop before what waits; drawn over the
-            // bottom of the screen, so it is seen wherever the page is scrolled.
+            // Last in the page, so it adds no Tab stop before what waits; drawn over the top
+            // of the screen (the cards' decision bar keeps the bottom), so it is seen wherever
+            // the page is scrolled.
             let _ = app.append_child(&box_);
             box_
         }

@@ -117,6 +117,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
     let id = request_via_bridge(&mut bridge, &vault, "bench-bridge-calls")?;
     vault.front();
     vault.page.select(&format!("#dur-{id}"), "3600000")?;
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}"))?;
     vault
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))?;
@@ -168,6 +169,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
         let id = request_via_bridge(&mut bridge, &vault, &format!("bench-bridge-grant-{i}"))?;
         vault.front();
         vault.page.select(&format!("#dur-{id}"), "3600000")?;
+        tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}"))?;
         bridge.send("Page.bringToFront", json!({}))?;
         bridge.tools()?; // drain queued WebMCP events: the next claim tool added is ours
         let pressed = press(&vault.page, &format!("[data-action=grant][data-id={id}]"))?;
@@ -193,6 +195,7 @@ pub fn run(agent: &Browser, calls: usize, grants: usize) -> Res<Bridge> {
         let id = wallet.request(single_claim(&format!("bench-direct-grant-{i}")));
         wallet.front();
         wallet.page.select(&format!("#dur-{id}"), "3600000")?;
+        tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}"))?;
         wallet.page.tools()?;
         let pressed = press(&wallet.page, &format!("[data-action=grant][data-id={id}]"))?;
         let added =

@@ -298,6 +298,7 @@ pub fn expiries(
             // The person's real click on Grant, confirmed by the tab's virtual authenticator
             // (the page acts on trusted clicks only, and grants after the person's act).
             wallet.page.select(&format!("#dur-{id}"), "2000")?;
+            tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}"))?;
             wallet
                 .page
                 .click(&format!("[data-action=grant][data-id={id}]"))?;
@@ -428,6 +429,7 @@ pub fn grants_and_revokes(
     for i in 0..n {
         let id = wallet.request(single_claim(ORIGINS[i % 2], &format!("rev-{i}")));
         wallet.set(&format!("dur-{id}"), "3600000");
+        tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}"))?;
         wallet.page.tools()?; // drain queued WebMCP events: the next claim tool added is ours
         wallet
             .page
