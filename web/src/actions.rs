@@ -724,6 +724,10 @@ fn listen_delete_once() {
     on("cancel", |event| {
         if DELETING.get() {
             event.prevent_default();
+        } else {
+            // Escape: emptied at once (the `close` event that follows comes a task later, when
+            // the dialog already reads as closed).
+            reset_delete_dialog();
         }
     });
     on("close", |_| {
