@@ -254,6 +254,8 @@ fn grant(vault: &Wallet<'_>, id: &str, duration: &str) {
         .unwrap();
     vault.front();
     vault.page.select(&format!("#dur-{id}"), duration).unwrap();
+    // Nothing is ticked until the person ticks it.
+    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
     vault
         .page
         .click(&format!("[data-action=grant][data-id={id}]"))
