@@ -208,11 +208,12 @@ async fn cards_keep_the_persons_choices_and_arrival_order() {
     let first = request("n-keep-1").await;
     let card = format!("document.getElementById('req-{first}')");
     // A reason typed into the card (set directly: what counts is that a redraw keeps it), and a
-    // script's untick and duration, which are not the person's choices (no trusted input here;
-    // the person's real clicks are `tests/tests/choices.rs`'s): a redraw draws those back.
+    // script's tick and duration, which are not the person's choices (no trusted input here;
+    // the person's real clicks are `tests/tests/choices.rs`'s): a redraw draws those back, and
+    // nothing starts ticked.
     js(&format!(
         "window.__card = {card}; \
-         {card}.querySelector('input[data-claim-index=\"1\"]').checked = false; \
+         {card}.querySelector('input[data-claim-index=\"1\"]').checked = true; \
          document.getElementById('dur-{first}').value = 'once'; \
          document.getElementById('deny-{first}').value = 'typing a reason';"
     ));
@@ -226,8 +227,8 @@ async fn cards_keep_the_persons_choices_and_arrival_order() {
         "the card was rebuilt"
     );
     assert!(js_bool(&format!(
-        "return {card}.querySelector('input[data-claim-index=\"1\"]').checked \
-           && {card}.querySelector('input[data-claim-index=\"0\"]').checked \
+        "return !{card}.querySelector('input[data-claim-index=\"1\"]').checked \
+           && !{card}.querySelector('input[data-claim-index=\"0\"]').checked \
            && document.getElementById('dur-{first}').value === '600000' \
            && document.getElementById('deny-{first}').value === 'typing a reason'"
     )));
@@ -291,7 +292,8 @@ async fn the_consent_card_speaks_plain_words() {
         "Do you live in Altstadt, Nordhafen or Westend?".to_owned(),
         "Do you have none of: anticoagulant therapy, liver disease, pregnancy?".to_owned(),
         "Checking eligibility for subsidised housing".to_owned(),
-        "Allow for 10 minutes".to_owned(),
+        // This page's wallet is locked (no profile was made here): Allow asks to unlock first.
+        "Unlock and allow for 10 minutes".to_owned(),
         "Don't allow".to_owned(),
     ] {
         assert!(text.contains(&want), "{want:?} not on the card: {text}");
@@ -342,7 +344,7 @@ async fn the_consent_card_speaks_plain_words() {
     ))
     .as_string()
     .unwrap();
-    assert_eq!(allow, "Allow for 10 minutes");
+    assert_eq!(allow, "Unlock and allow for 10 minutes");
     assert!(js_bool(&format!(
         "return document.getElementById('dur-{id}').value === '600000'"
     )));
