@@ -93,7 +93,16 @@ proptest! {
                 Op::Request(housing) => {
                     nonce += 1;
                     let policy = if housing { housing_policy(&format!("n{nonce}")) } else { pharmacy_policy(&format!("n{nonce}")) };
-                    pending.push(world.request(policy));
+                    let origin = policy["origin"].as_str().unwrap().to_owned();
+                    let out = world.call("request_claims", policy);
+                    if out["ok"] == true {
+                        pending.push(capability_gate::RequestId::parse(out["result"]["request_id"].as_str().unwrap()).unwrap());
+                    } else {
+                        // The gate holds at most 8 waiting requests per origin: refused only then.
+                        assert_eq!(out["error"]["code"], "too_many_pending", "{out}");
+                        let held = pending.iter().filter(|id| world.gate.request(id).is_some_and(|r| r.origin.as_str() == origin)).count();
+                        assert!(held >= 8, "refused with {held} waiting from {origin}: {out}");
+                    }
                 }
                 Op::Grant { lifetime_ms, one_use } => {
                     if let Some(id) = pending.pop() {

@@ -147,7 +147,13 @@ fn steps(t: &mut Timings) -> Result<(), String> {
     })?;
     t.time("build-web", || build_web(&[], true, WasmOpt::Required))?;
     t.time("test", || {
-        run("test", &cargo, &["test", "--workspace", "--locked"], &[])
+        // Every test binary runs even after one fails: one run shows every failure.
+        run(
+            "test",
+            &cargo,
+            &["test", "--workspace", "--locked", "--no-fail-fast"],
+            &[],
+        )
     })?;
     let with_tests: Vec<Site> = SITES
         .iter()
