@@ -48,6 +48,7 @@ pub mod contract;
 pub mod credentials;
 pub mod envelope;
 mod exec;
+pub mod focus;
 pub mod gate;
 pub mod host;
 pub mod ids;

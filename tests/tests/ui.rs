@@ -639,3 +639,292 @@ fn a_waiting_request_is_three_tabs_from_page_load() {
     );
     drop(wallet);
 }
+
+/// Where the focus is: `#id`, else the tag, the `data-action` and the card it is in.
+fn focus_is(page: &Page<'_>) -> String {
+    page.eval(
+        "(() => { const e = document.activeElement; if (!e || e === document.body) return 'body'; \
+           const card = e.closest('.request, .proposal, [id^=req-], [id^=prop-]'); \
+           return (e.id ? '#' + e.id : e.tagName.toLowerCase()) \
+             + (e.dataset.action ? '[' + e.dataset.action + ']' : '') \
+             + (card ? ' in #' + card.id : ''); })()",
+    )
+    .unwrap()
+    .as_str()
+    .unwrap_or_default()
+    .to_owned()
+}
+
+/// Waits until the focus is on an element for which the JS expression `test` (with `e` the
+/// focused element) holds; panics with where it is instead.
+fn wait_focus(page: &Page<'_>, what: &str, test: &str) {
+    let js = format!(
+        "(() => {{ const e = document.activeElement; return !!e && e !== document.body && ({test}); }})()"
+    );
+    if page.wait_for(&js, WAIT).is_err() {
+        panic!(
+            "after {what}, the focus is on {} (wanted: {test})",
+            focus_is(page)
+        );
+    }
+}
+
+/// The person decides a card by keyboard only: Tab through it, Space on every box not ticked
+/// yet, until the focus reaches the card's `action` button; then Enter. The focus starts on
+/// the card's first control (where the previous act left it).
+fn decide_by_keyboard(page: &Page<'_>, card: &str, action: &str) {
+    let at = |test: &str| {
+        page.eval(&format!(
+            "(() => {{ const e = document.activeElement; return !!e && !!e.closest({card:?}) && ({test}); }})()"
+        ))
+        .unwrap()
+            == json!(true)
+    };
+    for _ in 0..60 {
+        if at(&format!("e.dataset.action === {action:?}")) {
+            page.press("Enter").unwrap();
+            return;
+        }
+        if at("e.type === 'checkbox' && !e.checked") {
+            page.press("Space").unwrap();
+        }
+        page.press("Tab").unwrap();
+    }
+    panic!(
+        "60 Tab presses never reached {action} in {card} (focus on {})",
+        focus_is(page)
+    );
+}
+
+/// The confirmation dialog by keyboard: its passphrase field has the focus; typed, then Enter.
+fn confirm_by_keyboard(page: &Page<'_>) {
+    page.wait_for(tacit_e2e::wallet::CONFIRM_OPEN, WAIT)
+        .unwrap();
+    wait_focus(page, "the dialog opened", "e.id === 'confirm-pass'");
+    page.type_into("#confirm-pass", PASS).unwrap();
+    page.press("Enter").unwrap();
+    page.wait_for(&format!("!{}", tacit_e2e::wallet::CONFIRM_OPEN), WAIT)
+        .unwrap();
+}
+
+/// Issue 30, item 5: after each of the person's acts, made by keyboard only (typing, Tab,
+/// Space, Enter), the focus is on the natural next control — what still waits first, else the
+/// control that follows the act (`capability_gate::focus`) — and never on the page's body:
+/// create, enrol, add a credential, grant (twice), deny, release, don't send, stop, open the
+/// editor, end the session, unlock.
+#[test]
+fn after_every_act_by_keyboard_the_focus_is_on_the_next_control() {
+    use signer::{KeyStore, system_now};
+    use tacit_e2e::issuer_proc::TestIssuer;
+    use tacit_e2e::signer_proc::TestSigner;
+
+    let _serial = tacit_e2e::serial();
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let keys = KeyStore::from_signing_key(
+        ed25519_dalek::SigningKey::from_bytes(&[7; 32]),
+        system_now().plus_millis(-3_600_000),
+    );
+    let signer = TestSigner::start(keys, &[&server.origin()]).unwrap();
+    let tax = TestIssuer::tax_office().unwrap();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.front();
+    let page = &wallet.page;
+
+    // Create: Enter in the repeated passphrase. The form goes; the backup it asks for is next.
+    page.fill("#new-pass", PASS).unwrap();
+    page.fill("#new-pass2", PASS).unwrap();
+    page.fill("#f-income", "28,400.00").unwrap();
+    wallet.set("f-dob", "1990-02-28");
+    wallet.set("f-district", "nordhafen");
+    page.focus_on("#new-pass2").unwrap();
+    page.press("Enter").unwrap();
+    wallet.wait_text("#lock-pill", "Unlocked");
+    wait_focus(page, "create", "e.id === 'export-btn'");
+
+    // Enrol: Enter in the code field. The credentials come next.
+    page.fill("#signer-origin", &signer.url()).unwrap();
+    page.fill("#enrol-code", &signer.enrolment_code().unwrap())
+        .unwrap();
+    page.press("Enter").unwrap();
+    page.wait_for(
+        "document.getElementById('signer-status').dataset.enrolled === 'true'",
+        WAIT,
+    )
+    .unwrap();
+    wait_focus(page, "enrol", "e.id === 'issuer-url'");
+
+    // Add a credential: Enter in the code field. The list, with what was added, is next.
+    page.fill("#issuer-url", &tax.origin()).unwrap();
+    page.fill("#issuer-code", &tax.code_for("Ana").unwrap())
+        .unwrap();
+    page.press("Enter").unwrap();
+    wallet.wait_text("#credential-msg", "Added");
+    wait_focus(page, "adding a credential", "e.id === 'credential-list'");
+
+    // Two requests wait. Granting the first leads to the second; granting it (nothing waits
+    // any more) to the Stop button of the grant just made.
+    let first = wallet.request(housing_policy(HOUSING, "n-focus-1"));
+    let second = wallet.request(housing_policy(HOUSING, "n-focus-2"));
+    let page = &wallet.page;
+    page.focus_on(&format!("#req-{first} input[data-claim-index]"))
+        .unwrap();
+    decide_by_keyboard(page, &format!("#req-{first}"), "grant");
+    confirm_by_keyboard(page);
+    wait_focus(
+        page,
+        "the first grant",
+        &format!("!!e.closest('#req-{second}')"),
+    );
+    decide_by_keyboard(page, &format!("#req-{second}"), "grant");
+    confirm_by_keyboard(page);
+    wait_focus(
+        page,
+        "the second grant",
+        "e.dataset.action === 'revoke' && !!e.closest('#grants') \
+         && e === [...document.querySelectorAll('#grants [data-action=revoke]')].pop()",
+    );
+
+    // Item 7: the log check, before any answer, says the log is empty; once answers are
+    // logged, that result is gone (it is no longer true).
+    page.focus_on("[data-action=verify-log]").unwrap();
+    page.press("Enter").unwrap();
+    wallet.wait_text("#verify-result", "it is empty");
+
+    // The agent asks its questions and drafts two applications.
+    for id in [&first, &second] {
+        let out = wallet.call("check_request", json!({ "request_id": id }));
+        for tool in tacit_e2e::wallet::granted_tools(&out) {
+            assert_eq!(wallet.call(&tool, json!({}))["ok"], true);
+        }
+    }
+    wallet
+        .page
+        .wait_for(
+            "document.getElementById('verify-result').textContent === ''",
+            WAIT,
+        )
+        .unwrap_or_else(|_| panic!("a stale check: {:?}", wallet.text("#verify-result")));
+    let one = wallet.draft(HOUSING, "n-focus-1");
+    let two = wallet.draft(HOUSING, "n-focus-2");
+    let page = &wallet.page;
+
+    // Send the first: the second is next. Don't send the second: the record of what sites were
+    // told is next.
+    page.focus_on(&format!("#prop-{one} input")).unwrap();
+    decide_by_keyboard(page, &format!("#prop-{one}"), "release");
+    confirm_by_keyboard(page);
+    wait_focus(page, "a release", &format!("!!e.closest('#prop-{two}')"));
+    decide_by_keyboard(page, &format!("#prop-{two}"), "refuse");
+    wait_focus(page, "don't send", "e.id === 'log-title'");
+
+    // Item 7: the heading over the decided applications says what is under it (a "Not sent
+    // to …" stood under "Sent"); the log check counts the entries the page lists, in words
+    // that agree in number, and its result goes once the log has changed.
+    let decided = page
+        .eval(
+            "(() => { const h = document.getElementById('proposals-sent-title').textContent; \
+               const items = document.getElementById('proposals-sent-list').innerText; \
+               return [h, items]; })()",
+        )
+        .unwrap();
+    let (heading, items) = (decided[0].as_str().unwrap(), decided[1].as_str().unwrap());
+    assert!(
+        items.contains("Not sent to") && items.contains("Sent to"),
+        "{items}"
+    );
+    assert!(
+        heading.to_lowercase().contains("not sent"),
+        "the heading {heading:?} stands over {items:?}"
+    );
+    let entries = page
+        .eval("document.querySelectorAll('#log li:not(.empty)').length")
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    assert!(
+        entries >= 2,
+        "{entries} log lines after two grants were answered"
+    );
+    page.focus_on("[data-action=verify-log]").unwrap();
+    page.press("Enter").unwrap();
+    wallet.wait_text("#verify-result", "intact");
+    assert_eq!(
+        wallet.text("#verify-result"),
+        format!("The log is intact: its {entries} entries are unchanged since they were written.")
+    );
+
+    // A third request, denied by keyboard: nothing waits, so the requests region is next.
+    let third = wallet.request(housing_policy(HOUSING, "n-focus-3"));
+    let page = &wallet.page;
+    page.focus_on(&format!("#req-{third} input[data-claim-index]"))
+        .unwrap();
+    decide_by_keyboard(page, &format!("#req-{third}"), "deny");
+    wait_focus(page, "a deny", "e.id === 'waiting'");
+
+    // Stop: the next grant's Stop button, until none is left; then the requests region.
+    let stops = |page: &Page<'_>| {
+        page.eval("document.querySelectorAll('#grants [data-action=revoke]').length")
+            .unwrap()
+            .as_u64()
+            .unwrap()
+    };
+    let mut left = stops(page);
+    assert!(left >= 2, "{left} grants after two grants");
+    page.focus_on("#grants [data-action=revoke]").unwrap();
+    while left > 0 {
+        page.press("Enter").unwrap();
+        page.wait_for(
+            &format!("document.querySelectorAll('#grants [data-action=revoke]').length < {left}"),
+            WAIT,
+        )
+        .unwrap();
+        left -= 1;
+        if left > 0 {
+            wait_focus(
+                page,
+                "a stop",
+                "e === document.querySelector('#grants [data-action=revoke]')",
+            );
+        }
+    }
+    wait_focus(page, "the last stop", "e.id === 'waiting'");
+
+    // Open the editor: its first fact is next.
+    page.fill("#editor-pass", PASS).unwrap();
+    page.press("Enter").unwrap();
+    page.wait_for(
+        "document.getElementById('editor').dataset.state === 'open'",
+        WAIT,
+    )
+    .unwrap();
+    wait_focus(page, "opening the editor", "!!e.closest('#facts-fields')");
+
+    // End session, by keyboard from the header: its receipts in the record are next.
+    page.focus_on("#end-session-btn").unwrap();
+    page.press("Enter").unwrap();
+    confirm_by_keyboard(page);
+    wallet.wait_text("#lock-pill", "Locked");
+    wait_focus(&wallet.page, "ending the session", "e.id === 'log-title'");
+    // Locked, the page lists none of the log: the check says so instead of counting.
+    wallet.page.focus_on("[data-action=verify-log]").unwrap();
+    wallet.page.press("Enter").unwrap();
+    wallet.wait_text("#verify-result", "Unlock");
+    assert!(
+        !wallet.text("#verify-result").contains("entries"),
+        "{}",
+        wallet.text("#verify-result")
+    );
+
+    // A request arrives while locked; Enter in the unlock field unlocks, and it is next.
+    let fourth = wallet.request(housing_policy(HOUSING, "n-focus-4"));
+    let page = &wallet.page;
+    page.fill("#unlock-pass", PASS).unwrap();
+    page.press("Enter").unwrap();
+    wallet.wait_text("#lock-pill", "Unlocked");
+    wait_focus(
+        &wallet.page,
+        "unlocking",
+        &format!("!!e.closest('#req-{fourth}')"),
+    );
+}

@@ -21,7 +21,7 @@ use crate::app::{App, now, run, with_app};
 use crate::choices::{self, Does, Owner};
 use crate::decisions::{self, Act};
 use crate::signer::{self, Enrolment};
-use crate::{credentials, dom, editor, person, receipts, storage};
+use crate::{credentials, dom, editor, focus, person, receipts, storage};
 
 /// Routes every click on a `[data-action]` element.
 pub fn on_click(event: web_sys::Event) {
@@ -103,12 +103,25 @@ fn dispatch(button: &web_sys::Element) {
         "delete-cancel" => close_delete_dialog(),
         "verify-log" => {
             with_app(|app| match app.gate.log().verify() {
+                // Locked, the log is sealed away and the page shows none of it: a count of
+                // its entries would contradict what the page shows (issue 30, item 7).
+                _ if !app.gate.is_unlocked() => dom::set_msg(
+                    "verify-result",
+                    "Unlock the wallet to check the log: it is sealed with your profile.",
+                    false,
+                ),
                 Ok(()) => dom::set_msg(
                     "verify-result",
-                    &format!(
-                        "The log is intact: its {} entries are unchanged since they were written.",
-                        app.gate.log().len()
-                    ),
+                    &match app.gate.log().len() {
+                        0 => {
+                            "The log is intact: it is empty, no site was told anything.".to_owned()
+                        }
+                        1 => "The log is intact: its one entry is unchanged since it was written."
+                            .to_owned(),
+                        n => format!(
+                            "The log is intact: its {n} entries are unchanged since they were written."
+                        ),
+                    },
                     true,
                 ),
                 Err(e) => {
@@ -336,6 +349,7 @@ fn create_profile(app: &mut App) {
     clear_if(cleared, &["new-pass", "new-pass2"]);
     if !had_profile && app.stored.is_some() {
         keep_storage();
+        focus::done(focus::Act::Created);
     } else if pass.as_typed() != repeat.as_typed() {
         select_field("new-pass2");
     } else if strength::refuse_weak(&pass).is_err() {
@@ -421,6 +435,8 @@ fn unlock(app: &mut App) {
     clear_if(cleared, &["unlock-pass"]);
     if wrong {
         select_field("unlock-pass");
+    } else if app.gate.is_unlocked() {
+        focus::done(focus::Act::Unlocked);
     }
 }
 
@@ -445,6 +461,8 @@ fn open_editor(app: &mut App) {
     clear_if(cleared, &["editor-pass"]);
     if wrong {
         select_field("editor-pass");
+    } else if app.wallet.editor() == capability_gate::wallet::Editor::Open {
+        focus::done(focus::Act::EditorOpened);
     }
 }
 
@@ -587,6 +605,7 @@ fn enrol() {
                     dom::clear("enrol-code");
                     dom::set_msg("enrol-msg", &format!("{}.", pin.describe()), true);
                     app.enrolment = Enrolment::Enrolled(pin);
+                    focus::done(focus::Act::Enrolled);
                 }
                 Err(e) => dom::set_msg("enrol-msg", &e.to_string(), false),
             }

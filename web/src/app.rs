@@ -182,7 +182,6 @@ fn queue_redraw_task(delay_ms: u32) {
 }
 
 /// Runs `f` once the next redraw has drawn the page (to move focus to something it draws).
-#[allow(dead_code)] // for the page's focus moves (issue 13: focus to the first error)
 pub fn after_redraw(f: impl FnOnce() + 'static) {
     AFTER_REDRAW.with(|a| a.borrow_mut().push(Box::new(f)));
     redraw_later();

@@ -132,6 +132,7 @@ pub fn add() {
             match outcome {
                 Ok((name, added)) => {
                     dom::clear("issuer-code");
+                    crate::focus::done(crate::focus::Act::CredentialAdded);
                     say(
                         &format!(
                             "Added: {added} single-use proofs from {name}. Answers it vouches \

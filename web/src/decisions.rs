@@ -10,7 +10,7 @@ use wallet_core::GrantId;
 use crate::app::{App, now, run, with_app};
 use crate::choices::{self, NotYet};
 use crate::signer::{self, SignError};
-use crate::{credentials, dom, receipts, storage};
+use crate::{credentials, dom, focus, receipts, storage};
 
 /// What the person chose on a card, snapshotted at their click.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,8 +157,9 @@ fn grant(app: &mut App, request_id: &RequestId, chosen: &[usize], lifetime: &str
         );
         return;
     };
-    if let Err(e) = app.gate.grant(request_id, chosen, lifetime, now()) {
-        dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    match app.gate.grant(request_id, chosen, lifetime, now()) {
+        Ok(_) => focus::done(focus::Act::Granted),
+        Err(e) => dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false),
     }
 }
 
@@ -169,8 +170,9 @@ pub fn deny(app: &mut App, request_id: &RequestId) {
     } else {
         reason
     };
-    if let Err(e) = app.gate.deny(request_id, &reason) {
-        dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    match app.gate.deny(request_id, &reason) {
+        Ok(_) => focus::done(focus::Act::Denied),
+        Err(e) => dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false),
     }
 }
 
@@ -184,6 +186,8 @@ pub fn deny_all_from(app: &mut App, request_id: &RequestId) {
         .deny_all_from(&origin, capability_gate::words::DENIED_ALL_FROM_HERE)
     {
         dom::set_msg(&format!("req-msg-{request_id}"), &e.to_string(), false);
+    } else {
+        focus::done(focus::Act::Denied);
     }
 }
 
@@ -194,6 +198,7 @@ pub fn revoke(app: &mut App, grant_id: &str) {
         && app.gate.revoke(&id).is_ok()
     {
         app.told.own_revoke(grant_id);
+        focus::done(focus::Act::Stopped);
     }
 }
 
@@ -208,10 +213,13 @@ fn release(
         // Another tab may have used credentials: pick from the saved copy.
         credentials::reload_from_storage(app);
     }
-    match app
+    let released = app
         .gate
-        .release_kept(proposal_id, digest, kept, acknowledged, now())
-    {
+        .release_kept(proposal_id, digest, kept, acknowledged, now());
+    if released.is_ok() {
+        focus::done(focus::Act::Released);
+    }
+    match released {
         Ok(released) if released.proofs.is_empty() => {
             app.signer_notes
                 .insert(proposal_id.clone(), "Asking the signer to sign…".into());
@@ -251,8 +259,11 @@ pub fn refuse(app: &mut App, proposal_id: &ProposalId) {
     } else {
         reason
     };
-    if let Err(e) = app.gate.refuse(proposal_id, &reason) {
-        app.signer_notes.insert(proposal_id.clone(), e.to_string());
+    match app.gate.refuse(proposal_id, &reason) {
+        Ok(_) => focus::done(focus::Act::NotSent),
+        Err(e) => {
+            app.signer_notes.insert(proposal_id.clone(), e.to_string());
+        }
     }
 }
 
@@ -277,6 +288,7 @@ fn end_session(app: &mut App) {
             });
             app.after_change();
         });
+        focus::done(focus::Act::SessionEnded);
     });
     if receipts.is_empty() {
         return;

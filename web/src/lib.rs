@@ -47,6 +47,8 @@ mod decisions;
 mod dom;
 #[cfg(target_arch = "wasm32")]
 mod editor;
+#[cfg(target_arch = "wasm32")]
+mod focus;
 pub mod host;
 #[cfg(target_arch = "wasm32")]
 mod intl;

@@ -23,6 +23,8 @@ pub(super) fn log(view: &View<'_>) {
     if !changed("log", key) {
         return;
     }
+    // A check's result counted the entries then: once the log changed, it is no longer true.
+    dom::set_msg("verify-result", "", true);
     let rows: Vec<_> = view
         .gate
         .log()

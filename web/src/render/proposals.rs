@@ -19,7 +19,7 @@ fn site_of(view: &View<'_>, p: &capability_gate::Proposal) -> (bool, String) {
 }
 
 /// The approval cards, newest first, one `#prop-<id>` each: waiting ones directly in
-/// `#proposals`, sent and refused ones in its "Sent" list. A card is rebuilt only when what it
+/// `#proposals`, sent and refused ones in its "Decided" list. A card is rebuilt only when what it
 /// shows changed; an application waiting for the person keeps what they ticked.
 pub(super) fn proposals(view: &View<'_>) {
     let Some(container) = dom::by_id("proposals") else {
@@ -30,7 +30,13 @@ pub(super) fn proposals(view: &View<'_>) {
         attr(&section, "aria-labelledby", "proposals-sent-title");
         append(
             &section,
-            &attr(&el("h3", "", "Sent"), "id", "proposals-sent-title"),
+            // Both kinds are listed here: the heading says so (issue 30, item 7: "Not sent to …"
+            // stood under a heading that said "Sent").
+            &attr(
+                &el("h3", "", "Decided: sent or not sent"),
+                "id",
+                "proposals-sent-title",
+            ),
         );
         append(
             &section,
