@@ -682,6 +682,21 @@ impl Gate {
 
     /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
     /// was confirmed, otherwise `Unconfirmed`.
+    /// The name `origin` signed, checked, in a request the gate holds from it: how the person
+    /// reads that site in dialogs, log lines and receipts ([`crate::words::site_label`]).
+    /// `None` when no request from it was verified (a name only an agent gave is never used).
+    pub fn verified_site_name(&self, origin: &Origin) -> Option<&str> {
+        self.requests
+            .values()
+            .filter(|r| &r.origin == origin)
+            .find_map(|r| match &r.asker {
+                AskerStatus::Verified { site_name } if !site_name.trim().is_empty() => {
+                    Some(site_name.as_str())
+                }
+                _ => None,
+            })
+    }
+
     pub fn proposal_asker(&self, proposal_id: &ProposalId) -> Option<AskerStatus> {
         let proposal = self.proposals.get(proposal_id)?;
         Some(

@@ -81,11 +81,12 @@ pub fn declined(attribute: Attribute) -> String {
     )
 }
 
-/// Who is asking, for the card's heading: a name the site signed (checked), else its address
-/// without the scheme ("127.0.0.1:8081").
+/// A site, for the person: the name it signed (checked) with its address beside it ("City
+/// Housing Programme (127.0.0.1:8081)"), else its address without the scheme
+/// ("127.0.0.1:8081"). Dialogs, log lines, receipts and the history all name sites this way.
 pub fn site_label(verified_name: Option<&str>, origin: &str) -> String {
     match verified_name.map(str::trim).filter(|n| !n.is_empty()) {
-        Some(name) => name.to_owned(),
+        Some(name) => format!("{name} ({})", host_of(origin)),
         None => host_of(origin).to_owned(),
     }
 }
@@ -362,8 +363,9 @@ pub fn grant_ended(site: &str, attribute: Attribute, state: GrantState) -> Optio
 }
 
 /// A log entry in words, without its time: "127.0.0.1:8081 asked whether your yearly income is
-/// below 30,000 €: yes". The tool name, grant id and hashes are for developers.
-pub fn log_line(entry: &LogEntry, money: MoneyWords<'_>) -> String {
+/// below 30,000 €: yes", with the site's checked name first where it is known
+/// (`verified_name`, see [`site_label`]). The tool name, grant id and hashes are for developers.
+pub fn log_line(entry: &LogEntry, verified_name: Option<&str>, money: MoneyWords<'_>) -> String {
     let answer = match entry.outcome {
         Outcome::Satisfied => "yes",
         Outcome::NotSatisfied => "no",
@@ -376,7 +378,7 @@ pub fn log_line(entry: &LogEntry, money: MoneyWords<'_>) -> String {
     };
     format!(
         "{} asked whether {}: {answer}{by}",
-        host_of(entry.origin.as_str()),
+        site_label(verified_name, entry.origin.as_str()),
         whether(&entry.claim, money)
     )
 }
@@ -473,7 +475,10 @@ mod tests {
         }
         assert_eq!(site_label(None, "http://127.0.0.1:8081"), "127.0.0.1:8081");
         assert_eq!(site_label(Some(" "), "https://a.example/"), "a.example");
-        assert_eq!(site_label(Some("Housing"), "https://a.example"), "Housing");
+        assert_eq!(
+            site_label(Some("Housing"), "https://a.example"),
+            "Housing (a.example)"
+        );
     }
 
     #[test]

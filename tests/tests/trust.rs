@@ -462,6 +462,112 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
     assert_eq!(receipt["payload"]["audience"], housing.origin());
 }
 
+/// Issue 30, item 7: where a site's signed name was checked, the person reads it, with the
+/// site's address beside it, in the confirmation dialogs, the log lines, the session's receipt
+/// and its history; a site nobody verified is named by its address only.
+#[test]
+fn a_verified_site_is_named_with_its_address_in_dialogs_log_lines_and_receipts() {
+    let _serial = tacit_e2e::serial();
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let signer =
+        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
+    let keys_url = format!("{}/v1/keys", signer.url());
+    let housing = TestSite::start("housing", &keys_url).unwrap();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
+    wallet.create_profile();
+
+    let genuine = site_requirements(&housing);
+    let name = genuine["site_name"].as_str().unwrap().to_owned();
+    let host = housing.origin().trim_start_matches("http://").to_owned();
+    let named = format!("{name} ({host})");
+    let id = wallet.request(genuine.clone());
+    let verified =
+        format!("document.querySelector('#req-{id} .asker').dataset.asker === 'verified'");
+    wallet.page.wait_for(&verified, WAIT).unwrap();
+
+    // The grant's dialog.
+    wallet.front();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{id}")).unwrap();
+    wallet
+        .page
+        .click(&format!("[data-action=grant][data-id={id}]"))
+        .unwrap();
+    let said = wallet.confirm_text();
+    assert!(said.contains(&named), "the grant dialog says {said:?}");
+    wallet.confirm_act();
+    let out = wallet.poll("check_request", json!({ "request_id": id }), |o| {
+        o["result"]["status"] == "granted"
+    });
+    for tool in tacit_e2e::wallet::granted_tools(&out) {
+        wallet.page.wait_tool(&tool, WAIT).unwrap();
+        assert_eq!(wallet.call(&tool, json!({}))["ok"], true);
+    }
+    // The log lines.
+    wallet.wait_text("#log", "asked whether");
+    let log = wallet.text("#log");
+    assert!(
+        log.lines()
+            .filter(|l| l.contains("asked whether"))
+            .all(|l| l.contains(&format!("{named} asked whether"))),
+        "{log}"
+    );
+
+    // The release's dialog, then the session's receipt and its history.
+    let nonce = genuine["nonce"].as_str().unwrap();
+    let proposal = wallet.draft(&housing.origin(), nonce);
+    tacit_e2e::wallet::tick_if_none(&wallet.page, &format!("#prop-{proposal}")).unwrap();
+    wallet
+        .page
+        .click(&format!("[data-action=release][data-id={proposal}]"))
+        .unwrap();
+    let said = wallet.confirm_text();
+    assert!(said.contains(&named), "the release dialog says {said:?}");
+    wallet.confirm_act();
+    wallet.wait_signed(&proposal);
+    wallet.end_session();
+    wallet.wait_text("#session-receipts", "was told this session");
+    let receipts = wallet.text("#session-receipts");
+    assert!(
+        receipts.contains(&format!("What {named} was told this session")),
+        "{receipts}"
+    );
+    wallet.unlock_and_wait(tacit_e2e::wallet::PASS);
+    wallet.wait_text("#history", "Session ended");
+    let history = wallet.text("#history");
+    assert!(
+        history.contains(&format!("Application to {named}"))
+            && history.contains(&format!("{named} asked whether")),
+        "{history}"
+    );
+
+    // A request no signature confirms is named by its address alone.
+    let mut unsigned = genuine.clone();
+    unsigned.as_object_mut().unwrap().remove("attestation");
+    unsigned["nonce"] = json!("n-named-unsigned");
+    let other = wallet.request(unsigned);
+    let card = format!("#req-{other} .asker");
+    wallet
+        .page
+        .wait_for(
+            &format!("document.querySelector({card:?}).dataset.asker === 'unconfirmed'"),
+            WAIT,
+        )
+        .unwrap();
+    wallet.front();
+    tacit_e2e::wallet::tick_all(&wallet.page, &format!("#req-{other}")).unwrap();
+    wallet
+        .page
+        .click(&format!("[data-action=grant][data-id={other}]"))
+        .unwrap();
+    let said = wallet.confirm_text();
+    assert!(
+        said.contains(&host) && !said.contains(&name) && !said.contains("http://"),
+        "the dialog for an unconfirmed site says {said:?}"
+    );
+}
+
 /// `GET /api/requirements` of `site`, as an agent fetches it: its `result` (it must be `ok`).
 fn site_requirements(site: &TestSite) -> Value {
     let mut response = common::http()

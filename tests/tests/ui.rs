@@ -741,6 +741,7 @@ fn after_every_act_by_keyboard_the_focus_is_on_the_next_control() {
     page.press("Enter").unwrap();
     wallet.wait_text("#lock-pill", "Unlocked");
     wait_focus(page, "create", "e.id === 'export-btn'");
+    assert!(wallet.text("#profile-msg").contains("Profile created"));
 
     // Enrol: Enter in the code field. The credentials come next.
     page.fill("#signer-origin", &signer.url()).unwrap();
@@ -753,6 +754,8 @@ fn after_every_act_by_keyboard_the_focus_is_on_the_next_control() {
     )
     .unwrap();
     wait_focus(page, "enrol", "e.id === 'issuer-url'");
+    // Item 7: the news of the creation went with the person's next act.
+    assert_eq!(wallet.text("#profile-msg"), "", "a stale status line");
 
     // Add a credential: Enter in the code field. The list, with what was added, is next.
     page.fill("#issuer-url", &tax.origin()).unwrap();

@@ -50,6 +50,7 @@ pub fn on_click(event: web_sys::Event) {
 /// card's choices as the person made them ([`choices`]), then wait for the person's act
 /// ([`person::ask`]); Deny and Refuse act at once.
 fn decide_card(does: Does, owner: Owner) {
+    no_longer_news();
     match (does, owner) {
         (Does::Grant, Owner::Request(id)) => {
             if let Some(act) = decisions::snapshot_grant(&id) {
@@ -68,8 +69,20 @@ fn decide_card(does: Does, owner: Owner) {
     }
 }
 
+/// The person acts again: what the profile's status line said of their previous act ("Profile
+/// created…", "Saved…") is no longer news, and goes (issue 30, item 7: it stayed for a quarter
+/// of an hour). An error stays until the act that answers it says something else.
+fn no_longer_news() {
+    if let Some(line) = dom::by_id("profile-msg")
+        && line.class_name() == "msg ok"
+    {
+        dom::set_text_of(&line, "");
+    }
+}
+
 /// Runs the action of `button` (a `[data-action]` element the person activated).
 fn dispatch(button: &web_sys::Element) {
+    no_longer_news();
     let action = button.get_attribute("data-action").unwrap_or_default();
     let id = button.get_attribute("data-id").unwrap_or_default();
     match action.as_str() {

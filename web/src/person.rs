@@ -126,7 +126,18 @@ fn describe(app: &App, act: &Act) -> String {
             let (origin, total) = app
                 .gate
                 .request(request_id)
-                .map(|r| (r.origin.to_string(), r.claims.len()))
+                .map(|r| {
+                    // This request's own check: an unconfirmed one is named by its address
+                    // even when another request from that address was verified.
+                    let name = match &r.asker {
+                        capability_gate::AskerStatus::Verified { site_name } => {
+                            Some(site_name.as_str())
+                        }
+                        capability_gate::AskerStatus::Unconfirmed => None,
+                    };
+                    let site = capability_gate::words::site_label(name, r.origin.as_str());
+                    (site, r.claims.len())
+                })
                 .unwrap_or_default();
             let how_long = capability_gate::Lifetime::from_choice(lifetime, app.short_grants)
                 .map(|l| l.words())
@@ -143,7 +154,18 @@ fn describe(app: &App, act: &Act) -> String {
             let (audience, total) = app
                 .gate
                 .proposal(proposal_id)
-                .map(|p| (p.audience.to_string(), p.items.len()))
+                .map(|p| {
+                    // As its card names it: checked for this application's nonce.
+                    let name = match app.gate.proposal_asker(proposal_id) {
+                        Some(capability_gate::AskerStatus::Verified { site_name }) => {
+                            Some(site_name)
+                        }
+                        _ => None,
+                    };
+                    let site =
+                        capability_gate::words::site_label(name.as_deref(), p.audience.as_str());
+                    (site, p.items.len())
+                })
                 .unwrap_or_default();
             format!(
                 "Release {} of the {total} answers on the application to {audience}: they leave \

@@ -47,7 +47,10 @@ pub(super) fn log(view: &View<'_>) {
                 &el(
                     "span",
                     "",
-                    &format!(" {}", words::log_line(e, &money_words)),
+                    &format!(
+                        " {}",
+                        words::log_line(e, view.gate.verified_site_name(&e.origin), &money_words)
+                    ),
                 ),
             );
             li
@@ -71,6 +74,11 @@ pub(super) fn log(view: &View<'_>) {
     );
 }
 
+/// A site as the person reads it: its checked name with its address, else its address.
+fn site(view: &View<'_>, origin: &wallet_core::Origin) -> String {
+    words::site_label(view.gate.verified_site_name(origin), origin.as_str())
+}
+
 pub(super) fn session_receipts(view: &View<'_>) {
     let rows: Vec<_> = view
         .session_receipts
@@ -78,7 +86,7 @@ pub(super) fn session_receipts(view: &View<'_>) {
         .enumerate()
         .map(|(i, r)| {
             let item = el("div", "item", "");
-            let site = words::host_of(r.payload.audience.as_str()).to_owned();
+            let site = site(view, &r.payload.audience);
             let count = r.payload.entries.len();
             append(
                 &item,
@@ -168,7 +176,7 @@ fn history(view: &View<'_>) {
                 "application",
                 &format!(
                     "Application to {}: {}",
-                    words::host_of(a.audience.as_str()),
+                    site(view, &a.audience),
                     a.sent.words()
                 ),
             );
@@ -183,7 +191,7 @@ fn history(view: &View<'_>) {
                     "receipt",
                     &format!(
                         "Receipt for {}{}",
-                        words::host_of(r.payload.audience.as_str()),
+                        site(view, &r.payload.audience),
                         if r.signed.is_some() { ", signed" } else { "" }
                     ),
                 ),
@@ -210,7 +218,14 @@ fn history(view: &View<'_>) {
         );
         let lines = el("ul", "", "");
         for e in &s.log {
-            append(&lines, &el("li", "", &words::log_line(e, &money_words)));
+            append(
+                &lines,
+                &el(
+                    "li",
+                    "",
+                    &words::log_line(e, view.gate.verified_site_name(&e.origin), &money_words),
+                ),
+            );
         }
         for a in &s.applications {
             let item = el(
@@ -218,7 +233,7 @@ fn history(view: &View<'_>) {
                 "application",
                 &format!(
                     "Application to {}: {}",
-                    words::host_of(a.audience.as_str()),
+                    site(view, &a.audience),
                     a.sent.words()
                 ),
             );
@@ -233,7 +248,7 @@ fn history(view: &View<'_>) {
                     "receipt",
                     &format!(
                         "Receipt for {}{}",
-                        words::host_of(r.payload.audience.as_str()),
+                        site(view, &r.payload.audience),
                         if r.signed.is_some() { ", signed" } else { "" }
                     ),
                 ),
