@@ -664,24 +664,36 @@ impl Gate {
             .unwrap_or_default()
     }
 
-    /// For the consent card: for an income question, a sentence about its currency that is the
-    /// same whatever the profile's currency (so a page agent reading the card learns nothing
-    /// from it); `None` for other claims. The person knows their own currency.
+    /// For the consent card: for an income question, a sentence about its currency when it
+    /// matters (issue 30, item 6). Unlocked, only when the profile's income is in another
+    /// currency, saying so; `None` when both are in the same one. Locked, the profile's
+    /// currency is not known, so the same words for any profile. `None` for other claims.
+    ///
+    /// The card is drawn in the vault, the person's own page: in the paired layout no agent
+    /// reads it (`docs/threat-model.md`). What an agent reads — tools, answers, refusals — is
+    /// the same whatever the currency (`tests/applications.rs`).
     pub fn currency_note(&self, request_id: &RequestId, claim_index: usize) -> Option<String> {
         let claim = self.requests.get(request_id)?.claims.get(claim_index)?;
         let Claim::IncomeBelow { limit } = claim else {
             return None;
         };
-        Some(format!(
-            "Asked in {asked}. Amounts are never converted: if your income is recorded in another \
-             currency, the wallet declines this question, in the words it uses for any question \
-             it will not answer.",
-            asked = limit.currency.as_str(),
-        ))
+        let asked = limit.currency.as_str();
+        match self.profile.as_ref().map(|p| p.income().currency) {
+            Some(mine) if mine == limit.currency => None,
+            Some(mine) => Some(format!(
+                "Asked in {asked}; your income is recorded in {mine}. Amounts are never \
+                 converted, so the wallet declines this question, in the words it uses for any \
+                 question it will not answer.",
+                mine = mine.as_str(),
+            )),
+            None => Some(format!(
+                "Asked in {asked}. Amounts are never converted: if your income is recorded in \
+                 another currency, the wallet declines this question, in the words it uses for \
+                 any question it will not answer."
+            )),
+        }
     }
 
-    /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
-    /// was confirmed, otherwise `Unconfirmed`.
     /// The name `origin` signed, checked, in a request the gate holds from it: how the person
     /// reads that site in dialogs, log lines and receipts ([`crate::words::site_label`]).
     /// `None` when no request from it was verified (a name only an agent gave is never used).
@@ -697,6 +709,8 @@ impl Gate {
             })
     }
 
+    /// Who asked for a proposal: `Verified` if a request from its audience carrying its nonce
+    /// was confirmed, otherwise `Unconfirmed`.
     pub fn proposal_asker(&self, proposal_id: &ProposalId) -> Option<AskerStatus> {
         let proposal = self.proposals.get(proposal_id)?;
         Some(

@@ -636,16 +636,23 @@ fn another_currency_looks_the_same_to_the_agent_until_the_person_grants() {
     let (usd_view, usd_id) = agent_view(&mut usd, "n-1");
     assert_eq!(eur_view, usd_view, "byte for byte");
     assert_eq!(eur_id, usd_id);
-    // The card (for the person) names the question's currency in words that are the same for
-    // any profile (a page agent reading the card learns nothing); the memory does not decline it.
+    // The card (for the person, in their own page) says the currencies differ only where they
+    // do (issue 30, item 6); the memory does not decline it.
     let note = eur.gate.currency_note(&eur_id, 0).unwrap();
-    assert!(note.contains("USD"), "{note}");
-    assert_eq!(
-        Some(note),
-        usd.gate.currency_note(&usd_id, 0),
-        "the same for any profile"
-    );
+    assert!(note.contains("USD") && note.contains("EUR"), "{note}");
+    assert_eq!(usd.gate.currency_note(&usd_id, 0), None, "both in USD");
     assert_eq!(eur.gate.currency_note(&eur_id, 1), None);
+    // Locked, the profile's currency is not known: the same words for any profile.
+    eur.gate.lock();
+    usd.gate.lock();
+    let locked = eur.gate.currency_note(&eur_id, 0).unwrap();
+    assert!(
+        locked.contains("USD") && !locked.contains("EUR"),
+        "{locked}"
+    );
+    assert_eq!(Some(locked), usd.gate.currency_note(&usd_id, 0));
+    eur.gate.unlock(profile_in("EUR"));
+    usd.gate.unlock(profile_in("USD"));
     assert_eq!(eur.gate.would_decline(&eur_id, 0), None);
 
     // After the grant: the USD profile answers; the EUR one declines with the privacy floor's

@@ -987,11 +987,13 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     let session = Session::start();
     let mut wallet = session.with_profile(""); // EUR
     let (eur_view, id) = agent_view_of_a_usd_question(&mut wallet);
-    // The card says in words that the question is in USD, in words that are the same whatever
-    // the profile's currency (a page agent reading the card learns nothing from them).
+    // The card, in the person's own page, says the question is in USD and the income in EUR
+    // (issue 30, item 6: the paragraph only where the currencies differ).
     let eur_card = wallet.text(&format!("#req-{id} .currency"));
     assert!(
-        eur_card.contains("USD") && eur_card.to_lowercase().contains("never converted"),
+        eur_card.contains("USD")
+            && eur_card.contains("EUR")
+            && eur_card.to_lowercase().contains("never converted"),
         "{eur_card}"
     );
     // After the person grants, the claim tool declines with the privacy floor's code and words:
@@ -1013,11 +1015,19 @@ fn consent_another_currency_tells_the_agent_nothing_before_the_person_decides() 
     wallet.reload();
     wallet.create_profile_of("28,400.00", Some("USD"), "asthma");
     let (usd_view, id) = agent_view_of_a_usd_question(&mut wallet);
-    // Asked in the profile's own currency, the card's words are the same.
-    let usd_card = wallet.text(&format!("#req-{id} .currency"));
+    // Asked in the profile's own currency, the card has no currency paragraph.
+    let hidden = wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const p = document.querySelector('#req-{id} .currency'); \
+               return !!p && p.hidden && p.getClientRects().length === 0; }})()"
+        ))
+        .unwrap();
     assert_eq!(
-        eur_card, usd_card,
-        "the card tells a reader whether the currencies differ"
+        hidden,
+        json!(true),
+        "a currency paragraph where both are in USD: {:?}",
+        wallet.text(&format!("#req-{id}"))
     );
     assert_eq!(
         eur_view, usd_view,

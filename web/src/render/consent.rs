@@ -15,29 +15,6 @@ fn held_in_arrival_order<'a>(view: &View<'a>) -> Vec<&'a capability_gate::Reques
     held
 }
 
-/// A currency code in words, for the person.
-fn currency_words(code: &str) -> String {
-    let name = match code {
-        "AUD" => "Australian dollars",
-        "CAD" => "Canadian dollars",
-        "CHF" => "Swiss francs",
-        "CZK" => "Czech koruna",
-        "DKK" => "Danish kroner",
-        "EUR" => "euros",
-        "GBP" => "pounds sterling",
-        "HUF" => "Hungarian forint",
-        "JPY" => "Japanese yen",
-        "NOK" => "Norwegian kroner",
-        "NZD" => "New Zealand dollars",
-        "PLN" => "Polish złoty",
-        "RON" => "Romanian lei",
-        "SEK" => "Swedish kronor",
-        "USD" => "US dollars",
-        _ => return code.to_owned(),
-    };
-    format!("{name} ({code})")
-}
-
 /// The consent cards: one `.request#req-<id>` per held request, in arrival order. A card whose
 /// request did not change is kept as it is (the person's ticks, duration and typed reason stay);
 /// only its live parts (who is asking, what each answer would reveal, what the memory would
@@ -333,20 +310,18 @@ fn update_request_card(
             .gate
             .would_decline(&request.id, index)
             .map(|_| words::declined(claim.attribute()));
-        if let wallet_core::Claim::IncomeBelow { limit } = claim {
-            // The question's currency in words that are the same whatever the profile's
-            // currency: the card is in the DOM, which a page agent can read.
-            let words = view
-                .gate
-                .currency_note(&request.id, index)
-                .unwrap_or_else(|| {
-                    format!(
-                        "Asked in {}. Amounts are never converted.",
-                        currency_words(limit.currency.as_str())
-                    )
-                });
+        if let wallet_core::Claim::IncomeBelow { .. } = claim {
+            // The question's currency, only where it matters: while locked (the profile's
+            // currency unknown), or when the profile's income is in another one.
+            let note = view.gate.currency_note(&request.id, index);
             if let Some(e) = dom::query_all(&row, ".currency").into_iter().next() {
-                dom::set_text_of(&e, &words);
+                dom::set_text_of(&e, note.as_deref().unwrap_or_default());
+                let hidden = e.has_attribute("hidden");
+                if note.is_none() && !hidden {
+                    attr(&e, "hidden", "");
+                } else if note.is_some() && hidden {
+                    let _ = e.remove_attribute("hidden");
+                }
             }
         }
         let preview = view.gate.ledger().preview(claim, today);
