@@ -35,6 +35,8 @@ pub enum Act {
     Grant,
     Release,
     EndSession,
+    /// Delete the history of ended sessions (the person's record of them).
+    DeleteHistory,
     /// Replace the stored profile with a backup of another vault.
     ReplaceProfile,
     /// Register this device's authenticator to confirm from now on.

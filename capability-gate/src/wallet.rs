@@ -38,7 +38,9 @@
 
 use rand_core::CryptoRng;
 use wallet_core::history::{KeptApplication, KeptReceipt, PersonRecord, Sent};
-use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
+use wallet_core::store::{
+    Backup, MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation,
+};
 use wallet_core::{
     Attribute, ComparisonLog, DisclosureLedger, Envelope, KdfParams, Passphrase, Profile,
     ProfileError, ProfileInput, StaleWrite, StoreError, Timestamp, Typed, Vault, VaultError,
@@ -242,7 +244,7 @@ impl ImportKind {
                 "Replace the stored copy of this profile with the imported backup? What the wallet remembers having revealed is kept.",
             ),
             Self::DifferentVault => Some(
-                "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile starts with an empty disclosure memory: it does not know what was revealed before.",
+                "This backup is a DIFFERENT profile. Replace the profile stored in this browser with it? The imported profile brings the record and the memory of what was revealed that its backup holds; a backup downloaded before the record was kept in it starts with both empty.",
             ),
         }
     }
@@ -1046,7 +1048,8 @@ impl Wallet {
 
     /// How `backup` relates to what is stored (the page asks [`ImportKind::question`] first).
     pub fn import_kind(snap: &Snapshot, backup: &[u8]) -> Result<ImportKind, ImportError> {
-        let id = *Envelope::parse(backup)
+        let backup = Backup::parse(backup).map_err(|_| ImportError::NotABackup)?;
+        let id = *Envelope::parse(backup.envelope())
             .map_err(|_| ImportError::NotABackup)?
             .vault_id();
         match snap
@@ -1080,6 +1083,9 @@ impl Wallet {
             Ok(kind) => kind,
             Err(e) => return (self, vec![msg(e, false)]),
         };
+        let Ok(backup) = Backup::parse(backup) else {
+            return (self, vec![msg(ImportError::NotABackup, false)]);
+        };
         if kind != ImportKind::Nothing && confirmed != Some(kind) {
             return (
                 self,
@@ -1112,7 +1118,7 @@ impl Wallet {
                 };
                 memory.merge_from(gate.ledger());
                 let generation = current.generation.saturating_add(1);
-                match write_record(generation, backup, open, &memory, &kept, rng) {
+                match write_record(generation, backup.envelope(), open, &memory, &kept, rng) {
                     Ok((record, writes)) => {
                         effects.extend(writes);
                         record
@@ -1120,7 +1126,7 @@ impl Wallet {
                     Err(e) => return (self, vec![msg(e, false)]),
                 }
             }
-            _ => match StoredVault::imported(backup, current.as_ref()) {
+            _ => match StoredVault::imported(&backup, current.as_ref()) {
                 Ok(record) => {
                     effects.push(Effect::Store(record.clone()));
                     record

@@ -19,10 +19,11 @@ use wallet_core::store::StoredVault;
 use wallet_core::{KdfParams, Passphrase, Profile, ProfileInput, Timestamp, Vault};
 
 const PASS: &str = "correct horse battery";
-const ACTS: [Act; 5] = [
+const ACTS: [Act; 6] = [
     Act::Grant,
     Act::Release,
     Act::EndSession,
+    Act::DeleteHistory,
     Act::ReplaceProfile,
     Act::RegisterDevice,
 ];

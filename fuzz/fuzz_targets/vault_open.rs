@@ -13,9 +13,13 @@
 //!   refused by parse above 1 GiB / 10 passes / 16 lanes (checked here) and otherwise skipped.
 //! - The profile JSON `open` decodes after decryption is authenticated, so no mutation reaches it
 //!   through `open`; the input is fed to that decoder directly.
+//! - `Backup::parse` (a backup file: the record behind `TACIT-BACKUP 2`, or an envelope alone):
+//!   never a panic; whatever it accepts has a well-formed envelope, and an input without the
+//!   header is accepted exactly when `Envelope::parse` accepts it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use wallet_core::store::{BACKUP_HEADER, Backup};
 use wallet_core::{Envelope, EnvelopeError, KdfParams, OpenError, Passphrase, Profile, Vault};
 
 /// The passphrase of the frozen vector `wallet-core/tests/vectors/vault-v1.bin` (a seed).
@@ -60,6 +64,23 @@ fuzz_target!(|data: &[u8]| {
                 Err(OpenError::CannotOpen)
             ));
         }
+    }
+
+    // A backup file, with the header (after a fuzzed prefix too) and without.
+    for file in [data.to_vec(), [BACKUP_HEADER, data].concat()] {
+        if let Ok(backup) = Backup::parse(&file) {
+            assert!(
+                Envelope::parse(backup.envelope()).is_ok(),
+                "a backup was accepted with an envelope that does not parse"
+            );
+        }
+    }
+    if !data.starts_with(BACKUP_HEADER) {
+        assert_eq!(
+            Backup::parse(data).is_ok(),
+            Envelope::parse(data).is_ok(),
+            "a headerless backup is an envelope alone"
+        );
     }
 
     // What `open` decodes once the seal is authenticated.

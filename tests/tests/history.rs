@@ -194,19 +194,39 @@ fn history_end_session_download_and_delete() {
     assert_eq!(sessions.len(), 1, "{export}");
     assert_eq!(sessions[0]["log"].as_array().unwrap().len(), 2, "{export}");
 
-    // Delete: cancelled, nothing goes; confirmed, the history goes and stays gone.
+    // Delete is the person's act, confirmed with their passphrase. A script's click, with
+    // `window.confirm` answering yes, opens nothing and deletes nothing.
     wallet
         .page
-        .eval("window.confirm = () => false; true")
+        .eval(
+            "window.confirm = () => true; document.getElementById('history-delete').click(); \
+             document.getElementById('history-delete').dispatchEvent(new MouseEvent('click', { bubbles: true })); true",
+        )
         .unwrap();
-    wallet.page.click("#history-delete").unwrap();
-    wallet.wait_text("#history-msg", "not deleted");
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(
+        wallet.page.eval(tacit_e2e::wallet::CONFIRM_OPEN).unwrap(),
+        json!(false),
+        "a script's click asked for the person's confirmation"
+    );
     assert_eq!(history(&wallet), vec![2]);
+    // The person clicks, then cancels: nothing goes.
+    wallet.page.click("#history-delete").unwrap();
+    let said = wallet.confirm_text();
+    assert!(said.contains("history"), "{said}");
+    wallet.page.click("[data-action=confirm-cancel]").unwrap();
     wallet
         .page
-        .eval("window.confirm = () => true; true")
+        .wait_for(
+            &format!("!{}", tacit_e2e::wallet::CONFIRM_OPEN),
+            tacit_e2e::wallet::WAIT,
+        )
         .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(history(&wallet), vec![2]);
+    // Clicked and confirmed: the history goes and stays gone.
     wallet.page.click("#history-delete").unwrap();
+    wallet.confirm_act();
     wallet.wait_text("#history-msg", "was deleted");
     wait_history(&wallet, 0);
     unlock_after_reload(&mut wallet);
@@ -245,7 +265,7 @@ fn history_a_new_profile_starts_empty_and_a_backup_brings_the_record_back() {
     wait_log_rows(&wallet, 0);
     wallet.wait_text("#history", "No session has ended yet");
     let said = check(&wallet);
-    assert!(said.contains("its 0 entries"), "{said}");
+    assert!(said.contains("it is empty"), "{said}");
 }
 
 fn unhex(text: &str) -> Vec<u8> {
@@ -253,4 +273,80 @@ fn unhex(text: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
         .collect()
+}
+
+/// Item 3: the backup file the Export button downloads carries the record (the log, the
+/// receipts, the applications and the history, sealed with the profile): imported into another
+/// browser, which never saw this profile, and unlocked there, the same record shows.
+#[test]
+fn history_the_downloaded_backup_brings_the_record_to_another_browser() {
+    let session = Session::start();
+    let mut wallet = fresh(&session);
+    answer(&mut wallet, "n-c-1");
+    wallet.end_session();
+    wallet.wait_text("#lock-pill", "Locked");
+    wallet.unlock_and_wait(PASS);
+    wait_history(&wallet, 1);
+    answer(&mut wallet, "n-c-2");
+    wait_log_rows(&wallet, 1);
+
+    // The person clicks Export; the file is the blob the page downloads.
+    wallet
+        .page
+        .eval(
+            "window.__blobs = []; const made = URL.createObjectURL; \
+             URL.createObjectURL = (b) => { window.__blobs.push(b); return made(b); }; true",
+        )
+        .unwrap();
+    wallet.front();
+    wallet.page.click("#export-btn").unwrap();
+    wallet.wait_text("#profile-msg", "Encrypted backup downloaded");
+    let bytes = wallet
+        .page
+        .eval(
+            "window.__blobs[window.__blobs.length - 1].arrayBuffer() \
+               .then((b) => Array.from(new Uint8Array(b)))",
+        )
+        .unwrap();
+    let bytes: Vec<u8> = bytes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| u8::try_from(b.as_u64().unwrap()).unwrap())
+        .collect();
+    let file = tempfile::Builder::new()
+        .suffix(".tacitvault")
+        .tempfile()
+        .unwrap();
+    std::fs::write(file.path(), &bytes).unwrap();
+    // What the file holds is sealed: no fact, no site and no answer in the clear.
+    let text = String::from_utf8_lossy(&bytes);
+    for plain in ["pregnancy", "8082", "Pharmacy", "satisfied", "28400"] {
+        assert!(!text.contains(plain), "{plain:?} in the backup file");
+    }
+
+    // Another browser (its own profile directory: nothing of this one).
+    let other = tacit_e2e::Browser::launch().unwrap();
+    let mut restored = Wallet::open(&other, &session.server, "");
+    restored.front();
+    assert_eq!(
+        restored.stored_vault(),
+        Value::Null,
+        "the other browser holds a record"
+    );
+    choose_file(&restored.page, "#import-file", file.path());
+    restored.wait_text("#profile-msg", "Backup imported");
+    restored.unlock_and_wait(PASS);
+    wait_history(&restored, 1);
+    assert_eq!(history(&restored), vec![1]);
+    wait_log_rows(&restored, 1);
+    let said = check(&restored);
+    assert!(said.contains("its one entry"), "{said}");
+    // The restored wallet answers from the restored memory too: the record and the memory are
+    // the same profile's, and its next answer chains onto the restored log.
+    answer(&mut restored, "n-c-3");
+    wait_log_rows(&restored, 2);
+    restored.reload();
+    restored.unlock_and_wait(PASS);
+    wait_log_rows(&restored, 2);
 }

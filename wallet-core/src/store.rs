@@ -220,16 +220,23 @@ impl StoredVault {
         })
     }
 
-    /// An imported backup `envelope` replacing `current`. If the backup is of the same vault,
-    /// the current record's memory is carried over unchanged (it opens with the same data key),
-    /// so an import never forgets. Otherwise the memory starts empty; the page asks the person
-    /// first ([`StoredVault::same_vault`] tells which).
-    pub fn imported(envelope: &[u8], current: Option<&StoredVault>) -> Result<Self, StoreError> {
+    /// An imported `backup` replacing `current`. If the backup is of the same vault, the
+    /// current record's memory is carried over unchanged (it opens with the same data key, and
+    /// is at least as new as the backup's), so an import never forgets. Otherwise the memory —
+    /// the disclosure memory and the person's record — is the backup's, if it carries one
+    /// ([`Backup`]), else it starts empty; the page asks the person first
+    /// ([`StoredVault::same_vault`] tells which). The generation is above both `current`'s and
+    /// the backup's, so the memory's own generation is never above its record's.
+    pub fn imported(backup: &Backup, current: Option<&StoredVault>) -> Result<Self, StoreError> {
+        let envelope = backup.envelope();
         let id = *Envelope::parse(envelope)?.vault_id();
-        let generation = current.map_or(1, |c| c.generation.saturating_add(1));
-        let memory = match current {
-            Some(c) if c.vault_id()? == id => c.memory.clone(),
-            _ => None,
+        let after_current = current.map_or(1, |c| c.generation.saturating_add(1));
+        let (generation, memory) = match current {
+            Some(c) if c.vault_id()? == id => (after_current, c.memory.clone()),
+            _ => match &backup.record {
+                Some(saved) => (after_current.max(saved.generation), saved.memory.clone()),
+                None => (after_current, None),
+            },
         };
         Ok(Self {
             generation,
@@ -339,6 +346,63 @@ impl StoredVault {
     /// The envelope's bytes.
     pub fn envelope_bytes(&self) -> Result<Vec<u8>, StoreError> {
         hex::decode(&self.envelope).map_err(|_| StoreError::Format("envelope is not hex"))
+    }
+}
+
+/// How a backup file that carries the whole record begins (the backups the page writes from
+/// issue 30 on): this line, then the record as stored ([`StoredVault::encode`]), whose memory
+/// (sealed with the vault's data key) holds the disclosure memory and the person's record. A
+/// file without it is a vault envelope alone, as backups were written before.
+pub const BACKUP_HEADER: &[u8] = b"TACIT-BACKUP 2\n";
+
+/// A backup file, read: the vault envelope, and the stored record it was taken from when the
+/// file carries one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backup {
+    envelope: Vec<u8>,
+    record: Option<StoredVault>,
+}
+
+impl Backup {
+    /// The file the page downloads for `record`: [`BACKUP_HEADER`] and the record's text.
+    pub fn file_of(record: &StoredVault) -> Vec<u8> {
+        let mut file = BACKUP_HEADER.to_vec();
+        file.extend_from_slice(record.encode().as_bytes());
+        file
+    }
+
+    /// Reads a backup file: one that carries the record, or an envelope alone. Anything else
+    /// (or a record whose envelope is not a well-formed vault) is an error.
+    pub fn parse(bytes: &[u8]) -> Result<Self, StoreError> {
+        match bytes.strip_prefix(BACKUP_HEADER) {
+            Some(rest) => {
+                let text = core::str::from_utf8(rest)
+                    .map_err(|_| StoreError::Format("backup record is not text"))?;
+                let record = StoredVault::decode(text)?;
+                Ok(Self {
+                    envelope: record.envelope_bytes()?,
+                    record: Some(record),
+                })
+            }
+            None => {
+                Envelope::parse(bytes)?;
+                Ok(Self {
+                    envelope: bytes.to_vec(),
+                    record: None,
+                })
+            }
+        }
+    }
+
+    /// The vault envelope.
+    pub fn envelope(&self) -> &[u8] {
+        &self.envelope
+    }
+
+    /// Whether the file carries the record (memory and the person's record), not only the
+    /// envelope.
+    pub fn carries_record(&self) -> bool {
+        self.record.as_ref().is_some_and(|r| r.memory.is_some())
     }
 }
 

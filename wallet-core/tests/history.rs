@@ -14,7 +14,7 @@ use rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 use time::{Date, macros::date};
 use wallet_core::history::{KeptApplication, KeptReceipt, MAX_SESSIONS, PersonRecord, Sent};
-use wallet_core::store::{MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
+use wallet_core::store::{Backup, MEMORY_FORMAT, MEMORY_LABEL, MemoryOrigin, StoredVault};
 use wallet_core::{
     Claim, ComparisonLog, DisclosureLedger, GrantId, KdfParams, Nonce, Origin, Outcome, Passphrase,
     Profile, ProfileInput, ReceiptPayload, SessionId, StoreError, Timestamp, ToolName, Vault,
@@ -208,21 +208,30 @@ fn history_new_profile_and_import_of_another_vault_start_empty() {
     let (_, kept, origin) = fresh.open_sealed(&vault, None, None).unwrap();
     assert_eq!(origin, MemoryOrigin::Fresh);
     assert!(kept.is_empty());
-    // A backup of the same vault keeps the sealed record; of another vault, starts empty.
+    // A backup of the same vault keeps the sealed record; an envelope alone of another vault
+    // starts empty, and a backup file of it brings that vault's record.
     let stored = sealed(3, &vault, &rich_record(), 7);
-    let same = StoredVault::imported(&vault.to_bytes(), Some(&stored)).unwrap();
+    let same =
+        StoredVault::imported(&Backup::parse(&vault.to_bytes()).unwrap(), Some(&stored)).unwrap();
     assert_eq!(
         same.open_sealed(&vault, Some(3), None).unwrap().1,
         rich_record()
     );
     let (other, _) = self::vault(8);
-    let replaced = StoredVault::imported(&other.to_bytes(), Some(&stored)).unwrap();
+    let replaced =
+        StoredVault::imported(&Backup::parse(&other.to_bytes()).unwrap(), Some(&stored)).unwrap();
     assert!(
         replaced
             .open_sealed(&other, None, None)
             .unwrap()
             .1
             .is_empty()
+    );
+    let file = Backup::file_of(&sealed(4, &other, &rich_record(), 9));
+    let restored = StoredVault::imported(&Backup::parse(&file).unwrap(), Some(&stored)).unwrap();
+    assert_eq!(
+        restored.open_sealed(&other, None, None).unwrap().1,
+        rich_record()
     );
 }
 

@@ -12,7 +12,9 @@ use std::sync::LazyLock;
 use common::{profile, today};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use wallet_core::store::{MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation};
+use wallet_core::store::{
+    BACKUP_HEADER, Backup, MemoryFloors, MemoryOrigin, StoredVault, next_profile_generation,
+};
 use wallet_core::{
     Claim, ConditionCode, DisclosureLedger, KdfParams, Outcome, Passphrase, StaleWrite, StoreError,
     Vault,
@@ -151,7 +153,8 @@ fn store_import_of_the_same_vault_keeps_memory() {
     let vault = open(&VAULT_BYTES);
     let current = StoredVault::sealed(5, &vault, &used_ledger(), &mut rng(8)).unwrap();
     // The backup is the bare envelope (maybe from before the passphrase changed).
-    let imported = StoredVault::imported(&VAULT_BYTES, Some(&current)).unwrap();
+    let imported =
+        StoredVault::imported(&Backup::parse(&VAULT_BYTES).unwrap(), Some(&current)).unwrap();
     assert_eq!(imported.generation, 6);
     assert!(current.same_vault(&VAULT_BYTES).unwrap());
     let (ledger, _) = imported.open_memory(&vault, Some(5), None).unwrap();
@@ -159,7 +162,8 @@ fn store_import_of_the_same_vault_keeps_memory() {
 
     // A different vault starts without memory (the page asks the person first).
     assert!(!current.same_vault(&OTHER_BYTES).unwrap());
-    let different = StoredVault::imported(&OTHER_BYTES, Some(&current)).unwrap();
+    let different =
+        StoredVault::imported(&Backup::parse(&OTHER_BYTES).unwrap(), Some(&current)).unwrap();
     assert_eq!(different.memory, None);
     let other = open(&OTHER_BYTES);
     let (ledger, origin) = different.open_memory(&other, None, None).unwrap();
@@ -167,6 +171,51 @@ fn store_import_of_the_same_vault_keeps_memory() {
         (ledger, origin),
         (DisclosureLedger::default(), MemoryOrigin::Fresh)
     );
+}
+
+#[test]
+fn store_a_backup_file_carries_the_record_and_an_envelope_alone_still_imports() {
+    let other = open(&OTHER_BYTES);
+    let saved = StoredVault::sealed(9, &other, &used_ledger(), &mut rng(11)).unwrap();
+    let file = Backup::file_of(&saved);
+    assert!(file.starts_with(BACKUP_HEADER));
+    let backup = Backup::parse(&file).unwrap();
+    assert!(backup.carries_record());
+    assert_eq!(backup.envelope(), &OTHER_BYTES[..]);
+    // Restored over another vault's record at generation 5: the backup's memory comes along,
+    // at a generation no lower than the one it was sealed at (so a floor raised by opening it
+    // never refuses the next write).
+    let vault = open(&VAULT_BYTES);
+    let current =
+        StoredVault::sealed(5, &vault, &DisclosureLedger::default(), &mut rng(12)).unwrap();
+    let restored = StoredVault::imported(&backup, Some(&current)).unwrap();
+    assert_eq!(restored.generation, 9);
+    let (ledger, origin) = restored.open_memory(&other, None, None).unwrap();
+    assert_eq!((ledger, origin), (used_ledger(), MemoryOrigin::Sealed(9)));
+    // Over a newer record of another vault, the generation follows that record instead.
+    let newer =
+        StoredVault::sealed(20, &vault, &DisclosureLedger::default(), &mut rng(13)).unwrap();
+    assert_eq!(
+        StoredVault::imported(&backup, Some(&newer))
+            .unwrap()
+            .generation,
+        21
+    );
+    // Over the same vault, what is stored is at least as new: it is kept.
+    let stored =
+        StoredVault::sealed(12, &other, &DisclosureLedger::default(), &mut rng(14)).unwrap();
+    let same = StoredVault::imported(&backup, Some(&stored)).unwrap();
+    assert_eq!(same.memory, stored.memory);
+    // An envelope alone carries no record; anything else is not a backup.
+    assert!(!Backup::parse(&OTHER_BYTES).unwrap().carries_record());
+    for junk in [
+        b"not a backup".to_vec(),
+        [BACKUP_HEADER, b"{}"].concat(),
+        [BACKUP_HEADER, &[0xff, 0xfe][..]].concat(),
+        BACKUP_HEADER.to_vec(),
+    ] {
+        assert!(Backup::parse(&junk).is_err(), "{junk:?}");
+    }
 }
 
 #[test]

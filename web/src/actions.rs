@@ -169,6 +169,7 @@ fn decide(action: &str, id: &str) {
             }
         }
         "end-session" => person::ask(Act::EndSession),
+        "delete-history" => person::ask(Act::DeleteHistory),
         "download-session" => receipts::download_session_receipt(id),
         "confirm-ok" => person::confirm_ok(),
         "confirm-cancel" => person::confirm_cancel(),
@@ -533,20 +534,20 @@ fn change_passphrase(app: &mut App) {
 fn export_to(target: &str) {
     let msg = |text: &str, ok: bool| dom::set_msg(target, text, ok);
     match storage::load_record() {
-        Ok(Some(record)) => match record.envelope_bytes() {
-            Ok(bytes) => {
-                dom::download(
-                    &bytes,
-                    "tacit-profile.tacitvault",
-                    "application/octet-stream",
-                );
-                msg(
-                    "Encrypted backup downloaded. It opens only with your passphrase.",
-                    true,
-                );
-            }
-            Err(e) => msg(&e.to_string(), false),
-        },
+        // The whole stored record: the envelope and, sealed with it, the memory of what was
+        // revealed and the person's record (log, receipts, applications, history).
+        Ok(Some(record)) => {
+            dom::download(
+                &wallet_core::store::Backup::file_of(&record),
+                "tacit-profile.tacitvault",
+                "application/octet-stream",
+            );
+            msg(
+                "Encrypted backup downloaded, with your record of what sites were told. It opens \
+                 only with your passphrase.",
+                true,
+            );
+        }
         Ok(None) => msg("There is no profile to export yet.", false),
         Err(e) => msg(&e.to_string(), false),
     }

@@ -28,6 +28,8 @@ pub enum Act {
         kept: Vec<usize>,
     },
     EndSession,
+    /// Delete the history of ended sessions.
+    DeleteHistory,
     RegisterAuthenticator,
     /// Replace the stored profile with a backup of another vault (its memory starts empty).
     ReplaceProfile {
@@ -42,6 +44,7 @@ impl Act {
             Act::Grant { .. } => consent::Act::Grant,
             Act::Release { .. } => consent::Act::Release,
             Act::EndSession => consent::Act::EndSession,
+            Act::DeleteHistory => consent::Act::DeleteHistory,
             Act::RegisterAuthenticator => consent::Act::RegisterDevice,
             Act::ReplaceProfile { .. } => consent::Act::ReplaceProfile,
         }
@@ -72,6 +75,7 @@ pub fn carry_out(act: Act, _confirmed: Confirmed) {
             run(|app| release(app, &proposal_id, &digest, acknowledged, &kept));
         }
         Act::EndSession => run(end_session),
+        Act::DeleteHistory => receipts::delete_history(),
         Act::RegisterAuthenticator => {}
         Act::ReplaceProfile { backup } => finish_import(backup, Some(ImportKind::DifferentVault)),
     }

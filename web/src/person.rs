@@ -176,6 +176,10 @@ fn describe(app: &App, act: &Act) -> String {
         Act::EndSession => "End the session: the wallet locks and each site answered gets a \
                             receipt for your records."
             .to_owned(),
+        Act::DeleteHistory => "Delete the history of ended sessions from this browser: what \
+                               sites were told stays known to them; only your record of it \
+                               goes. This cannot be undone."
+            .to_owned(),
         Act::RegisterAuthenticator => "Use this device's screen lock or biometrics to confirm \
                                        grants, releases and the end of a session from now on."
             .to_owned(),
@@ -198,6 +202,7 @@ fn note(act: &Act, text: &str, ok: bool) {
             });
         }
         Act::EndSession => dom::set_msg("verify-result", text, ok),
+        Act::DeleteHistory => dom::set_msg("history-msg", text, ok),
         Act::RegisterAuthenticator => dom::set_msg("authenticator-msg", text, ok),
         Act::ReplaceProfile { .. } => dom::set_msg("profile-msg", text, ok),
     }

@@ -103,8 +103,8 @@ pub fn download_receipt(proposal_id: &ProposalId) {
     }
 }
 
-/// The history's buttons: Download (the JSON file of ended sessions) and Delete (after the
-/// person confirms; read-merge-write under the cross-tab lock). Installed once, at start.
+/// The history's Download button (the JSON file of ended sessions). Installed once, at start.
+/// Delete is the person's act (`data-action=delete-history`, confirmed like End session).
 pub fn wire_history_buttons() {
     thread_local! {
         static WIRED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -124,7 +124,6 @@ pub fn wire_history_buttons() {
         }
     };
     on("history-export", export_history);
-    on("history-delete", delete_history);
 }
 
 fn export_history() {
@@ -144,26 +143,22 @@ fn export_history() {
     }
 }
 
-fn delete_history() {
-    let confirmed = web_sys::window()
-        .and_then(|w| {
-            w.confirm_with_message(
-                "Delete the history of ended sessions from this browser? What sites were told stays known to them; only your record of it goes. This cannot be undone.",
-            )
-            .ok()
-        })
-        .unwrap_or(false);
+/// Deletes the history of ended sessions, once the person confirmed it with their passphrase
+/// or device (`person::ask(Act::DeleteHistory)` after their own click on "Delete the
+/// history…"; `decisions::carry_out` calls this only with the proof of it).
+pub fn delete_history() {
     crate::storage::locked_then(move || {
         with_app(|app| {
             app.step(|wallet, gate, vault, snap, rng| {
-                wallet.clear_history(gate, vault, snap, confirmed, rng)
+                wallet.clear_history(gate, vault, snap, true, rng)
             });
-            let text = if confirmed {
-                "The history of ended sessions was deleted."
-            } else {
-                "The history was not deleted."
-            };
-            dom::set_msg("history-msg", text, confirmed);
+            if app.wallet.is_unlocked() {
+                dom::set_msg(
+                    "history-msg",
+                    "The history of ended sessions was deleted.",
+                    true,
+                );
+            }
             app.after_change();
         });
     });
