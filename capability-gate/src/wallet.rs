@@ -1353,7 +1353,76 @@ impl Wallet {
     }
 }
 
+/// What "Check that the log is intact" found in storage ([`Wallet::check_stored`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredCheck {
+    /// The stored record opened and every chain in it verified: the open session's log has
+    /// `entries` entries and `sessions` ended sessions are kept.
+    Intact { entries: usize, sessions: usize },
+    /// Locked: the record is sealed and cannot be checked.
+    Locked,
+    /// Nothing is stored.
+    Nothing,
+    /// The stored record did not open or a chain in it did not verify.
+    Altered(String),
+}
+
+impl StoredCheck {
+    /// The sentence the page shows.
+    pub fn words(&self) -> String {
+        let (entries, sessions) = match self {
+            Self::Intact { entries, sessions } => (*entries, *sessions),
+            Self::Locked => {
+                return "Unlock the wallet to check the log: it is sealed with your profile."
+                    .to_owned();
+            }
+            Self::Nothing => return "There is no profile, so no log to check.".to_owned(),
+            Self::Altered(why) => {
+                return format!(
+                    "The stored log was altered or cannot be read ({why}). Nothing was \
+                     changed; restore your backup if this persists."
+                );
+            }
+        };
+        let log = match entries {
+            0 => {
+                "The log is intact: it is empty, no site was told anything this session.".to_owned()
+            }
+            1 => "The log is intact: its one entry is unchanged since it was written.".to_owned(),
+            n => {
+                format!("The log is intact: its {n} entries are unchanged since they were written.")
+            }
+        };
+        match sessions {
+            0 => log,
+            1 => format!("{log} The ended session kept is unchanged too."),
+            n => format!("{log} The {n} ended sessions kept are unchanged too."),
+        }
+    }
+}
+
 impl Wallet {
+    /// "Check that the log is intact": checks what is stored, not this tab's copy. The stored
+    /// record is opened with the unlocked vault (the floor against a rollback applies) and every
+    /// chain in the person's record is verified (the open session's log, each ended session's).
+    pub fn check_stored(&self, vault: &Option<Vault>, snap: &Snapshot) -> StoredCheck {
+        let (Self::Unlocked(_), Some(vault)) = (self, vault.as_ref()) else {
+            return StoredCheck::Locked;
+        };
+        let record = match &snap.record {
+            Ok(Some(record)) => record,
+            Ok(None) => return StoredCheck::Nothing,
+            Err(e) => return StoredCheck::Altered(e.to_string()),
+        };
+        match open_sealed(record, vault, snap) {
+            Ok((_, kept, _)) => StoredCheck::Intact {
+                entries: kept.log.len(),
+                sessions: kept.history.len(),
+            },
+            Err(e) => StoredCheck::Altered(e.to_string()),
+        }
+    }
+
     /// The person's record as this tab holds it (the open session's log, receipts,
     /// applications, the history of ended sessions); `None` while locked (it is sealed).
     pub fn person_record(&self, gate: &Gate) -> Option<PersonRecord> {

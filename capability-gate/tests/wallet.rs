@@ -5,7 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use capability_gate::wallet::{
-    DeleteConsent, Editor, Effect, FORGOTTEN_PHRASE, ImportKind, ReadError, Snapshot, Step, Wallet,
+    DeleteConsent, Editor, Effect, FORGOTTEN_PHRASE, ImportKind, ReadError, Snapshot, Step,
+    StoredCheck, Wallet,
 };
 use capability_gate::{Gate, GrantState, Handler, Lifetime};
 use proptest::prelude::*;
@@ -1784,4 +1785,69 @@ proptest! {
             }
         }
     }
+}
+
+/// "Check that the log is intact" checks what is stored, not this tab's copy (issue 30, item 3):
+/// the stored record's chains, opened with the vault; a damaged stored memory is said even
+/// while this tab's log is fine; locked, nothing is checked.
+#[test]
+fn the_log_check_reads_what_is_stored() {
+    let (mut storage, mut tab) = created();
+    assert_eq!(
+        tab.wallet.check_stored(&tab.vault, &storage.snap()),
+        StoredCheck::Intact {
+            entries: 0,
+            sessions: 0
+        }
+    );
+    tab.answer_logged(&mut storage, 1);
+    tab.answer_logged(&mut storage, 2);
+    let check = tab.wallet.check_stored(&tab.vault, &storage.snap());
+    assert_eq!(
+        check,
+        StoredCheck::Intact {
+            entries: 2,
+            sessions: 0
+        }
+    );
+    assert_eq!(
+        check.words(),
+        "The log is intact: its 2 entries are unchanged since they were written."
+    );
+    tab.end_session(&mut storage, T0 + 1000);
+    tab.unlock(&mut storage, PASS);
+    tab.answer_logged(&mut storage, 3);
+    let check = tab.wallet.check_stored(&tab.vault, &storage.snap());
+    assert_eq!(
+        check,
+        StoredCheck::Intact {
+            entries: 1,
+            sessions: 1
+        }
+    );
+    assert!(check.words().contains("its one entry is") && check.words().contains("ended session"));
+    // The stored memory damaged (one hex digit changed): said, though this tab's log verifies.
+    let mut damaged = storage.record.clone().unwrap();
+    let memory = damaged.memory.as_mut().unwrap();
+    let flipped = if memory.ends_with('0') { '1' } else { '0' };
+    memory.pop();
+    memory.push(flipped);
+    let mut snap = storage.snap();
+    snap.record = Ok(Some(damaged));
+    assert!(tab.gate.log().verify().is_ok());
+    let check = tab.wallet.check_stored(&tab.vault, &snap);
+    assert!(matches!(check, StoredCheck::Altered(_)), "{check:?}");
+    assert!(check.words().starts_with("The stored log was altered"));
+    // Nothing stored, and locked.
+    let mut empty = storage.snap();
+    empty.record = Ok(None);
+    assert_eq!(
+        tab.wallet.check_stored(&tab.vault, &empty),
+        StoredCheck::Nothing
+    );
+    tab.lock(&mut storage);
+    assert_eq!(
+        tab.wallet.check_stored(&tab.vault, &storage.snap()),
+        StoredCheck::Locked
+    );
 }

@@ -139,6 +139,26 @@ fn history_the_log_survives_reloads_and_shows_in_a_second_tab() {
     wait_log_rows(&wallet, 3);
     let said = check(&wallet);
     assert!(said.contains("its 3 entries"), "{said}");
+    // The check reads what is stored, not this tab's copy: with one hex digit of the stored
+    // memory changed behind the page's back, it says so (this tab's log is untouched).
+    wallet
+        .page
+        .eval(&format!(
+            "(() => {{ const k = {key:?}; const r = JSON.parse(localStorage.getItem(k)); \
+               const last = r.memory.slice(-1); \
+               r.memory = r.memory.slice(0, -1) + (last === '0' ? '1' : '0'); \
+               localStorage.setItem(k, JSON.stringify(r)); return true; }})()",
+            key = "tacit.vault.v1"
+        ))
+        .unwrap();
+    wallet.front();
+    wallet.page.click("[data-action=verify-log]").unwrap();
+    wallet.wait_text("#verify-result", "altered");
+    assert!(
+        !wallet.text("#verify-result").contains("intact"),
+        "{}",
+        wallet.text("#verify-result")
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use capability_gate::ProposalId;
 use std::cell::Cell;
 
 use capability_gate::strength::{self, Strength};
-use capability_gate::wallet::{DeleteConsent, Effect, ImportKind, Wallet};
+use capability_gate::wallet::{DeleteConsent, Effect, ImportKind, StoredCheck, Wallet};
 use js_sys::{Array, Promise, Uint8Array};
 use wallet_core::{KdfParams, Normalized, Typed};
 use wasm_bindgen::JsCast;
@@ -114,34 +114,14 @@ fn dispatch(button: &web_sys::Element) {
         "delete-confirm" => delete_confirm(),
         "delete-forgotten" => delete_forgotten(),
         "delete-cancel" => close_delete_dialog(),
-        "verify-log" => {
-            with_app(|app| match app.gate.log().verify() {
-                // Locked, the log is sealed away and the page shows none of it: a count of
-                // its entries would contradict what the page shows (issue 30, item 7).
-                _ if !app.gate.is_unlocked() => dom::set_msg(
-                    "verify-result",
-                    "Unlock the wallet to check the log: it is sealed with your profile.",
-                    false,
-                ),
-                Ok(()) => dom::set_msg(
-                    "verify-result",
-                    &match app.gate.log().len() {
-                        0 => {
-                            "The log is intact: it is empty, no site was told anything.".to_owned()
-                        }
-                        1 => "The log is intact: its one entry is unchanged since it was written."
-                            .to_owned(),
-                        n => format!(
-                            "The log is intact: its {n} entries are unchanged since they were written."
-                        ),
-                    },
-                    true,
-                ),
-                Err(e) => {
-                    dom::set_msg("verify-result", &format!("The log was altered: {e}"), false)
-                }
-            });
-        }
+        // What is stored is checked, under the cross-tab lock (after any write queued before).
+        "verify-log" => storage::locked_then(|| {
+            let check = with_app(|app| app.wallet.check_stored(&app.vault, &storage::snapshot()));
+            if let Some(check) = check {
+                let ok = matches!(check, StoredCheck::Intact { .. });
+                dom::set_msg("verify-result", &check.words(), ok);
+            }
+        }),
         other => decide(other, &id),
     }
 }
