@@ -931,3 +931,68 @@ fn after_every_act_by_keyboard_the_focus_is_on_the_next_control() {
         &format!("!!e.closest('#req-{fourth}')"),
     );
 }
+
+/// Issue 30's states, checked like the main walk (axe-core clean, nothing technical shown,
+/// desktop and phone screenshots in `target/screenshots/`, nothing wider than the phone): the
+/// visible notice after a lock, a request that waited while locked ("Unlock to answer"), the
+/// history of an ended session, the confirmation of deleting that history, and the delete
+/// dialog.
+#[test]
+fn the_record_and_lock_states_are_accessible_and_fit_a_phone() {
+    let _serial = tacit_e2e::serial();
+    let server = tacit_e2e::serve_site("wallet").unwrap();
+    let browser = Browser::launch().unwrap();
+    let mut checks = Checker::new();
+    let mut wallet = Wallet::open(&browser, &server, "");
+    wallet.create_profile();
+
+    // The person locks: the notice says so where a sighted person sees it.
+    wallet.front();
+    wallet.page.click("[data-action=lock]").unwrap();
+    wallet.wait_text("#lock-pill", "Locked");
+    wallet
+        .page
+        .wait_for(
+            "(() => { const n = document.getElementById('notice'); \
+               return !!n && !n.hidden && n.textContent.includes('Locked'); })()",
+            WAIT,
+        )
+        .unwrap();
+    checks.state(&wallet.page, "11-locked-notice");
+
+    // A request arrives while locked.
+    let id = wallet.request(housing_policy(HOUSING, "n-ui-locked"));
+    wallet.wait_text(&format!("#req-{id}"), "Unlock to answer");
+    checks.state(&wallet.page, "12-request-while-locked");
+
+    // Unlocked, answered, the session ended: its history.
+    wallet.unlock_and_wait(PASS);
+    for tool in wallet.grant(&id, "600000", 2) {
+        assert_eq!(wallet.call(&tool, json!({}))["ok"], true);
+    }
+    wallet.end_session();
+    wallet.wait_text("#lock-pill", "Locked");
+    wallet.unlock_and_wait(PASS);
+    wallet.wait_text("#history", "Session ended");
+    checks.state(&wallet.page, "13-history");
+
+    // Deleting the history asks for the person's confirmation; cancelled here.
+    wallet.front();
+    wallet.page.click("#history-delete").unwrap();
+    let said = wallet.confirm_text();
+    checks.check(
+        said.contains("history"),
+        format!("the dialog says {said:?}"),
+    );
+    checks.state(&wallet.page, "14-confirm-history-delete");
+    wallet.page.click("[data-action=confirm-cancel]").unwrap();
+    wallet
+        .page
+        .wait_for(&format!("!{}", tacit_e2e::wallet::CONFIRM_OPEN), WAIT)
+        .unwrap();
+
+    // The delete dialog: what is lost, the backup first, the passphrase.
+    wallet.open_delete_dialog();
+    checks.state(&wallet.page, "15-delete-dialog");
+    checks.finish();
+}
