@@ -157,6 +157,17 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         vct: Attribute::Income.default_vct(),
         attribute: Attribute::Income,
     };
+    // Each credential names a status list entry, as through the router.
+    let statuses: Vec<tacit_protocol::status_list::StatusRef> = (0..holders.len())
+        .map(|i| tacit_protocol::status_list::StatusRef {
+            idx: 1000 + i as u64,
+            uri: format!(
+                "{}{}",
+                issuance.iss,
+                tacit_protocol::status_list::STATUS_PATH
+            ),
+        })
+        .collect();
     let started = Instant::now();
     let mut batches = 0u64;
     while started.elapsed() < span {
@@ -166,6 +177,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
             &issuance,
             &person,
             &holders,
+            &statuses,
             system_now(),
             || {
                 let mut salt = [0u8; 16];

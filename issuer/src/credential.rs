@@ -9,7 +9,8 @@
 use p256::ecdsa::SigningKey;
 use serde_json::{Map, Value};
 use tacit_protocol::request_auth::Jwk;
-use tacit_protocol::sd_jwt::{IssuedClaims, issue};
+use tacit_protocol::sd_jwt::{IssuedClaims, issue_with_status};
+use tacit_protocol::status_list::StatusRef;
 use wallet_core::Timestamp;
 
 use crate::Error;
@@ -105,17 +106,23 @@ pub struct Issuance<'a> {
 }
 
 /// One credential per holder key for `person` at `now` (all with the day's `iat` and `exp`),
-/// signed by `key` (`kid`). `salt` is
-/// called once per disclosure. Returns the credentials (in holder-key order) and their expiry.
+/// signed by `key` (`kid`), the `i`-th naming its status list entry `statuses[i]` (none when
+/// `statuses` is empty; otherwise one per holder key). `salt` is called once per disclosure.
+/// Returns the credentials (in holder-key order) and their expiry.
+#[allow(clippy::too_many_arguments)]
 pub fn issue_batch(
     key: &SigningKey,
     kid: &str,
     issuance: &Issuance<'_>,
     person: &Person,
     holder_keys: &[Jwk],
+    statuses: &[StatusRef],
     now: Timestamp,
     mut salt: impl FnMut() -> Result<[u8; 16], Error>,
 ) -> Result<(Vec<String>, Timestamp), Error> {
+    if !statuses.is_empty() && statuses.len() != holder_keys.len() {
+        return Err(Error::Issue("status_entries_mismatch".to_owned()));
+    }
     let CredentialClaims {
         plain,
         disclosable,
@@ -123,7 +130,7 @@ pub fn issue_batch(
         exp,
     } = claims_for(issuance.attribute, person, now)?;
     let mut out = Vec::with_capacity(holder_keys.len());
-    for holder in holder_keys {
+    for (i, holder) in holder_keys.iter().enumerate() {
         let claims = IssuedClaims {
             iss: issuance.iss.to_owned(),
             vct: issuance.vct.to_owned(),
@@ -136,8 +143,9 @@ pub fn issue_batch(
             .iter()
             .map(|_| salt())
             .collect::<Result<Vec<_>, _>>()?;
-        let credential = issue(key, kid, &claims, &disclosable, &salts)
-            .map_err(|e| Error::Issue(e.code().to_owned()))?;
+        let credential =
+            issue_with_status(key, kid, &claims, statuses.get(i), &disclosable, &salts)
+                .map_err(|e| Error::Issue(e.code().to_owned()))?;
         out.push(credential);
     }
     Ok((out, exp))

@@ -15,6 +15,11 @@
 //! handed out before it — including one a batch still in flight is about to hand out — is
 //! refused as [`Error::Revoked`]. A code made afterwards (`tacit-issuer codes`) starts anew.
 //!
+//! **Status list** ([`Redemption::status_indexes`], [`IssuerDb::revoked_indexes`]): each
+//! credential takes an entry of the issuer's Token Status List drawn at random, in the batch's
+//! transaction, and the issuer alone knows whose it is; `revoke` also sets every entry of the
+//! person, so their credentials already issued are refused by sites that read the list.
+//!
 //! Every rule that can race is decided by the database: a nonce, a code and a refresh token are
 //! each consumed by one conditional `UPDATE` whose affected-row count says who won, all inside
 //! one write transaction that commits only once the batch is signed.
@@ -91,7 +96,26 @@ const MIGRATIONS: &[Migration] = &[
     ALTER TABLE refresh_tokens ADD COLUMN chain BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE enrolment_codes ADD COLUMN chain BIGINT NOT NULL DEFAULT 0;",
     },
+    Migration {
+        version: 3,
+        name: "status list entries: a random index per credential, set when revoked",
+        sql: "CREATE TABLE status_entries (
+        idx BIGINT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people (person_id),
+        issued_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        status BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE INDEX status_entries_person ON status_entries (person_id);",
+    },
 ];
+
+/// How many entries the issuer's status list has (16 KiB of one-bit entries). Each credential
+/// takes one at random; an entry is free again once its credential has expired.
+pub const STATUS_LIST_ENTRIES: u64 = 1 << 17;
+
+/// How many random draws a credential's index may take before the list counts as full.
+const STATUS_DRAWS: usize = 64;
 
 pub use tacit_protocol::issuance::claims::issuance_day_ms;
 pub use tacit_protocol::issuance::{
@@ -372,8 +396,24 @@ impl IssuerDb {
         if moved.rows_affected() != 1 {
             return Err(Error::UnknownPerson);
         }
+        // Every credential already issued to them is revoked in the status list too.
+        sqlx::query("UPDATE status_entries SET status = 1 WHERE person_id = $1")
+            .bind(person_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(live)
+    }
+
+    /// The entries of the status list that are revoked now: the indexes of every unexpired
+    /// credential of a revoked person.
+    pub async fn revoked_indexes(&self) -> Result<Vec<u64>, Error> {
+        let rows = sqlx::query("SELECT idx FROM status_entries WHERE status <> 0")
+            .fetch_all(self.store().pool())
+            .await?;
+        rows.iter()
+            .map(|row| Ok(u64::try_from(row.try_get::<i64, _>(0)?).unwrap_or(u64::MAX)))
+            .collect()
     }
 
     /// Everyone on record, oldest first (then by name).
@@ -415,6 +455,48 @@ impl IssuerDb {
 }
 
 impl Redemption {
+    /// Takes `count` free entries of the status list for the batch being signed, each drawn at
+    /// random (`draw` gives a random number), in the redemption's transaction: they are kept
+    /// only if the batch commits. An entry whose credential expired before `now` is free again.
+    /// [`Operational::Config`] when the list is full.
+    pub async fn status_indexes(
+        &mut self,
+        count: usize,
+        now: Timestamp,
+        expires_at: Timestamp,
+        mut draw: impl FnMut() -> Result<u64, Error>,
+    ) -> Result<Vec<u64>, Error> {
+        sqlx::query("DELETE FROM status_entries WHERE expires_at < $1")
+            .bind(now.millis())
+            .execute(&mut *self.tx)
+            .await?;
+        let mut taken = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut found = None;
+            for _ in 0..STATUS_DRAWS {
+                let idx = draw()? % STATUS_LIST_ENTRIES;
+                let inserted = sqlx::query(
+                    "INSERT INTO status_entries (idx, person_id, issued_at, expires_at, status) \
+                     VALUES ($1, $2, $3, $4, 0) ON CONFLICT (idx) DO NOTHING",
+                )
+                .bind(i64::try_from(idx).unwrap_or(i64::MAX))
+                .bind(self.person.person_id.as_str())
+                .bind(day_of(now))
+                .bind(expires_at.millis())
+                .execute(&mut *self.tx)
+                .await?;
+                if inserted.rows_affected() == 1 {
+                    found = Some(idx);
+                    break;
+                }
+            }
+            taken.push(found.ok_or_else(|| {
+                Operational::Config("the status list is full: no free entry found".into())
+            })?);
+        }
+        Ok(taken)
+    }
+
     /// Records the batch and a new refresh token on the same chain (returned; only its hash is
     /// stored), then commits: from here on the nonce and the grant are used. Every time written
     /// is the day of `now` (the token's expiry counts from it).

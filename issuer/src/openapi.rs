@@ -54,6 +54,16 @@ pub fn document(state: &AppState) -> serde_json::Value {
         vec![],
         replies,
     );
+    let list = vec![Document::bare(
+        200,
+        "The Token Status List the credentials name (`application/statuslist+jwt`, a JWT \
+         signed with the issuer's key): one bit per credential, set when revoked.",
+    )];
+    doc.get(
+        tacit_protocol::status_list::STATUS_PATH,
+        "The status list",
+        list,
+    );
     doc.this_document("/v1/openapi.json");
     doc.liveness("The issuer is up.");
     doc.finish(env!("CARGO_PKG_VERSION"))

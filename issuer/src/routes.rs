@@ -6,6 +6,7 @@
 //! | `GET /v1/issuer`                  | name, attribute, `vct`, batch limits (for the wallet)  |
 //! | `GET /v1/nonce`                   | a fresh single-use nonce, valid five minutes           |
 //! | `POST /v1/credentials`            | a batch of SD-JWT VCs, one per holder key              |
+//! | `GET /status/1`                   | the Token Status List (`statuslist+jwt`) they name      |
 //! | `GET /v1/openapi.json`            | the OpenAPI 3.1 document of these routes               |
 //! | `GET /healthz`                    | liveness                                               |
 //!
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
 use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
+use tacit_protocol::status_list::{self, STATUS_PATH, StatusList, StatusRef};
 use tacit_service::error::Operational;
 use tacit_service::middleware::{
     api_security_headers, json_for_bare_errors, rate_limit, read_json_body, request_span, timeout,
@@ -132,6 +134,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/issuer", get(info))
         .route("/v1/nonce", get(nonce).route_layer(limited.clone()))
         .route("/v1/credentials", post(credentials).route_layer(limited))
+        .route(STATUS_PATH, get(status))
         .route("/v1/openapi.json", get(openapi))
         .route("/healthz", get(healthz))
         .layer(cors)
@@ -174,6 +177,41 @@ async fn info(State(state): State<AppState>) -> Response {
     .into_response()
 }
 
+/// How long a served status list token is valid, and how long a reader may keep it.
+const STATUS_TOKEN_VALIDITY_MS: i64 = 3_600_000;
+/// The `ttl` of a served token, in seconds: a site sees a revocation within this.
+pub const STATUS_TTL_SECONDS: u64 = 60;
+
+/// `GET /status/1`: the Token Status List, signed now with the active key (the one the
+/// credentials are checked with), every revoked entry set.
+async fn status(State(state): State<AppState>) -> Result<Response, Error> {
+    let now = state.now();
+    let mut list = StatusList::new(usize::try_from(crate::db::STATUS_LIST_ENTRIES).unwrap_or(0));
+    for idx in state.db().revoked_indexes().await? {
+        list.set(idx, status_list::INVALID);
+    }
+    let keys = state.keys();
+    let token = status_list::sign_token(
+        keys.signing_key(),
+        keys.active_kid(),
+        state.issuer(),
+        &format!("{}{STATUS_PATH}", state.issuer()),
+        &list,
+        now,
+        now.plus_millis(STATUS_TOKEN_VALIDITY_MS),
+        STATUS_TTL_SECONDS,
+    );
+    let max_age = format!("public, max-age={STATUS_TTL_SECONDS}");
+    Ok((
+        [
+            (header::CONTENT_TYPE, status_list::MEDIA_TYPE.to_owned()),
+            (header::CACHE_CONTROL, max_age),
+        ],
+        token,
+    )
+        .into_response())
+}
+
 /// `GET /v1/nonce`.
 async fn nonce(State(state): State<AppState>) -> Result<Response, Error> {
     let (nonce, expires_at) = state.db().make_nonce(state.now()).await?;
@@ -212,7 +250,28 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
         CheckedGrant::RefreshToken(token) => Grant::RefreshToken(token),
     };
     let now = state.now();
-    let redemption = state.db().redeem(&request.nonce, grant, now).await?;
+    let mut redemption = state.db().redeem(&request.nonce, grant, now).await?;
+    // Each credential's status list entry, drawn at random, kept only if the batch commits.
+    let (_, expires_ms) = crate::predicates::credential_lifetime(now.millis())?;
+    let uri = format!("{}{STATUS_PATH}", state.issuer());
+    let statuses: Vec<StatusRef> = redemption
+        .status_indexes(
+            holder_jwks.len(),
+            now,
+            wallet_core::Timestamp::from_millis(expires_ms),
+            || {
+                let mut bytes = [0u8; 8];
+                getrandom::fill(&mut bytes).map_err(|_| Operational::Random)?;
+                Ok(u64::from_le_bytes(bytes))
+            },
+        )
+        .await?
+        .into_iter()
+        .map(|idx| StatusRef {
+            idx,
+            uri: uri.clone(),
+        })
+        .collect();
     let issuance = Issuance {
         iss: state.issuer(),
         vct: state.vct(),
@@ -225,6 +284,7 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
         &issuance,
         &redemption.person,
         &holder_jwks,
+        &statuses,
         now,
         || {
             let mut salt = [0u8; 16];

@@ -30,6 +30,7 @@ async fn the_served_document_is_valid_openapi_and_real_responses_match_it() {
             "/v1/issuer",
             "/v1/nonce",
             "/v1/credentials",
+            tacit_protocol::status_list::STATUS_PATH,
             "/v1/openapi.json",
             "/healthz",
         ],

@@ -19,6 +19,8 @@
 //! - [`rate_limit`]: the token buckets every service limits requests with, per client and
 //!   optionally per IPv6 /48 and overall (time is an argument; the services keep the table
 //!   behind a lock).
+//! - [`status_list`]: Token Status List: an issuer's signed list of the credentials it revoked,
+//!   and the entry each credential names in it.
 //! - [`predicates`]: which SD-JWT VC claim (`income_below_30000`, `age_equal_or_over_18`) proves
 //!   which wallet claim, the one table issuers, wallets and sites share.
 //!
@@ -34,5 +36,6 @@ pub mod request_auth;
 pub mod sd_jwt;
 pub mod single_use;
 pub mod site_auth;
+pub mod status_list;
 pub mod trust;
 pub mod webauthn;

@@ -47,6 +47,7 @@
 //! disclosure's digest must appear in `_sd`, none twice, and no disclosure may name a reserved
 //! claim ([`RESERVED_NAMES`]) or a claim already in the payload.
 
+use crate::status_list::StatusRef;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use p256::ecdsa::signature::{Signer, Verifier};
@@ -353,6 +354,19 @@ pub fn issue(
     disclosable: &[(String, Value)],
     salts: &[[u8; 16]],
 ) -> Result<String, SdJwtError> {
+    issue_with_status(issuer_key, kid, claims, None, disclosable, salts)
+}
+
+/// [`issue`], with the credential's entry in its issuer's status list (`status`, always
+/// visible: see [`crate::status_list`]).
+pub fn issue_with_status(
+    issuer_key: &SigningKey,
+    kid: &str,
+    claims: &IssuedClaims,
+    status: Option<&StatusRef>,
+    disclosable: &[(String, Value)],
+    salts: &[[u8; 16]],
+) -> Result<String, SdJwtError> {
     jwk_to_key(&claims.cnf_jwk)?;
     let kid_ok =
         !kid.is_empty() && kid.len() <= MAX_KID_LEN && kid.bytes().all(|b| b.is_ascii_graphic());
@@ -408,6 +422,9 @@ pub fn issue(
     cnf.insert("jwk".into(), Value::Object(jwk));
     payload.insert("cnf".into(), Value::Object(cnf));
     payload.insert("_sd_alg".into(), Value::String(SD_ALG.into()));
+    if let Some(status) = status {
+        payload.insert("status".into(), status.claim());
+    }
     if !digests.is_empty() {
         payload.insert("_sd".into(), Value::Array(digests));
     }
@@ -449,6 +466,7 @@ pub struct Credential {
     exp: Timestamp,
     holder: Jwk,
     holder_key: VerifyingKey,
+    status: Option<StatusRef>,
     plain: Map<String, Value>,
     encoded: Vec<String>,
     disclosures: Vec<Disclosure>,
@@ -566,6 +584,12 @@ impl Credential {
             _ => return Err(SdJwtError::BadHolderKey),
         };
         let holder_key = jwk_to_key(&holder)?;
+        // Its entry in the issuer's status list, if it has one: always visible, well-formed.
+        let status = payload
+            .remove("status")
+            .map(|v| StatusRef::from_claim(&v))
+            .transpose()
+            .map_err(|_| SdJwtError::Malformed)?;
         if payload
             .iter()
             .any(|(k, v)| RESERVED_NAMES.contains(&k.as_str()) || contains_sd_markers(v))
@@ -611,6 +635,7 @@ impl Credential {
             exp,
             holder,
             holder_key,
+            status,
             plain: payload,
             encoded,
             disclosures,
@@ -634,6 +659,11 @@ impl Credential {
             return Err(SdJwtError::IssuedInFuture);
         }
         Ok(())
+    }
+
+    /// Its entry in the issuer's status list (`status`), if it has one.
+    pub fn status(&self) -> Option<&StatusRef> {
+        self.status.as_ref()
     }
 
     /// The issuer (`iss`).
@@ -783,6 +813,9 @@ pub struct VerifiedPresentation {
     pub disclosed: Map<String, Value>,
     /// The always-visible claims of the credential.
     pub plain: Map<String, Value>,
+    /// Its entry in the issuer's status list, if it names one: a verifier checks it there
+    /// ([`crate::status_list`]).
+    pub status: Option<StatusRef>,
 }
 
 /// Verifies a presentation `<issuer-jwt>~<d>~…~<kb-jwt>` for audience `aud` and `nonce` at
@@ -864,5 +897,6 @@ pub fn verify_presentation(
         exp: credential.exp,
         disclosed,
         plain: credential.plain,
+        status: credential.status,
     })
 }

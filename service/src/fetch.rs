@@ -26,6 +26,17 @@ pub enum FetchFailure {
 /// `GET url` with `Accept: application/json`: the body of a 200 answer, at most `max_bytes`,
 /// all within `timeout`.
 pub fn get_json(url: &str, timeout: Duration, max_bytes: usize) -> Result<Vec<u8>, FetchFailure> {
+    get_as(url, "application/json", timeout, max_bytes)
+}
+
+/// [`get_json`] asking for another media type (`accept`), e.g. a Token Status List's
+/// `application/statuslist+jwt`.
+pub fn get_as(
+    url: &str,
+    accept: &str,
+    timeout: Duration,
+    max_bytes: usize,
+) -> Result<Vec<u8>, FetchFailure> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .max_redirects(0)
@@ -34,7 +45,7 @@ pub fn get_json(url: &str, timeout: Duration, max_bytes: usize) -> Result<Vec<u8
         .into();
     let mut response = agent
         .get(url)
-        .header("accept", "application/json")
+        .header("accept", accept)
         .call()
         .map_err(|e| match e {
             ureq::Error::Timeout(_) => FetchFailure::Timeout,
@@ -63,6 +74,18 @@ pub async fn get_json_async(
     max_bytes: usize,
 ) -> Result<Vec<u8>, FetchFailure> {
     tokio::task::spawn_blocking(move || get_json(&url, timeout, max_bytes))
+        .await
+        .unwrap_or(Err(FetchFailure::Unreachable))
+}
+
+/// [`get_as`] on tokio's blocking pool.
+pub async fn get_as_async(
+    url: String,
+    accept: &'static str,
+    timeout: Duration,
+    max_bytes: usize,
+) -> Result<Vec<u8>, FetchFailure> {
+    tokio::task::spawn_blocking(move || get_as(&url, accept, timeout, max_bytes))
         .await
         .unwrap_or(Err(FetchFailure::Unreachable))
 }

@@ -284,6 +284,18 @@ impl TestIssuer {
         })
     }
 
+    /// `tacit-issuer revoke` for the person named `who` (their full name), as an operator
+    /// would run it while the issuer runs: their refresh chain ends and every credential
+    /// issued to them is set in the status list. How many codes and tokens it ended.
+    pub fn revoke(&self, who: &str) -> io::Result<u64> {
+        let who = who.to_owned();
+        self.with_db(async move |db| {
+            tacit_issuer::revoke(db, &who, system_now())
+                .await
+                .map(|(_, ended)| ended)
+        })
+    }
+
     /// A further one-time code for the person whose name starts with `who`, valid an hour, as
     /// an operator would make it while the issuer runs.
     pub fn fresh_code(&self, who: &str) -> io::Result<String> {

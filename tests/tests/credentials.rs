@@ -447,6 +447,68 @@ fn housing_income_is_proven_by_the_tax_office_and_tampering_is_refused() {
 /// is told (the credential line, beside the fact in the editor, on the card beside the question,
 /// naming the office and no amount); the site is told the office's answer with its proof, under
 /// the same label as when the two agree.
+/// Issue 31, Token Status List: the tax office revokes Ana. A presentation of a credential it
+/// issued her before is then refused by the housing site (`credential_revoked`, read from the
+/// office's status list, which the site fetches and verifies), and the refusal spends nothing:
+/// the same receipt without the revoked proof is judged on its own merits.
+#[test]
+fn a_credential_the_issuer_revoked_is_refused_by_the_site_and_spends_nothing() {
+    let _serial = tacit_e2e::serial();
+    let stack = Stack::start();
+    let browser = Browser::launch().unwrap();
+    let mut wallet = stack.wallet(&browser, "28,400.00");
+    let tax = stack.tax.origin();
+    wallet.add_credential(&tax, &stack.tax.code_for("Ana").unwrap());
+    let mut housing = Site::open(&browser, &stack.housing, "", HOUSING_TOOLS);
+
+    // Valid: accepted.
+    let first = apply(&mut wallet, &mut housing);
+    assert_eq!(first.presentations.len(), 1, "{:?}", first.presentations);
+    let entry =
+        Credential::parse(&first.presentations[0][..=first.presentations[0].rfind('~').unwrap()])
+            .unwrap()
+            .status()
+            .cloned()
+            .expect("the tax office's credential names its status list entry");
+    assert_eq!(entry.uri, format!("{tax}/status/1"));
+    let out = housing.submit_with_proofs(&first.receipt, &first.presentations);
+    assert_eq!(out["result"]["accepted"], true, "{out}");
+
+    // Revoked at the office: the next presentation, from the same batch, is refused.
+    assert!(stack.tax.revoke("Ana Demo").unwrap() >= 1);
+    let second = apply(&mut wallet, &mut housing);
+    assert_eq!(second.presentations.len(), 1);
+    // The site uses a list it read for at most 10 s (less than the office's `ttl`): after that
+    // it reads the new one.
+    std::thread::sleep(Duration::from_secs(11));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let refused = loop {
+        let out = housing.submit_with_proofs(&second.receipt, &second.presentations);
+        if error_code(&out) == "credential_revoked" {
+            break out;
+        }
+        assert_eq!(
+            out["result"]["accepted"],
+            Value::Null,
+            "a revoked credential was accepted: {out}"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never refused as revoked: {out}"
+        );
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("revoked") && message.contains("Nothing was spent"),
+        "{message}"
+    );
+    // Nothing was spent: the same receipt without its proof is judged on its own merits (its
+    // issuer-backed answer lacks the proof), not refused `replayed_nonce`.
+    let out = housing.submit(&second.receipt);
+    assert_eq!(error_code(&out), "proof_missing", "{out}");
+}
+
 #[test]
 fn issue28_item6_a_typed_fact_the_credential_contradicts_is_told_to_the_person_not_the_site() {
     let _serial = tacit_e2e::serial();

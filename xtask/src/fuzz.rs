@@ -45,6 +45,7 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("presentation_verify", "json.dict"),
     ("issuer_metadata", "json.dict"),
     ("credential_batch", "json.dict"),
+    ("status_list", "json.dict"),
 ];
 
 /// What one run did, from libFuzzer's final statistics.

@@ -197,13 +197,15 @@ impl Policy {
                  that the receipt is for this site's origin and for a nonce {} issued and nobody \
                  used yet, its validity window, each presentation against the issuers it trusts \
                  (bound to this origin and the receipt's nonce, at most five minutes old, \
-                 disclosing exactly the answer it proves), and that every required claim is \
+                 disclosing exactly the answer it proves, not revoked in its issuer's status \
+                 list), and that every required claim is \
                  satisfied{}. Answers {{ok: true, result: {{accepted: true, proven, ...}}}} or \
                  {{ok: false, error: {{code, message}}}}; codes: invalid_input, unknown_nonce, \
                  replayed_nonce, wrong_audience, nonce_mismatch, bad_signature, unknown_key, \
                  chain_broken, expired, not_yet_valid, claim_not_satisfied, signer_unreachable, \
                  site_unreachable, busy, proof_missing, proof_invalid, untrusted_issuer, \
-                 proof_mismatch, proof_required, receipt_revoked; grant_expired or grant_revoked when called \
+                 proof_mismatch, proof_required, receipt_revoked, credential_revoked, \
+                 status_unavailable; grant_expired or grant_revoked when called \
                  after the tool left (call {} again).",
                 self.submission,
                 self.site_name,

@@ -23,6 +23,7 @@ use tacit_protocol::predicates;
 use tacit_protocol::sd_jwt::{
     Credential, Jwks, SdJwtError, TrustedIssuer, VerifiedPresentation, verify_presentation,
 };
+use tacit_protocol::status_list::{STATUS_PATH, StatusListToken, VALID};
 use wallet_core::{Attribute, Claim, Currency, Origin, Outcome, Timestamp, VerifiedReceipt};
 
 use crate::policy::describe;
@@ -49,6 +50,10 @@ pub struct Issuer {
     pub vct: String,
     /// Its keys, or `None` while they could not be fetched.
     pub jwks: Option<Jwks>,
+    /// Its Token Status List as last read and verified, while fresh (`None`: not read yet, or
+    /// older than its `ttl`). A presentation whose credential names an entry is refused while
+    /// this is `None`, and refused `credential_revoked` when its entry is set.
+    pub status: Option<StatusListToken>,
 }
 
 /// Every issuer the site trusts (from its configuration; nothing a request carries adds one).
@@ -134,6 +139,9 @@ pub struct Proofs {
     /// An issuer whose keys were missing or lacked the presentation's key id: fetching them
     /// again (rate-limited) and checking again may change the answer.
     pub refetch: Option<Origin>,
+    /// An issuer whose status list was not at hand (never read, or past its `ttl`): reading it
+    /// and checking again may change the answer.
+    pub status_fetch: Option<Origin>,
 }
 
 impl Proofs {
@@ -168,6 +176,65 @@ fn refusal(code: Code, claim: Option<&Claim>, message: String) -> Refusal {
     }
 }
 
+/// Refuses presentation `n` unless its credential's `entry` reads valid in `issuer`'s status
+/// list as the site holds it; sets `status_fetch` when the list is not at hand.
+fn revoked_or_unknown(
+    n: usize,
+    entry: &tacit_protocol::status_list::StatusRef,
+    issuer: &Issuer,
+    status_fetch: &mut Option<Origin>,
+) -> Result<(), Refusal> {
+    let own = format!(
+        "{}{STATUS_PATH}",
+        issuer.issuer.as_str().trim_end_matches('/')
+    );
+    if entry.uri != own {
+        return Err(refusal(
+            Code::ProofInvalid,
+            None,
+            format!(
+                "Presentation {n} names a status list that is not {}'s own, so this site does \
+                 not read it. {SUBMIT_AS_RETURNED}",
+                issuer.name
+            ),
+        ));
+    }
+    let Some(list) = &issuer.status else {
+        *status_fetch = Some(issuer.issuer.clone());
+        return Err(refusal(
+            Code::StatusUnavailable,
+            None,
+            format!(
+                "This site could not read {}'s list of revoked credentials, so it cannot tell \
+                 whether presentation {n} still holds. Nothing was spent; submit again in a \
+                 moment.",
+                issuer.name
+            ),
+        ));
+    };
+    match list.status_of(entry) {
+        Ok(VALID) => Ok(()),
+        Ok(_) => Err(refusal(
+            Code::CredentialRevoked,
+            None,
+            format!(
+                "{} has revoked the credential behind presentation {n}. Nothing was spent. The \
+                 person's wallet can no longer prove this answer with it: ask them to add the \
+                 credential again, or to answer in their own words where this site allows it.",
+                issuer.name
+            ),
+        )),
+        Err(_) => Err(refusal(
+            Code::ProofInvalid,
+            None,
+            format!(
+                "Presentation {n} names an entry outside {}'s status list. {SUBMIT_AS_RETURNED}",
+                issuer.name
+            ),
+        )),
+    }
+}
+
 const SUBMIT_AS_RETURNED: &str = "Submit the `presentations` array check_proposal returned \
      beside the receipt, unchanged and in full, within five minutes of the wallet's release.";
 
@@ -182,6 +249,7 @@ pub fn check_presentations(
 ) -> Proofs {
     let items = items(receipt);
     let mut refetch = None;
+    let mut status_fetch = None;
     let checked = check(
         &items,
         presentations,
@@ -189,12 +257,13 @@ pub fn check_presentations(
         origin,
         receipt.nonce().as_str(),
         now,
-        &mut refetch,
+        (&mut refetch, &mut status_fetch),
     );
     Proofs {
         items,
         checked,
         refetch,
+        status_fetch,
     }
 }
 
@@ -205,7 +274,7 @@ fn check(
     origin: &Origin,
     nonce: &str,
     now: Timestamp,
-    refetch: &mut Option<Origin>,
+    (refetch, status_fetch): (&mut Option<Origin>, &mut Option<Origin>),
 ) -> Result<Vec<Proven>, Refusal> {
     // The items the receipt says an issuer answered, each issuer trusted here.
     let mut backed: Vec<(&Item, &Issuer, bool)> = Vec::new();
@@ -260,8 +329,14 @@ fn check(
             vct,
             disclosed,
             plain,
+            status,
             ..
         } = verified;
+        // Its entry in its issuer's status list (the issuer's own list, at its origin), which
+        // must say valid: read before anything is spent, so a refusal spends nothing.
+        if let (Some(entry), Some(issuer)) = (&status, trust.issuer(&iss)) {
+            revoked_or_unknown(n, entry, issuer, status_fetch)?;
+        }
         // The credential type is pinned per issuer: a credential of another type it signed
         // (another programme's, a test type) is not its word for this site.
         if let Some(issuer) = trust.issuer(&iss)

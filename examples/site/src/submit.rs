@@ -58,10 +58,15 @@ pub enum Code {
     ProofRequired,
     /// The signer revoked the receipt: the wallet install it was signed for was revoked.
     ReceiptRevoked,
+    /// The issuer revoked the credential behind a presentation (its status list says so).
+    CredentialRevoked,
+    /// The issuer's status list could not be read, so a presentation's status is unknown;
+    /// nothing was decided.
+    StatusUnavailable,
 }
 
 impl Code {
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 22] = [
         Code::InvalidInput,
         Code::UnknownNonce,
         Code::ReplayedNonce,
@@ -82,6 +87,8 @@ impl Code {
         Code::ProofMismatch,
         Code::ProofRequired,
         Code::ReceiptRevoked,
+        Code::CredentialRevoked,
+        Code::StatusUnavailable,
     ];
 
     /// The code an agent reads as `name`.
@@ -112,6 +119,8 @@ impl Code {
             Code::ProofMismatch => "proof_mismatch",
             Code::ProofRequired => "proof_required",
             Code::ReceiptRevoked => "receipt_revoked",
+            Code::CredentialRevoked => "credential_revoked",
+            Code::StatusUnavailable => "status_unavailable",
         }
     }
 
@@ -145,6 +154,13 @@ impl Code {
             }
             Code::ReceiptRevoked => {
                 "The signer has revoked this receipt: the wallet that asked for it was disabled."
+            }
+            Code::CredentialRevoked => {
+                "The issuer has revoked the credential behind one of your proven answers."
+            }
+            Code::StatusUnavailable => {
+                "The site could not check with the issuer that a proof still holds; your agent \
+                 can try again."
             }
         }
     }

@@ -6,12 +6,24 @@
 //! A failed fetch keeps the last good set; an issuer never reached has no keys, and its
 //! presentations are refused `proof_invalid` until it is reached. Nothing a request carries
 //! chooses a URL or adds an issuer.
+//!
+//! Each issuer's Token Status List is read from `<issuer>/status/1` (the only list this site
+//! reads for it) when a presentation names an entry and the list held is missing or older than
+//! its `ttl` or [`MAX_STATUS_AGE`] (10 s), at most once per [`MIN_REFETCH_INTERVAL`]; it is
+//! verified with the issuer's keys. A list that cannot be read leaves the presentation refused
+//! `status_unavailable` (nothing spent).
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::sync::Mutex;
+use std::time::Instant;
+
 use tacit_protocol::sd_jwt::{IssuerMetadata, Jwks, MAX_JWKS_BYTES};
+use tacit_protocol::status_list::{
+    MAX_TOKEN_LEN, MEDIA_TYPE, STATUS_PATH, StatusListToken, verify_token,
+};
 use tacit_protocol::trust;
 use tacit_service::key_cache::KeyCache;
 use wallet_core::Origin;
@@ -30,6 +42,18 @@ pub const MIN_REFETCH_INTERVAL: Duration = trust::MIN_REFETCH_INTERVAL;
 /// How long one fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest a status list is used after it was read, whatever its `ttl` says (a reader may
+/// read more often than `ttl` asks): a revocation reaches this site's verdicts within about
+/// this, as a revoked install's receipts do ([`MIN_REFETCH_INTERVAL`], the same bound).
+pub const MAX_STATUS_AGE: Duration = MIN_REFETCH_INTERVAL;
+
+/// An issuer's status list as last read: the token, when, and when a read was last tried.
+#[derive(Debug, Default)]
+struct HeldStatus {
+    token: Option<(StatusListToken, Instant)>,
+    tried: Option<Instant>,
+}
+
 #[derive(Debug)]
 struct One {
     issuer: Origin,
@@ -38,6 +62,7 @@ struct One {
     vct: String,
     url: Option<String>,
     cache: KeyCache<Jwks>,
+    status: Mutex<HeldStatus>,
 }
 
 /// See the module docs.
@@ -70,6 +95,10 @@ impl IssuerKeys {
                         vct: i.vct,
                         url: None,
                         cache: KeyCache::new(i.jwks),
+                        status: Mutex::new(HeldStatus {
+                            token: i.status.map(|t| (t, Instant::now())),
+                            tried: None,
+                        }),
                     })
                 })
                 .collect(),
@@ -100,6 +129,7 @@ impl IssuerKeys {
                 vct,
                 url: t.keys_url.clone(),
                 cache: KeyCache::new(jwks),
+                status: Mutex::default(),
             }));
         }
         Ok(Self { issuers })
@@ -127,6 +157,7 @@ impl IssuerKeys {
                     vouches_for: one.vouches_for,
                     vct: one.vct.clone(),
                     jwks: one.cache.current().map(|jwks| (*jwks).clone()),
+                    status: one.fresh_status(),
                 })
                 .collect(),
         }
@@ -146,6 +177,16 @@ impl IssuerKeys {
             .collect::<Vec<_>>();
         for fetch in fetches {
             let _ = fetch.await;
+        }
+    }
+
+    /// After a presentation from `issuer` named an entry of its status list and the list held
+    /// was missing or stale: reads it now unless a read was tried in the last
+    /// [`MIN_REFETCH_INTERVAL`]. Whether a fresh list is now held.
+    pub async fn refresh_status_for(&self, issuer: &Origin, now: wallet_core::Timestamp) -> bool {
+        match self.issuers.iter().find(|one| &one.issuer == issuer) {
+            Some(one) => one.read_status(now).await,
+            None => false,
         }
     }
 
@@ -182,6 +223,65 @@ impl One {
                 true
             }
             None => false,
+        }
+    }
+
+    /// The status list held, while younger than its `ttl` and [`MAX_STATUS_AGE`].
+    fn fresh_status(&self) -> Option<StatusListToken> {
+        let held = self.status.lock().ok()?;
+        let (token, read_at) = held.token.as_ref()?;
+        let ttl = Duration::from_secs(token.ttl).min(MAX_STATUS_AGE);
+        (read_at.elapsed() < ttl).then(|| token.clone())
+    }
+
+    /// Reads `<issuer>/status/1` and verifies it with the keys held, unless a read was tried
+    /// in the last [`MIN_REFETCH_INTERVAL`]; whether a fresh list is held afterwards.
+    async fn read_status(&self, now: wallet_core::Timestamp) -> bool {
+        {
+            let Ok(mut held) = self.status.lock() else {
+                return false;
+            };
+            if held
+                .tried
+                .is_some_and(|t| t.elapsed() < MIN_REFETCH_INTERVAL)
+            {
+                drop(held);
+                return self.fresh_status().is_some();
+            }
+            held.tried = Some(Instant::now());
+        }
+        let Some(jwks) = self.cache.current() else {
+            return false;
+        };
+        let uri = format!(
+            "{}{STATUS_PATH}",
+            self.issuer.as_str().trim_end_matches('/')
+        );
+        let fetched = tacit_service::fetch::get_as_async(
+            uri.clone(),
+            MEDIA_TYPE,
+            FETCH_TIMEOUT,
+            MAX_TOKEN_LEN,
+        )
+        .await;
+        let read = fetched
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "not text".to_owned()))
+            .and_then(|text| {
+                verify_token(text.trim(), &jwks, &uri, now).map_err(|e| e.to_string())
+            });
+        match read {
+            Ok(token) => {
+                tracing::info!(issuer = %self.issuer, ttl = token.ttl, "read an issuer's status list");
+                if let Ok(mut held) = self.status.lock() {
+                    held.token = Some((token, Instant::now()));
+                }
+                true
+            }
+            Err(reason) => {
+                tracing::warn!(issuer = %self.issuer, %reason, "could not read an issuer's status list");
+                false
+            }
         }
     }
 

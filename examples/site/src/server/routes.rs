@@ -295,6 +295,16 @@ async fn judge(state: &SiteState, submission: &crate::Submission) -> Result<Judg
         refetched.push(issuer);
         proofs = check();
     }
+    // An issuer whose status list is not at hand (a presentation names an entry): read it
+    // once and check again.
+    let mut read = Vec::new();
+    while let Some(issuer) = proofs.status_fetch.clone() {
+        if read.contains(&issuer) || !issuers.refresh_status_for(&issuer, now).await {
+            break;
+        }
+        read.push(issuer);
+        proofs = check();
+    }
     let nonces = state.nonces();
     let nonce_state = nonces
         .state(verified.nonce(), now)

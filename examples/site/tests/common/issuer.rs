@@ -100,6 +100,7 @@ impl TestIssuer {
             vouches_for,
             vct: vct.to_owned(),
             jwks: Some(self.jwks()),
+            status: None,
         }
     }
 
