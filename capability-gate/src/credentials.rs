@@ -901,6 +901,48 @@ impl Credentials {
         self.issuer(issuer).map(|i| i.name.as_str())
     }
 
+    /// The status list URI `issuer`'s credentials name (the first that names one), for the page
+    /// to read ([`Credentials::drop_revoked`]).
+    pub fn status_uri(&self, issuer: &Origin) -> Option<String> {
+        self.issuer(issuer)?.credentials.iter().find_map(|c| {
+            Credential::parse(&c.sd_jwt)
+                .ok()?
+                .status()
+                .map(|s| s.uri.clone())
+        })
+    }
+
+    /// Drops `issuer`'s credentials whose entry in `list` (its status list, verified by the page
+    /// with the issuer's keys for the URI they name) is not valid. Returns the holder key ids of
+    /// the dropped ones, for the page to delete. When none is left, the issuer is forgotten (its
+    /// refresh token is of a revoked chain too).
+    pub fn drop_revoked(
+        &mut self,
+        issuer: &Origin,
+        list: &tacit_protocol::status_list::StatusListToken,
+    ) -> Vec<String> {
+        let Some(held) = self.issuers.iter_mut().find(|i| &i.origin == issuer) else {
+            return Vec::new();
+        };
+        let mut dropped = Vec::new();
+        held.credentials.retain(|c| {
+            let revoked = Credential::parse(&c.sd_jwt)
+                .ok()
+                .and_then(|cred| cred.status().map(|s| list.status_of(s)))
+                .is_some_and(
+                    |status| matches!(status, Ok(s) if s != tacit_protocol::status_list::VALID),
+                );
+            if revoked {
+                dropped.push(c.holder_key_id.clone());
+            }
+            !revoked
+        });
+        if !dropped.is_empty() && held.credentials.is_empty() {
+            dropped.extend(self.remove_issuer(issuer));
+        }
+        dropped
+    }
+
     /// Forgets an issuer. Returns the holder key ids of its credentials, for the page to delete.
     pub fn remove_issuer(&mut self, issuer: &Origin) -> Vec<String> {
         let mut ids = Vec::new();

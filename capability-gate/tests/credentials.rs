@@ -135,6 +135,21 @@ impl Issuer {
     }
 
     fn issue(&self, spec: &Spec, holder: &Jwk, salt_seed: u32) -> String {
+        self.issue_with_entry(spec, holder, salt_seed, None)
+    }
+
+    /// [`Issuer::issue`], the credential naming `entry` of this issuer's status list.
+    fn issue_with_entry(
+        &self,
+        spec: &Spec,
+        holder: &Jwk,
+        salt_seed: u32,
+        entry: Option<u64>,
+    ) -> String {
+        let status = entry.map(|idx| tacit_protocol::status_list::StatusRef {
+            idx,
+            uri: format!("{}/status/1", self.origin),
+        });
         let salts: Vec<[u8; 16]> = (0..spec.disclosable.len() as u32)
             .map(|j| {
                 let mut salt = [0u8; 16];
@@ -144,7 +159,7 @@ impl Issuer {
                 salt
             })
             .collect();
-        sd_jwt::issue(
+        sd_jwt::issue_with_status(
             &self.key,
             &self.kid,
             &IssuedClaims {
@@ -155,6 +170,7 @@ impl Issuer {
                 cnf_jwk: holder.clone(),
                 plain: spec.plain.clone(),
             },
+            status.as_ref(),
             &spec.disclosable,
             &salts,
         )
@@ -1942,4 +1958,63 @@ fn only_kept_issuer_backed_items_get_proofs() {
             "only kept items wait for a signature"
         );
     }
+}
+
+/// Token Status List (issue 31): the credentials whose entry the issuer's list sets are dropped
+/// (their holder keys named for deletion); the others stay; with none left, the issuer is
+/// forgotten. A list for another URI drops nothing.
+#[test]
+fn credentials_the_issuer_revoked_are_dropped() {
+    use tacit_protocol::status_list::{INVALID, StatusList, sign_token, verify_token};
+    let tax = Issuer::tax();
+    let hs = holders(1, 4);
+    let spec = tax.spec(2_850_000);
+    let batch: Vec<String> = hs
+        .iter()
+        .enumerate()
+        .map(|(i, h)| tax.issue_with_entry(&spec, &h.jwk, h.seed, Some(10 + i as u64)))
+        .collect();
+    let mut credentials = Credentials::new();
+    tax.deliver(&mut credentials, &batch, &hs, now()).unwrap();
+    let issuer = origin(TAX);
+    let uri = format!("{TAX}/status/1");
+    assert_eq!(credentials.status_uri(&issuer), Some(uri.clone()));
+    let list_of = |revoked: &[u64], uri: &str| {
+        let mut list = StatusList::new(64);
+        for idx in revoked {
+            list.set(*idx, INVALID);
+        }
+        let token = sign_token(
+            &tax.key,
+            &tax.kid,
+            TAX,
+            uri,
+            &list,
+            now(),
+            now().plus_millis(60_000),
+            60,
+        );
+        verify_token(&token, &tax.jwks(), uri, now()).unwrap()
+    };
+    // A list naming another URI, or revoking nothing of ours: nothing goes.
+    assert!(
+        credentials
+            .drop_revoked(&issuer, &list_of(&[10], "http://127.0.0.1:8791/status/2"))
+            .is_empty()
+    );
+    assert!(
+        credentials
+            .drop_revoked(&issuer, &list_of(&[3, 40], &uri))
+            .is_empty()
+    );
+    assert_eq!(credentials.left(&issuer, now()), 4);
+    // Two revoked: those two go.
+    let dropped = credentials.drop_revoked(&issuer, &list_of(&[10, 12], &uri));
+    assert_eq!(dropped, vec![hs[0].id.clone(), hs[2].id.clone()]);
+    assert_eq!(credentials.left(&issuer, now()), 2);
+    // All revoked: the issuer is forgotten.
+    let dropped = credentials.drop_revoked(&issuer, &list_of(&[10, 11, 12, 13], &uri));
+    assert_eq!(dropped.len(), 2);
+    assert!(credentials.issuer(&issuer).is_none());
+    assert!(credentials.holder_key_ids().is_empty());
 }

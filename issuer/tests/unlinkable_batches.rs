@@ -198,7 +198,8 @@ fn decode(part: &str) -> Value {
 }
 
 /// A presentation taken apart: what must be the same for everyone (`shape`), and what may
-/// differ — each site's own `aud`/`nonce`, and the random parts.
+/// differ — each site's own `aud`/`nonce`, and the random parts (salts, digests, holder key,
+/// signatures, the status list entry).
 #[derive(Debug)]
 struct Parts {
     shape: Value,
@@ -208,6 +209,9 @@ struct Parts {
     cnf: Value,
     sd_hash: Value,
     signatures: (String, String),
+    /// The credential's own entry in the issuer's status list (the list's URI stays in
+    /// `shape`: it is the same for everyone).
+    entry: Value,
 }
 
 fn parts(presentation: &str) -> Parts {
@@ -221,6 +225,11 @@ fn parts(presentation: &str) -> Parts {
     let payload_map = payload.as_object_mut().unwrap();
     let digests = payload_map.remove("_sd").unwrap();
     let cnf = payload_map.remove("cnf").unwrap();
+    let entry = payload_map["status"]["status_list"]
+        .as_object_mut()
+        .expect("every credential names its status list entry")
+        .remove("idx")
+        .unwrap();
     let kb_map = kb_payload.as_object_mut().unwrap();
     let site = (
         kb_map.remove("aud").unwrap(),
@@ -244,6 +253,7 @@ fn parts(presentation: &str) -> Parts {
         cnf,
         sd_hash,
         signatures: (jwt[2].to_owned(), kb[2].to_owned()),
+        entry,
     }
 }
 
@@ -256,6 +266,7 @@ fn assert_unlinkable(a: &Parts, b: &Parts, what: &str) {
     assert_ne!(a.sd_hash, b.sd_hash, "{what}: sd_hash");
     assert_ne!(a.signatures.0, b.signatures.0, "{what}: issuer signatures");
     assert_ne!(a.signatures.1, b.signatures.1, "{what}: KB signatures");
+    assert_ne!(a.entry, b.entry, "{what}: status list entries");
 }
 
 fn verified(issuer_jwks: &Jwks, presentation: &str, (aud, nonce): (&str, &str), now: Timestamp) {

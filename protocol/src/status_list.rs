@@ -444,16 +444,10 @@ mod tests {
             Timestamp::from_millis(T),
             Timestamp::from_millis(T + 3_600_000),
         );
-        let token = sign_token(
-            &key(),
-            "k1",
-            "https://tax.example",
-            URI,
-            &list,
-            iat,
-            exp,
-            300,
-        );
+        let signed_by = |key: &SigningKey| {
+            sign_token(key, "k1", "https://tax.example", URI, &list, iat, exp, 300)
+        };
+        let token = signed_by(&key());
         let now = Timestamp::from_millis(T + 1000);
         let read = verify_token(&token, &jwks(), URI, now).unwrap();
         assert_eq!(read.ttl, 300);
@@ -485,17 +479,7 @@ mod tests {
             Err(StatusError::IssuedInFuture)
         );
         // Another key, a flipped payload, a missing part.
-        let other = SigningKey::from_slice(&[8; 32]).unwrap();
-        let forged = sign_token(
-            &other,
-            "k1",
-            "https://tax.example",
-            URI,
-            &list,
-            iat,
-            exp,
-            300,
-        );
+        let forged = signed_by(&SigningKey::from_slice(&[8; 32]).unwrap());
         assert_eq!(
             verify_token(&forged, &jwks(), URI, now),
             Err(StatusError::BadSignature)

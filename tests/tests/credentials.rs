@@ -507,6 +507,28 @@ fn a_credential_the_issuer_revoked_is_refused_by_the_site_and_spends_nothing() {
     // issuer-backed answer lacks the proof), not refused `replayed_nonce`.
     let out = housing.submit(&second.receipt);
     assert_eq!(error_code(&out), "proof_missing", "{out}");
+
+    // The wallet reads the office's list when it loads its credentials (here: the next unlock),
+    // drops the revoked ones and tells the person; the answer is their own word again.
+    assert!(wallet.has_credential(&tax));
+    wallet.reload();
+    wallet.unlock_and_wait(tacit_e2e::wallet::PASS);
+    wallet.wait_text("#credential-msg", "has revoked");
+    let said = wallet.text("#credential-msg");
+    assert!(
+        said.contains("Tax Office Nordstadt") && said.contains("your own word"),
+        "{said}"
+    );
+    wallet
+        .page
+        .wait_for(
+            &format!(
+                "!document.querySelector({:?})",
+                tacit_e2e::wallet::credential_selector(&tax)
+            ),
+            Duration::from_secs(20),
+        )
+        .unwrap();
 }
 
 #[test]

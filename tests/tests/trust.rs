@@ -396,23 +396,54 @@ fn the_wallet_sends_nothing_to_a_url_parameter_and_signs_only_through_its_enrolm
     wallet.page.screenshot("wallet-revoked-install").unwrap();
 }
 
+/// The wallet page, a signer and the housing site (trusting that signer's keys), with one
+/// browser for the person.
+struct Enrolled {
+    server: tacit_e2e::StaticServer,
+    signer: TestSigner,
+    housing: TestSite,
+    browser: Browser,
+}
+
+impl Enrolled {
+    fn start() -> Self {
+        let server = tacit_e2e::serve_site("wallet").unwrap();
+        let signer =
+            TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
+        let housing = TestSite::start("housing", &format!("{}/v1/keys", signer.url())).unwrap();
+        Self {
+            server,
+            signer,
+            housing,
+            browser: Browser::launch().unwrap(),
+        }
+    }
+
+    /// Where sites fetch the signer's keys.
+    fn keys_url(&self) -> String {
+        format!("{}/v1/keys", self.signer.url())
+    }
+
+    /// The person's wallet tab: enrolled with the signer, a profile created.
+    fn wallet(&self) -> Wallet<'_> {
+        let wallet = Wallet::open(&self.browser, &self.server, "");
+        wallet.enrol(&self.signer.url(), &self.signer.enrolment_code().unwrap());
+        wallet.create_profile();
+        wallet
+    }
+}
+
 #[test]
 fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_person() {
     let _serial = tacit_e2e::serial();
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let signer =
-        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
-    let keys_url = format!("{}/v1/keys", signer.url());
-    let housing = TestSite::start("housing", &keys_url).unwrap();
-    let pharmacy = TestSite::start("pharmacy", &keys_url).unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
-    wallet.create_profile();
+    let stack = Enrolled::start();
+    let housing = &stack.housing;
+    let pharmacy = TestSite::start("pharmacy", &stack.keys_url()).unwrap();
+    let mut wallet = stack.wallet();
     let requirements = site_requirements;
 
     // The housing site's own signed requirements: verified.
-    let genuine = requirements(&housing);
+    let genuine = requirements(housing);
     let id = wallet.request(genuine.clone());
     let card = format!("#req-{id} .asker");
     let verified = format!("document.querySelector({card:?}).dataset.asker === 'verified'");
@@ -468,17 +499,11 @@ fn an_agent_relaying_a_site_as_another_origin_is_not_confirmed_and_needs_the_per
 #[test]
 fn a_verified_site_is_named_with_its_address_in_dialogs_log_lines_and_receipts() {
     let _serial = tacit_e2e::serial();
-    let server = tacit_e2e::serve_site("wallet").unwrap();
-    let signer =
-        TestSigner::start(KeyStore::make(system_now()).unwrap(), &[&server.origin()]).unwrap();
-    let keys_url = format!("{}/v1/keys", signer.url());
-    let housing = TestSite::start("housing", &keys_url).unwrap();
-    let browser = Browser::launch().unwrap();
-    let mut wallet = Wallet::open(&browser, &server, "");
-    wallet.enrol(&signer.url(), &signer.enrolment_code().unwrap());
-    wallet.create_profile();
+    let stack = Enrolled::start();
+    let housing = &stack.housing;
+    let mut wallet = stack.wallet();
 
-    let genuine = site_requirements(&housing);
+    let genuine = site_requirements(housing);
     let name = genuine["site_name"].as_str().unwrap().to_owned();
     let host = housing.origin().trim_start_matches("http://").to_owned();
     let named = format!("{name} ({host})");

@@ -70,11 +70,22 @@ pub enum DeleteError {
 /// none, or if the stored ones are another profile's). A damaged record is reported and left
 /// in place; answers are then the person's own word.
 pub fn load_into_gate(app: &mut App) {
-    let Some(vault) = &app.vault else { return };
+    if load_stored(app) {
+        refill_due(app);
+        check_revocations(app);
+    }
+}
+
+/// [`load_into_gate`] without what follows a load (refills, status lists): whether the stored
+/// credentials were read.
+fn load_stored(app: &mut App) -> bool {
+    let Some(vault) = &app.vault else {
+        return false;
+    };
     match storage::load_credentials::<Credentials>(vault) {
         Ok(credentials) => {
             app.gate.set_credentials(credentials.unwrap_or_default());
-            refill_due(app);
+            true
         }
         Err(e) => {
             app.gate.set_credentials(Credentials::default());
@@ -85,6 +96,7 @@ pub fn load_into_gate(app: &mut App) {
                 ),
                 false,
             );
+            false
         }
     }
 }
@@ -284,6 +296,90 @@ fn issuer_name(origin: &Origin) -> String {
     })
     .flatten()
     .unwrap_or_else(|| origin.to_string())
+}
+
+/// Reads the status list of every issuer whose credentials name one (its own
+/// `<issuer>/status/1`, checked with the keys kept for it) and drops the credentials it
+/// revoked, saying so: an answer it vouched for is the person's own word again. Whenever the
+/// credentials are loaded (unlock, another tab's save). A list that cannot be read changes
+/// nothing (a site reads it too, and refuses a revoked credential itself).
+pub fn check_revocations(app: &App) {
+    thread_local! {
+        /// When the lists were last read (at most once a minute: loads are frequent).
+        static LAST: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+    }
+    let at = now().millis();
+    if !app.gate.is_unlocked() || LAST.get().is_some_and(|last| at - last < 60_000) {
+        return;
+    }
+    LAST.set(Some(at));
+    for held in app.gate.credentials().issuers() {
+        let origin = held.origin().clone();
+        let own = format!(
+            "{}{}",
+            origin.as_str().trim_end_matches('/'),
+            tacit_protocol::status_list::STATUS_PATH
+        );
+        if app.gate.credentials().status_uri(&origin).as_deref() != Some(own.as_str()) {
+            continue;
+        }
+        let jwks = held.jwks().clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let Ok(reply) = crate::net::fetch(
+                "GET",
+                &own,
+                &[("accept", tacit_protocol::status_list::MEDIA_TYPE)],
+                None,
+            )
+            .await
+            else {
+                return;
+            };
+            if !reply.ok() {
+                return;
+            }
+            let Ok(list) =
+                tacit_protocol::status_list::verify_token(reply.text.trim(), &jwks, &own, now())
+            else {
+                return;
+            };
+            let dropped = with_app(|app| {
+                // The stored copy (another tab may have used some), without starting another
+                // read of the lists.
+                if !app.gate.is_unlocked() || !load_stored(app) {
+                    return Vec::new();
+                }
+                let before = app.gate.credentials().clone();
+                let name = before
+                    .issuer_name(&origin)
+                    .unwrap_or(origin.as_str())
+                    .to_owned();
+                let dropped = app.gate.credentials_mut().drop_revoked(&origin, &list);
+                if dropped.is_empty() {
+                    return dropped;
+                }
+                if persist(app).is_err() {
+                    app.gate.set_credentials(before);
+                    return Vec::new();
+                }
+                say(
+                    &format!(
+                        "{name} has revoked {} of your credentials, so they were removed: the \
+                         answers it vouched for are your own word again. Ask {name} why; it can \
+                         give you a new code.",
+                        dropped.len()
+                    ),
+                    false,
+                );
+                app.after_change();
+                dropped
+            })
+            .unwrap_or_default();
+            if !dropped.is_empty() {
+                let _ = keystore::delete_holder_keys(&dropped).await;
+            }
+        });
+    }
 }
 
 /// Fetches a new batch for every issuer whose credentials need one now ([`refill_if_low`]):
