@@ -21,7 +21,9 @@
 // minutes by default, 60 s of future skew), from the KB payload the library returns. The library
 // also ignores a disclosure whose digest is not in the issuer-signed JWT (RFC 9901 §7.1 says
 // reject), so the script refuses one. Refusals the script adds start with "script:". The issuer
-// key is looked up by `kid` in the pinned JWKS only; nothing is fetched.
+// key is looked up by `kid` in the pinned JWKS only. The one fetch is the library's: a credential
+// that names a Token Status List entry has its issuer's list fetched, verified with the pinned
+// issuer key and read (a set entry is refused: "Status is not valid").
 //
 // Exit status: 0 when every case was judged (whatever the verdicts), 2 on unreadable input.
 
@@ -72,9 +74,14 @@ async function judge(c) {
     },
   });
 
+  // The same 60 s of future skew Tacit's verifier allows an `iat` (MAX_FUTURE_SKEW_MS). It also
+  // lets the library's own check of a credential's status list pass: the library fetches the
+  // list the credential names (`status.status_list.uri`), verifies it with the issuer's key and
+  // reads the entry, and that token is issued when fetched, a few seconds after the case's `now`.
   const result = await sdjwt.verify(c.presentation, {
     keyBindingNonce: c.nonce,
     currentDate: now,
+    skewSeconds: FUTURE_SKEW_SECONDS,
   });
   if (!result.kb) return { verdict: "refused", error: "no key-binding JWT" };
   const kb = result.kb.payload;
