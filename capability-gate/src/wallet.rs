@@ -1318,38 +1318,16 @@ impl Wallet {
             return (self, Vec::new());
         }
         let (merged, mut effects) = self.merge_stored(gate, vault, snap);
-        let Self::Unlocked(mut u) = merged else {
+        let Self::Unlocked(u) = merged else {
             return (merged, effects);
         };
         let kept = tab_record(&u.kept, gate);
         if u.saved.as_deref() == Some(gate.ledger()) && u.kept_saved.as_deref() == Some(&kept) {
             return (Self::Unlocked(u), effects);
         }
-        let (Some(open), Ok(Some(current))) = (vault.as_ref(), &snap.record) else {
-            return Self::Unlocked(u).lock(gate, vault, "Locked.", true);
-        };
-        let envelope = current.envelope_bytes().unwrap_or_default();
-        let generation = current.generation.saturating_add(1);
-        match write_record(generation, &envelope, open, gate.ledger(), &kept, rng) {
-            Ok((record, writes)) => {
-                effects.extend(writes);
-                if record.envelope == u.loaded.envelope {
-                    u.loaded = record;
-                }
-                u.saved = Some(Box::new(gate.ledger().clone()));
-                u.kept_saved = Some(Box::new(kept.clone()));
-                u.kept = Box::new(kept);
-                (Self::Unlocked(u), effects)
-            }
-            Err(e) => Self::Unlocked(u).lock(
-                gate,
-                vault,
-                &format!(
-                    "The disclosure memory could not be sealed ({e}); the wallet locked itself."
-                ),
-                false,
-            ),
-        }
+        let (wallet, writes) = Self::Unlocked(u).write_kept(gate, vault, snap, rng);
+        effects.extend(writes);
+        (wallet, effects)
     }
 }
 
@@ -1552,7 +1530,10 @@ impl Wallet {
             Err(e) => Self::Unlocked(u).lock(
                 gate,
                 vault,
-                &format!("The record could not be sealed ({e}); the wallet locked itself."),
+                &format!(
+                    "The disclosure memory and your record could not be sealed ({e}); the \
+                     wallet locked itself."
+                ),
                 false,
             ),
         }

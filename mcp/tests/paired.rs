@@ -252,15 +252,8 @@ fn grant(vault: &Wallet<'_>, id: &str, duration: &str) {
         .page
         .wait_for(&format!("!!document.getElementById('req-{id}')"), WAIT)
         .unwrap();
-    vault.front();
-    vault.page.select(&format!("#dur-{id}"), duration).unwrap();
     // Nothing is ticked until the person ticks it.
-    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
-    vault
-        .page
-        .click(&format!("[data-action=grant][data-id={id}]"))
-        .unwrap();
-    vault.confirm_act();
+    vault.allow(id, duration);
 }
 
 /// The agent asks for the housing claims; the request's id (held for the person).

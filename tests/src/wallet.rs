@@ -61,6 +61,21 @@ impl Session {
         wallet.create_profile();
         wallet
     }
+
+    /// A wallet tab on an empty origin storage (what earlier tests of this session stored is
+    /// cleared), in which the person creates a profile: 28,400.00 EUR, born 1990-02-28,
+    /// Nordhafen, holding `condition`.
+    #[allow(clippy::unwrap_used)] // a test helper: failures are test failures
+    pub fn fresh_profile_with(&self, condition: &str) -> Wallet<'_> {
+        let mut wallet = self.open("");
+        wallet
+            .page
+            .eval("localStorage.clear(); sessionStorage.clear(); true")
+            .unwrap();
+        wallet.reload();
+        wallet.create_profile_of("28,400.00", None, condition);
+        wallet
+    }
 }
 
 /// The passphrase the helpers create profiles with.
@@ -742,18 +757,24 @@ impl<'b> Wallet<'b> {
         id
     }
 
-    /// The person grants every claim of a request for `duration` (a `#dur-<id>` option value:
-    /// `2000` with `?short_grants=1`, `60000`, `600000`, `3600000`, `once`); waits until the
-    /// agent sees the `expect_tools` new tools. Their names.
-    pub fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
+    /// The person's side of a grant of request `id` for `duration`: the duration chosen with
+    /// real key presses, every question ticked with real clicks (unless they ticked some
+    /// already), Allow clicked and confirmed. Does not wait for the agent's side.
+    pub fn allow(&self, id: &str, duration: &str) {
         self.front();
-        // The duration is the person's choice: real key presses on the select.
         self.page.select(&format!("#dur-{id}"), duration).unwrap();
         tick_if_none(&self.page, &format!("#req-{id}")).unwrap();
         self.page
             .click(&format!("[data-action=grant][data-id={id}]"))
             .unwrap();
         self.confirm_act();
+    }
+
+    /// The person grants every claim of a request for `duration` (a `#dur-<id>` option value:
+    /// `2000` with `?short_grants=1`, `60000`, `600000`, `3600000`, `once`); waits until the
+    /// agent sees the `expect_tools` new tools. Their names.
+    pub fn grant(&mut self, id: &str, duration: &str, expect_tools: usize) -> Vec<String> {
+        self.allow(id, duration);
         let out = self.poll("check_request", json!({ "request_id": id }), |o| {
             o["result"]["status"] == "granted"
         });

@@ -21,14 +21,7 @@ const NARROW: [&str; 2] = ["anticoagulant-therapy", "liver-disease"];
 /// A fresh wallet tab on an empty origin storage, in which the person creates a profile:
 /// 28,400.00 EUR, born 1990-02-28, Nordhafen, pregnancy.
 fn pregnant(session: &Session) -> Wallet<'_> {
-    let mut wallet = session.open("");
-    wallet
-        .page
-        .eval("localStorage.clear(); sessionStorage.clear(); true")
-        .unwrap();
-    wallet.reload();
-    wallet.create_profile_of("28,400.00", None, "pregnancy");
-    wallet
+    session.fresh_profile_with("pregnancy")
 }
 
 /// The agent asks the pharmacy's `has_none_of(codes)`; the request's id.

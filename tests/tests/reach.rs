@@ -91,11 +91,7 @@ fn small_targets(page: &Page<'_>) -> Vec<String> {
                return found; })()",
         )
         .unwrap();
-    out.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap_or("?").to_owned())
-        .collect()
+    strings(&out)
 }
 
 /// What the settings show that is for developers.
@@ -112,11 +108,7 @@ fn developer_words(page: &Page<'_>) -> Vec<String> {
                return found; })()",
         )
         .unwrap();
-    out.as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap_or("?").to_owned())
-        .collect()
+    strings(&out)
 }
 
 /// A server that answers every preflight with 204 and everything else with `status` and
@@ -495,4 +487,13 @@ fn signer_and_credential_steps_speak_plainly() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// A JSON array of strings, as found.
+fn strings(out: &Value) -> Vec<String> {
+    out.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap_or("?").to_owned())
+        .collect()
 }

@@ -64,14 +64,7 @@ fn poll(page: &mut Page<'_>, name: &str, input: Value, done: impl Fn(&Value) -> 
 /// The person grants request `id` in the vault for 10 minutes (ticks every question, real
 /// clicks, confirms); the agent polls `check_request` on the bridge until it says granted.
 fn grant_in_vault(vault: &Wallet<'_>, bridge: &mut Page<'_>, id: &str) -> Value {
-    vault.front();
-    vault.page.select(&format!("#dur-{id}"), "600000").unwrap();
-    tacit_e2e::wallet::tick_all(&vault.page, &format!("#req-{id}")).unwrap();
-    vault
-        .page
-        .click(&format!("[data-action=grant][data-id={id}]"))
-        .unwrap();
-    vault.confirm_act();
+    vault.allow(id, "600000");
     poll(bridge, "check_request", json!({ "request_id": id }), |o| {
         o["result"]["status"] == "granted"
     })

@@ -129,6 +129,39 @@ pub(super) fn session_receipts(view: &View<'_>) {
     fill("session-receipts", rows);
 }
 
+/// A session's applications (what became of each) and receipts, one line each, into `lines`.
+fn kept_lines(
+    view: &View<'_>,
+    lines: &web_sys::Element,
+    applications: &[wallet_core::history::KeptApplication],
+    receipts: &[wallet_core::history::KeptReceipt],
+) {
+    for a in applications {
+        let item = el(
+            "li",
+            "application",
+            &format!(
+                "Application to {}: {}",
+                site(view, &a.audience),
+                a.sent.words()
+            ),
+        );
+        attr(&item, "data-sent", &format!("{:?}", a.sent));
+        append(lines, &item);
+    }
+    for r in receipts {
+        let signed = if r.signed.is_some() { ", signed" } else { "" };
+        append(
+            lines,
+            &el(
+                "li",
+                "receipt",
+                &format!("Receipt for {}{signed}", site(view, &r.payload.audience)),
+            ),
+        );
+    }
+}
+
 /// The history of ended sessions (sealed with the profile): one item per session, newest first,
 /// with what each site was told and what became of each application. Its Download and Delete
 /// buttons are `receipts`' (installed at start).
@@ -170,33 +203,7 @@ fn history(view: &View<'_>) {
         let li = el("li", "open-session", "");
         append(&li, &el("h3", "", "This session so far"));
         let lines = el("ul", "", "");
-        for a in &record.applications {
-            let item = el(
-                "li",
-                "application",
-                &format!(
-                    "Application to {}: {}",
-                    site(view, &a.audience),
-                    a.sent.words()
-                ),
-            );
-            attr(&item, "data-sent", &format!("{:?}", a.sent));
-            append(&lines, &item);
-        }
-        for r in &record.receipts {
-            append(
-                &lines,
-                &el(
-                    "li",
-                    "receipt",
-                    &format!(
-                        "Receipt for {}{}",
-                        site(view, &r.payload.audience),
-                        if r.signed.is_some() { ", signed" } else { "" }
-                    ),
-                ),
-            );
-        }
+        kept_lines(view, &lines, &record.applications, &record.receipts);
         append(&li, &lines);
         rows.push(li);
     }
@@ -227,33 +234,7 @@ fn history(view: &View<'_>) {
                 ),
             );
         }
-        for a in &s.applications {
-            let item = el(
-                "li",
-                "application",
-                &format!(
-                    "Application to {}: {}",
-                    site(view, &a.audience),
-                    a.sent.words()
-                ),
-            );
-            attr(&item, "data-sent", &format!("{:?}", a.sent));
-            append(&lines, &item);
-        }
-        for r in &s.receipts {
-            append(
-                &lines,
-                &el(
-                    "li",
-                    "receipt",
-                    &format!(
-                        "Receipt for {}{}",
-                        site(view, &r.payload.audience),
-                        if r.signed.is_some() { ", signed" } else { "" }
-                    ),
-                ),
-            );
-        }
+        kept_lines(view, &lines, &s.applications, &s.receipts);
         append(&li, &lines);
         li
     }));
