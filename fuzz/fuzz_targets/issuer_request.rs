@@ -157,7 +157,8 @@ fuzz_target!(|data: &[u8]| {
     let code = h
         .runtime
         .block_on(h.db.make_code("p-fuzz", now, now.plus_millis(60_000)))
-        .expect("code");
+        .expect("code")
+        .code;
     let keys: Vec<Value> = h.holders[..count]
         .iter()
         .map(|k| {

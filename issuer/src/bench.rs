@@ -212,7 +212,8 @@ pub async fn run(args: BenchArgs) -> Result<Report, Error> {
         let (nonce, _) = db.make_nonce(now).await?;
         let code = db
             .make_code("p-bench", now, now.plus_millis(3_600_000))
-            .await?;
+            .await?
+            .code;
         let keys: Vec<serde_json::Value> = signing_holders
             .iter()
             .map(|k| {

@@ -108,6 +108,20 @@ const MIGRATIONS: &[Migration] = &[
     );
     CREATE INDEX status_entries_person ON status_entries (person_id);",
     },
+    Migration {
+        version: 4,
+        name: "OpenID4VCI: a pre-authorized code beside each enrolment code; access tokens",
+        sql: "ALTER TABLE enrolment_codes ADD COLUMN offer_hash TEXT NULL;
+    CREATE TABLE access_tokens (
+        token_hash TEXT PRIMARY KEY,
+        person_id TEXT NOT NULL REFERENCES people (person_id),
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT NULL,
+        chain BIGINT NOT NULL
+    );
+    CREATE INDEX access_tokens_expiry ON access_tokens (expires_at);",
+    },
 ];
 
 /// How many entries the issuer's status list has (16 KiB of one-bit entries). Each credential
@@ -121,6 +135,7 @@ pub use tacit_protocol::issuance::claims::issuance_day_ms;
 pub use tacit_protocol::issuance::{
     DEFAULT_CODE_VALIDITY_MS, NONCE_VALIDITY_MS, REFRESH_VALIDITY_MS,
 };
+pub use tacit_protocol::oid4vci::ACCESS_TOKEN_VALIDITY_MS;
 
 /// Midnight UTC of the day of `now`: how the issuer records any time tied to a person's batch.
 fn day_of(now: Timestamp) -> i64 {
@@ -146,6 +161,29 @@ pub enum Grant<'a> {
     Code(&'a EnrolmentCode),
     /// A refresh token handed out with an earlier batch.
     RefreshToken(&'a str),
+    /// An OpenID4VCI access token from the token endpoint ([`IssuerDb::token`]).
+    AccessToken(&'a str),
+}
+
+/// What the OpenID4VCI token endpoint redeems.
+#[derive(Debug, Clone, Copy)]
+pub enum TokenGrant<'a> {
+    /// A credential offer's pre-authorized code with its transaction code (the enrolment code
+    /// made with it).
+    PreAuthorized {
+        pre_authorized_code: &'a str,
+        tx_code: &'a EnrolmentCode,
+    },
+    /// A refresh token from an earlier token answer (or batch).
+    Refresh(&'a str),
+}
+
+/// A one-time enrolment code and the pre-authorized code of its credential offer: redeemed
+/// together at the token endpoint, or the code alone at `POST /v1/credentials`.
+#[derive(Debug, Clone)]
+pub struct Enrolment {
+    pub code: EnrolmentCode,
+    pub pre_authorized_code: String,
 }
 
 /// The issuer's tables. Cheap to clone.
@@ -164,10 +202,12 @@ pub struct Redemption {
     pub person: Person,
     /// The refresh chain the grant was on (the next refresh token continues it).
     chain: i64,
+    /// Whether the batch hands out the next refresh token.
+    refresh: bool,
 }
 
-/// The SHA-256 of a refresh token, as stored.
-fn refresh_hash(token: &str) -> String {
+/// The SHA-256 of a refresh token, access token or pre-authorized code, as stored.
+fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
@@ -198,31 +238,38 @@ impl IssuerDb {
         Ok(())
     }
 
-    /// Makes a one-time enrolment code for `person_id`, valid until `expires_at`, and stores
-    /// its hash. The code itself is returned, never stored.
+    /// Makes a one-time enrolment code for `person_id` and the pre-authorized code of its
+    /// credential offer, valid until `expires_at`, and stores their hashes. The codes themselves
+    /// are returned, never stored.
     pub async fn make_code(
         &self,
         person_id: &str,
         now: Timestamp,
         expires_at: Timestamp,
-    ) -> Result<EnrolmentCode, Error> {
+    ) -> Result<Enrolment, Error> {
         let mut random = [0u8; 10];
         getrandom::fill(&mut random).map_err(|_| Operational::Random)?;
         let code = make_enrolment_code(random);
+        let pre_authorized_code = random_token()?;
         let made = sqlx::query(
             "INSERT INTO enrolment_codes (code_hash, person_id, created_at, expires_at, used_at, \
-             chain) SELECT $1, person_id, $3, $4, NULL, chain FROM people WHERE person_id = $2",
+             chain, offer_hash) \
+             SELECT $1, person_id, $3, $4, NULL, chain, $5 FROM people WHERE person_id = $2",
         )
         .bind(hex::encode(derive_code_hash(&code)))
         .bind(person_id)
         .bind(now.millis())
         .bind(expires_at.millis())
+        .bind(token_hash(&pre_authorized_code))
         .execute(self.store().pool())
         .await?;
         if made.rows_affected() != 1 {
             return Err(Error::UnknownPerson);
         }
-        Ok(code)
+        Ok(Enrolment {
+            code,
+            pre_authorized_code,
+        })
     }
 
     /// Hands out a fresh nonce, valid for [`NONCE_VALIDITY_MS`]. Purges expired ones now and
@@ -256,9 +303,10 @@ impl IssuerDb {
     }
 
     /// Consumes `nonce` and the grant in one write transaction and loads the person. Refusals:
-    /// [`Error::NonceRefused`], [`Error::CodeRefused`], [`Error::RefreshRefused`], and
-    /// [`Error::Revoked`] for a code or refresh token of a chain [`IssuerDb::revoke`] ended; on
-    /// any refusal nothing is consumed. What is written is the day, never the instant.
+    /// [`Error::NonceRefused`], [`Error::CodeRefused`], [`Error::RefreshRefused`],
+    /// [`Error::AccessTokenRefused`], and [`Error::Revoked`] for a grant of a chain
+    /// [`IssuerDb::revoke`] ended; on any refusal nothing is consumed. What is written is the
+    /// day, never the instant.
     pub async fn redeem(
         &self,
         nonce: &str,
@@ -278,60 +326,12 @@ impl IssuerDb {
         if nonce_taken.rows_affected() != 1 {
             return Err(Error::NonceRefused);
         }
-        // Taken only while usable and on the person's current chain; a grant of an ended chain
-        // is told so, used or not; anything else is refused.
-        macro_rules! take {
-            ($table:literal, $key:literal) => {
-                (
-                    concat!(
-                        "UPDATE ",
-                        $table,
-                        " SET used_at = $3 WHERE ",
-                        $key,
-                        " = $2 AND ",
-                        tacit_protocol::usable_at_1!(),
-                        " AND chain = (SELECT p.chain FROM people p WHERE p.person_id = ",
-                        $table,
-                        ".person_id) RETURNING person_id, chain"
-                    ),
-                    concat!(
-                        "SELECT COUNT(*) FROM ",
-                        $table,
-                        " g JOIN people p ON p.person_id = g.person_id WHERE g.",
-                        $key,
-                        " = $1 AND g.chain <> p.chain"
-                    ),
-                )
-            };
-        }
-        let ((take_sql, revoked_sql), hash, refused) = match grant {
-            Grant::Code(code) => (
-                take!("enrolment_codes", "code_hash"),
-                hex::encode(derive_code_hash(code)),
-                Error::CodeRefused,
-            ),
-            Grant::RefreshToken(token) => (
-                take!("refresh_tokens", "token_hash"),
-                refresh_hash(token),
-                Error::RefreshRefused,
-            ),
+        let (take, refresh) = match grant {
+            Grant::Code(code) => (Take::Code(code, None), true),
+            Grant::RefreshToken(token) => (Take::Refresh(token), true),
+            Grant::AccessToken(token) => (Take::Access(token), false),
         };
-        let taken = sqlx::query(take_sql)
-            .bind(now.millis())
-            .bind(hash.as_str())
-            .bind(day_of(now))
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(taken) = taken else {
-            let revoked = sqlx::query(revoked_sql)
-                .bind(hash.as_str())
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get::<i64, _>(0)?;
-            return Err(if revoked > 0 { Error::Revoked } else { refused });
-        };
-        let person_id: String = taken.try_get(0)?;
-        let chain: i64 = taken.try_get(1)?;
+        let (person_id, chain) = take_grant(&mut tx, take, now).await?;
         let row = sqlx::query(
             "SELECT person_id, name, income_minor, currency, birth_date FROM people \
              WHERE person_id = $1",
@@ -347,7 +347,53 @@ impl IssuerDb {
             currency: row.try_get(3)?,
             birth_date: row.try_get(4)?,
         };
-        Ok(Redemption { tx, person, chain })
+        Ok(Redemption {
+            tx,
+            person,
+            chain,
+            refresh,
+        })
+    }
+
+    /// The OpenID4VCI token endpoint: consumes the grant and hands out a single-use access token
+    /// (valid [`ACCESS_TOKEN_VALIDITY_MS`]) and a refresh token on the same chain, in one write
+    /// transaction. Refusals as [`IssuerDb::redeem`]'s ([`Error::CodeRefused`] for a
+    /// pre-authorized code and transaction code that are not one usable pair); nothing is
+    /// consumed by a refusal. Returns (access token, refresh token); only their hashes are kept.
+    pub async fn token(
+        &self,
+        grant: TokenGrant<'_>,
+        now: Timestamp,
+    ) -> Result<(String, String), Error> {
+        let mut tx = self.store().begin_write().await?;
+        let take = match grant {
+            TokenGrant::PreAuthorized {
+                pre_authorized_code,
+                tx_code,
+            } => Take::Code(tx_code, Some(pre_authorized_code)),
+            TokenGrant::Refresh(token) => Take::Refresh(token),
+        };
+        let (person_id, chain) = take_grant(&mut tx, take, now).await?;
+        let access = random_token()?;
+        sqlx::query(
+            "INSERT INTO access_tokens \
+             (token_hash, person_id, created_at, expires_at, used_at, chain) \
+             VALUES ($1, $2, $3, $4, NULL, $5)",
+        )
+        .bind(token_hash(&access))
+        .bind(person_id.as_str())
+        .bind(day_of(now))
+        .bind(now.plus_millis(ACCESS_TOKEN_VALIDITY_MS).millis())
+        .bind(chain)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("DELETE FROM access_tokens WHERE expires_at < $1")
+            .bind(now.millis())
+            .execute(&mut *tx)
+            .await?;
+        let refresh = insert_refresh(&mut tx, &person_id, chain, now).await?;
+        tx.commit().await?;
+        Ok((access, refresh))
     }
 
     /// The person `who` names: their id, or else their name when exactly one person has it.
@@ -379,6 +425,10 @@ impl IssuerDb {
             ),
             concat!(
                 "SELECT COUNT(*) FROM enrolment_codes WHERE person_id = $2 AND ",
+                tacit_protocol::usable_at_1!()
+            ),
+            concat!(
+                "SELECT COUNT(*) FROM access_tokens WHERE person_id = $2 AND ",
                 tacit_protocol::usable_at_1!()
             ),
         ] {
@@ -454,6 +504,117 @@ impl IssuerDb {
     }
 }
 
+/// A single-use grant to take.
+#[derive(Clone, Copy)]
+enum Take<'a> {
+    /// An enrolment code, with the pre-authorized code of its offer when redeemed through the
+    /// token endpoint.
+    Code(&'a EnrolmentCode, Option<&'a str>),
+    Refresh(&'a str),
+    Access(&'a str),
+}
+
+/// Takes a grant inside `tx`: only while usable and on the person's current chain (a grant of an
+/// ended chain is told so, used or not; anything else is refused). Returns (person, chain).
+async fn take_grant(
+    tx: &mut Transaction<'static, Any>,
+    take: Take<'_>,
+    now: Timestamp,
+) -> Result<(String, i64), Error> {
+    macro_rules! take {
+        ($table:literal, $key:literal, $extra:literal) => {
+            (
+                concat!(
+                    "UPDATE ",
+                    $table,
+                    " SET used_at = $3 WHERE ",
+                    $key,
+                    " = $2 AND ",
+                    tacit_protocol::usable_at_1!(),
+                    $extra,
+                    " AND chain = (SELECT p.chain FROM people p WHERE p.person_id = ",
+                    $table,
+                    ".person_id) RETURNING person_id, chain"
+                ),
+                concat!(
+                    "SELECT COUNT(*) FROM ",
+                    $table,
+                    " g JOIN people p ON p.person_id = g.person_id WHERE g.",
+                    $key,
+                    " = $1 AND g.chain <> p.chain"
+                ),
+            )
+        };
+    }
+    let ((take_sql, revoked_sql), hash, offer, refused) = match take {
+        Take::Code(code, None) => (
+            take!("enrolment_codes", "code_hash", ""),
+            hex::encode(derive_code_hash(code)),
+            None,
+            Error::CodeRefused,
+        ),
+        Take::Code(code, Some(offer)) => (
+            take!("enrolment_codes", "code_hash", " AND offer_hash = $4"),
+            hex::encode(derive_code_hash(code)),
+            Some(token_hash(offer)),
+            Error::CodeRefused,
+        ),
+        Take::Refresh(token) => (
+            take!("refresh_tokens", "token_hash", ""),
+            token_hash(token),
+            None,
+            Error::RefreshRefused,
+        ),
+        Take::Access(token) => (
+            take!("access_tokens", "token_hash", ""),
+            token_hash(token),
+            None,
+            Error::AccessTokenRefused,
+        ),
+    };
+    let mut query = sqlx::query(take_sql)
+        .bind(now.millis())
+        .bind(hash.as_str())
+        .bind(day_of(now));
+    if let Some(offer) = offer {
+        query = query.bind(offer);
+    }
+    let Some(taken) = query.fetch_optional(&mut **tx).await? else {
+        let revoked = sqlx::query(revoked_sql)
+            .bind(hash.as_str())
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get::<i64, _>(0)?;
+        return Err(if revoked > 0 { Error::Revoked } else { refused });
+    };
+    Ok((taken.try_get(0)?, taken.try_get(1)?))
+}
+
+/// Stores a new refresh token for `person_id` on `chain` (only its hash; times by the day) and
+/// returns it.
+async fn insert_refresh(
+    tx: &mut Transaction<'static, Any>,
+    person_id: &str,
+    chain: i64,
+    now: Timestamp,
+) -> Result<String, Error> {
+    let refresh = random_token()?;
+    let day = day_of(now);
+    sqlx::query(
+        "INSERT INTO refresh_tokens \
+         (token_hash, person_id, created_at, expires_at, used_at, chain) \
+         VALUES ($1, $2, $3, $4, NULL, $5)",
+    )
+    .bind(token_hash(&refresh))
+    .bind(person_id)
+    .bind(day)
+    .bind(day.saturating_add(REFRESH_VALIDITY_MS))
+    .bind(chain)
+    .execute(&mut **tx)
+    .await?;
+    Ok(refresh)
+}
+
 impl Redemption {
     /// Takes `count` free entries of the status list for the batch being signed, each drawn at
     /// random (`draw` gives a random number), in the redemption's transaction: they are kept
@@ -497,29 +658,23 @@ impl Redemption {
         Ok(taken)
     }
 
-    /// Records the batch and a new refresh token on the same chain (returned; only its hash is
-    /// stored), then commits: from here on the nonce and the grant are used. Every time written
-    /// is the day of `now` (the token's expiry counts from it).
+    /// Records the batch and, for a code or refresh token redeemed at `POST /v1/credentials`, a
+    /// new refresh token on the same chain (returned; only its hash is stored), then commits:
+    /// from here on the nonce and the grant are used. Every time written is the day of `now`
+    /// (the token's expiry counts from it). An access token's batch hands out no refresh token
+    /// (the token endpoint did).
     pub async fn commit(
         mut self,
         now: Timestamp,
         credentials: usize,
         expires_at: Timestamp,
-    ) -> Result<String, Error> {
-        let refresh = random_token()?;
+    ) -> Result<Option<String>, Error> {
+        let refresh = if self.refresh {
+            Some(insert_refresh(&mut self.tx, &self.person.person_id, self.chain, now).await?)
+        } else {
+            None
+        };
         let day = day_of(now);
-        sqlx::query(
-            "INSERT INTO refresh_tokens \
-             (token_hash, person_id, created_at, expires_at, used_at, chain) \
-             VALUES ($1, $2, $3, $4, NULL, $5)",
-        )
-        .bind(refresh_hash(&refresh))
-        .bind(self.person.person_id.as_str())
-        .bind(day)
-        .bind(day.saturating_add(REFRESH_VALIDITY_MS))
-        .bind(self.chain)
-        .execute(&mut *self.tx)
-        .await?;
         sqlx::query(
             "INSERT INTO issued (batch_id, person_id, issued_at, credentials, expires_at) \
              VALUES ($1, $2, $3, $4, $5)",
@@ -557,7 +712,7 @@ pub async fn seed(
     count: usize,
     valid_for_ms: i64,
     now: Timestamp,
-) -> Result<Vec<(Person, EnrolmentCode)>, Error> {
+) -> Result<Vec<(Person, Enrolment)>, Error> {
     let expires_at = code_expires_at(now, valid_for_ms)?;
     let mut out = Vec::with_capacity(count);
     for (name, income_minor, currency, birth_date) in DEMO_PEOPLE.iter().cycle().take(count) {
@@ -584,7 +739,7 @@ pub async fn fresh_codes(
     db: &IssuerDb,
     valid_for_ms: i64,
     now: Timestamp,
-) -> Result<Vec<(Person, EnrolmentCode)>, Error> {
+) -> Result<Vec<(Person, Enrolment)>, Error> {
     let people = db.people().await?;
     if people.is_empty() {
         return seed(db, DEMO_PEOPLE.len(), valid_for_ms, now).await;

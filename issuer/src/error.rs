@@ -50,6 +50,12 @@ pub enum Error {
     )]
     RefreshRefused,
 
+    /// The OpenID4VCI access token is unknown, used or expired.
+    #[error(
+        "the access token is not valid: it may be already used or expired; ask the token endpoint again"
+    )]
+    AccessTokenRefused,
+
     /// The code or refresh token belongs to a refresh chain the issuer revoked
     /// (`tacit-issuer revoke`).
     #[error(
@@ -115,6 +121,7 @@ impl Error {
             Error::NonceRefused => (StatusCode::UNAUTHORIZED, "nonce_refused"),
             Error::CodeRefused => (StatusCode::FORBIDDEN, "code_refused"),
             Error::RefreshRefused => (StatusCode::FORBIDDEN, "refresh_refused"),
+            Error::AccessTokenRefused => (StatusCode::UNAUTHORIZED, "invalid_token"),
             Error::Revoked => (StatusCode::FORBIDDEN, "revoked"),
             Error::UnknownPerson => (StatusCode::NOT_FOUND, "unknown_person"),
             Error::AmbiguousPerson => (StatusCode::CONFLICT, "ambiguous_person"),

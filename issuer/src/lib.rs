@@ -40,6 +40,7 @@ pub mod credential;
 mod db;
 mod error;
 mod keys;
+pub mod oid4vci;
 pub mod openapi;
 pub mod pop;
 pub mod predicates;
@@ -59,9 +60,9 @@ pub use config::{
 };
 pub use credential::Attribute;
 pub use db::{
-    DEFAULT_CODE_VALIDITY_MS, DEMO_PEOPLE, Grant, IssuerDb, MIGRATION_SET, NONCE_VALIDITY_MS,
-    Person, REFRESH_VALIDITY_MS, Redemption, fresh_codes, issuance_day_ms, random_token, revoke,
-    seed,
+    ACCESS_TOKEN_VALIDITY_MS, DEFAULT_CODE_VALIDITY_MS, DEMO_PEOPLE, Enrolment, Grant, IssuerDb,
+    MIGRATION_SET, NONCE_VALIDITY_MS, Person, REFRESH_VALIDITY_MS, Redemption, TokenGrant,
+    fresh_codes, issuance_day_ms, random_token, revoke, seed,
 };
 pub use error::Error;
 pub use keys::{KEY_FILE_FORMAT, KeyStore, RetiredKey, key_id, keygen, make_signing_key};

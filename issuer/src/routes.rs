@@ -7,6 +7,7 @@
 //! | `GET /v1/nonce`                   | a fresh single-use nonce, valid five minutes           |
 //! | `POST /v1/credentials`            | a batch of SD-JWT VCs, one per holder key              |
 //! | `GET /status/1`                   | the Token Status List (`statuslist+jwt`) they name      |
+//! | OpenID4VCI 1.0                    | metadata, `/token`, `/nonce`, `/credential` ([`crate::oid4vci`]) |
 //! | `GET /v1/openapi.json`            | the OpenAPI 3.1 document of these routes               |
 //! | `GET /healthz`                    | liveness                                               |
 //!
@@ -26,6 +27,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
 use tacit_protocol::issuance::{CheckedGrant, Holder, check_request};
+use tacit_protocol::oid4vci;
 use tacit_protocol::request_auth::Jwk;
 use tacit_protocol::sd_jwt::WELL_KNOWN_PATH;
 use tacit_protocol::status_list::{self, STATUS_PATH, StatusList, StatusRef};
@@ -122,8 +124,8 @@ pub fn app(state: AppState) -> Router {
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
-        .allow_headers([header::CONTENT_TYPE])
-        .expose_headers([header::RETRY_AFTER])
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .expose_headers([header::RETRY_AFTER, header::WWW_AUTHENTICATE])
         .max_age(Duration::from_secs(600));
     let limited = from_fn_with_state(state.clone(), rate_limit::<AppState>);
     let trace = TraceLayer::new_for_http()
@@ -133,8 +135,28 @@ pub fn app(state: AppState) -> Router {
         .route(WELL_KNOWN_PATH, get(metadata))
         .route("/v1/issuer", get(info))
         .route("/v1/nonce", get(nonce).route_layer(limited.clone()))
-        .route("/v1/credentials", post(credentials).route_layer(limited))
+        .route(
+            "/v1/credentials",
+            post(credentials).route_layer(limited.clone()),
+        )
         .route(STATUS_PATH, get(status))
+        .route(oid4vci::METADATA_PATH, get(crate::oid4vci::issuer_metadata))
+        .route(
+            oid4vci::AS_METADATA_PATH,
+            get(crate::oid4vci::authorization_server),
+        )
+        .route(
+            oid4vci::TOKEN_PATH,
+            post(crate::oid4vci::token).route_layer(limited.clone()),
+        )
+        .route(
+            oid4vci::NONCE_PATH,
+            post(crate::oid4vci::nonce).route_layer(limited.clone()),
+        )
+        .route(
+            oid4vci::CREDENTIAL_PATH,
+            post(crate::oid4vci::credential).route_layer(limited),
+        )
         .route("/v1/openapi.json", get(openapi))
         .route("/healthz", get(healthz))
         .layer(cors)
@@ -259,11 +281,7 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
             holder_jwks.len(),
             now,
             wallet_core::Timestamp::from_millis(expires_ms),
-            || {
-                let mut bytes = [0u8; 8];
-                getrandom::fill(&mut bytes).map_err(|_| Operational::Random)?;
-                Ok(u64::from_le_bytes(bytes))
-            },
+            crate::oid4vci::random_u64,
         )
         .await?
         .into_iter()
@@ -286,15 +304,12 @@ async fn credentials(State(state): State<AppState>, request: Request) -> Result<
         &holder_jwks,
         &statuses,
         now,
-        || {
-            let mut salt = [0u8; 16];
-            getrandom::fill(&mut salt).map_err(|_| Operational::Random)?;
-            Ok(salt)
-        },
+        crate::oid4vci::random_salt,
     )?;
     let refresh_token = redemption
         .commit(now, credentials.len(), expires_at)
-        .await?;
+        .await?
+        .ok_or_else(|| Operational::Config("a code's batch hands out a refresh token".into()))?;
     tracing::info!(
         credentials = credentials.len(),
         kid = keys.active_kid(),

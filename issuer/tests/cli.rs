@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use tacit_issuer::{KeyStore, issuer_metadata};
+use tacit_protocol::oid4vci::CredentialOffer;
 use tacit_protocol::request_auth::EnrolmentCode;
 use wallet_core::Timestamp;
 
@@ -203,11 +204,27 @@ fn seed_prints_one_working_code_per_person() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
     let mut codes = Vec::new();
+    let mut pre_authorized = Vec::new();
     for line in &lines {
-        let (code, name) = line.split_once('\t').unwrap();
+        let [code, name, offer] = line.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("not code, name and offer: {line}");
+        };
         assert!(name.ends_with("Demo"), "{line}");
-        codes.push(EnrolmentCode::parse(code).unwrap());
+        let code = EnrolmentCode::parse(code).unwrap();
+        // The offer names this issuer and carries a pre-authorized code, never the code the
+        // person types: whoever sees the offer alone cannot redeem it.
+        let offer = CredentialOffer::parse(offer).unwrap();
+        assert_eq!(offer.credential_issuer, "http://127.0.0.1:8791");
+        assert_eq!(offer.credential_configuration_ids, ["income"]);
+        assert!(!offer.to_json().contains(&code.canonical().replace('-', "")));
+        assert!(!offer.to_json().contains(code.canonical()));
+        assert_eq!(offer.tx_code.length, Some(16));
+        pre_authorized.push(offer.pre_authorized_code);
+        codes.push(code);
     }
+    pre_authorized.sort();
+    pre_authorized.dedup();
+    assert_eq!(pre_authorized.len(), 3);
     // The codes are stored only as hashes.
     let db = std::fs::read(dir.path().join("issuer.db")).unwrap();
     let wal = std::fs::read(dir.path().join("issuer.db-wal")).unwrap_or_default();
@@ -255,8 +272,11 @@ fn codes_seed_once_then_give_everyone_a_fresh_code() {
         text(&out.stdout)
             .lines()
             .map(|line| {
-                let (code, name) = line.split_once('\t').unwrap();
-                (EnrolmentCode::parse(code).unwrap(), name.to_owned())
+                let mut columns = line.split('\t');
+                let code = EnrolmentCode::parse(columns.next().unwrap()).unwrap();
+                let name = columns.next().unwrap().to_owned();
+                CredentialOffer::parse(columns.next().unwrap()).unwrap();
+                (code, name)
             })
             .collect()
     };

@@ -105,6 +105,7 @@ async fn a_token_handed_out_by_a_batch_in_flight_is_revoked_too(url: String) {
     let handed_out = in_flight
         .commit(now, 1, now.plus_millis(60_000))
         .await
+        .unwrap()
         .unwrap();
     revoking.await.unwrap().unwrap();
     let nonce = issuer.nonce().await;
@@ -196,7 +197,10 @@ async fn open(dir: &Path) -> IssuerDb {
 async fn batch(db: &IssuerDb, grant: Grant<'_>, now: Timestamp) -> Result<String, Error> {
     let (nonce, _) = db.make_nonce(now).await?;
     let redemption = db.redeem(&nonce, grant, now).await?;
-    redemption.commit(now, 1, now.plus_millis(60_000)).await
+    Ok(redemption
+        .commit(now, 1, now.plus_millis(60_000))
+        .await?
+        .expect("a code or refresh token's batch hands out a refresh token"))
 }
 
 #[test]

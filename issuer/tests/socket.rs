@@ -59,7 +59,8 @@ async fn a_batch_over_a_socket_then_a_graceful_shutdown() {
     let code = db
         .make_code("p-ana", now, now.plus_millis(60 * MINUTE))
         .await
-        .unwrap();
+        .unwrap()
+        .code;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(tacit_issuer::serve(listener, state, async {
         let _ = stopped.await;

@@ -30,6 +30,7 @@
 pub mod issuance;
 pub mod issuer_pop;
 pub mod limits;
+pub mod oid4vci;
 pub mod predicates;
 pub mod rate_limit;
 pub mod request_auth;

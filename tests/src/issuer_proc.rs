@@ -152,7 +152,7 @@ impl TestIssuer {
                         let state = AppState::new(keys, db, &config, SystemClock).map_err(other)?;
                         let codes: Vec<(String, Person)> = codes
                             .into_iter()
-                            .map(|(person, code)| (code.to_string(), person))
+                            .map(|(person, code)| (code.code.to_string(), person))
                             .collect();
                         io::Result::Ok((listener, state, codes))
                     };
@@ -309,7 +309,7 @@ impl TestIssuer {
             let now = system_now();
             db.make_code(&person, now, now.plus_millis(3_600_000))
                 .await
-                .map(|c| c.to_string())
+                .map(|c| c.code.to_string())
         })
     }
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use tacit_issuer::{
-    Config, Error, IssuerCommand, KeyStore, fresh_codes, open_database, revoke, run_server, seed,
-    system_now,
+    Config, Error, IssuerCommand, KeyStore, fresh_codes, oid4vci::credential_offer, open_database,
+    revoke, run_server, seed, system_now,
 };
 use tacit_service::cli;
 
@@ -33,15 +33,18 @@ async fn run_seed(config: &Config, count: Option<u16>, valid_for: Duration) -> R
         None => fresh_codes(&db, millis, system_now()).await?,
     };
     eprintln!(
-        "{} ({}, {}): one one-time enrolment code per person; type it into the wallet's \
-         \"Add a credential\" with issuer {}",
+        "{} ({}, {}): per person, a one-time enrolment code, their name, and their OpenID4VCI \
+         credential offer from issuer {} (the code is its transaction code); paste the offer \
+         into the wallet's \"Add a credential\" and type the code",
         config.name,
         config.attribute.as_str(),
         config.vct(),
         config.issuer_origin(),
     );
-    for (person, code) in people {
-        println!("{}\t{}", code, person.name);
+    let issuer = config.issuer_origin();
+    for (person, enrolment) in people {
+        let offer = credential_offer(&issuer, config.attribute, &enrolment);
+        println!("{}\t{}\t{}", enrolment.code, person.name, offer.to_uri());
     }
     db.store().close().await;
     Ok(())

@@ -91,6 +91,12 @@ impl TestIssuer {
 
     /// A one-time code for a person (added if new), valid for a day.
     pub async fn code_for(&self, person: &Person) -> EnrolmentCode {
+        self.enrolment_for(person).await.code
+    }
+
+    /// A one-time code and its offer's pre-authorized code for a person (added if new), valid
+    /// for a day.
+    pub async fn enrolment_for(&self, person: &Person) -> tacit_issuer::Enrolment {
         if !self.has_person(&person.person_id).await {
             self.db.add_person(person, self.now()).await.unwrap();
         }
