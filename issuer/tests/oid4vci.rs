@@ -339,12 +339,12 @@ async fn credential_refusals_spend_nothing(url: String) {
     let now = issuer.now();
     let good = key_proof(&holder(1), ORIGIN, &nonce, now);
 
-    let missing = credential(&issuer, None, credential_body(&[good.clone()])).await;
+    let missing = credential(&issuer, None, credential_body(std::slice::from_ref(&good))).await;
     assert_oauth(&missing, StatusCode::UNAUTHORIZED, "invalid_token");
     let forged = credential(
         &issuer,
         Some(&flip_last(&access)),
-        credential_body(&[good.clone()]),
+        credential_body(std::slice::from_ref(&good)),
     )
     .await;
     assert_oauth(&forged, StatusCode::UNAUTHORIZED, "invalid_token");
@@ -430,7 +430,12 @@ async fn credential_refusals_spend_nothing(url: String) {
     assert_eq!(issuer.db.issued_count().await.unwrap(), 0);
 
     // Nothing was spent: the same token and nonce give the batch.
-    let batch = credential(&issuer, Some(&access), credential_body(&[good.clone()])).await;
+    let batch = credential(
+        &issuer,
+        Some(&access),
+        credential_body(std::slice::from_ref(&good)),
+    )
+    .await;
     assert_eq!(verified(&issuer, &batch).await.len(), 1);
     // And now the nonce is spent, for a fresh token too.
     let (_, refresh) = tokens(
