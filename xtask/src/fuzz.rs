@@ -46,6 +46,7 @@ pub const TARGETS: &[(&str, &str)] = &[
     ("issuer_metadata", "json.dict"),
     ("credential_batch", "json.dict"),
     ("status_list", "json.dict"),
+    ("oid4vci", "json.dict"),
 ];
 
 /// What one run did, from libFuzzer's final statistics.
